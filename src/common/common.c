@@ -1,0 +1,406 @@
+/* Error records, arenas, buffers, hashing and file helpers (see common.h). */
+#include "common/common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *gn_status_str(gn_status s)
+{
+    switch (s) {
+#define GN_STATUS(name, value, text) case name: return text;
+#include "grapnel/status.def"
+#undef GN_STATUS
+    }
+    return "unknown status";
+}
+
+void gn_free(void *p) { free(p); }
+
+/* ---- errors ------------------------------------------------------------------ */
+void gn__err_clear(gn__err *e)
+{
+    if (!e) return;
+    e->code = GN_OK;
+    e->msg[0] = '\0';
+}
+
+gn_status gn__vfail(gn__err *e, gn_status code, const char *fmt, va_list ap)
+{
+    if (e) {
+        e->code = code;
+        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    }
+    return code;
+}
+
+gn_status gn__fail(gn__err *e, gn_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    gn__vfail(e, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void gn__err_prefix(gn__err *e, const char *fmt, ...)
+{
+    if (!e) return;
+    char pre[GN__ERRMSG_MAX], old[GN__ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    memcpy(old, e->msg, sizeof old);
+    snprintf(e->msg, sizeof e->msg, "%s: %s", pre, old);
+}
+
+/* ---- arena ------------------------------------------------------------------- */
+struct gn__arena_block {
+    gn__arena_block *next;
+    size_t size, off;
+    /* data follows, max_align_t aligned */
+    _Alignas(max_align_t) unsigned char data[];
+};
+
+void gn__arena_init(gn__arena *a, size_t first_block)
+{
+    a->head = NULL;
+    a->block_size = first_block ? first_block : 4096;
+    a->used = 0;
+    a->reserved = 0;
+}
+
+void gn__arena_free(gn__arena *a)
+{
+    gn__arena_block *b = a->head;
+    while (b) {
+        gn__arena_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    a->head = NULL;
+    a->used = a->reserved = 0;
+}
+
+void *gn__arena_alloc(gn__arena *a, size_t bytes, size_t align)
+{
+    if (align < 1) align = 1;
+    gn__arena_block *b = a->head;
+    if (b) {
+        size_t off = (b->off + align - 1) & ~(align - 1);
+        if (off <= b->size && bytes <= b->size - off) {
+            b->off = off + bytes;
+            a->used += bytes;
+            return b->data + off;
+        }
+    }
+    size_t need = bytes + align;
+    if (need < bytes) return NULL;
+    size_t size = a->block_size;
+    if (need > size / 4) {
+        /* large request: a block of its own, put behind the head so the
+         * current block keeps serving small requests */
+        size = need;
+        gn__arena_block *nb = malloc(sizeof *nb + size);
+        if (!nb) return NULL;
+        nb->size = size;
+        size_t off = ((size_t)0 + align - 1) & ~(align - 1);
+        nb->off = off + bytes;
+        if (b) {
+            nb->next = b->next;
+            b->next = nb;
+        } else {
+            nb->next = NULL;
+            a->head = nb;
+        }
+        a->used += bytes;
+        a->reserved += size;
+        return nb->data + off;
+    }
+    gn__arena_block *nb = malloc(sizeof *nb + size);
+    if (!nb) return NULL;
+    nb->size = size;
+    nb->off = bytes;
+    nb->next = b;
+    a->head = nb;
+    a->used += bytes;
+    a->reserved += size;
+    if (a->block_size < ((size_t)8 << 20)) a->block_size *= 2;
+    return nb->data;
+}
+
+void *gn__arena_zalloc(gn__arena *a, size_t bytes, size_t align)
+{
+    void *p = gn__arena_alloc(a, bytes, align);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
+char *gn__arena_strndup(gn__arena *a, const char *s, size_t n)
+{
+    char *p = gn__arena_alloc(a, n + 1, 1);
+    if (!p) return NULL;
+    if (n) memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *gn__arena_strdup(gn__arena *a, const char *s) { return gn__arena_strndup(a, s, strlen(s)); }
+
+void *gn__arena_memdup(gn__arena *a, const void *p, size_t n)
+{
+    void *q = gn__arena_alloc(a, n ? n : 1, 16);
+    if (q && n) memcpy(q, p, n);
+    return q;
+}
+
+static void *arena_pb_alloc(void *ctx, size_t size)
+{
+    return gn__arena_alloc(ctx, size ? size : 1, _Alignof(max_align_t));
+}
+
+static void arena_pb_free(void *ctx, void *p)
+{
+    (void)ctx;
+    (void)p;
+}
+
+void gn__arena_pb_allocator(gn__arena *a, ProtobufCAllocator *out)
+{
+    out->alloc = arena_pb_alloc;
+    out->free = arena_pb_free;
+    out->allocator_data = a;
+}
+
+/* ---- blobs ------------------------------------------------------------------- */
+gn__blob *gn__blob_new(size_t first_block)
+{
+    gn__blob *b = malloc(sizeof *b);
+    if (!b) return NULL;
+    b->refs = 1;
+    gn__arena_init(&b->arena, first_block);
+    return b;
+}
+
+gn__blob *gn__blob_ref(gn__blob *b)
+{
+    if (b) b->refs++;
+    return b;
+}
+
+void gn__blob_unref(gn__blob *b)
+{
+    if (!b) return;
+    if (--b->refs == 0) {
+        gn__arena_free(&b->arena);
+        free(b);
+    }
+}
+
+/* ---- buffers ----------------------------------------------------------------- */
+void gn__buf_init(gn__buf *b) { memset(b, 0, sizeof *b); }
+
+void gn__buf_free(gn__buf *b)
+{
+    free(b->data);
+    gn__buf_init(b);
+}
+
+bool gn__buf_reserve(gn__buf *b, size_t extra)
+{
+    if (b->oom) return false;
+    if (b->len + extra + 1 <= b->cap) return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra + 1) {
+        if (cap > SIZE_MAX / 2) {
+            b->oom = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    char *p = realloc(b->data, cap);
+    if (!p) {
+        b->oom = true;
+        return false;
+    }
+    b->data = p;
+    b->cap = cap;
+    return true;
+}
+
+void gn__buf_append(gn__buf *b, const void *p, size_t n)
+{
+    if (!gn__buf_reserve(b, n)) return;
+    if (n) memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void gn__buf_puts(gn__buf *b, const char *s) { gn__buf_append(b, s, strlen(s)); }
+void gn__buf_putc(gn__buf *b, char c) { gn__buf_append(b, &c, 1); }
+
+void gn__buf_printf(gn__buf *b, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof small) {
+        gn__buf_append(b, small, (size_t)n);
+        return;
+    }
+    if (!gn__buf_reserve(b, (size_t)n)) return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+char *gn__buf_take(gn__buf *b)
+{
+    if (!gn__buf_reserve(b, 0)) {
+        gn__buf_free(b);
+        return NULL;
+    }
+    b->data[b->len] = '\0';
+    char *p = b->data;
+    gn__buf_init(b);
+    return p;
+}
+
+static void pb_buffer_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
+{
+    gn__pb_buffer *pb = (gn__pb_buffer *)base;
+    gn__buf_append(pb->buf, data, len);
+}
+
+void gn__pb_buffer_init(gn__pb_buffer *pb, gn__buf *b)
+{
+    pb->base.append = pb_buffer_append;
+    pb->buf = b;
+}
+
+/* ---- hashing (FNV-1a 64, then a final mix) -------------------------------------- */
+uint64_t gn__hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 0x100000001b3ull;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+/* ---- files ------------------------------------------------------------------- */
+gn_status gn__read_file(const char *path, uint8_t **data, size_t *size, gn__err *err)
+{
+    *data = NULL;
+    *size = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return gn__fail(err, GN_ERR_IO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0) {
+        int e = errno;
+        fclose(f);
+        return gn__fail(err, GN_ERR_IO, "%s: %s", path, strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return gn__fail(err, GN_ERR_IO, "%s: is a directory", path);
+    }
+    size_t cap = st.st_size > 0 ? (size_t)st.st_size : 4096;
+    uint8_t *buf = malloc(cap + 1);
+    if (!buf) {
+        fclose(f);
+        return gn__fail(err, GN_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, cap);
+    }
+    size_t len = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t ncap = cap * 2;
+            uint8_t *nb = realloc(buf, ncap + 1);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return gn__fail(err, GN_ERR_NOMEM, "%s: out of memory", path);
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t r = fread(buf + len, 1, cap - len, f);
+        len += r;
+        if (r == 0) break;
+    }
+    if (ferror(f)) {
+        int e = errno;
+        free(buf);
+        fclose(f);
+        return gn__fail(err, GN_ERR_IO, "%s: read error: %s", path, strerror(e));
+    }
+    fclose(f);
+    buf[len] = 0;
+    *data = buf;
+    *size = len;
+    return GN_OK;
+}
+
+gn_status gn__write_file_atomic(const char *path, const void *data, size_t size, gn__err *err)
+{
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 32);
+    if (!tmp) return gn__fail(err, GN_ERR_NOMEM, "%s: out of memory", path);
+    snprintf(tmp, n + 32, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return gn__fail(err, GN_ERR_IO, "%s: cannot create temporary file: %s", path, strerror(e));
+    }
+    const unsigned char *p = data;
+    size_t left = size;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            free(tmp);
+            return gn__fail(err, GN_ERR_IO, "%s: write failed: %s", path, strerror(e));
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fsync(fd) != 0 && errno != EINVAL) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return gn__fail(err, GN_ERR_IO, "%s: fsync failed: %s", path, strerror(e));
+    }
+    if (fchmod(fd, 0644) != 0) { /* mkstemp makes 0600; models are ordinary files */ }
+    if (close(fd) != 0) {
+        int e = errno;
+        unlink(tmp);
+        free(tmp);
+        return gn__fail(err, GN_ERR_IO, "%s: close failed: %s", path, strerror(e));
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        free(tmp);
+        return gn__fail(err, GN_ERR_IO, "%s: rename failed: %s", path, strerror(e));
+    }
+    free(tmp);
+    return GN_OK;
+}
