@@ -49,13 +49,20 @@ gn_status gn__fail(gn__err *e, gn_status code, const char *fmt, ...)
 void gn__err_prefix(gn__err *e, const char *fmt, ...)
 {
     if (!e) return;
-    char pre[GN__ERRMSG_MAX], old[GN__ERRMSG_MAX];
+    char pre[GN__ERRMSG_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    int n = vsnprintf(pre, sizeof pre / 2, fmt, ap);
     va_end(ap);
-    memcpy(old, e->msg, sizeof old);
-    snprintf(e->msg, sizeof e->msg, "%s: %s", pre, old);
+    if (n < 0) return;
+    size_t pl = strlen(pre);
+    pre[pl++] = ':';
+    pre[pl++] = ' ';
+    size_t ml = strlen(e->msg);
+    if (pl + ml >= sizeof e->msg) ml = sizeof e->msg - pl - 1;
+    memmove(e->msg + pl, e->msg, ml);
+    memcpy(e->msg, pre, pl);
+    e->msg[pl + ml] = '\0';
 }
 
 /* ---- arena ------------------------------------------------------------------- */

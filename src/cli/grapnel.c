@@ -1,0 +1,293 @@
+/* grapnel: the command-line tool. Exit codes: 0 ok, 1 failure, 2 usage.
+ * Uses only the public API (include/grapnel). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "grapnel/grapnel.h"
+
+#define EXIT_USAGE 2
+
+typedef struct command {
+    const char *name;
+    const char *summary;
+    const char *usage;
+    int (*run)(int argc, char **argv);
+} command;
+
+static const command *find_command(const char *name);
+
+/* ---- common option parsing ---------------------------------------------------------- */
+typedef struct common_opts {
+    const char *tags;
+    gn_format in_format;
+    int no_validate;
+} common_opts;
+
+/* Handles options shared by commands that load a model; returns 1 when argv[*i]
+ * was consumed, 0 when not ours, -1 on a usage error. */
+static int parse_common(int argc, char **argv, int *i, common_opts *o)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--tag") == 0 || strcmp(a, "--tags") == 0) {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "grapnel: %s needs a value\n", a);
+            return -1;
+        }
+        o->tags = argv[++*i];
+        return 1;
+    }
+    if (strncmp(a, "--tag=", 6) == 0) {
+        o->tags = a + 6;
+        return 1;
+    }
+    if (strcmp(a, "--input-format") == 0) {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "grapnel: %s needs a value\n", a);
+            return -1;
+        }
+        const char *v = argv[++*i];
+        if (strcmp(v, "pb") == 0 || strcmp(v, "binary") == 0) o->in_format = GN_FORMAT_BINARY;
+        else if (strcmp(v, "pbtxt") == 0 || strcmp(v, "text") == 0) o->in_format = GN_FORMAT_TEXT;
+        else if (strcmp(v, "auto") == 0) o->in_format = GN_FORMAT_AUTO;
+        else {
+            fprintf(stderr, "grapnel: --input-format: '%s' is not one of auto, pb, pbtxt\n", v);
+            return -1;
+        }
+        return 1;
+    }
+    if (strcmp(a, "--no-validate") == 0) {
+        o->no_validate = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static gn_graph *load_or_report(const char *path, const common_opts *co)
+{
+    gn_load_options lo;
+    gn_load_options_init(&lo);
+    lo.tags = co->tags;
+    lo.format = co->in_format;
+    lo.validate = !co->no_validate;
+    gn_graph *g = NULL;
+    gn_status s = gn_graph_load(path, &lo, &g);
+    if (s != GN_OK) {
+        fprintf(stderr, "grapnel: %s\n", g ? gn_graph_errmsg(g) : gn_status_str(s));
+        gn_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+    return 0;
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "grapnel %s: ", cmd);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s", find_command(cmd)->usage);
+    return EXIT_USAGE;
+}
+
+static int write_text(const char *path, const char *text)
+{
+    if (!path || strcmp(path, "-") == 0) {
+        fputs(text, stdout);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    size_t n = strlen(path) + 16;
+    char *tmp = malloc(n);
+    if (!tmp) return 1;
+    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int rc = 0;
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
+        fprintf(stderr, "grapnel: %s: %s\n", path, strerror(errno));
+        remove(tmp);
+        rc = 1;
+    }
+    free(tmp);
+    return rc;
+}
+
+/* ---- inspect ---------------------------------------------------------------------- */
+static int cmd_inspect(int argc, char **argv)
+{
+    common_opts co = {0};
+    uint32_t flags = 0;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        int r = parse_common(argc, argv, &i, &co);
+        if (r < 0) return EXIT_USAGE;
+        if (r) continue;
+        if (strcmp(argv[i], "--shapes") == 0) flags |= GN_INSPECT_SHAPES;
+        else if (argv[i][0] == '-' && argv[i][1]) return usage_error("inspect", "unknown option '%s'", argv[i]);
+        else if (path) return usage_error("inspect", "unexpected argument '%s'", argv[i]);
+        else path = argv[i];
+    }
+    if (!path) return usage_error("inspect", "%s", "a model path is required");
+    gn_graph *g = load_or_report(path, &co);
+    if (!g) return 1;
+    char *text = NULL;
+    gn_status s = gn_graph_inspect(g, flags, &text);
+    int rc = 0;
+    if (s != GN_OK) {
+        fprintf(stderr, "grapnel: %s: %s\n", path, gn_graph_errmsg(g));
+        rc = 1;
+    } else {
+        fputs(text, stdout);
+    }
+    gn_free(text);
+    gn_graph_free(g);
+    return rc;
+}
+
+/* ---- convert ---------------------------------------------------------------------- */
+static int cmd_convert(int argc, char **argv)
+{
+    common_opts co = {0};
+    const char *in = NULL, *out = NULL;
+    gn_format fmt = GN_FORMAT_AUTO;
+    for (int i = 1; i < argc; i++) {
+        int r = parse_common(argc, argv, &i, &co);
+        if (r < 0) return EXIT_USAGE;
+        if (r) continue;
+        if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (strcmp(v, "pb") == 0) fmt = GN_FORMAT_BINARY;
+            else if (strcmp(v, "pbtxt") == 0) fmt = GN_FORMAT_TEXT;
+            else return usage_error("convert", "--format: '%s' is not one of pb, pbtxt", v);
+        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+            if (out) return usage_error("convert", "%s", "more than one output");
+            out = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return usage_error("convert", "unknown option '%s'", argv[i]);
+        } else if (!in) {
+            in = argv[i];
+        } else if (!out) {
+            out = argv[i];
+        } else {
+            return usage_error("convert", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!in || !out) return usage_error("convert", "%s", "IN and OUT are required");
+    if (fmt == GN_FORMAT_AUTO) {
+        size_t n = strlen(out);
+        if (n >= 6 && strcmp(out + n - 6, ".pbtxt") == 0) fmt = GN_FORMAT_TEXT;
+        else if (n >= 3 && strcmp(out + n - 3, ".pb") == 0) fmt = GN_FORMAT_BINARY;
+        else return usage_error("convert", "cannot tell the format of '%s' (use .pb or .pbtxt, or --format)", out);
+    }
+    gn_graph *g = load_or_report(in, &co);
+    if (!g) return 1;
+    gn_status s = gn_graph_save(g, out, fmt);
+    int rc = 0;
+    if (s != GN_OK) {
+        fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
+        rc = 1;
+    }
+    gn_graph_free(g);
+    return rc;
+}
+
+/* ---- dot -------------------------------------------------------------------------- */
+static int cmd_dot(int argc, char **argv)
+{
+    common_opts co = {0};
+    const char *in = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        int r = parse_common(argc, argv, &i, &co);
+        if (r < 0) return EXIT_USAGE;
+        if (r) continue;
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1]) return usage_error("dot", "unknown option '%s'", argv[i]);
+        else if (!in) in = argv[i];
+        else return usage_error("dot", "unexpected argument '%s'", argv[i]);
+    }
+    if (!in) return usage_error("dot", "%s", "a model path is required");
+    gn_graph *g = load_or_report(in, &co);
+    if (!g) return 1;
+    char *text = NULL;
+    int rc = 0;
+    if (gn_graph_to_dot(g, &text) != GN_OK) {
+        fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
+        rc = 1;
+    } else {
+        rc = write_text(out, text);
+    }
+    gn_free(text);
+    gn_graph_free(g);
+    return rc;
+}
+
+/* ---- table ------------------------------------------------------------------------ */
+#define MODEL_OPTS                                                                                  \
+    "  --tag TAGS           SavedModel: the MetaGraphDef with this tag set (comma-separated)\n"    \
+    "  --input-format F     auto (default: from the content), pb or pbtxt\n"                       \
+    "  --no-validate        skip validation after loading\n"
+
+static const command commands[] = {
+    {"inspect", "summarize a model: nodes, ops, dtypes, inputs, outputs, functions",
+     "usage: grapnel inspect MODEL [--shapes] [--tag TAGS]\n"
+     "  MODEL is a .pb, .pbtxt (optionally .gz) or a SavedModel directory.\n"
+     "  --shapes             also infer and print every node's output dtypes and shapes\n" MODEL_OPTS,
+     cmd_inspect},
+    {"convert", "convert between binary and text GraphDef",
+     "usage: grapnel convert IN OUT [--format pb|pbtxt] [--tag TAGS]\n"
+     "  The output format comes from OUT's extension (.pb or .pbtxt) unless --format is given.\n"
+     "  The file is written atomically; on failure nothing is left at OUT.\n" MODEL_OPTS,
+     cmd_convert},
+    {"dot", "write the graph in Graphviz dot form",
+     "usage: grapnel dot MODEL [-o OUT.dot] [--tag TAGS]\n"
+     "  Writes to standard output unless -o is given.\n" MODEL_OPTS,
+     cmd_dot},
+};
+
+static const command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(commands[i].name, name) == 0) return &commands[i];
+    return NULL;
+}
+
+static void main_usage(FILE *f)
+{
+    fprintf(f, "usage: grapnel COMMAND [ARGS]   (grapnel COMMAND --help for details)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nexit status: 0 ok, 1 failure, 2 usage error\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        main_usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        main_usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("grapnel %s\n", gn_version());
+        return 0;
+    }
+    const command *c = find_command(argv[1]);
+    if (!c) {
+        fprintf(stderr, "grapnel: unknown command '%s'\n", argv[1]);
+        main_usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (wants_help(argc - 1, argv + 1)) {
+        fputs(c->usage, stdout);
+        return 0;
+    }
+    return c->run(argc - 1, argv + 1);
+}

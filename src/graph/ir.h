@@ -1,0 +1,260 @@
+/* The in-memory graph IR (private).
+ *
+ * Nodes live in one array indexed by 32-bit ids. Names are interned per graph
+ * (dense ids); a name id maps to its node id through an array, so lookup by
+ * name is one hash probe plus one load. An edge is (producer id, output index);
+ * control edges are kept separately. Every node keeps its fanouts (data
+ * consumers as (consumer, input slot) pairs, control consumers as ids) and the
+ * mutation calls below keep them current, so a rewrite costs O(edges touched).
+ * Removing a node marks a tombstone; gn__graph_compact() drops tombstones and
+ * renumbers once per pass.
+ *
+ * Attribute values are protobuf-c AttrValue messages, immutable once attached
+ * and owned by refcounted blobs (gn__blob) that a structural clone shares: that
+ * is how large tensor payloads are shared between a graph and its clones.
+ * New values are built in the graph's own value blob (gn__graph_value_alloc).
+ *
+ * A function body is a gn_graph too (kind GN__GRAPH_FUNCTION): each input
+ * argument is a node of op "_Arg" named after the argument (flag
+ * GN__NODE_FN_ARG) and each output argument a node of op "_Retval" (flag
+ * GN__NODE_FN_RET) whose name is "_retval:" + the output argument's name (a
+ * colon cannot occur in a TensorFlow node name, so it never collides) and whose
+ * single input is the returned tensor.
+ *
+ * No function here recurses over graph depth. */
+#ifndef GN_GRAPH_IR_H
+#define GN_GRAPH_IR_H
+
+#include "common/common.h"
+#include "grapnel/graph.h"
+#include "tensorflow/core/framework/attr_value.pb-c.h"
+#include "tensorflow/core/framework/function.pb-c.h"
+#include "tensorflow/core/framework/graph.pb-c.h"
+#include "tensorflow/core/framework/node_def.pb-c.h"
+#include "tensorflow/core/framework/op_def.pb-c.h"
+#include "tensorflow/core/framework/versions.pb-c.h"
+
+typedef uint32_t gn_id;
+#define GN_NONE ((gn_id)UINT32_MAX)
+
+typedef struct gn__edge {
+    gn_id node;       /* producer */
+    uint32_t index;   /* output index of the producer */
+} gn__edge;
+
+typedef struct gn__use {
+    gn_id node;       /* consumer */
+    uint32_t slot;    /* input position in the consumer */
+} gn__use;
+
+typedef struct gn__attr {
+    uint32_t key;                        /* interned attr name */
+    const Tensorflow__AttrValue *value;  /* immutable; owned by a blob of the graph */
+} gn__attr;
+
+enum {
+    GN__NODE_DEAD = 1u << 0,      /* tombstone */
+    GN__NODE_PRESERVE = 1u << 1,  /* fetch/feed or marked by the caller: passes keep it */
+    GN__NODE_FN_ARG = 1u << 2,    /* function body input argument */
+    GN__NODE_FN_RET = 1u << 3,    /* function body output argument */
+};
+
+/* Output argument names seen on a node whose op is not known (function bodies
+ * only): "node:out_arg:k" is mapped to base[i] + k, in order of first use, so
+ * the names print back exactly. */
+typedef struct gn__outarg_map {
+    uint32_t n;
+    uint32_t *name;   /* interned out_arg names */
+    uint32_t *base;   /* first flat output index of each */
+} gn__outarg_map;
+
+typedef struct gn__node {
+    uint32_t name;            /* interned */
+    uint32_t op;              /* interned op type string */
+    uint32_t device;          /* interned; 0 is "" */
+    int32_t opdef;            /* index in the op registry, -1 if not an op we know */
+    uint32_t flags;
+    uint32_t orig_index;      /* position in the source; ordering tie-breaker */
+
+    uint32_t n_in, cap_in;
+    gn__edge *in;             /* data inputs */
+    uint32_t n_ctrl, cap_ctrl;
+    gn_id *ctrl;              /* control inputs */
+    uint32_t n_attr, cap_attr;
+    gn__attr *attr;           /* sorted by key string */
+
+    uint32_t n_use, cap_use;
+    gn__use *use;             /* data consumers (any output) */
+    uint32_t n_cuse, cap_cuse;
+    gn_id *cuse;              /* control consumers */
+
+    /* Fields of the source NodeDef the IR does not model (experimental_debug_info,
+     * experimental_type, unknown fields); NULL for new nodes. Immutable, blob-owned. */
+    const Tensorflow__NodeDef *extra;
+    gn__outarg_map *outargs;  /* function bodies: see above; NULL otherwise */
+} gn__node;
+
+/* A library function: signature and the body as a graph. */
+struct gn__opdef;
+typedef struct gn__function {
+    uint32_t name;                          /* interned in the owning graph */
+    struct gn__opdef *sig;                  /* the signature as a registry entry (arena) */
+    const Tensorflow__FunctionDef *def;     /* signature, attr, arg_attr, resource ids,
+                                               control_ret names (source of truth for
+                                               everything but node_def and ret); immutable */
+    gn_graph *body;
+    uint32_t n_control_ret;
+    uint32_t *control_ret_name;             /* interned in body */
+    gn_id *control_ret_node;                /* node ids in body */
+} gn__function;
+
+typedef enum { GN__GRAPH_TOP = 0, GN__GRAPH_FUNCTION = 1 } gn__graph_kind;
+
+/* Interned strings: dense ids, 0 is always "". */
+typedef struct gn__strtab {
+    const char **str;       /* id -> string (NUL-terminated, in the graph arena) */
+    uint32_t *len;
+    uint32_t n, cap;
+    uint32_t *slots;        /* open addressing, id+1, 0 = empty */
+    uint32_t nslots;        /* power of two */
+} gn__strtab;
+
+struct gn_graph {
+    gn__err err;
+    gn__graph_kind kind;
+    gn__arena arena;          /* structure: nodes' arrays, strings */
+    gn__strtab names;
+    gn_id *node_of_name;      /* indexed by interned id; GN_NONE if not a node name */
+    uint32_t node_of_name_cap;
+
+    gn__node *nodes;
+    uint32_t n_nodes, cap_nodes;
+    uint32_t n_live;
+
+    /* blobs holding attr values and tensor payloads this graph refers to */
+    gn__blob **blobs;
+    uint32_t n_blobs, cap_blobs;
+    gn__blob *own;            /* where new values are built (also in blobs[]) */
+    ProtobufCAllocator own_alloc;
+
+    /* top-level only */
+    const Tensorflow__VersionDef *versions;   /* may be NULL */
+    int32_t deprecated_version;
+    const Tensorflow__GraphDef *extra;        /* unknown fields, debug_info of the source */
+    gn__function *fns;
+    uint32_t n_fns, cap_fns;
+    const Tensorflow__FunctionDefLibrary *lib_extra; /* gradients, registered_gradients, unknown */
+
+    char *source;             /* file name for messages; may be NULL */
+    const gn_graph *lib;      /* the graph whose library calls resolve against:
+                                 itself for the top level, the owner for a body */
+    int32_t *fn_of_name;      /* top level: interned id -> function index, -1 */
+    uint32_t fn_of_name_cap;
+
+    /* Inferred output dtypes and shapes (src/ops/shape.h), NULL until
+     * gn_graph_infer_shapes; dropped by any mutation. */
+    struct gn__shape_table *shapes;
+};
+
+/* Frees g->shapes (defined in src/ops/shape.c). */
+struct gn__shape_table;
+void gn__shape_table_free(struct gn__shape_table *t);
+
+/* ---- construction ------------------------------------------------------------ */
+gn_graph *gn__graph_new(gn__graph_kind kind);        /* NULL on OOM */
+/* Keeps a reference to b (values in b may then be attached to this graph). */
+gn_status gn__graph_adopt_blob(gn_graph *g, gn__blob *b);
+/* Allocates in the graph's own value blob (for new attr values / tensors). */
+void *gn__graph_value_alloc(gn_graph *g, size_t bytes);
+ProtobufCAllocator *gn__graph_value_allocator(gn_graph *g);
+
+/* ---- strings ----------------------------------------------------------------- */
+/* Interns s[0..n); returns the id, or UINT32_MAX on OOM. */
+uint32_t gn__intern(gn_graph *g, const char *s, size_t n);
+uint32_t gn__intern_cstr(gn_graph *g, const char *s);
+/* Looks s up without adding; UINT32_MAX when absent. */
+uint32_t gn__intern_find(const gn_graph *g, const char *s, size_t n);
+static inline const char *gn__str(const gn_graph *g, uint32_t id) { return g->names.str[id]; }
+static inline uint32_t gn__strlen(const gn_graph *g, uint32_t id) { return g->names.len[id]; }
+
+/* ---- nodes ------------------------------------------------------------------- */
+static inline gn__node *gn__node_at(const gn_graph *g, gn_id id) { return &g->nodes[id]; }
+static inline bool gn__node_live(const gn_graph *g, gn_id id)
+{
+    return id < g->n_nodes && !(g->nodes[id].flags & GN__NODE_DEAD);
+}
+static inline const char *gn__node_name(const gn_graph *g, gn_id id) { return gn__str(g, g->nodes[id].name); }
+static inline const char *gn__node_op(const gn_graph *g, gn_id id) { return gn__str(g, g->nodes[id].op); }
+/* Node id by name, GN_NONE when none. */
+gn_id gn__graph_find(const gn_graph *g, const char *name);
+gn_id gn__graph_find_n(const gn_graph *g, const char *name, size_t n);
+
+/* Adds a node with no inputs/attrs. Fails (GN_ERR_GRAPH) if the name is taken. */
+gn_status gn__node_add(gn_graph *g, const char *name, const char *op, gn_id *out);
+gn_status gn__node_add_interned(gn_graph *g, uint32_t name, uint32_t op, gn_id *out);
+/* Marks a node dead: its inputs and control inputs are dropped (fanouts of its
+ * producers updated). Its own consumers must have been rewired first, else
+ * GN_ERR_GRAPH (the message names a remaining consumer). */
+gn_status gn__node_remove(gn_graph *g, gn_id id);
+void gn__node_set_device(gn_graph *g, gn_id id, const char *device);
+/* Re-resolves the op registry entry after the op string changed. */
+gn_status gn__node_set_op(gn_graph *g, gn_id id, const char *op);
+
+/* ---- edges (fanouts kept current) --------------------------------------------- */
+gn_status gn__node_add_input(gn_graph *g, gn_id id, gn__edge src);
+gn_status gn__node_set_input(gn_graph *g, gn_id id, uint32_t slot, gn__edge src);
+/* Removes input `slot`; later inputs shift down. */
+gn_status gn__node_remove_input(gn_graph *g, gn_id id, uint32_t slot);
+gn_status gn__node_add_control(gn_graph *g, gn_id id, gn_id dep);   /* no duplicate */
+gn_status gn__node_remove_control(gn_graph *g, gn_id id, gn_id dep); /* absent: no-op */
+/* Every data consumer of `from` is rewired to `to`. */
+gn_status gn__graph_forward_output(gn_graph *g, gn__edge from, gn__edge to);
+/* Every control consumer of `from` now depends on `to` instead. */
+gn_status gn__graph_forward_control(gn_graph *g, gn_id from, gn_id to);
+
+/* ---- attrs ------------------------------------------------------------------- */
+const Tensorflow__AttrValue *gn__node_attr(const gn_graph *g, gn_id id, const char *key);
+/* Attaches value (which must live in one of the graph's blobs) under key. */
+gn_status gn__node_set_attr(gn_graph *g, gn_id id, const char *key, const Tensorflow__AttrValue *value);
+gn_status gn__node_remove_attr(gn_graph *g, gn_id id, const char *key);
+/* Convenience readers: false when absent or of another kind. */
+bool gn__attr_get_type(const gn_graph *g, gn_id id, const char *key, int *dtype);
+bool gn__attr_get_int(const gn_graph *g, gn_id id, const char *key, int64_t *v);
+bool gn__attr_get_float(const gn_graph *g, gn_id id, const char *key, float *v);
+bool gn__attr_get_bool(const gn_graph *g, gn_id id, const char *key, bool *v);
+bool gn__attr_get_string(const gn_graph *g, gn_id id, const char *key, const char **s, size_t *n);
+
+/* ---- whole graph ------------------------------------------------------------- */
+/* Number of outputs a producer is known to have: from the op registry and the
+ * node's attrs, or for function calls from the function's signature; -1 when
+ * unknown (op we do not know). */
+int32_t gn__node_num_outputs(const gn_graph *g, gn_id id);
+/* Deterministic topological order of live nodes (data and control edges;
+ * edges out of NextIteration are ignored, as TensorFlow's loops need). Ties are
+ * broken by orig_index. *order is heap-allocated (caller frees); *n gets its
+ * length. Fails with GN_ERR_GRAPH naming a node on a cycle. */
+gn_status gn__graph_topo(gn_graph *g, gn_id **order, uint32_t *n);
+/* Drops tombstones and renumbers ids densely, keeping the relative order. */
+gn_status gn__graph_compact(gn_graph *g);
+/* Structural copy: same nodes and functions, attr values and tensors shared. */
+gn_status gn__graph_clone(const gn_graph *g, gn_graph **out);
+/* Checks structure: dangling input, output index past the producer's outputs,
+ * duplicate name, cycle outside a loop, attr types against the registry,
+ * tensors whose bytes do not match dtype and shape; function bodies too.
+ * Messages name the node: "node 'x' (Conv2D): input 1 names missing node 'y'". */
+gn_status gn__graph_validate(gn_graph *g);
+/* Recomputes fanouts from scratch and compares with the maintained ones
+ * (checked mode); GN_ERR_INTERNAL on a mismatch. */
+gn_status gn__graph_check_fanouts(gn_graph *g);
+
+gn__function *gn__graph_find_function(const gn_graph *g, const char *name);
+/* Adds a function (body already built, def retained). Name must be new. */
+gn_status gn__graph_add_function(gn_graph *g, const char *name, const Tensorflow__FunctionDef *def,
+                                 gn_graph *body, gn__function **out);
+/* The op definition of a node: the registry entry, or for a call of a library
+ * function by name, that function's signature; NULL when unknown. */
+const struct gn__opdef *gn__node_opdef(const gn_graph *g, gn_id id);
+/* Builds every node's fanouts from its inputs in one sweep (loaders). */
+gn_status gn__graph_build_fanouts(gn_graph *g);
+
+#endif

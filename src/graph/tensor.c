@@ -1,0 +1,136 @@
+/* TensorProto checks, after tensorflow/core/framework/tensor.cc (FromProto). */
+#include "graph/tensor.h"
+
+#include "tensorflow/core/framework/types.pb-c.h"
+
+size_t gn__dtype_size(int32_t dt)
+{
+    if (dt > 100) dt -= 100;
+    switch (dt) {
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT: return 4;
+    case TENSORFLOW__DATA_TYPE__DT_DOUBLE: return 8;
+    case TENSORFLOW__DATA_TYPE__DT_INT32: return 4;
+    case TENSORFLOW__DATA_TYPE__DT_UINT8: return 1;
+    case TENSORFLOW__DATA_TYPE__DT_INT16: return 2;
+    case TENSORFLOW__DATA_TYPE__DT_INT8: return 1;
+    case TENSORFLOW__DATA_TYPE__DT_COMPLEX64: return 8;
+    case TENSORFLOW__DATA_TYPE__DT_INT64: return 8;
+    case TENSORFLOW__DATA_TYPE__DT_BOOL: return 1;
+    case TENSORFLOW__DATA_TYPE__DT_QINT8: return 1;
+    case TENSORFLOW__DATA_TYPE__DT_QUINT8: return 1;
+    case TENSORFLOW__DATA_TYPE__DT_QINT32: return 4;
+    case TENSORFLOW__DATA_TYPE__DT_BFLOAT16: return 2;
+    case TENSORFLOW__DATA_TYPE__DT_QINT16: return 2;
+    case TENSORFLOW__DATA_TYPE__DT_QUINT16: return 2;
+    case TENSORFLOW__DATA_TYPE__DT_UINT16: return 2;
+    case TENSORFLOW__DATA_TYPE__DT_COMPLEX128: return 16;
+    case TENSORFLOW__DATA_TYPE__DT_HALF: return 2;
+    case TENSORFLOW__DATA_TYPE__DT_UINT32: return 4;
+    case TENSORFLOW__DATA_TYPE__DT_UINT64: return 8;
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E5M2:
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E4M3FN:
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E4M3FNUZ:
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E4M3B11FNUZ:
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E5M2FNUZ: return 1;
+    default: return 0;
+    }
+}
+
+bool gn__dtype_valid(int32_t dt)
+{
+    if (dt > 100) dt -= 100;
+    return dt >= 1 && dt <= 33;
+}
+
+gn_status gn__shape_check(const Tensorflow__TensorShapeProto *s, bool allow_unknown, int64_t *numel, gn__err *err)
+{
+    *numel = 1;
+    if (!s) return GN_OK; /* absent shape: a scalar */
+    if (s->unknown_rank) {
+        if (!allow_unknown) return gn__fail(err, GN_ERR_GRAPH, "shape has unknown rank");
+        if (s->n_dim) return gn__fail(err, GN_ERR_GRAPH, "shape has unknown rank but %zu dims", s->n_dim);
+        *numel = -1;
+        return GN_OK;
+    }
+    bool unknown = false;
+    for (size_t i = 0; i < s->n_dim; i++) {
+        int64_t d = s->dim[i]->size;
+        if (d == -1 && allow_unknown) {
+            unknown = true;
+            continue;
+        }
+        if (d < 0) return gn__fail(err, GN_ERR_GRAPH, "dim %zu is %lld", i, (long long)d);
+        if (!unknown) {
+            if (d != 0 && *numel > INT64_MAX / d)
+                return gn__fail(err, GN_ERR_GRAPH, "element count of the shape overflows int64 (dim %zu)", i);
+            *numel *= d;
+        }
+    }
+    /* an overflow check must hold for known dims even past an unknown one */
+    if (unknown) {
+        int64_t n = 1;
+        for (size_t i = 0; i < s->n_dim; i++) {
+            int64_t d = s->dim[i]->size;
+            if (d <= 0) continue;
+            if (n > INT64_MAX / d) return gn__fail(err, GN_ERR_GRAPH, "element count of the shape overflows int64");
+            n *= d;
+        }
+        *numel = -1;
+    }
+    return GN_OK;
+}
+
+static const char *dt_name(int32_t dt)
+{
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(&tensorflow__data_type__descriptor, dt);
+    return v ? v->name : "?";
+}
+
+gn_status gn__tensor_check(const Tensorflow__TensorProto *t, gn__err *err)
+{
+    int32_t dt = (int32_t)t->dtype;
+    if (!gn__dtype_valid(dt)) return gn__fail(err, GN_ERR_GRAPH, "tensor has invalid dtype %d", dt);
+    int64_t numel;
+    GN_TRY(gn__shape_check(t->tensor_shape, false, &numel, err));
+    size_t esz = gn__dtype_size(dt);
+    if (t->tensor_content.len) {
+        if (esz == 0) return GN_OK; /* strings (varint-framed), sub-byte and opaque types */
+        if ((uint64_t)numel > SIZE_MAX / esz || t->tensor_content.len != (size_t)numel * esz)
+            return gn__fail(err, GN_ERR_GRAPH,
+                            "tensor_content has %zu bytes; %s with %lld elements needs %llu",
+                            t->tensor_content.len, dt_name(dt), (long long)numel,
+                            (unsigned long long)((uint64_t)numel * esz));
+        return GN_OK;
+    }
+    size_t nvals = 0;
+    int32_t base = dt > 100 ? dt - 100 : dt;
+    switch (base) {
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT: nvals = t->n_float_val; break;
+    case TENSORFLOW__DATA_TYPE__DT_DOUBLE: nvals = t->n_double_val; break;
+    case TENSORFLOW__DATA_TYPE__DT_INT32:
+    case TENSORFLOW__DATA_TYPE__DT_INT16:
+    case TENSORFLOW__DATA_TYPE__DT_INT8:
+    case TENSORFLOW__DATA_TYPE__DT_UINT8:
+    case TENSORFLOW__DATA_TYPE__DT_UINT16:
+    case TENSORFLOW__DATA_TYPE__DT_QINT8:
+    case TENSORFLOW__DATA_TYPE__DT_QUINT8:
+    case TENSORFLOW__DATA_TYPE__DT_QINT16:
+    case TENSORFLOW__DATA_TYPE__DT_QUINT16:
+    case TENSORFLOW__DATA_TYPE__DT_QINT32: nvals = t->n_int_val; break;
+    case TENSORFLOW__DATA_TYPE__DT_INT64: nvals = t->n_int64_val; break;
+    case TENSORFLOW__DATA_TYPE__DT_UINT32: nvals = t->n_uint32_val; break;
+    case TENSORFLOW__DATA_TYPE__DT_UINT64: nvals = t->n_uint64_val; break;
+    case TENSORFLOW__DATA_TYPE__DT_BOOL: nvals = t->n_bool_val; break;
+    case TENSORFLOW__DATA_TYPE__DT_HALF:
+    case TENSORFLOW__DATA_TYPE__DT_BFLOAT16: nvals = t->n_half_val; break;
+    case TENSORFLOW__DATA_TYPE__DT_STRING: nvals = t->n_string_val; break;
+    case TENSORFLOW__DATA_TYPE__DT_COMPLEX64: nvals = t->n_scomplex_val / 2; break;
+    case TENSORFLOW__DATA_TYPE__DT_COMPLEX128: nvals = t->n_dcomplex_val / 2; break;
+    case TENSORFLOW__DATA_TYPE__DT_RESOURCE: nvals = t->n_resource_handle_val; break;
+    case TENSORFLOW__DATA_TYPE__DT_VARIANT: nvals = t->n_variant_val; break;
+    default: nvals = 0; break;
+    }
+    if ((uint64_t)nvals > (uint64_t)numel)
+        return gn__fail(err, GN_ERR_GRAPH, "tensor has %zu values for %lld elements", nvals, (long long)numel);
+    return GN_OK;
+}

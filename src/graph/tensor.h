@@ -1,0 +1,23 @@
+/* TensorProto / TensorShapeProto checks and helpers (private). */
+#ifndef GN_GRAPH_TENSOR_H
+#define GN_GRAPH_TENSOR_H
+
+#include "common/common.h"
+#include "tensorflow/core/framework/tensor.pb-c.h"
+#include "tensorflow/core/framework/tensor_shape.pb-c.h"
+
+/* Bytes per element of a fixed-size dtype; 0 for string, resource, variant,
+ * sub-byte and unknown types. _REF types count as their base type. */
+size_t gn__dtype_size(int32_t dtype);
+/* True for a DataType number TensorFlow defines. */
+bool gn__dtype_valid(int32_t dtype);
+
+/* Checks a shape: every dim >= 0 (or -1 when allow_unknown), and the element
+ * count fits in int64. *numel gets the count, or -1 when some dim or the rank
+ * is unknown. Errors: "dim 2 is -5", "element count overflows int64". */
+gn_status gn__shape_check(const Tensorflow__TensorShapeProto *s, bool allow_unknown, int64_t *numel, gn__err *err);
+/* Checks a tensor: dtype, shape, tensor_content length against dtype and
+ * shape, typed values no more than the element count. */
+gn_status gn__tensor_check(const Tensorflow__TensorProto *t, gn__err *err);
+
+#endif

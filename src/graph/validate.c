@@ -1,0 +1,122 @@
+/* The validator: structure, arity, attrs against the registry, tensors.
+ * After tensorflow/core/graph/validate.cc and framework/node_def_util.cc
+ * (ValidateNodeDef). Messages name the node: "node 'x' (Op): ...". */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "graph/ir.h"
+#include "graph/tensor.h"
+#include "ops/registry.h"
+
+static gn_status fail_node(gn_graph *g, const char *fn, gn_id id, gn_status code, const char *what)
+{
+    const char *name = gn__node_name(g, id);
+    if (g->nodes[id].flags & GN__NODE_FN_RET) name += 8;
+    if (fn) return gn__fail(&g->err, code, "function '%s': node '%s' (%s): %s", fn, name, gn__node_op(g, id), what);
+    return gn__fail(&g->err, code, "node '%s' (%s): %s", name, gn__node_op(g, id), what);
+}
+
+static gn_status check_attr_value(const Tensorflow__AttrValue *v, gn__err *e)
+{
+    switch (v->value_case) {
+    case TENSORFLOW__ATTR_VALUE__VALUE_TENSOR:
+        return v->tensor ? gn__tensor_check(v->tensor, e) : GN_OK;
+    case TENSORFLOW__ATTR_VALUE__VALUE_SHAPE: {
+        int64_t n;
+        return gn__shape_check(v->shape, true, &n, e);
+    }
+    case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
+        if (!v->list) return GN_OK;
+        for (size_t i = 0; i < v->list->n_tensor; i++) GN_TRY(gn__tensor_check(v->list->tensor[i], e));
+        for (size_t i = 0; i < v->list->n_shape; i++) {
+            int64_t n;
+            GN_TRY(gn__shape_check(v->list->shape[i], true, &n, e));
+        }
+        return GN_OK;
+    default: return GN_OK;
+    }
+}
+
+static gn_status validate_one(gn_graph *g, const char *fn)
+{
+    gn_id *order = NULL;
+    uint32_t n = 0;
+    gn_status s = gn__graph_topo(g, &order, &n);
+    if (s != GN_OK) {
+        if (fn) gn__err_prefix(&g->err, "function '%s'", fn);
+        return s;
+    }
+    free(order);
+    char what[GN__ERRMSG_MAX];
+    gn__err e;
+    for (gn_id id = 0; id < g->n_nodes; id++) {
+        const gn__node *nd = &g->nodes[id];
+        if (nd->flags & GN__NODE_DEAD) continue;
+        /* inputs refer to outputs that exist */
+        for (uint32_t k = 0; k < nd->n_in; k++) {
+            gn__edge in = nd->in[k];
+            int32_t no = gn__node_num_outputs(g, in.node);
+            if (no >= 0 && in.index >= (uint32_t)no) {
+                snprintf(what, sizeof what, "input %u refers to output %u of '%s' (%s), which has %d output%s", k,
+                         in.index, gn__node_name(g, in.node), gn__node_op(g, in.node), no, no == 1 ? "" : "s");
+                return fail_node(g, fn, id, GN_ERR_GRAPH, what);
+            }
+        }
+        /* tensors and shapes in attrs */
+        for (uint32_t k = 0; k < nd->n_attr; k++) {
+            gn__err_clear(&e);
+            if (check_attr_value(nd->attr[k].value, &e) != GN_OK) {
+                snprintf(what, sizeof what, "attr '%.200s': %.700s", gn__str(g, nd->attr[k].key), e.msg);
+                return fail_node(g, fn, id, GN_ERR_GRAPH, what);
+            }
+        }
+        if (nd->flags & (GN__NODE_FN_ARG | GN__NODE_FN_RET)) continue;
+        const gn__opdef *op = gn__node_opdef(g, id);
+        if (!op) continue; /* ops we do not know pass through untouched */
+        /* attrs against the op's definition */
+        for (uint32_t a = 0; a < op->n_attrs; a++) {
+            const gn__attrdef *ad = &op->attrs[a];
+            const Tensorflow__AttrValue *v = gn__node_attr(g, id, ad->name);
+            gn__err_clear(&e);
+            if (!v) {
+                if (!ad->default_len && !ad->default_pb) {
+                    snprintf(what, sizeof what, "missing attr '%s' (%s)", ad->name, ad->type);
+                    return fail_node(g, fn, id, GN_ERR_GRAPH, what);
+                }
+                continue;
+            }
+            if (gn__attr_check(op, ad, v, &e) != GN_OK) return fail_node(g, fn, id, GN_ERR_GRAPH, e.msg);
+        }
+        /* arity */
+        uint32_t want;
+        gn__err_clear(&e);
+        gn_status as = gn__op_num_inputs(op, g, id, &want, &e);
+        if (as == GN_ERR_UNSUPPORTED) continue; /* arity set by a function-body placeholder attr */
+        if (as != GN_OK) return fail_node(g, fn, id, GN_ERR_GRAPH, e.msg);
+        if (want != nd->n_in) {
+            snprintf(what, sizeof what, "has %u data input%s, %s takes %u", nd->n_in, nd->n_in == 1 ? "" : "s",
+                     op->name, want);
+            return fail_node(g, fn, id, GN_ERR_GRAPH, what);
+        }
+    }
+    return GN_OK;
+}
+
+gn_status gn__graph_validate(gn_graph *g)
+{
+    GN_TRY(validate_one(g, NULL));
+    for (uint32_t f = 0; f < g->n_fns; f++) {
+        gn_graph *b = g->fns[f].body;
+        if (!b) continue;
+        gn_status s = validate_one(b, gn__str(g, g->fns[f].name));
+        if (s != GN_OK) return gn__fail(&g->err, s, "%s", b->err.msg);
+    }
+    return GN_OK;
+}
+
+gn_status gn_graph_validate(gn_graph *g)
+{
+    if (!g) return GN_ERR_ARG;
+    gn__err_clear(&g->err);
+    return gn__graph_validate(g);
+}

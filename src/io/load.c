@@ -1,0 +1,575 @@
+/* The file front end: format sniffing, gzip, framing checks, SavedModel
+ * MetaGraphDef selection, and the public load / save / serialize calls. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "grapnel/grapnel.h"
+#include "io/graphdef.h"
+#include "io/textformat.h"
+#include "io/wirecheck.h"
+#include "tensorflow/core/protobuf/meta_graph.pb-c.h"
+#include "tensorflow/core/protobuf/saved_model.pb-c.h"
+
+void gn_load_options_init(gn_load_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->format = GN_FORMAT_AUTO;
+    o->tags = NULL;
+    o->validate = 1;
+}
+
+const char *gn_version(void) { return "0.1.0"; }
+
+/* ---- sniffing ---------------------------------------------------------------------- */
+bool gn__is_blank_text(const uint8_t *d, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = d[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+            i++;
+        } else if (c == '#') {
+            while (i < n && d[i] != '\n') i++;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool gn__looks_like_text(const uint8_t *d, size_t n)
+{
+    size_t i = 0;
+    /* skip a UTF-8 byte order mark */
+    if (n >= 3 && d[0] == 0xEF && d[1] == 0xBB && d[2] == 0xBF) i = 3;
+    size_t first = SIZE_MAX;
+    size_t lim = n < 65536 ? n : 65536;
+    for (size_t j = i; j < lim; j++) {
+        uint8_t c = d[j];
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') return false;
+        if (c == 0x7f) return false;
+    }
+    /* first meaningful character: a field name or a comment */
+    while (i < n) {
+        uint8_t c = d[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+            i++;
+        } else if (c == '#') {
+            while (i < n && d[i] != '\n') i++;
+        } else {
+            first = i;
+            break;
+        }
+    }
+    if (first == SIZE_MAX) return true;
+    uint8_t c = d[first];
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '[';
+}
+
+gn_status gn__maybe_gunzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len, gn__err *err)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (len < 2 || data[0] != 0x1f || data[1] != 0x8b) return GN_OK;
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return gn__fail(err, GN_ERR_NOMEM, "cannot start gzip decoder");
+    size_t cap = len * 4 + 4096, n = 0;
+    uint8_t *buf = malloc(cap + 1);
+    if (!buf) {
+        inflateEnd(&zs);
+        return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    }
+    const uint8_t *in = data;
+    size_t left = len;
+    int r = Z_OK;
+    while (r != Z_STREAM_END) {
+        if (n == cap) {
+            if (cap > ((size_t)4 << 30)) {
+                free(buf);
+                inflateEnd(&zs);
+                return gn__fail(err, GN_ERR_PARSE, "gzip data expands past 4 GiB");
+            }
+            uint8_t *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) {
+                free(buf);
+                inflateEnd(&zs);
+                return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        uInt chunk_in = left > (1u << 30) ? (1u << 30) : (uInt)left;
+        size_t room = cap - n;
+        uInt chunk_out = room > (1u << 30) ? (1u << 30) : (uInt)room;
+        zs.next_in = (Bytef *)in;
+        zs.avail_in = chunk_in;
+        zs.next_out = buf + n;
+        zs.avail_out = chunk_out;
+        r = inflate(&zs, Z_NO_FLUSH);
+        size_t used_in = chunk_in - zs.avail_in;
+        in += used_in;
+        left -= used_in;
+        n += chunk_out - zs.avail_out;
+        if (r == Z_STREAM_END) break;
+        if (r != Z_OK && r != Z_BUF_ERROR) {
+            size_t pos = (size_t)(in - data);
+            free(buf);
+            inflateEnd(&zs);
+            return gn__fail(err, GN_ERR_PARSE, "byte %zu: corrupt gzip data (%s)", pos, zs.msg ? zs.msg : "inflate failed");
+        }
+        if (r == Z_BUF_ERROR && left == 0 && zs.avail_out != 0) {
+            free(buf);
+            inflateEnd(&zs);
+            return gn__fail(err, GN_ERR_PARSE, "byte %zu: truncated gzip data", len);
+        }
+    }
+    inflateEnd(&zs);
+    buf[n] = 0;
+    *out = buf;
+    *out_len = n;
+    return GN_OK;
+}
+
+/* ---- positions for messages ---------------------------------------------------------- */
+static bool read_varint(const uint8_t *d, size_t n, size_t *i, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned s = 0; s < 64 && *i < n; s += 7) {
+        uint8_t b = d[(*i)++];
+        x |= (uint64_t)(b & 0x7f) << s;
+        if (!(b & 0x80)) {
+            *v = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool is_ident(uint8_t c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+void gn__graphdef_node_pos(const gn__source *src, uint32_t k, char *buf, size_t buflen)
+{
+    buf[0] = '\0';
+    if (!src || !src->data) return;
+    const uint8_t *d = src->data;
+    size_t n = src->len;
+    uint32_t seen = 0;
+    if (!src->text) {
+        size_t i = 0;
+        while (i < n) {
+            size_t start = i;
+            uint64_t tag, v;
+            if (!read_varint(d, n, &i, &tag)) return;
+            switch (tag & 7) {
+            case 0:
+                if (!read_varint(d, n, &i, &v)) return;
+                break;
+            case 1: i += 8; break;
+            case 5: i += 4; break;
+            case 2:
+                if (!read_varint(d, n, &i, &v) || v > n - i) return;
+                if ((tag >> 3) == 1) {
+                    if (seen == k) {
+                        snprintf(buf, buflen, "byte %zu", start);
+                        return;
+                    }
+                    seen++;
+                }
+                i += v;
+                break;
+            default: return;
+            }
+        }
+        return;
+    }
+    /* text: top-level "node" fields; track depth, strings and comments */
+    size_t line = 1, col = 1;
+    int depth = 0;
+    for (size_t i = 0; i < n;) {
+        uint8_t c = d[i];
+        if (c == '\n') {
+            line++;
+            col = 1;
+            i++;
+            continue;
+        }
+        if (c == '#') {
+            while (i < n && d[i] != '\n') i++;
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            uint8_t q = c;
+            i++;
+            col++;
+            while (i < n && d[i] != q && d[i] != '\n') {
+                if (d[i] == '\\' && i + 1 < n) {
+                    i++;
+                    col++;
+                }
+                i++;
+                col++;
+            }
+            i++;
+            col++;
+            continue;
+        }
+        if (c == '{' || c == '<') depth++;
+        else if (c == '}' || c == '>') depth--;
+        else if (depth == 0 && c == 'n' && i + 4 <= n && memcmp(d + i, "node", 4) == 0 &&
+                 (i == 0 || !is_ident(d[i - 1])) && (i + 4 == n || !is_ident(d[i + 4]))) {
+            if (seen == k) {
+                snprintf(buf, buflen, "line %zu:%zu", line, col);
+                return;
+            }
+            seen++;
+            i += 4;
+            col += 4;
+            continue;
+        }
+        i++;
+        col++;
+    }
+}
+
+/* ---- decoding ------------------------------------------------------------------------ */
+static gn_status decode_message(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len, bool text,
+                                gn__blob *blob, ProtobufCMessage **out, gn__err *err)
+{
+    ProtobufCAllocator alloc;
+    gn__arena_pb_allocator(&blob->arena, &alloc);
+    if (text) return gn__text_parse(desc, (const char *)data, len, &alloc, out, err);
+    GN_TRY(gn__wire_check(desc, data, len, GN__MAX_PROTO_DEPTH, err));
+    ProtobufCMessage *m = protobuf_c_message_unpack(desc, &alloc, len, data);
+    if (!m) return gn__fail(err, GN_ERR_PARSE, "not a valid %s", desc->name);
+    *out = m;
+    return GN_OK;
+}
+
+gn_status gn__decode_graphdef(const uint8_t *data, size_t len, bool text, gn__blob *blob,
+                              Tensorflow__GraphDef **out, gn__err *err)
+{
+    return decode_message(&tensorflow__graph_def__descriptor, data, len, text, blob, (ProtobufCMessage **)out, err);
+}
+
+/* ---- SavedModel: pick the MetaGraphDef -------------------------------------------------- */
+static bool has_tag(const Tensorflow__MetaGraphDef *m, const char *t, size_t tl)
+{
+    const Tensorflow__MetaGraphDef__MetaInfoDef *mi = m->meta_info_def;
+    if (!mi) return false;
+    for (size_t i = 0; i < mi->n_tags; i++)
+        if (strlen(mi->tags[i]) == tl && memcmp(mi->tags[i], t, tl) == 0) return true;
+    return false;
+}
+
+static size_t n_tags(const Tensorflow__MetaGraphDef *m) { return m->meta_info_def ? m->meta_info_def->n_tags : 0; }
+
+/* true when m's tag set equals the comma-separated set `tags` */
+static bool tags_equal(const Tensorflow__MetaGraphDef *m, const char *tags)
+{
+    size_t want = 0;
+    const char *p = tags;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        while (l && *p == ' ') {
+            p++;
+            l--;
+        }
+        while (l && p[l - 1] == ' ') l--;
+        if (l) {
+            if (!has_tag(m, p, l)) return false;
+            want++;
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    return want == n_tags(m);
+}
+
+static void list_tag_sets(const Tensorflow__SavedModel *sm, char *buf, size_t n)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sm->n_meta_graphs && o < n; i++) {
+        const Tensorflow__MetaGraphDef *m = sm->meta_graphs[i];
+        o += (size_t)snprintf(buf + o, n - o, "%s[", i ? ", " : "");
+        for (size_t t = 0; t < n_tags(m) && o < n; t++)
+            o += (size_t)snprintf(buf + o, n - o, "%s%s", t ? "," : "", m->meta_info_def->tags[t]);
+        if (o < n) o += (size_t)snprintf(buf + o, n - o, "]");
+    }
+}
+
+static gn_status pick_meta_graph(const Tensorflow__SavedModel *sm, const char *tags,
+                                 const Tensorflow__MetaGraphDef **out, gn__err *err)
+{
+    char sets[512];
+    list_tag_sets(sm, sets, sizeof sets);
+    if (sm->n_meta_graphs == 0) return gn__fail(err, GN_ERR_PARSE, "SavedModel has no MetaGraphDef");
+    if (tags && tags[0]) {
+        for (size_t i = 0; i < sm->n_meta_graphs; i++)
+            if (tags_equal(sm->meta_graphs[i], tags)) {
+                *out = sm->meta_graphs[i];
+                return GN_OK;
+            }
+        return gn__fail(err, GN_ERR_NOT_FOUND, "no MetaGraphDef with tags [%s]; tag sets: %s", tags, sets);
+    }
+    if (sm->n_meta_graphs == 1) {
+        *out = sm->meta_graphs[0];
+        return GN_OK;
+    }
+    for (size_t i = 0; i < sm->n_meta_graphs; i++)
+        if (tags_equal(sm->meta_graphs[i], "serve")) {
+            *out = sm->meta_graphs[i];
+            return GN_OK;
+        }
+    for (size_t i = 0; i < sm->n_meta_graphs; i++)
+        if (has_tag(sm->meta_graphs[i], "serve", 5)) {
+            *out = sm->meta_graphs[i];
+            return GN_OK;
+        }
+    return gn__fail(err, GN_ERR_NOT_FOUND, "%zu MetaGraphDefs and none tagged \"serve\"; pick one with --tag: %s",
+                    sm->n_meta_graphs, sets);
+}
+
+/* ---- load ---------------------------------------------------------------------------- */
+static gn_status load_image(gn_graph *g, const uint8_t *data, size_t len, const char *name,
+                            const gn_load_options *o, bool savedmodel)
+{
+    uint8_t *unz = NULL;
+    size_t unz_len = 0;
+    gn_status s = gn__maybe_gunzip(data, len, &unz, &unz_len, &g->err);
+    if (s != GN_OK) {
+        gn__err_prefix(&g->err, "%s", name);
+        return s;
+    }
+    if (unz) {
+        data = unz;
+        len = unz_len;
+    }
+    bool text;
+    if (o->format == GN_FORMAT_TEXT) text = true;
+    else if (o->format == GN_FORMAT_BINARY) text = false;
+    else text = gn__looks_like_text(data, len);
+    if (len == 0 || (text && gn__is_blank_text(data, len))) {
+        free(unz);
+        return gn__fail(&g->err, GN_ERR_PARSE, "%s: empty model: no nodes and no functions", name);
+    }
+    gn__blob *blob = gn__blob_new(len > (1u << 20) ? len * 2 : (size_t)64 << 10);
+    if (!blob) {
+        free(unz);
+        return gn__fail(&g->err, GN_ERR_NOMEM, "%s: out of memory", name);
+    }
+    const Tensorflow__GraphDef *gd = NULL;
+    if (savedmodel) {
+        ProtobufCMessage *m = NULL;
+        s = decode_message(&tensorflow__saved_model__descriptor, data, len, text, blob, &m, &g->err);
+        if (s == GN_OK) {
+            const Tensorflow__MetaGraphDef *mg = NULL;
+            s = pick_meta_graph((const Tensorflow__SavedModel *)m, o->tags, &mg, &g->err);
+            if (s == GN_OK) {
+                gd = mg->graph_def;
+                if (!gd) s = gn__fail(&g->err, GN_ERR_PARSE, "MetaGraphDef has no graph_def");
+            }
+        }
+    } else {
+        Tensorflow__GraphDef *m = NULL;
+        s = gn__decode_graphdef(data, len, text, blob, &m, &g->err);
+        gd = m;
+    }
+    if (s != GN_OK) {
+        gn__err_prefix(&g->err, "%s", name);
+        gn__blob_unref(blob);
+        free(unz);
+        return s;
+    }
+    if (gd->n_node == 0 && (!gd->library || gd->library->n_function == 0)) {
+        gn__blob_unref(blob);
+        free(unz);
+        return gn__fail(&g->err, GN_ERR_PARSE, "%s: empty model: no nodes and no functions", name);
+    }
+    gn__source src = {name, savedmodel ? NULL : data, savedmodel ? 0 : len, text};
+    s = gn__graph_from_graphdef(g, gd, blob, &src);
+    gn__blob_unref(blob); /* the graph holds its reference */
+    if (s == GN_OK && o->validate) {
+        s = gn__graph_validate(g);
+        if (s != GN_OK) {
+            /* add the position of the node when the message names one */
+            char pos[64] = "";
+            const char *q = strstr(g->err.msg, "node '");
+            if (q && !savedmodel && strncmp(g->err.msg, "function '", 10) != 0) {
+                q += 6;
+                const char *e = strchr(q, '\'');
+                if (e) {
+                    gn_id id = gn__graph_find_n(g, q, (size_t)(e - q));
+                    if (id != GN_NONE) gn__graphdef_node_pos(&src, g->nodes[id].orig_index, pos, sizeof pos);
+                }
+            }
+            if (pos[0]) gn__err_prefix(&g->err, "%s: %s", name, pos);
+            else gn__err_prefix(&g->err, "%s", name);
+        }
+    }
+    free(unz);
+    return s;
+}
+
+static gn_graph *new_handle(const char *name)
+{
+    gn_graph *g = gn__graph_new(GN__GRAPH_TOP);
+    if (g && name) g->source = strdup(name);
+    return g;
+}
+
+static const gn_load_options *opts_or_default(const gn_load_options *o, gn_load_options *tmp)
+{
+    if (o) return o;
+    gn_load_options_init(tmp);
+    return tmp;
+}
+
+gn_status gn_graph_load_buffer(const void *data, size_t size, const char *name, const gn_load_options *opts,
+                               gn_graph **out)
+{
+    if (!out) return GN_ERR_ARG;
+    gn_load_options tmp;
+    const gn_load_options *o = opts_or_default(opts, &tmp);
+    gn_graph *g = new_handle(name);
+    *out = g;
+    if (!g) return GN_ERR_NOMEM;
+    if (!data && size) return gn__fail(&g->err, GN_ERR_ARG, "NULL data");
+    return load_image(g, data, size, name ? name : "<buffer>", o, o->format == GN_FORMAT_SAVEDMODEL);
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+gn_status gn_graph_load(const char *path, const gn_load_options *opts, gn_graph **out)
+{
+    if (!out) return GN_ERR_ARG;
+    gn_load_options tmp;
+    const gn_load_options *o = opts_or_default(opts, &tmp);
+    gn_graph *g = new_handle(path);
+    *out = g;
+    if (!g) return GN_ERR_NOMEM;
+    if (!path) return gn__fail(&g->err, GN_ERR_ARG, "NULL path");
+    char *file = NULL;
+    bool savedmodel = false;
+    if (is_dir(path)) {
+        size_t n = strlen(path) + 32;
+        file = malloc(n);
+        if (!file) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+        snprintf(file, n, "%s/saved_model.pb", path);
+        if (!file_exists(file)) snprintf(file, n, "%s/saved_model.pbtxt", path);
+        if (!file_exists(file)) {
+            free(file);
+            return gn__fail(&g->err, GN_ERR_IO, "%s: a directory without saved_model.pb or saved_model.pbtxt", path);
+        }
+        savedmodel = true;
+    } else {
+        /* a saved_model.pb named directly is a SavedModel too */
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        savedmodel = o->format == GN_FORMAT_SAVEDMODEL || strcmp(base, "saved_model.pb") == 0 ||
+                     strcmp(base, "saved_model.pbtxt") == 0;
+    }
+    uint8_t *data = NULL;
+    size_t len = 0;
+    gn_status s = gn__read_file(file ? file : path, &data, &len, &g->err);
+    if (s == GN_OK) {
+        gn_load_options o2 = *o;
+        if (o2.format == GN_FORMAT_SAVEDMODEL) o2.format = GN_FORMAT_AUTO;
+        s = load_image(g, data, len, file ? file : path, &o2, savedmodel);
+    }
+    free(data);
+    free(file);
+    if (s == GN_OK) gn__err_clear(&g->err);
+    return s;
+}
+
+/* ---- save ---------------------------------------------------------------------------- */
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static gn_status serialize(gn_graph *g, gn_format fmt, gn__buf *out)
+{
+    gn__arena a;
+    gn__arena_init(&a, 64 * 1024);
+    Tensorflow__GraphDef *gd = NULL;
+    gn_status s = gn__graph_to_graphdef(g, &a, &gd, &g->err);
+    if (s == GN_OK) {
+        if (fmt == GN_FORMAT_TEXT) {
+            s = gn__text_print(&gd->base, out, &g->err);
+        } else {
+            size_t n = protobuf_c_message_get_packed_size(&gd->base);
+            if (n > (size_t)INT32_MAX) {
+                s = gn__fail(&g->err, GN_ERR_UNSUPPORTED,
+                             "GraphDef would be %zu bytes, over protobuf's 2 GiB limit (keep weights in a "
+                             "SavedModel's variables instead)", n);
+            } else if (!gn__buf_reserve(out, n)) {
+                s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory for %zu bytes", n);
+            } else {
+                size_t w = protobuf_c_message_pack(&gd->base, (uint8_t *)out->data + out->len);
+                out->len += w;
+                if (w != n) s = gn__fail(&g->err, GN_ERR_INTERNAL, "packed %zu bytes, expected %zu", w, n);
+            }
+        }
+        if (s == GN_OK && out->oom) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    }
+    gn__arena_free(&a);
+    return s;
+}
+
+gn_status gn_graph_serialize(gn_graph *g, gn_format fmt, void **data, size_t *size)
+{
+    if (!g || !data || !size) return GN_ERR_ARG;
+    *data = NULL;
+    *size = 0;
+    gn__err_clear(&g->err);
+    gn__buf b;
+    gn__buf_init(&b);
+    gn_status s = serialize(g, fmt == GN_FORMAT_TEXT ? GN_FORMAT_TEXT : GN_FORMAT_BINARY, &b);
+    if (s != GN_OK) {
+        gn__buf_free(&b);
+        return s;
+    }
+    *size = b.len;
+    *data = gn__buf_take(&b);
+    if (!*data) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    return GN_OK;
+}
+
+gn_status gn_graph_save(gn_graph *g, const char *path, gn_format fmt)
+{
+    if (!g) return GN_ERR_ARG;
+    gn__err_clear(&g->err);
+    if (!path) return gn__fail(&g->err, GN_ERR_ARG, "NULL path");
+    if (fmt == GN_FORMAT_SAVEDMODEL)
+        return gn__fail(&g->err, GN_ERR_UNSUPPORTED, "%s: writing a SavedModel is done by the SavedModel writer", path);
+    if (fmt == GN_FORMAT_AUTO) fmt = (ends_with(path, ".pbtxt") || ends_with(path, ".txt")) ? GN_FORMAT_TEXT : GN_FORMAT_BINARY;
+    gn__buf b;
+    gn__buf_init(&b);
+    gn_status s = serialize(g, fmt, &b);
+    if (s == GN_OK) s = gn__write_file_atomic(path, b.data ? b.data : "", b.len, &g->err);
+    else gn__err_prefix(&g->err, "%s", path);
+    gn__buf_free(&b);
+    return s;
+}

@@ -1,0 +1,128 @@
+/* Shape and dtype inference (private).
+ *
+ * gn__graph_infer_shapes() walks a graph in topological order (function
+ * bodies too) and records, for every output of every node, its dtype and a
+ * partial shape: rank -1 when unknown, dim -1 when unknown. Small integer
+ * tensors whose values are known (Const, Shape of a known shape, their
+ * slices, packs, casts, arithmetic) are propagated as partial values so that
+ * Reshape, Fill, Tile, StridedSlice ... get exact output shapes, as
+ * TensorFlow's shape refiner does. Ops without a shape function, and ops
+ * not in the registry, get unknown shapes; their dtypes come from the op's
+ * args when known. Loops (NextIteration back-edges) and v1 control flow are
+ * handled with a merge of the shapes seen on each input (dims that differ
+ * become -1). */
+#ifndef GN_OPS_SHAPE_H
+#define GN_OPS_SHAPE_H
+
+#include "graph/ir.h"
+#include "ops/registry.h"
+
+#define GN__MAX_RANK 64
+
+typedef struct gn__shape {
+    int32_t rank;            /* -1 unknown */
+    int64_t *dims;           /* rank entries, -1 unknown; NULL when rank <= 0 */
+} gn__shape;
+
+/* Known values of a small int32/int64 tensor (a "shape tensor"); -1 in an
+ * element means unknown when known_mask says so. NULL when nothing is known. */
+typedef struct gn__partial_value {
+    gn__shape shape;         /* of the value itself (rank 0 or 1 in practice) */
+    int64_t n;
+    int64_t *v;
+    uint8_t *known;          /* n flags */
+} gn__partial_value;
+
+/* What a resource (or variant) handle refers to: a variable's dtype and shape. */
+typedef struct gn__handle_data {
+    int32_t dtype;           /* 0 unknown */
+    gn__shape shape;
+} gn__handle_data;
+
+typedef struct gn__tinfo {
+    int32_t dtype;           /* DataType, 0 unknown */
+    gn__shape shape;
+    const gn__partial_value *value;   /* may be NULL */
+    const gn__handle_data *handle;    /* resource handles (VarHandleOp ...): may be NULL */
+} gn__tinfo;
+
+typedef struct gn__shape_table {
+    gn__arena arena;
+    uint32_t n_nodes;
+    uint32_t *n_out;         /* per node */
+    gn__tinfo **out;         /* per node: n_out[i] entries */
+} gn__shape_table;
+
+/* Context handed to an op's shape function. */
+typedef struct gn__shape_ctx {
+    const gn_graph *g;
+    gn_id node;
+    const gn__opdef *op;
+    uint32_t n_in;
+    const gn__tinfo *in;     /* data inputs */
+    uint32_t n_out;
+    gn__tinfo *out;          /* dtypes pre-filled from the op's args; fill shapes (and values) */
+    gn__arena *arena;        /* for dims and values */
+    gn__err *err;
+    /* Per data input: 0 when its producer has not been visited yet in this
+     * pass (a NextIteration back-edge on the first pass); in[i] is then
+     * unknown. Merge uses it. */
+    const uint8_t *in_ready;
+    const gn_graph *lib;     /* the graph holding the function library */
+    uint32_t pass;           /* 1, then 2 (and 3) when loops are relaxed */
+} gn__shape_ctx;
+
+/* Infers g (the top-level graph) and every function body of its library
+ * (each body with its _Arg nodes' `_output_shapes`, or unknown); a call site
+ * (PartitionedCall, StatefulPartitionedCall, If/While/Case and their
+ * Stateless forms, a node whose op is a library function) is inferred by
+ * running the callee's body on the caller's input shapes where that is cheap,
+ * else from the node's attrs. Results go to g->shapes and body->shapes.
+ * Errors are GN_ERR_GRAPH with "node 'n' (Op): what" in g's message (prefixed
+ * with "function 'f': " inside a body). Unknown dims never cause errors. */
+gn_status gn__graph_infer_shapes(gn_graph *g);
+/* Results for node id output k; NULL when not inferred. Valid until the
+ * graph changes. */
+const gn__tinfo *gn__shape_of(const gn_graph *g, gn_id id, uint32_t k);
+/* Number of outputs recorded for node id (0 when not inferred). */
+uint32_t gn__shape_num_outputs(const gn_graph *g, gn_id id);
+void gn__shape_table_free(gn__shape_table *t);
+
+/* ---- shape functions (src/ops/shape_fns.c) ------------------------------------ */
+/* The shape function of an op (binary search in a sorted constant table);
+ * NULL when we have none. The driver caches the answer per op. */
+gn__shape_fn gn__shape_fn_for(const char *op);
+/* The table itself, for tests and docs: entry i (sorted by name). */
+uint32_t gn__shape_fn_count(void);
+const char *gn__shape_fn_name(uint32_t i);
+/* Generic functions the driver falls back on for ops the registry marks
+ * elementwise: output 0 = input 0's shape, and numpy broadcasting of inputs
+ * 0 and 1. */
+gn_status gn__shape_fn_unary(gn__shape_ctx *c);
+gn_status gn__shape_fn_broadcast(gn__shape_ctx *c);
+
+/* ---- helpers (src/ops/shape.c) ----------------------------------------------- */
+/* GN_ERR_GRAPH with "node '<name>' (<Op>): <message>". */
+gn_status gn__shape_fail(gn__shape_ctx *c, const char *fmt, ...) GN__PRINTF(2, 3);
+gn_status gn__shape_nomem(gn__shape_ctx *c);
+static inline gn__shape gn__shape_unknown(void) { gn__shape s = {-1, NULL}; return s; }
+/* Allocates rank dims (all -1) in arena; false on OOM. rank may be 0. */
+bool gn__shape_alloc(gn__arena *a, int32_t rank, gn__shape *out);
+/* Product of the dims: -1 when a dim or the rank is unknown, -2 on int64 overflow. */
+int64_t gn__shape_num_elements(const gn__shape *s);
+bool gn__shape_fully_defined(const gn__shape *s);
+/* Same rank and same dims (unknowns included). */
+bool gn__shape_equal(const gn__shape *a, const gn__shape *b);
+/* Least specific shape describing both (ranks differ: unknown rank; dims
+ * differ: -1). Shares a's dims when the result is a; false on OOM. */
+bool gn__shape_join(gn__arena *arena, const gn__shape *a, const gn__shape *b, gn__shape *out);
+/* From a TensorShapeProto (NULL or unknown_rank: unknown; size < 0: -1);
+ * false on OOM. Ranks above GN__MAX_RANK give an unknown shape. */
+bool gn__shape_from_proto(const Tensorflow__TensorShapeProto *p, gn__arena *arena, gn__shape *out);
+/* "[2,?,3]", "[]" for a scalar, "<unknown>" for an unknown rank (truncated to n). */
+const char *gn__shape_str(const gn__shape *s, char *buf, size_t n);
+bool gn__value_equal(const gn__partial_value *a, const gn__partial_value *b);
+/* Deep copy of t (dims, value, handle) into arena; false on OOM. */
+bool gn__tinfo_copy(gn__arena *arena, gn__tinfo *dst, const gn__tinfo *src);
+
+#endif

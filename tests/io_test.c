@@ -1,0 +1,362 @@
+/* Loading and writing: formats, and every kind of bad input getting a clear
+ * error that names the file, the position and the node, with no crash and no
+ * output file left behind. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "grapnel/grapnel.h"
+#include "testutil.h"
+
+/* Loads text from memory; returns the status and copies the message. */
+static gn_status load_text(const char *text, char *msg, size_t msglen)
+{
+    gn_graph *g = NULL;
+    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g);
+    snprintf(msg, msglen, "%s", gn_graph_errmsg(g));
+    gn_graph_free(g);
+    return s;
+}
+
+static void expect_error(const char *text, gn_status code, const char *want)
+{
+    char msg[2048];
+    gn_status s = load_text(text, msg, sizeof msg);
+    if (s != code || !strstr(msg, want))
+        fail_msg("status %d (want %d), message:\n  %s\nwanted it to contain:\n  %s", s, code, msg, want);
+}
+
+static size_t varint_len(size_t v)
+{
+    size_t n = 1;
+    while (v > 0x7f) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static size_t put_varint(unsigned char *p, size_t v)
+{
+    size_t n = 0;
+    do {
+        p[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+#define CONST_F32 \
+    "node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } }" \
+    " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 1 } } } }\n"
+
+static void test_good_text_and_defaults(void **state)
+{
+    (void)state;
+    const char *t = "# a comment\n" CONST_F32
+                    "node { name: 'r' op: 'Relu' input: 'c' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+                    "versions { producer: 27 }\n";
+    gn_graph *g = NULL;
+    assert_int_equal(gn_graph_load_buffer(t, strlen(t), "t.pbtxt", NULL, &g), GN_OK);
+    assert_int_equal(gn_graph_node_count(g), 2);
+    assert_string_equal(gn_graph_node_op(g, 1), "Relu");
+    char in[64];
+    assert_int_equal(gn_graph_node_input(g, 1, 0, in, sizeof in), GN_OK);
+    assert_string_equal(in, "c");
+    /* exact text written back: attrs sorted, strings double-quoted */
+    void *txt;
+    size_t n;
+    assert_int_equal(gn_graph_serialize(g, GN_FORMAT_TEXT, &txt, &n), GN_OK);
+    const char *want =
+        "node {\n  name: \"c\"\n  op: \"Const\"\n  attr {\n    key: \"dtype\"\n    value {\n      type: DT_FLOAT\n"
+        "    }\n  }\n  attr {\n    key: \"value\"\n    value {\n      tensor {\n        dtype: DT_FLOAT\n"
+        "        tensor_shape {\n          dim {\n            size: 2\n          }\n        }\n"
+        "        float_val: 1\n      }\n    }\n  }\n}\n"
+        "node {\n  name: \"r\"\n  op: \"Relu\"\n  input: \"c\"\n  attr {\n    key: \"T\"\n    value {\n"
+        "      type: DT_FLOAT\n    }\n  }\n}\nversions {\n  producer: 27\n}\n";
+    assert_string_equal((char *)txt, want);
+    gn_free(txt);
+    gn_graph_free(g);
+}
+
+static void test_empty_inputs(void **state)
+{
+    (void)state;
+    expect_error("", GN_ERR_PARSE, "t.pbtxt: empty model");
+    expect_error("   \n\t\n", GN_ERR_PARSE, "t.pbtxt: empty model");
+    expect_error("# only a comment\n# and another\n", GN_ERR_PARSE, "t.pbtxt: empty model");
+    expect_error("versions { producer: 1 }\n", GN_ERR_PARSE, "t.pbtxt: empty model: no nodes and no functions");
+}
+
+static void test_graph_errors(void **state)
+{
+    (void)state;
+    expect_error(CONST_F32 "node { name: 'r' op: 'Relu' input: 'missing' attr { key: 'T' value { type: DT_FLOAT } } }\n",
+                 GN_ERR_GRAPH, "t.pbtxt: line 2:1: node 'r' (Relu): input 0 names missing node 'missing'");
+    expect_error(CONST_F32 "node { name: 'r' op: 'Relu' input: 'c:3' attr { key: 'T' value { type: DT_FLOAT } } }\n",
+                 GN_ERR_GRAPH, "t.pbtxt: line 2:1: node 'r' (Relu): input 0 refers to output 3 of 'c' (Const), which has 1 output");
+    expect_error(CONST_F32 CONST_F32, GN_ERR_GRAPH, "t.pbtxt: line 2:1: node 'c' (Const): duplicate node name");
+    expect_error("node { name: 'a' op: 'Identity' input: 'b' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+                 "node { name: 'b' op: 'Identity' input: 'a' attr { key: 'T' value { type: DT_FLOAT } } }\n",
+                 GN_ERR_GRAPH, "cycle in the graph outside a loop");
+    expect_error(CONST_F32 "node { name: 'r' op: 'Relu' input: 'c' attr { key: 'T' value { s: 'float' } } }\n",
+                 GN_ERR_GRAPH, "t.pbtxt: line 2:1: node 'r' (Relu): attr 'T'");
+    expect_error("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } }"
+                 " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } }"
+                 " tensor_content: '\\000\\000\\200\\077' } } } }\n",
+                 GN_ERR_GRAPH, "node 'c' (Const): attr 'value': tensor_content has 4 bytes; DT_FLOAT with 3 elements needs 12");
+    expect_error("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } }"
+                 " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 4294967296 }"
+                 " dim { size: 4294967296 } } } } } }\n",
+                 GN_ERR_GRAPH, "node 'c' (Const): attr 'value': element count of the shape overflows int64");
+    expect_error("node { name: 'p' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } }"
+                 " attr { key: 'shape' value { shape { dim { size: -5 } } } } }\n",
+                 GN_ERR_GRAPH, "node 'p' (Placeholder): attr 'shape': dim 0 is -5");
+    expect_error(CONST_F32 "node { name: 'a' op: 'AddV2' input: '^c' input: 'c' input: 'c'"
+                 " attr { key: 'T' value { type: DT_FLOAT } } }\n",
+                 GN_ERR_GRAPH, "t.pbtxt: line 2:1: node 'a' (AddV2): data input 1 'c' comes after a control input");
+    expect_error(CONST_F32 "node { name: 'a' op: 'AddV2' input: 'c' attr { key: 'T' value { type: DT_FLOAT } } }\n",
+                 GN_ERR_GRAPH, "node 'a' (AddV2): has 1 data input, AddV2 takes 2");
+}
+
+static void test_text_syntax_errors(void **state)
+{
+    (void)state;
+    expect_error("node { name: 'a' op: 'NoOp' }\nnode { nmae: 'b' }\n", GN_ERR_PARSE, "t.pbtxt: line 2:8: unknown field 'nmae'");
+    expect_error("node { name: 'a' op: 'NoOp'\n", GN_ERR_PARSE, "t.pbtxt: line 2:");
+    expect_error("node { name: \"unterminated }\n", GN_ERR_PARSE, "t.pbtxt: line 1:");
+    /* nesting deep enough to overflow a naive recursive parser */
+    size_t depth = 200000;
+    const char *open = "attr { key: 'a' value { func { ";
+    size_t ol = strlen(open);
+    char *t = malloc(depth * (ol + 4) + 128);
+    assert_non_null(t);
+    size_t n = (size_t)sprintf(t, "node { name: 'x' op: 'NoOp' ");
+    for (size_t i = 0; i < depth; i++) {
+        memcpy(t + n, open, ol);
+        n += ol;
+    }
+    t[n] = 0;
+    expect_error(t, GN_ERR_PARSE, "nesting deeper than 100");
+    free(t);
+}
+
+/* binary: a small valid GraphDef, truncated at every offset */
+static void test_binary_truncation_and_garbage(void **state)
+{
+    (void)state;
+    const char *t = CONST_F32 "node { name: 'r' op: 'Relu' input: 'c' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+    gn_graph *g = NULL;
+    assert_int_equal(gn_graph_load_buffer(t, strlen(t), "t.pbtxt", NULL, &g), GN_OK);
+    void *bin;
+    size_t n;
+    assert_int_equal(gn_graph_serialize(g, GN_FORMAT_BINARY, &bin, &n), GN_OK);
+    gn_graph_free(g);
+    gn_load_options lo;
+    gn_load_options_init(&lo);
+    lo.format = GN_FORMAT_BINARY;
+    int errors = 0;
+    for (size_t cut = 0; cut < n; cut++) {
+        gn_graph *h = NULL;
+        gn_status s = gn_graph_load_buffer(bin, cut, "cut.pb", &lo, &h);
+        if (s != GN_OK) {
+            errors++;
+            const char *m = gn_graph_errmsg(h);
+            if (strncmp(m, "cut.pb: ", 8) != 0) fail_msg("cut at %zu: message without the file name: %s", cut, m);
+        }
+        gn_graph_free(h);
+    }
+    assert_true(errors > (int)n / 2);
+    free(bin);
+    /* random bytes */
+    unsigned seed = 12345;
+    unsigned char junk[4096];
+    for (int round = 0; round < 200; round++) {
+        size_t len = (size_t)(round * 20 + 1);
+        for (size_t i = 0; i < len; i++) {
+            seed = seed * 1103515245u + 12345u;
+            junk[i] = (unsigned char)(seed >> 16);
+        }
+        gn_graph *h = NULL;
+        gn_status s = gn_graph_load_buffer(junk, len, "junk.pb", &lo, &h);
+        if (s == GN_OK) assert_true(gn_graph_node_count(h) > 0 || gn_graph_function_count(h) > 0);
+        else assert_true(strncmp(gn_graph_errmsg(h), "junk.pb: ", 9) == 0);
+        gn_graph_free(h);
+    }
+}
+
+static void test_binary_huge_length_and_deep_nesting(void **state)
+{
+    (void)state;
+    /* field 1 (node), length 3 GiB, no payload */
+    const unsigned char huge[] = {0x0a, 0x80, 0x80, 0x80, 0x80, 0x0c};
+    gn_graph *g = NULL;
+    assert_int_not_equal(gn_graph_load_buffer(huge, sizeof huge, "huge.pb", NULL, &g), GN_OK);
+    const char *m = gn_graph_errmsg(g);
+    if (!strstr(m, "huge.pb: byte 0") && !strstr(m, "huge.pb: byte 1"))
+        fail_msg("message: %s", m);
+    gn_graph_free(g);
+
+    /* NodeDef.attr -> AttrValue.func -> NameAttrList.attr -> ... 200,000 deep,
+     * built inside out: each level is
+     * AttrValue{ func(10): NameAttrList{ attr(2): entry{ key(1): "a", value(2): <prev> } } } */
+    size_t depth = 200000;
+    size_t cap = depth * 24 + 64;
+    unsigned char *buf = malloc(cap), *tmp = malloc(cap);
+    assert_non_null(buf);
+    assert_non_null(tmp);
+    size_t n = 0;
+    for (size_t i = 0; i < depth; i++) {
+        unsigned char hdr[64];
+        size_t h = 0;
+        size_t entry_len = 3 + 1 + varint_len(n) + n;
+        size_t nal_len = 1 + varint_len(entry_len) + entry_len;
+        hdr[h++] = 0x52;
+        h += put_varint(hdr + h, nal_len);
+        hdr[h++] = 0x12;
+        h += put_varint(hdr + h, entry_len);
+        hdr[h++] = 0x0a;
+        hdr[h++] = 0x01;
+        hdr[h++] = 'a';
+        hdr[h++] = 0x12;
+        h += put_varint(hdr + h, n);
+        assert_true(h + n <= cap);
+        memcpy(tmp, hdr, h);
+        memcpy(tmp + h, buf, n);
+        unsigned char *sw = buf;
+        buf = tmp;
+        tmp = sw;
+        n += h;
+    }
+    /* GraphDef{ node(1): NodeDef{ name:"x" op:"NoOp" attr(5): entry{ key:"a" value: <chain> } } } */
+    size_t entry_len = 3 + 1 + varint_len(n) + n;
+    size_t node_len = 3 + 6 + 1 + varint_len(entry_len) + entry_len;
+    size_t total = 1 + varint_len(node_len) + node_len;
+    unsigned char *full = malloc(total);
+    assert_non_null(full);
+    size_t k = 0;
+    full[k++] = 0x0a;
+    k += put_varint(full + k, node_len);
+    memcpy(full + k, "\x0a\x01x\x12\x04NoOp", 9);
+    k += 9;
+    full[k++] = 0x2a;
+    k += put_varint(full + k, entry_len);
+    memcpy(full + k, "\x0a\x01" "a" "\x12", 4);
+    k += 4;
+    k += put_varint(full + k, n);
+    memcpy(full + k, buf, n);
+    k += n;
+    assert_int_equal(k, total);
+    gn_load_options lo;
+    gn_load_options_init(&lo);
+    lo.format = GN_FORMAT_BINARY;
+    g = NULL;
+    assert_int_equal(gn_graph_load_buffer(full, total, "deep.pb", &lo, &g), GN_ERR_PARSE);
+    m = gn_graph_errmsg(g);
+    if (!strstr(m, "deep.pb: byte ") || !strstr(m, "nesting deeper than 100")) fail_msg("message: %s", m);
+    gn_graph_free(g);
+    free(full);
+    free(tmp);
+    free(buf);
+}
+
+/* The CLI: exit 1 and a one-line error, no output file left behind. */
+static void test_cli_bad_input_leaves_nothing(void **state)
+{
+    (void)state;
+    const char *tmp = gn_test_tmpdir();
+    char bad[1024], out[1024];
+    snprintf(bad, sizeof bad, "%s/bad.pbtxt", tmp);
+    snprintf(out, sizeof out, "%s/never.pb", tmp);
+    const char *t = CONST_F32 "node { name: 'r' op: 'Relu' input: 'nowhere' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+    write_file(bad, t, strlen(t));
+    char *o = NULL;
+    int rc = gn_test_sh(&o, "'%s' convert '%s' '%s'", GN_CLI_PATH, bad, out);
+    assert_int_equal(rc, 1);
+    char want[2048];
+    snprintf(want, sizeof want, "grapnel: %s: line 2:1: node 'r' (Relu): input 0 names missing node 'nowhere'\n", bad);
+    assert_string_equal(o, want);
+    free(o);
+    assert_false(gn_test_file_exists(out));
+    /* usage errors exit 2 */
+    rc = gn_test_sh(&o, "'%s' convert only-one-arg", GN_CLI_PATH);
+    assert_int_equal(rc, 2);
+    free(o);
+    rc = gn_test_sh(&o, "'%s' frobnicate", GN_CLI_PATH);
+    assert_int_equal(rc, 2);
+    free(o);
+    rc = gn_test_sh(&o, "'%s' inspect --help", GN_CLI_PATH);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(o, "usage: grapnel inspect"));
+    free(o);
+    /* a missing file */
+    rc = gn_test_sh(&o, "'%s' inspect '%s/nope.pb'", GN_CLI_PATH, tmp);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(o, "nope.pb: No such file or directory"));
+    free(o);
+}
+
+/* A failed write leaves nothing: writing into a missing directory. */
+static void test_atomic_write(void **state)
+{
+    (void)state;
+    const char *t = CONST_F32;
+    gn_graph *g = NULL;
+    assert_int_equal(gn_graph_load_buffer(t, strlen(t), "t.pbtxt", NULL, &g), GN_OK);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/no/such/dir/x.pb", gn_test_tmpdir());
+    assert_int_equal(gn_graph_save(g, path, GN_FORMAT_AUTO), GN_ERR_IO);
+    assert_non_null(strstr(gn_graph_errmsg(g), "x.pb: cannot create temporary file"));
+    /* and a good write is deterministic */
+    char p1[1024], p2[1024];
+    snprintf(p1, sizeof p1, "%s/d1.pb", gn_test_tmpdir());
+    snprintf(p2, sizeof p2, "%s/d2.pb", gn_test_tmpdir());
+    assert_int_equal(gn_graph_save(g, p1, GN_FORMAT_AUTO), GN_OK);
+    assert_int_equal(gn_graph_save(g, p2, GN_FORMAT_AUTO), GN_OK);
+    size_t n1, n2;
+    unsigned char *a = gn_test_slurp(p1, &n1), *b = gn_test_slurp(p2, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(a, b, n1);
+    free(a);
+    free(b);
+    gn_graph_free(g);
+}
+
+/* gzip input is detected from the content */
+static void test_gzip(void **state)
+{
+    (void)state;
+    const char *tmp = gn_test_tmpdir();
+    char p[1024];
+    snprintf(p, sizeof p, "%s/z.pbtxt", tmp);
+    write_file(p, CONST_F32, strlen(CONST_F32));
+    char *o = NULL;
+    assert_int_equal(gn_test_sh(&o, "gzip -kf '%s' && '%s' inspect '%s.gz'", p, GN_CLI_PATH, p), 0);
+    assert_non_null(strstr(o, "nodes: 1\n"));
+    free(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_text_and_defaults),
+        cmocka_unit_test(test_empty_inputs),
+        cmocka_unit_test(test_graph_errors),
+        cmocka_unit_test(test_text_syntax_errors),
+        cmocka_unit_test(test_binary_truncation_and_garbage),
+        cmocka_unit_test(test_binary_huge_length_and_deep_nesting),
+        cmocka_unit_test(test_cli_bad_input_leaves_nothing),
+        cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_gzip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
