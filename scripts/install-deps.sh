@@ -2,7 +2,7 @@
 # Installs the Debian packages grapnel needs to build and test, when missing.
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
-      zlib1g-dev libsnappy-dev python3)
+      zlib1g-dev libsnappy-dev libopenblas-dev gzip python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

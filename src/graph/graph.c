@@ -468,6 +468,7 @@ gn_status gn__graph_forward_output(gn_graph *g, gn__edge from, gn__edge to)
 
 gn_status gn__graph_forward_control(gn_graph *g, gn_id from, gn_id to)
 {
+    if (from == to) return GN_OK; /* else each consumer is re-added to from's list forever */
     gn__node *p = &g->nodes[from];
     while (p->n_cuse) {
         gn_id c = p->cuse[p->n_cuse - 1];
@@ -672,12 +673,6 @@ int32_t gn__node_num_outputs(const gn_graph *g, gn_id id)
 }
 
 /* ---- topological order --------------------------------------------------------- */
-static bool is_next_iteration(const gn_graph *g, gn_id id)
-{
-    const char *op = gn__node_op(g, id);
-    return strcmp(op, "NextIteration") == 0 || strcmp(op, "RefNextIteration") == 0;
-}
-
 gn_status gn__graph_topo(gn_graph *g, gn_id **order_out, uint32_t *n_out)
 {
     *order_out = NULL;
@@ -692,7 +687,9 @@ gn_status gn__graph_topo(gn_graph *g, gn_id **order_out, uint32_t *n_out)
         free(ni);
         return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     }
-    for (gn_id i = 0; i < N; i++) ni[i] = gn__node_live(g, i) && is_next_iteration(g, i);
+    uint32_t op_ni = gn__intern_find(g, "NextIteration", 13), op_rni = gn__intern_find(g, "RefNextIteration", 16);
+    for (gn_id i = 0; i < N; i++)
+        ni[i] = !(g->nodes[i].flags & GN__NODE_DEAD) && (g->nodes[i].op == op_ni || g->nodes[i].op == op_rni);
     for (gn_id i = 0; i < N; i++) {
         const gn__node *n = &g->nodes[i];
         if (n->flags & GN__NODE_DEAD) continue;
@@ -951,8 +948,8 @@ gn_status gn__graph_check_fanouts(gn_graph *g)
             s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
             break;
         }
-        memcpy(tmp, n->use, n->n_use * sizeof *tmp);
-        memcpy(tc, n->cuse, n->n_cuse * sizeof *tc);
+        if (n->n_use) memcpy(tmp, n->use, n->n_use * sizeof *tmp);   /* use is NULL on a new node */
+        if (n->n_cuse) memcpy(tc, n->cuse, n->n_cuse * sizeof *tc);
         qsort(tmp, n->n_use, sizeof *tmp, cmp_use);
         qsort(tc, n->n_cuse, sizeof *tc, cmp_id);
         for (uint32_t k = 1; k < n->n_use && s == GN_OK; k++)

@@ -193,8 +193,9 @@ gn_id gn__graph_find_n(const gn_graph *g, const char *name, size_t n);
 gn_status gn__node_add(gn_graph *g, const char *name, const char *op, gn_id *out);
 gn_status gn__node_add_interned(gn_graph *g, uint32_t name, uint32_t op, gn_id *out);
 /* Marks a node dead: its inputs and control inputs are dropped (fanouts of its
- * producers updated). Its own consumers must have been rewired first, else
- * GN_ERR_GRAPH (the message names a remaining consumer). */
+ * producers updated), and so are the control dependencies others have on it.
+ * Its data consumers must have been rewired first, else GN_ERR_GRAPH (the
+ * message names a remaining consumer). */
 gn_status gn__node_remove(gn_graph *g, gn_id id);
 void gn__node_set_device(gn_graph *g, gn_id id, const char *device);
 /* Re-resolves the op registry entry after the op string changed. */
@@ -230,8 +231,9 @@ bool gn__attr_get_string(const gn_graph *g, gn_id id, const char *key, const cha
  * unknown (op we do not know). */
 int32_t gn__node_num_outputs(const gn_graph *g, gn_id id);
 /* Deterministic topological order of live nodes (data and control edges;
- * edges out of NextIteration are ignored, as TensorFlow's loops need). Ties are
- * broken by orig_index. *order is heap-allocated (caller frees); *n gets its
+ * edges out of NextIteration are ignored, as TensorFlow's loops need): Kahn's
+ * algorithm, nodes ready at the start taken in id order, then first-in
+ * first-out, so the same graph always gives the same order. *order is heap-allocated (caller frees); *n gets its
  * length. Fails with GN_ERR_GRAPH naming a node on a cycle. */
 gn_status gn__graph_topo(gn_graph *g, gn_id **order, uint32_t *n);
 /* Drops tombstones and renumbers ids densely, keeping the relative order. */

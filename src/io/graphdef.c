@@ -212,17 +212,32 @@ typedef struct pending_arg {
     uint32_t max;
 } pending_arg;
 
+/* Input i of body node id is bad: "node 'x' (Op): input i<tail>", or for a
+ * _Retval (an internal node) "ret 'key'<tail>", naming what the source has. */
+static gn_status fn_input_fail(gn_graph *g, const char *fname, gn_id id, size_t i, uint32_t k, const char *fmt, ...)
+    GN__PRINTF(6, 7);
+
+static gn_status fn_input_fail(gn_graph *g, const char *fname, gn_id id, size_t i, uint32_t k, const char *fmt, ...)
+{
+    char tail[GN__ERRMSG_MAX / 2];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tail, sizeof tail, fmt, ap);
+    va_end(ap);
+    const gn__node *n = &g->nodes[id];
+    if (n->flags & GN__NODE_FN_RET)
+        return gn__fail(&g->err, GN_ERR_GRAPH, "function '%s': ret '%s'%s", fname, gn__str(g, n->name) + 8, tail);
+    return node_fail(g, NULL, fname, k, gn__str(g, n->name), gn__str(g, n->op), GN_ERR_GRAPH, "input %zu%s", i, tail);
+}
+
 static gn_status fn_resolve(gn_graph *g, const char *fname, gn_id id, const char *in, size_t i,
                             gn__edge *edge, gn_id *ctrl, bool *is_ctrl, uint32_t k)
 {
     parsed_input p = parse_input(in);
-    const gn__node *n = &g->nodes[id];
-    const char *nname = gn__str(g, n->name), *nop = gn__str(g, n->op);
-    if (p.bad) return node_fail(g, NULL, fname, k, nname, nop, GN_ERR_GRAPH, "input %zu '%s' is malformed", i, in);
+    if (p.bad) return fn_input_fail(g, fname, id, i, k, " '%s' is malformed", in);
     gn_id prod = gn__graph_find_n(g, p.name, p.name_len);
     if (prod == GN_NONE)
-        return node_fail(g, NULL, fname, k, nname, nop, GN_ERR_GRAPH, "input %zu names missing node '%.*s'", i,
-                         (int)p.name_len, p.name);
+        return fn_input_fail(g, fname, id, i, k, " names missing node '%.*s'", (int)p.name_len, p.name);
     *is_ctrl = p.control;
     if (p.control) {
         *ctrl = prod;
@@ -236,9 +251,8 @@ static gn_status fn_resolve(gn_graph *g, const char *fname, gn_id id, const char
     if (op) {
         int32_t a = gn__op_output_arg(op, p.arg, p.arg_len);
         if (a < 0)
-            return node_fail(g, NULL, fname, k, nname, nop, GN_ERR_GRAPH,
-                             "input %zu '%s': %s has no output named '%.*s'", i, in, gn__node_op(g, prod),
-                             (int)p.arg_len, p.arg);
+            return fn_input_fail(g, fname, id, i, k, " '%s': %s has no output named '%.*s'", in, gn__node_op(g, prod),
+                                 (int)p.arg_len, p.arg);
         uint32_t start, count;
         gn__err e;
         gn__err_clear(&e);
@@ -246,9 +260,8 @@ static gn_status fn_resolve(gn_graph *g, const char *fname, gn_id id, const char
             return node_fail(g, NULL, fname, k, gn__node_name(g, prod), gn__node_op(g, prod), GN_ERR_GRAPH, "%s",
                              e.msg);
         if (p.index >= count)
-            return node_fail(g, NULL, fname, k, nname, nop, GN_ERR_GRAPH,
-                             "input %zu '%s': output '%.*s' of '%s' has %u tensors", i, in, (int)p.arg_len, p.arg,
-                             gn__node_name(g, prod), count);
+            return fn_input_fail(g, fname, id, i, k, " '%s': output '%.*s' of '%s' has %u tensors", in,
+                                 (int)p.arg_len, p.arg, gn__node_name(g, prod), count);
         *edge = (gn__edge){prod, start + (uint32_t)p.index};
         return GN_OK;
     }
@@ -267,10 +280,14 @@ static gn_status build_outarg_maps(gn_graph *g, const Tensorflow__FunctionDef *f
     pending_arg *pa = NULL;
     size_t npa = 0, cap = 0;
     gn_status s = GN_OK;
-    for (size_t i = 0; i < fd->n_node_def && s == GN_OK; i++) {
-        const Tensorflow__NodeDef *nd = fd->node_def[i];
-        for (size_t j = 0; j < nd->n_input; j++) {
-            parsed_input p = parse_input(nd->input[j] ? nd->input[j] : "");
+    /* node_def inputs in order, then the ret values (an out_arg may be named
+     * only by a ret) */
+    for (size_t i = 0; i <= fd->n_node_def && s == GN_OK; i++) {
+        const Tensorflow__NodeDef *nd = i < fd->n_node_def ? fd->node_def[i] : NULL;
+        size_t nin = nd ? nd->n_input : fd->n_ret;
+        for (size_t j = 0; j < nin; j++) {
+            const char *str = nd ? nd->input[j] : fd->ret[j]->value;
+            parsed_input p = parse_input(str ? str : "");
             if (p.bad || p.control || !p.arg) continue;
             gn_id prod = gn__graph_find_n(g, p.name, p.name_len);
             if (prod == GN_NONE || gn__node_opdef(g, prod)) continue;
@@ -365,7 +382,10 @@ static gn_status add_fn_arg_node(gn_graph *body, const Tensorflow__OpDef__ArgDef
     return GN_OK;
 }
 
-static gn_status function_from_def(gn_graph *top, const Tensorflow__FunctionDef *fd, uint32_t fk)
+/* First pass over the library: every function gets its record, signature
+ * and (empty) body, so that a body calling a function defined later in the
+ * library resolves that call's out_arg names against its signature. */
+static gn_status function_register(gn_graph *top, const Tensorflow__FunctionDef *fd, uint32_t fk)
 {
     const char *fname = fd->signature && fd->signature->name ? fd->signature->name : "";
     if (!fname[0]) return gn__fail(&top->err, GN_ERR_GRAPH, "library function #%u has no name", fk);
@@ -374,12 +394,18 @@ static gn_status function_from_def(gn_graph *top, const Tensorflow__FunctionDef 
     gn_graph *body = gn__graph_new(GN__GRAPH_FUNCTION);
     if (!body) return gn__fail(&top->err, GN_ERR_NOMEM, "out of memory");
     body->lib = top;
-    gn__function *f = NULL;
-    gn_status s = gn__graph_add_function(top, fname, fd, body, &f);
-    if (s != GN_OK) {
-        gn_graph_free(body);
-        return s;
-    }
+    gn_status s = gn__graph_add_function(top, fname, fd, body, NULL);
+    if (s != GN_OK) gn_graph_free(body);
+    return s;
+}
+
+/* Second pass: builds the body of a registered function. */
+static gn_status function_from_def(gn_graph *top, const Tensorflow__FunctionDef *fd)
+{
+    const char *fname = fd->signature->name;
+    gn__function *f = gn__graph_find_function(top, fname);
+    gn_graph *body = f->body;
+    gn_status s = GN_OK;
     const Tensorflow__OpDef *sig = fd->signature;
     for (size_t i = 0; i < sig->n_input_arg && s == GN_OK; i++) {
         gn_id id;
@@ -529,7 +555,14 @@ gn_status gn__graph_from_graphdef(gn_graph *g, const Tensorflow__GraphDef *gd, g
     if (gd->library) {
         g->lib_extra = gd->library;
         for (size_t i = 0; i < gd->library->n_function; i++) {
-            gn_status s = function_from_def(g, gd->library->function[i], (uint32_t)i);
+            gn_status s = function_register(g, gd->library->function[i], (uint32_t)i);
+            if (s != GN_OK) {
+                if (src && src->name) gn__err_prefix(&g->err, "%s", src->name);
+                return s;
+            }
+        }
+        for (size_t i = 0; i < gd->library->n_function; i++) {
+            gn_status s = function_from_def(g, gd->library->function[i]);
             if (s != GN_OK) {
                 if (src && src->name) gn__err_prefix(&g->err, "%s", src->name);
                 return s;

@@ -20,6 +20,21 @@
  *    protobuf_c_message_free_unpacked.
  *  - The printer prints a field exactly when protobuf-c's packer would
  *    serialise it, which makes parse(print(m)) pack to pack(m).
+ *
+ * Where this differs from C++ on purpose:
+ *  - Map entries print in stored order (C++ sorts them by key): sorting would
+ *    break print-then-parse byte identity for binary files whose maps are not
+ *    sorted. Text TensorFlow wrote is sorted already and stays so.
+ *  - A float field rounds the decimal value to the nearest float; C++'s
+ *    SafeDoubleToFloat turns anything above FLT_MAX into inf, so C++ reads its
+ *    own "3.40282347e+38" (FLT_MAX printed) back as inf.
+ *  - The printer's "does %.6g read back?" test uses this reader's conversion,
+ *    so printed floats always read back here bit for bit (-0 included).
+ *  - Error columns count bytes (C++ advances tabs to multiples of 8).
+ *  - Extension and Any-expansion names (`[type.googleapis.com/...]`) are
+ *    rejected with an error; string fields holding a NUL byte are rejected
+ *    (protobuf-c strings are NUL-terminated); a missing proto2 required field
+ *    is an error only for strings and messages (protobuf-c cannot pack those).
  */
 #include "io/textformat.h"
 

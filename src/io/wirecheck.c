@@ -11,8 +11,8 @@
  *  - The hot loop never allocates and never looks inside string or bytes
  *    payloads; all the work of naming a failure (element index, map key,
  *    node name) is done after the failure, by rescanning the bytes already
- *    validated. The regions rescanned for the levels are disjoint, so that
- *    costs O(len) once.
+ *    validated. Each level rescans only its own bytes before the child it
+ *    leads to, regions that do not overlap, so naming costs O(len) once.
  */
 #include "io/wirecheck.h"
 
@@ -252,14 +252,24 @@ static void sb_where(const wc *w, sbuf *s, size_t lim)
     const unsigned depth = w->depth;
     const wc_level *lv = w->lv;
     if (depth > 0) {
+        /* a map entry's key stands for its value: attr['x'].tensor, not
+         * attr['x'].value.tensor */
+        bool after_key = false, any = false;
         sb_printf(s, " at ");
         for (unsigned k = 1; k <= depth; k++) {
             if (depth > 10 && k == 4) {
-                sb_printf(s, ".(%u more)", depth - 7);
+                sb_printf(s, ".[%u more levels]", depth - 7);
                 k = depth - 3;
+                after_key = false;
             }
             const ProtobufCFieldDescriptor *f = lv[k].field;
-            sb_printf(s, "%s%s", k > 1 ? "." : "", f->name);
+            if (after_key && f->id == 2) {
+                after_key = false;
+                continue;
+            }
+            after_key = false;
+            sb_printf(s, "%s%s", any ? "." : "", f->name);
+            any = true;
             if (f->label != PROTOBUF_C_LABEL_REPEATED) continue;
             wc_scan r;
             if (is_map_entry(f)) {
@@ -271,6 +281,7 @@ static void sb_where(const wc *w, sbuf *s, size_t lim)
                     sb_printf(s, "[");
                     sb_key(s, w->b, kf, &r);
                     sb_printf(s, "]");
+                    after_key = true;
                     continue;
                 }
             }

@@ -374,7 +374,7 @@ static gn_status arg_count(const gn__opdef *op, const gn__argdef *a, const gn_gr
                            gn__err *err)
 {
     if (a->number_attr) {
-        int64_t n;
+        int64_t n = 0;
         GN_TRY(attr_int(op, g, node, a->number_attr, &n, err));
         if (n < 0 || n > (int64_t)(UINT32_MAX / 4)) {
             char w[GN__ERRMSG_MAX / 2];

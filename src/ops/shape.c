@@ -32,6 +32,7 @@
 #define MAX_CALL_DEPTH 8
 #define MAX_SPECIALIZE_NODES 50000u
 #define SPECIALIZE_BUDGET 4000000
+#define MAX_OUTPUTS (1u << 20)
 
 #define DT_INT32 TENSORFLOW__DATA_TYPE__DT_INT32
 #define DT_INT64 TENSORFLOW__DATA_TYPE__DT_INT64
@@ -41,16 +42,38 @@ enum { NF_VISITED = 1, NF_TAINT = 2, NF_WIDEN = 4, NF_HEAD = 8 };
 
 typedef enum { K_FN, K_ARG, K_CALL, K_PCALL, K_IF, K_WHILE, K_CASE } op_kind;
 
+#define FAST_OUTS 4
 typedef struct op_ent {
     uint32_t op;               /* interned op id + 1; 0 = empty slot */
     uint8_t kind;
     bool merge;                /* Merge / RefMerge */
+    bool fast;                 /* a fixed number of outputs, each of one dtype */
+    uint8_t n_out;             /* when fast */
     gn__shape_fn fn;
     const gn__function *callee;
+    const gn__opdef *def;      /* registry entry, or the callee's signature */
+    int32_t dt[FAST_OUTS];     /* when fast: the output's fixed dtype, or 0 */
+    uint32_t dt_key[FAST_OUTS];/* when fast and !dt: its type attr (interned), UINT32_MAX */
 } op_ent;
+
+/* What is known of the calls of one library function, over the call sites of
+ * the graphs inferred on their own (not those of call-site inference). */
+typedef struct fn_calls {
+    uint32_t n_sites;
+    bool external;             /* referenced otherwise, recursive, or sites disagree */
+    bool from_top;             /* called from the top-level graph */
+    uint32_t *deps;            /* graphs its joined arguments come from (library index; n_fns: top) */
+    uint32_t n_deps;
+    uint32_t n_args;
+    gn__tinfo *args;           /* join over the sites (run arena) */
+} fn_calls;
 
 typedef struct infer_run {
     const gn_graph *lib;
+    fn_calls *calls;           /* per library function; NULL when the library is empty */
+    uint32_t *caller_first;    /* callers of function f: caller_adj[caller_first[f] .. caller_first[f+1]) */
+    uint32_t *caller_adj;
+    gn__arena arena;
     int64_t budget;            /* node visits left for call-site inference */
     uint32_t depth;
     const gn__function *stack[MAX_CALL_DEPTH];
@@ -63,9 +86,9 @@ typedef struct ginfer {
     gn_graph *g;
     gn__shape_table *t;
     const gn__function *fn;    /* g is this function's body; NULL at the top level */
-    const gn__tinfo *args;     /* call-site inference: the caller's inputs */
+    const gn__tinfo *args;     /* the arguments' records (NULL: from the _Arg nodes' attrs) */
     uint32_t n_args;
-    bool specialized;
+    bool specialized;          /* a call-site inference (temporary) */
 
     op_ent *cache;
     uint32_t cache_cap, cache_n;
@@ -294,10 +317,18 @@ void gn__shape_table_free(gn__shape_table *t)
     free(t);
 }
 
+static bool table_current(const gn__shape_table *t)
+{
+    for (uint32_t i = 0; i < t->n_deps; i++)
+        if (t->dep_graph[i]->shapes != t->dep_table[i]) return false;
+    return true;
+}
+
 const gn__tinfo *gn__shape_of(const gn_graph *g, gn_id id, uint32_t k)
 {
     if (!g || !g->shapes) return NULL;
     const gn__shape_table *t = g->shapes;
+    if (t->n_deps && !table_current(t)) return NULL;
     if (id >= t->n_nodes || !t->out[id] || k >= t->n_out[id]) return NULL;
     return &t->out[id][k];
 }
@@ -305,6 +336,7 @@ const gn__tinfo *gn__shape_of(const gn_graph *g, gn_id id, uint32_t k)
 uint32_t gn__shape_num_outputs(const gn_graph *g, gn_id id)
 {
     if (!g || !g->shapes || id >= g->shapes->n_nodes) return 0;
+    if (g->shapes->n_deps && !table_current(g->shapes)) return 0;
     return g->shapes->n_out[id];
 }
 
@@ -354,14 +386,28 @@ static const op_ent *op_lookup(ginfer *gi, gn_id id)
         gi->cache = nc;
         gi->cache_cap = ncap;
     }
-    op_ent e = {key, K_FN, false, NULL, NULL};
+    op_ent e;
+    memset(&e, 0, sizeof e);
+    e.op = key;
     const char *op = gn__str(g, n->op);
     e.kind = (uint8_t)call_kind(op);
     e.merge = strcmp(op, "Merge") == 0 || strcmp(op, "RefMerge") == 0;
     if (n->opdef >= 0) {
+        const gn__opdef *d = gn__op_at((uint32_t)n->opdef);
+        e.def = d;
+        if (d && d->n_outputs <= FAST_OUTS) {
+            e.fast = true;
+            e.n_out = (uint8_t)d->n_outputs;
+            for (uint16_t k = 0; k < d->n_outputs && e.fast; k++) {
+                const gn__argdef *a = &d->outputs[k];
+                if (a->number_attr || a->type_list_attr) e.fast = false;
+                e.dt[k] = a->type;
+                e.dt_key[k] = !a->type && a->type_attr ? gn__intern_find(g, a->type_attr, strlen(a->type_attr))
+                                                       : UINT32_MAX;
+            }
+        }
         e.fn = gn__shape_fn_for(op);
         if (!e.fn) {
-            const gn__opdef *d = gn__op_at((uint32_t)n->opdef);
             if (d && (d->traits & GN__T_ELEMENTWISE)) {
                 if (d->traits & GN__T_BINARY) e.fn = gn__shape_fn_broadcast;
                 else if (d->traits & GN__T_UNARY) e.fn = gn__shape_fn_unary;
@@ -369,8 +415,12 @@ static const op_ent *op_lookup(ginfer *gi, gn_id id)
         }
     } else if (e.kind == K_FN) {
         e.callee = gi->run->lib->n_fns ? gn__graph_find_function(gi->run->lib, op) : NULL;
-        if (e.callee) e.kind = K_CALL;
-        else e.fn = gn__shape_fn_for(op); /* internal ops the registry may not list */
+        if (e.callee) {
+            e.kind = K_CALL;
+            e.def = e.callee->sig;
+        } else {
+            e.fn = gn__shape_fn_for(op); /* internal ops the registry may not list */
+        }
     }
     uint32_t mask = gi->cache_cap - 1;
     uint32_t h = (key * 2654435761u) & mask;
@@ -474,18 +524,19 @@ static gn_status infer_arg(ginfer *gi, gn__shape_ctx *c)
     gn__attr_get_int(c->g, c->node, "index", &index);
     if (c->n_out < 1) return GN_OK;
     gn__tinfo *o = &c->out[0];
-    if (gi->specialized && index >= 0 && (uint64_t)index < gi->n_args) {
+    if (gi->args && index >= 0 && (uint64_t)index < gi->n_args) {
         int32_t dt = o->dtype;
-        *o = gi->args[index];
+        /* a temporary run may point into the caller's records; a lasting one copies */
+        if (gi->specialized) *o = gi->args[index];
+        else if (!gn__tinfo_copy(c->arena, o, &gi->args[index])) return gn__shape_nomem(c);
         if (dt) o->dtype = dt;
-        return GN_OK;
     }
-    /* a function's signature may give the shape through arg_attr */
-    if (gi->fn && index >= 0) {
+    /* what the function's signature says (arg_attr) fills the gaps */
+    if (gi->fn && index >= 0 && !gn__shape_fully_defined(&o->shape)) {
         const Tensorflow__AttrValue *v = arg_attr(gi->fn, index, "_output_shapes");
-        const Tensorflow__TensorShapeProto *p = list_shape_at(v, 0);
-        if (p && !gn__shape_from_proto(p, c->arena, &o->shape)) return gn__shape_nomem(c);
+        if (!refine_with_hint(c->arena, o, list_shape_at(v, 0))) return gn__shape_nomem(c);
     }
+    if (o->handle) return GN_OK;
     /* what a resource argument refers to */
     const Tensorflow__AttrValue *hd = gn__node_attr(c->g, c->node, "_handle_dtypes");
     const Tensorflow__AttrValue *hs = gn__node_attr(c->g, c->node, "_handle_shapes");
@@ -554,8 +605,8 @@ static gn_status call_body(ginfer *gi, const gn__function *f, const gn__tinfo *a
         return GN_OK;
     for (uint32_t d = 0; d < run->depth; d++)
         if (run->stack[d] == f) return GN_OK;
-    const gn_id *order;
-    uint32_t n_order;
+    const gn_id *order = NULL;
+    uint32_t n_order = 0;
     gn_status s = body_order(gi, f, &order, &n_order);
     if (s == GN_ERR_NOMEM) return s;
     if (s != GN_OK) return GN_OK;
@@ -599,6 +650,43 @@ static gn_status call_body(ginfer *gi, const gn__function *f, const gn__tinfo *a
     return s;
 }
 
+/* Joins args into what f's body will be inferred with (graphs inferred on
+ * their own only). */
+static gn_status record_call(ginfer *gi, const gn__function *f, const gn__tinfo *args, uint32_t n)
+{
+    infer_run *run = gi->run;
+    if (gi->specialized || !f || !run->calls) return GN_OK;
+    fn_calls *fc = &run->calls[f - run->lib->fns];
+    if (fc->external) return GN_OK;
+    if (fc->n_sites == 0) {
+        fc->n_args = n;
+        fc->args = n ? gn__arena_alloc(&run->arena, (size_t)n * sizeof *fc->args, _Alignof(gn__tinfo)) : NULL;
+        if (n && !fc->args) return gn__fail(gi->err, GN_ERR_NOMEM, "out of memory");
+        for (uint32_t k = 0; k < n; k++)
+            if (!gn__tinfo_copy(&run->arena, &fc->args[k], &args[k])) return gn__fail(gi->err, GN_ERR_NOMEM, "out of memory");
+    } else if (fc->n_args != n) {
+        fc->external = true;
+    } else {
+        for (uint32_t k = 0; k < n; k++) {
+            if (tinfo_covers(&fc->args[k], &args[k])) continue;
+            /* the join shares fc's dims/value/handle or allocates in the run arena */
+            if (!tinfo_join(&run->arena, &fc->args[k], &args[k], &fc->args[k]))
+                return gn__fail(gi->err, GN_ERR_NOMEM, "out of memory");
+        }
+    }
+    fc->n_sites++;
+    return GN_OK;
+}
+
+/* the inputs' dtypes, shapes unknown */
+static gn__tinfo *unknown_like(gn__arena *arena, const gn__tinfo *in, uint32_t n)
+{
+    gn__tinfo *t = gn__arena_alloc(arena, (n ? n : 1) * sizeof *t, _Alignof(gn__tinfo));
+    if (!t) return NULL;
+    for (uint32_t k = 0; k < n; k++) t[k] = (gn__tinfo){in[k].dtype, {-1, NULL}, NULL, NULL};
+    return t;
+}
+
 static const gn__function *func_attr(ginfer *gi, const gn_graph *g, gn_id id, const char *key)
 {
     const Tensorflow__AttrValue *v = gn__node_attr(g, id, key);
@@ -616,32 +704,51 @@ static void take_results(gn__shape_ctx *c, const gn__tinfo *r, uint32_t n)
     }
 }
 
+static gn_status infer_call_body(ginfer *gi, const op_ent *e, gn__shape_ctx *c);
+
 static gn_status infer_call(ginfer *gi, const op_ent *e, gn__shape_ctx *c)
+{
+    GN_TRY(infer_call_body(gi, e, c));
+    /* If and Case may carry the shapes TensorFlow gave them */
+    if (e->kind == K_IF || e->kind == K_CASE) {
+        const Tensorflow__AttrValue *os = gn__node_attr(c->g, c->node, "output_shapes");
+        for (uint32_t k = 0; os && k < c->n_out; k++)
+            if (!refine_with_hint(c->arena, &c->out[k], list_shape_at(os, k))) return gn__shape_nomem(c);
+    }
+    return GN_OK;
+}
+
+static gn_status infer_call_body(ginfer *gi, const op_ent *e, gn__shape_ctx *c)
 {
     const gn_graph *g = c->g;
     gn_id id = c->node;
     uint32_t n_out = c->n_out;
-    if (!n_out) return GN_OK;
-    gn__tinfo *res = gn__arena_alloc(c->arena, 2 * (size_t)n_out * sizeof *res, _Alignof(gn__tinfo));
+    /* (a call without outputs still counts as a call site) */
+    gn__tinfo *res = gn__arena_alloc(c->arena, 2 * ((size_t)n_out + 1) * sizeof *res, _Alignof(gn__tinfo));
     if (!res) return gn__shape_nomem(c);
     gn__tinfo *res2 = res + n_out;
     bool ok = false, ok2 = false;
     switch ((op_kind)e->kind) {
     case K_CALL:
+        GN_TRY(record_call(gi, e->callee, c->in, c->n_in));
         GN_TRY(call_body(gi, e->callee, c->in, c->n_in, c->arena, res, n_out, &ok));
         if (ok) take_results(c, res, n_out);
         return GN_OK;
-    case K_PCALL:
-        GN_TRY(call_body(gi, func_attr(gi, g, id, "f"), c->in, c->n_in, c->arena, res, n_out, &ok));
+    case K_PCALL: {
+        const gn__function *f = func_attr(gi, g, id, "f");
+        GN_TRY(record_call(gi, f, c->in, c->n_in));
+        GN_TRY(call_body(gi, f, c->in, c->n_in, c->arena, res, n_out, &ok));
         if (ok) take_results(c, res, n_out);
         return GN_OK;
+    }
     case K_IF: {
         if (c->n_in < 1) return GN_OK;
-        GN_TRY(call_body(gi, func_attr(gi, g, id, "then_branch"), c->in + 1, c->n_in - 1, c->arena, res,
-                         n_out, &ok));
+        const gn__function *ft = func_attr(gi, g, id, "then_branch"), *fe = func_attr(gi, g, id, "else_branch");
+        GN_TRY(record_call(gi, ft, c->in + 1, c->n_in - 1));
+        GN_TRY(record_call(gi, fe, c->in + 1, c->n_in - 1));
+        GN_TRY(call_body(gi, ft, c->in + 1, c->n_in - 1, c->arena, res, n_out, &ok));
         if (!ok) return GN_OK;
-        GN_TRY(call_body(gi, func_attr(gi, g, id, "else_branch"), c->in + 1, c->n_in - 1, c->arena, res2,
-                         n_out, &ok2));
+        GN_TRY(call_body(gi, fe, c->in + 1, c->n_in - 1, c->arena, res2, n_out, &ok2));
         if (!ok2) return GN_OK;
         for (uint32_t k = 0; k < n_out; k++)
             if (!tinfo_join(c->arena, &res[k], &res2[k], &res[k])) return gn__shape_nomem(c);
@@ -655,6 +762,11 @@ static gn_status infer_call(ginfer *gi, const op_ent *e, gn__shape_ctx *c)
         for (size_t b = 0; b < v->list->n_func; b++) {
             const Tensorflow__NameAttrList *fa = v->list->func[b];
             const gn__function *f = fa && fa->name ? gn__graph_find_function(gi->run->lib, fa->name) : NULL;
+            GN_TRY(record_call(gi, f, c->in + 1, c->n_in - 1));
+        }
+        for (size_t b = 0; b < v->list->n_func; b++) {
+            const Tensorflow__NameAttrList *fa = v->list->func[b];
+            const gn__function *f = fa && fa->name ? gn__graph_find_function(gi->run->lib, fa->name) : NULL;
             GN_TRY(call_body(gi, f, c->in + 1, c->n_in - 1, c->arena, b ? res2 : res, n_out, &ok));
             if (!ok) return GN_OK;
             if (b)
@@ -665,17 +777,28 @@ static gn_status infer_call(ginfer *gi, const op_ent *e, gn__shape_ctx *c)
         return GN_OK;
     }
     case K_WHILE: {
+        const gn__function *body = func_attr(gi, g, id, "body"), *cond = func_attr(gi, g, id, "cond");
         /* output_shapes, when given, is what TensorFlow uses */
         const Tensorflow__AttrValue *os = gn__node_attr(g, id, "output_shapes");
-        if (os && os->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && os->list && os->list->n_shape == n_out) {
-            for (uint32_t k = 0; k < n_out; k++)
+        if (os && os->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && os->list && os->list->n_shape == n_out &&
+            c->n_in == n_out) {
+            for (uint32_t k = 0; k < n_out; k++) {
                 if (!gn__shape_from_proto(os->list->shape[k], c->arena, &c->out[k].shape)) return gn__shape_nomem(c);
-            /* a loop variable whose shape never changes keeps its handle */
-            for (uint32_t k = 0; k < n_out && k < c->n_in; k++) c->out[k].handle = c->in[k].handle;
+                /* a loop variable whose shape never changes keeps its handle */
+                c->out[k].handle = c->in[k].handle;
+                if (!c->out[k].dtype) c->out[k].dtype = c->in[k].dtype;
+            }
+            GN_TRY(record_call(gi, body, c->out, n_out));
+            GN_TRY(record_call(gi, cond, c->out, n_out));
             return GN_OK;
         }
-        if (c->n_in != n_out) return GN_OK;
-        const gn__function *body = func_attr(gi, g, id, "body");
+        if (c->n_in != n_out) {
+            gn__tinfo *u = unknown_like(c->arena, c->in, c->n_in);
+            if (!u) return gn__shape_nomem(c);
+            GN_TRY(record_call(gi, body, u, c->n_in));
+            GN_TRY(record_call(gi, cond, u, c->n_in));
+            return GN_OK;
+        }
         /* state = inputs; state = join(state, body(state)) until it stops moving */
         gn__tinfo *st = gn__arena_alloc(c->arena, (size_t)n_out * sizeof *st, _Alignof(gn__tinfo));
         if (!st) return gn__shape_nomem(c);
@@ -683,7 +806,7 @@ static gn_status infer_call(ginfer *gi, const op_ent *e, gn__shape_ctx *c)
         bool stable = false;
         for (int it = 0; it < 3 && !stable; it++) {
             GN_TRY(call_body(gi, body, st, n_out, c->arena, res, n_out, &ok));
-            if (!ok) return GN_OK;
+            if (!ok) break;
             stable = true;
             for (uint32_t k = 0; k < n_out; k++) {
                 if (tinfo_covers(&st[k], &res[k])) continue;
@@ -691,8 +814,14 @@ static gn_status infer_call(ginfer *gi, const op_ent *e, gn__shape_ctx *c)
                 if (!tinfo_join(c->arena, &st[k], &res[k], &st[k])) return gn__shape_nomem(c);
             }
         }
-        if (!stable) return GN_OK;
-        take_results(c, st, n_out);
+        if (!stable) {
+            st = unknown_like(c->arena, c->in, n_out);
+            if (!st) return gn__shape_nomem(c);
+        } else {
+            take_results(c, st, n_out);
+        }
+        GN_TRY(record_call(gi, body, st, n_out));
+        GN_TRY(record_call(gi, cond, st, n_out));
         return GN_OK;
     }
     default:
@@ -739,10 +868,15 @@ static gn_status process(ginfer *gi, gn_id id, uint32_t pass)
     if (!e) return gn__fail(gi->err, GN_ERR_NOMEM, "out of memory");
 
     /* outputs */
+    bool fast = e->fast && !(n->flags & (GN__NODE_FN_ARG | GN__NODE_FN_RET));
     uint32_t n_out;
     gn__tinfo *out;
     if (!(gi->nf[id] & NF_VISITED)) {
-        GN_TRY(node_num_outputs(gi, id, &n_out));
+        if (fast) n_out = e->n_out;
+        else GN_TRY(node_num_outputs(gi, id, &n_out));
+        if (n_out > MAX_OUTPUTS)
+            return gn__fail(gi->err, GN_ERR_GRAPH, "node '%s' (%s): %u outputs, more than %u", gn__node_name(g, id),
+                            gn__node_op(g, id), n_out, MAX_OUTPUTS);
         out = NULL;
         if (n_out) {
             out = gn__arena_alloc(&t->arena, (size_t)n_out * sizeof *out, _Alignof(gn__tinfo));
@@ -754,10 +888,22 @@ static gn_status process(ginfer *gi, gn_id id, uint32_t pass)
         n_out = t->n_out[id];
         out = t->out[id];
     }
-    const gn__opdef *op = n_out ? gn__node_opdef(g, id) : NULL;
+    const gn__opdef *op = e->def; /* what gn__node_opdef answers, resolved once per op */
     for (uint32_t k = 0; k < n_out; k++) {
         out[k] = (gn__tinfo){0, {-1, NULL}, NULL, NULL};
-        if (op) out[k].dtype = gn__op_output_dtype(op, g, id, k);
+        if (!op) continue;
+        if (fast) {
+            if (e->dt[k]) {
+                out[k].dtype = e->dt[k];
+                continue;
+            }
+            const Tensorflow__AttrValue *v = attr_by_key(g, id, e->dt_key[k]);
+            if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE) {
+                out[k].dtype = v->type;
+                continue;
+            }
+        }
+        out[k].dtype = gn__op_output_dtype(op, g, id, k);
     }
 
     /* inputs */
@@ -928,7 +1074,8 @@ static gn_status infer_graph(ginfer *gi, const gn_id *order, uint32_t n_order)
 }
 
 /* ---- entry points ------------------------------------------------------------- */
-static gn_status infer_one(infer_run *run, gn_graph *g, const gn__function *fn, gn__err *err)
+static gn_status infer_one(infer_run *run, gn_graph *g, const gn__function *fn, const gn__tinfo *args,
+                           uint32_t n_args, gn__err *err)
 {
     gn_id *order = NULL;
     uint32_t n_order = 0;
@@ -948,6 +1095,8 @@ static gn_status infer_one(infer_run *run, gn_graph *g, const gn__function *fn, 
     gi.g = g;
     gi.t = t;
     gi.fn = fn;
+    gi.args = args;
+    gi.n_args = n_args;
     gi.err = err;
     s = infer_graph(&gi, order, n_order);
     ginfer_free(&gi);
@@ -959,6 +1108,215 @@ static gn_status infer_one(infer_run *run, gn_graph *g, const gn__function *fn, 
     if (g->shapes) gn__shape_table_free(g->shapes);
     g->shapes = t;
     return GN_OK;
+}
+
+/* ---- the library: who calls what ------------------------------------------------ */
+typedef struct call_edge {
+    uint32_t from, to;         /* library function indices */
+} call_edge;
+
+typedef struct call_scan {
+    infer_run *run;
+    call_edge *e;
+    uint32_t n, cap;
+} call_scan;
+
+static bool scan_edge(call_scan *cs, int64_t from, const gn__function *to)
+{
+    if (from < 0) {
+        /* the top level is inferred first anyway */
+        cs->run->calls[to - cs->run->lib->fns].from_top = true;
+        return true;
+    }
+    if (cs->n == cs->cap) {
+        uint32_t ncap = cs->cap ? cs->cap * 2 : 64;
+        call_edge *ne = realloc(cs->e, (size_t)ncap * sizeof *ne);
+        if (!ne) return false;
+        cs->e = ne;
+        cs->cap = ncap;
+    }
+    cs->e[cs->n++] = (call_edge){(uint32_t)from, (uint32_t)(to - cs->run->lib->fns)};
+    return true;
+}
+
+static bool is_call_attr(op_kind k, const char *key)
+{
+    switch (k) {
+    case K_PCALL: return strcmp(key, "f") == 0;
+    case K_IF: return strcmp(key, "then_branch") == 0 || strcmp(key, "else_branch") == 0;
+    case K_WHILE: return strcmp(key, "cond") == 0 || strcmp(key, "body") == 0;
+    case K_CASE: return strcmp(key, "branches") == 0;
+    default: return false;
+    }
+}
+
+/* Call edges out of graph g (owned by function `from`, -1 for the top level);
+ * functions referenced other than by a call we infer become external. */
+static bool scan_calls(call_scan *cs, const gn_graph *g, int64_t from)
+{
+    const gn_graph *lib = cs->run->lib;
+    for (gn_id i = 0; i < g->n_nodes; i++) {
+        const gn__node *n = &g->nodes[i];
+        if (n->flags & GN__NODE_DEAD) continue;
+        if (n->opdef < 0) {
+            const gn__function *f = gn__graph_find_function(lib, gn__str(g, n->op));
+            if (f && !scan_edge(cs, from, f)) return false;
+        }
+        op_kind kind = K_FN;
+        bool kind_known = false;
+        for (uint32_t a = 0; a < n->n_attr; a++) {
+            const Tensorflow__AttrValue *v = n->attr[a].value;
+            if (!v) continue;
+            Tensorflow__NameAttrList *one = NULL;
+            Tensorflow__NameAttrList *const *many = NULL;
+            size_t nm = 0;
+            if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC) {
+                one = v->func;
+                many = &one;
+                nm = one ? 1 : 0;
+            } else if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && v->list && v->list->n_func) {
+                many = v->list->func;
+                nm = v->list->n_func;
+            }
+            if (!nm) continue;
+            if (!kind_known) {
+                kind = call_kind(gn__str(g, n->op));
+                kind_known = true;
+            }
+            bool known = is_call_attr(kind, gn__str(g, n->attr[a].key));
+            for (size_t j = 0; j < nm; j++) {
+                const gn__function *f = many[j] && many[j]->name ? gn__graph_find_function(lib, many[j]->name) : NULL;
+                if (!f) continue;
+                if (!known) cs->run->calls[f - lib->fns].external = true;
+                else if (!scan_edge(cs, from, f)) return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* Library functions in an order where callers come before callees (those on
+ * a call cycle last, and external: their arguments cannot be joined). */
+static gn_status call_order(infer_run *run, gn__err *err, uint32_t **out)
+{
+    const gn_graph *lib = run->lib;
+    uint32_t nf = lib->n_fns;
+    call_scan cs = {run, NULL, 0, 0};
+    bool ok = scan_calls(&cs, lib, -1);
+    for (uint32_t i = 0; ok && i < nf; i++)
+        if (lib->fns[i].body) ok = scan_calls(&cs, lib->fns[i].body, i);
+    uint32_t *order = malloc((size_t)nf * sizeof *order);
+    uint32_t *indeg = calloc(nf, sizeof *indeg);
+    uint32_t *first = calloc((size_t)nf + 1, sizeof *first);
+    uint32_t *adj = malloc(((size_t)cs.n + 1) * sizeof *adj);
+    uint8_t *placed = calloc(nf, 1);
+    if (!ok || !order || !indeg || !first || !adj || !placed) {
+        free(cs.e);
+        free(order);
+        free(indeg);
+        free(first);
+        free(adj);
+        free(placed);
+        return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    }
+    /* who calls whom: callers of each function (for the tables' dependencies) */
+    run->caller_first = calloc((size_t)nf + 1, sizeof *run->caller_first);
+    run->caller_adj = malloc(((size_t)cs.n + 1) * sizeof *run->caller_adj);
+    if (!run->caller_first || !run->caller_adj) {
+        free(cs.e);
+        free(order);
+        free(indeg);
+        free(first);
+        free(adj);
+        free(placed);
+        return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t k = 0; k < cs.n; k++) run->caller_first[cs.e[k].to + 1]++;
+    for (uint32_t i = 0; i < nf; i++) run->caller_first[i + 1] += run->caller_first[i];
+    for (uint32_t k = 0; k < cs.n; k++) run->caller_adj[run->caller_first[cs.e[k].to]++] = cs.e[k].from;
+    for (uint32_t i = nf; i > 0; i--) run->caller_first[i] = run->caller_first[i - 1];
+    run->caller_first[0] = 0;
+    /* adjacency by caller */
+    for (uint32_t k = 0; k < cs.n; k++) {
+        first[cs.e[k].from + 1]++;
+        indeg[cs.e[k].to]++;
+    }
+    for (uint32_t i = 0; i < nf; i++) first[i + 1] += first[i];
+    for (uint32_t k = 0; k < cs.n; k++) adj[first[cs.e[k].from]++] = cs.e[k].to;
+    for (uint32_t i = nf; i > 0; i--) first[i] = first[i - 1];
+    first[0] = 0;
+    uint32_t head = 0, tail = 0;
+    for (uint32_t i = 0; i < nf; i++)
+        if (!indeg[i]) {
+            order[tail++] = i;
+            placed[i] = 1;
+        }
+    while (head < tail) {
+        uint32_t f = order[head++];
+        for (uint32_t k = first[f]; k < first[f + 1]; k++)
+            if (--indeg[adj[k]] == 0) {
+                order[tail++] = adj[k];
+                placed[adj[k]] = 1;
+            }
+    }
+    for (uint32_t i = 0; i < nf; i++)
+        if (!placed[i]) {
+            order[tail++] = i;
+            run->calls[i].external = true;
+        }
+    free(cs.e);
+    free(indeg);
+    free(first);
+    free(adj);
+    free(placed);
+    *out = order;
+    return GN_OK;
+}
+
+static bool dep_add(fn_calls *fc, uint32_t *stamp, uint32_t me, uint32_t d, uint32_t *cap)
+{
+    if (stamp[d] == me) return true;
+    stamp[d] = me;
+    if (fc->n_deps == *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 8;
+        uint32_t *nd = realloc(fc->deps, (size_t)ncap * sizeof *nd);
+        if (!nd) return false;
+        fc->deps = nd;
+        *cap = ncap;
+    }
+    fc->deps[fc->n_deps++] = d;
+    return true;
+}
+
+/* Function f's body was inferred with its callers' arguments: it depends on
+ * the tables of its callers and, through them, of theirs (callers come
+ * first in the order, so theirs are known). */
+static gn_status set_deps(infer_run *run, uint32_t f, uint32_t *stamp, gn__err *err)
+{
+    const gn_graph *lib = run->lib;
+    uint32_t nf = lib->n_fns, cap = 0;
+    fn_calls *fc = &run->calls[f];
+    bool ok = true;
+    if (fc->from_top) ok = dep_add(fc, stamp, f, nf, &cap);
+    for (uint32_t k = run->caller_first[f]; ok && k < run->caller_first[f + 1]; k++) {
+        uint32_t a = run->caller_adj[k];
+        ok = dep_add(fc, stamp, f, a, &cap);
+        for (uint32_t j = 0; ok && j < run->calls[a].n_deps; j++) ok = dep_add(fc, stamp, f, run->calls[a].deps[j], &cap);
+    }
+    gn__shape_table *t = lib->fns[f].body->shapes;
+    if (ok && fc->n_deps) {
+        t->dep_graph = gn__arena_alloc(&t->arena, fc->n_deps * sizeof *t->dep_graph, _Alignof(gn_graph *));
+        t->dep_table = gn__arena_alloc(&t->arena, fc->n_deps * sizeof *t->dep_table, _Alignof(gn__shape_table *));
+        ok = t->dep_graph && t->dep_table;
+        for (uint32_t i = 0; ok && i < fc->n_deps; i++) {
+            uint32_t d = fc->deps[i];
+            const gn_graph *dg = d == nf ? lib : lib->fns[d].body;
+            t->dep_graph[i] = dg;
+            t->dep_table[i] = dg->shapes;
+        }
+        if (ok) t->n_deps = fc->n_deps;
+    }
+    return ok ? GN_OK : gn__fail(err, GN_ERR_NOMEM, "out of memory");
 }
 
 gn_status gn__graph_infer_shapes(gn_graph *g)
@@ -973,29 +1331,66 @@ gn_status gn__graph_infer_shapes(gn_graph *g)
     memset(&run, 0, sizeof run);
     run.lib = g->lib ? g->lib : g;
     run.budget = SPECIALIZE_BUDGET + 4 * (int64_t)g->n_nodes;
+    gn__arena_init(&run.arena, 16384);
     gn__err err;
     gn__err_clear(&err);
-    gn_status s = infer_one(&run, g, NULL, &err);
-    for (uint32_t i = 0; s == GN_OK && g->kind == GN__GRAPH_TOP && i < g->n_fns; i++) {
-        gn__function *f = &g->fns[i];
+    gn_status s = GN_OK;
+    uint32_t *order = NULL;
+    bool library = g->kind == GN__GRAPH_TOP && g->n_fns > 0;
+    if (library) {
+        run.calls = calloc(g->n_fns, sizeof *run.calls);
+        if (!run.calls) s = gn__fail(&err, GN_ERR_NOMEM, "out of memory");
+        /* the gradient functions of the library are called by machinery we do not see */
+        const Tensorflow__FunctionDefLibrary *le = g->lib_extra;
+        for (size_t i = 0; s == GN_OK && le && i < le->n_gradient; i++) {
+            const Tensorflow__GradientDef *gd = le->gradient[i];
+            const gn__function *f = gd && gd->gradient_func ? gn__graph_find_function(g, gd->gradient_func) : NULL;
+            if (f) run.calls[f - g->fns].external = true;
+        }
+        if (s == GN_OK) s = call_order(&run, &err, &order);
+    }
+    uint32_t *stamp = library ? malloc(((size_t)g->n_fns + 1) * sizeof *stamp) : NULL;
+    if (library && !stamp && s == GN_OK) s = gn__fail(&err, GN_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; stamp && i <= g->n_fns; i++) stamp[i] = UINT32_MAX;
+    if (s == GN_OK) s = infer_one(&run, g, NULL, NULL, 0, &err);
+    for (uint32_t j = 0; s == GN_OK && library && j < g->n_fns; j++) {
+        gn__function *f = &g->fns[order[j]];
         if (!f->body) continue;
         if (f->body->shapes) {
             gn__shape_table_free(f->body->shapes);
             f->body->shapes = NULL;
         }
-        s = infer_one(&run, f->body, f, &err);
+        /* a body called only from call sites we saw is inferred with the join
+         * of their arguments; others (entry points) with what their _Arg say */
+        fn_calls *fc = &run.calls[order[j]];
+        bool joined = !fc->external && fc->n_sites > 0;
+        s = infer_one(&run, f->body, f, joined ? fc->args : NULL, joined ? fc->n_args : 0, &err);
         if (s != GN_OK) gn__err_prefix(&err, "function '%s'", gn__str(g, f->name));
+        if (s == GN_OK && joined) s = set_deps(&run, order[j], stamp, &err);
     }
     if (run.topo) {
         for (uint32_t i = 0; i < run.lib->n_fns; i++) free(run.topo[i]);
     }
     free(run.topo);
     free(run.topo_n);
+    for (uint32_t i = 0; run.calls && i < g->n_fns; i++) free(run.calls[i].deps);
+    free(run.calls);
+    free(run.caller_first);
+    free(run.caller_adj);
+    free(stamp);
+    free(order);
+    gn__arena_free(&run.arena);
     if (s != GN_OK) {
         g->err = err;
         if (g->shapes) {
             gn__shape_table_free(g->shapes);
             g->shapes = NULL;
+        }
+        for (uint32_t i = 0; g->kind == GN__GRAPH_TOP && i < g->n_fns; i++) {
+            if (g->fns[i].body && g->fns[i].body->shapes) {
+                gn__shape_table_free(g->fns[i].body->shapes);
+                g->fns[i].body->shapes = NULL;
+            }
         }
     }
     return s;

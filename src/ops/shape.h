@@ -8,9 +8,16 @@
  * Reshape, Fill, Tile, StridedSlice ... get exact output shapes, as
  * TensorFlow's shape refiner does. Ops without a shape function, and ops
  * not in the registry, get unknown shapes; their dtypes come from the op's
- * args when known. Loops (NextIteration back-edges) and v1 control flow are
- * handled with a merge of the shapes seen on each input (dims that differ
- * become -1). */
+ * args when known; a node's `_output_shapes` attr fills what inference leaves
+ * unknown (never overrides it). Loops (NextIteration back-edges) and v1
+ * control flow are handled with a merge of the shapes seen on each input
+ * (dims that differ become -1), relaxed until the loop state settles.
+ *
+ * Records are immutable once written and live in the table's arena: an
+ * output may share its input's dims (Identity, elementwise ops), so never
+ * write through a record's pointers. Everything a gn__shape_of answer points
+ * to is borrowed until the graph (or, for a body inferred from its callers'
+ * arguments, a caller) changes. */
 #ifndef GN_OPS_SHAPE_H
 #define GN_OPS_SHAPE_H
 
@@ -24,11 +31,12 @@ typedef struct gn__shape {
     int64_t *dims;           /* rank entries, -1 unknown; NULL when rank <= 0 */
 } gn__shape;
 
-/* Known values of a small int32/int64 tensor (a "shape tensor"); -1 in an
- * element means unknown when known_mask says so. NULL when nothing is known. */
+/* Known values of a small int32/int64 tensor (a "shape tensor", at most 64
+ * elements, row-major); element i is known when known[i]. A record's value is
+ * NULL when nothing is known. */
 typedef struct gn__partial_value {
-    gn__shape shape;         /* of the value itself (rank 0 or 1 in practice) */
-    int64_t n;
+    gn__shape shape;         /* of the value itself (rank 0 or 1 but for Const, e.g. Pad's [r, 2]) */
+    int64_t n;               /* elements */
     int64_t *v;
     uint8_t *known;          /* n flags */
 } gn__partial_value;
@@ -51,6 +59,13 @@ typedef struct gn__shape_table {
     uint32_t n_nodes;
     uint32_t *n_out;         /* per node */
     gn__tinfo **out;         /* per node: n_out[i] entries */
+    /* A function body inferred with its callers' arguments holds only while
+     * the callers' tables it was derived from are still their graphs' tables
+     * (a mutation of a caller drops the caller's table, not this one):
+     * gn__shape_of answers NULL once one of them is gone. */
+    uint32_t n_deps;
+    const gn_graph **dep_graph;
+    const struct gn__shape_table **dep_table;
 } gn__shape_table;
 
 /* Context handed to an op's shape function. */
@@ -72,17 +87,23 @@ typedef struct gn__shape_ctx {
     uint32_t pass;           /* 1, then 2 (and 3) when loops are relaxed */
 } gn__shape_ctx;
 
-/* Infers g (the top-level graph) and every function body of its library
- * (each body with its _Arg nodes' `_output_shapes`, or unknown); a call site
- * (PartitionedCall, StatefulPartitionedCall, If/While/Case and their
- * Stateless forms, a node whose op is a library function) is inferred by
- * running the callee's body on the caller's input shapes where that is cheap,
- * else from the node's attrs. Results go to g->shapes and body->shapes.
- * Errors are GN_ERR_GRAPH with "node 'n' (Op): what" in g's message (prefixed
- * with "function 'f': " inside a body). Unknown dims never cause errors. */
+/* Infers g (the top-level graph), then every function body of its library,
+ * callers before callees. A call site (PartitionedCall,
+ * StatefulPartitionedCall, If/While/Case and their Stateless forms, a node
+ * whose op is a library function) is inferred by running the callee's body on
+ * the caller's input records where that is cheap (depth, size and a budget of
+ * node visits; never recursively), else from the op's args and the node's
+ * `_output_shapes`. A body whose every use is such a call is then inferred
+ * with the join of its call sites' arguments; other bodies (entry points,
+ * functions named by other attrs, gradients, recursion) with what their
+ * _Arg nodes and the signature's arg_attr say. Results go to g->shapes and
+ * body->shapes. Errors are GN_ERR_GRAPH with "node 'n' (Op): what" in g's
+ * message (prefixed "function 'f': " inside a body); unknown dims never cause
+ * errors, nor does a loop's first visit (see shape.c). */
 gn_status gn__graph_infer_shapes(gn_graph *g);
-/* Results for node id output k; NULL when not inferred. Valid until the
- * graph changes. */
+/* Results for node id output k (borrowed); NULL when not inferred, or no
+ * longer valid: the graph changed or, for a body inferred from its callers'
+ * arguments, one of those callers did. */
 const gn__tinfo *gn__shape_of(const gn_graph *g, gn_id id, uint32_t k);
 /* Number of outputs recorded for node id (0 when not inferred). */
 uint32_t gn__shape_num_outputs(const gn_graph *g, gn_id id);
@@ -108,7 +129,8 @@ gn_status gn__shape_nomem(gn__shape_ctx *c);
 static inline gn__shape gn__shape_unknown(void) { gn__shape s = {-1, NULL}; return s; }
 /* Allocates rank dims (all -1) in arena; false on OOM. rank may be 0. */
 bool gn__shape_alloc(gn__arena *a, int32_t rank, gn__shape *out);
-/* Product of the dims: -1 when a dim or the rank is unknown, -2 on int64 overflow. */
+/* Product of the dims: 0 when a dim is 0, else -1 when a dim or the rank is
+ * unknown, -2 on int64 overflow. */
 int64_t gn__shape_num_elements(const gn__shape *s);
 bool gn__shape_fully_defined(const gn__shape *s);
 /* Same rank and same dims (unknowns included). */

@@ -91,7 +91,7 @@ static void pass_through(ctx *c, uint32_t k, uint32_t i)
 /* ---- attrs ------------------------------------------------------------------ */
 static int64_t attr_i(const ctx *c, const char *key, int64_t def)
 {
-    int64_t v;
+    int64_t v = 0;
     return gn__attr_get_int(c->g, c->node, key, &v) ? v : def;
 }
 
@@ -200,13 +200,12 @@ static bool vany_known(const gn__partial_value *v)
     return false;
 }
 
-/* the same elements under another shape (rank 0 or 1) */
+/* the same elements under another shape */
 static gn_status revalue(ctx *c, uint32_t k, const gn__partial_value *v)
 {
     if (k >= c->n_out || !v) return GN_OK;
     const gn__shape *s = &c->out[k].shape;
-    if (s->rank < 0 || s->rank > 1) return GN_OK;
-    if (s->rank == 0 ? v->n != 1 : s->dims[0] != v->n) return GN_OK;
+    if (gn__shape_num_elements(s) != v->n) return GN_OK;
     gn__partial_value *nv = gn__arena_alloc(c->arena, sizeof *nv, _Alignof(gn__partial_value));
     if (!nv) return oom(c);
     *nv = *v;
@@ -232,7 +231,7 @@ static gn_status shape_from_tensor(ctx *c, uint32_t i, gn__shape *out)
     const gn__shape *s = IS(c, i);
     if (v) {
         if (v->shape.rank == 0) {
-            int64_t x;
+            int64_t x = 0;
             if (vget(v, 0, &x) && x != -1)
                 return gn__shape_fail(c, "input %u: a shape must be a vector, got the scalar %lld", i, (long long)x);
             return GN_OK;
@@ -240,7 +239,7 @@ static gn_status shape_from_tensor(ctx *c, uint32_t i, gn__shape *out)
         if (v->shape.rank != 1 || v->n > MAXR) return GN_OK;
         if (!gn__shape_alloc(c->arena, (int32_t)v->n, out)) return oom(c);
         for (int64_t j = 0; j < v->n; j++) {
-            int64_t x;
+            int64_t x = 0;
             if (!vget(v, j, &x)) continue;
             if (x < -1)
                 return gn__shape_fail(c, "input %u: dimension %lld of the shape is %lld, must be >= -1", i,
@@ -289,7 +288,7 @@ static int broadcast_dims(const gn__shape *a, const gn__shape *b, int64_t *buf, 
         int32_t ia = i - (r - a->rank), ib = i - (r - b->rank);
         int64_t x = ia >= 0 ? a->dims[ia] : 1;
         int64_t y = ib >= 0 ? b->dims[ib] : 1;
-        int64_t o;
+        int64_t o = 0;
         if (x >= 0 && y >= 0) {
             if (x == y) o = x;
             else if (x == 1) o = y;
@@ -437,12 +436,13 @@ static gn_status sf_const(ctx *c)
     c->out[0].shape = s;
     if (!c->out[0].dtype) c->out[0].dtype = tp->dtype;
     int64_t n = gn__shape_num_elements(&s);
-    if (n < 0 || n > MAX_VALUE_ELEMS || s.rank > 1) return GN_OK;
+    if (n < 0 || n > MAX_VALUE_ELEMS) return GN_OK;
     int64_t vals[MAX_VALUE_ELEMS];
     if (!tensor_int_values(tp, n, vals)) return GN_OK;
     gn__partial_value *pv = val_new(c, n, s.rank == 0);
     if (!pv) return oom(c);
     for (int64_t i = 0; i < n; i++) vset(pv, i, vals[i]);
+    pv->shape = s; /* any rank: Pad's [r, 2] paddings */
     c->out[0].value = pv;
     return GN_OK;
 }
@@ -601,7 +601,7 @@ static gn_status binary(ctx *c, vop op)
     gn__partial_value *r = val_new(c, n, os->rank == 0);
     if (!r) return oom(c);
     for (int64_t j = 0; j < n; j++) {
-        int64_t x, y, z;
+        int64_t x = 0, y = 0, z = 0;
         bool kx = vget(a, a->n == 1 ? 0 : j, &x), ky = vget(b, b->n == 1 ? 0 : j, &y);
         if (kx && ky) {
             if (vop_apply(op, x, y, &z) && fits_dtype(c->out[0].dtype, z)) vset(r, j, z);
@@ -678,7 +678,7 @@ static gn_status sf_select(ctx *c)
     if (merge_dims(t, e, d, &r))
         return gn__shape_fail(c, "'then' %s and 'else' %s must have the same shape", sstr(t, s1), sstr(e, s2));
     gn__shape te = {r, d};
-    if (cond->rank >= 0 && r >= 0) {
+    if (cond->rank > 0 && r >= 0) { /* a scalar condition picks a whole tensor */
         if (cond->rank == 1 && r > 1) {
             if (cond->dims[0] >= 0 && d[0] >= 0 && cond->dims[0] != d[0])
                 return gn__shape_fail(c, "condition %s must match the first dimension of %s", sstr(cond, s1),
@@ -742,13 +742,19 @@ static gn_status window(ctx *c, int64_t in, int64_t k, int64_t s, int64_t dil, i
     if (dil <= 0) return gn__shape_fail(c, "dilations must be positive, got %lld", (long long)dil);
     if (in < 0) return GN_OK;
     if (pad == PAD_SAME) {
-        *out = (in + s - 1) / s;
+        *out = in / s + (in % s != 0);
         return GN_OK;
     }
     if (k < 0) return GN_OK;
-    int64_t eff = (k - 1) * dil + 1;
     if (pad != PAD_EXPLICIT) pb = pa = 0;
-    int64_t o = (in + pb + pa - eff + s) / s;
+    if (pb < 0 || pa < 0) return gn__shape_fail(c, "explicit paddings must be non-negative");
+    int64_t eff, num;
+    if (__builtin_mul_overflow(k - 1, dil, &eff) || __builtin_add_overflow(eff, 1, &eff) ||
+        __builtin_add_overflow(in, pb, &num) || __builtin_add_overflow(num, pa, &num) ||
+        __builtin_add_overflow(num - eff, s, &num))
+        return gn__shape_fail(c, "window arithmetic overflows (input %lld, filter %lld, dilation %lld, stride %lld)",
+                              (long long)in, (long long)k, (long long)dil, (long long)s);
+    int64_t o = num / s;
     if (o < 0)
         return gn__shape_fail(c, "computed output size would be negative: %lld (input %lld, effective filter %lld, stride %lld)",
                               (long long)o, (long long)in, (long long)eff, (long long)s);
@@ -794,7 +800,9 @@ static gn_status conv_nd(ctx *c, int nsp, bool depthwise)
             return gn__shape_fail(c, "input depth %lld does not match the filter's input depth %lld", (long long)in_c,
                                   (long long)f_in);
         int64_t ic = in_c >= 0 ? in_c : f_in;
-        d[ci] = ic >= 0 && f_out >= 0 ? ic * f_out : -1;
+        d[ci] = -1;
+        if (ic >= 0 && f_out >= 0 && __builtin_mul_overflow(ic, f_out, &d[ci]))
+            return gn__shape_fail(c, "output depth overflows");
     } else {
         if (in_c >= 0 && f_in > 0 && in_c % f_in != 0)
             return gn__shape_fail(c, "input depth %lld is not a multiple of the filter's input depth %lld",
@@ -863,11 +871,15 @@ static gn_status sf_pool_v2(ctx *c)
 {
     NEED(c, 3, 1);
     const gn__partial_value *kv = VAL(c, 1), *sv = VAL(c, 2);
+    const gn__shape *x = IS(c, 0);
+    if (x->rank >= 0 && x->rank != 4) {
+        char s1[SB];
+        return gn__shape_fail(c, "input must be 4-dimensional, got %s", sstr(x, s1));
+    }
     if (!kv || !sv || kv->n != 4 || sv->n != 4) {
-        const gn__shape *x = IS(c, 0);
         int64_t d[4] = {-1, -1, -1, -1};
-        if (x->rank >= 0) d[0] = x->dims[0];
-        return set_dims(c, 0, x->rank == 4 || x->rank < 0 ? 4 : x->rank, d);
+        if (x->rank == 4) d[0] = x->dims[0];
+        return set_dims(c, 0, 4, d);
     }
     int64_t ks[4], ss[4];
     for (int i = 0; i < 4; i++) {
@@ -1234,7 +1246,7 @@ static gn_status sf_reshape(ctx *c)
     bool all_known = true;
     int64_t prod = 1;
     for (int32_t i = 0; i < r; i++) {
-        int64_t e;
+        int64_t e = 0;
         if (!vget(v, i, &e)) {
             d[i] = -1;
             all_known = false;
@@ -1316,7 +1328,7 @@ static gn_status sf_expand_dims(ctx *c)
     NEED(c, 2, 1);
     const gn__shape *x = IS(c, 0);
     if (x->rank < 0 || x->rank + 1 > MAXR) return GN_OK;
-    int64_t a;
+    int64_t a = 0;
     int64_t d[MAXR];
     if (!scalar_val(c, 1, &a)) {
         for (int32_t i = 0; i <= x->rank; i++) d[i] = -1;
@@ -1385,7 +1397,7 @@ static gn_status concat_impl(ctx *c, uint32_t first, uint32_t n, uint32_t axis_i
                                   sstr(IS(c, first + rfrom), s1), first + rfrom, sstr(s, s2), first + i);
         }
     }
-    int64_t axis;
+    int64_t axis = 0;
     bool axis_known = scalar_val(c, axis_in, &axis);
     if (r < 0) return GN_OK;
     if (r == 0) return gn__shape_fail(c, "cannot concatenate scalars");
@@ -1435,7 +1447,7 @@ static gn_status concat_impl(ctx *c, uint32_t first, uint32_t n, uint32_t axis_i
         const gn__partial_value *iv = VAL(c, first + i);
         int64_t len = s->dims[0];
         for (int64_t j = 0; j < len; j++) {
-            int64_t x;
+            int64_t x = 0;
             if (iv && iv->n == len && vget(iv, j, &x)) vset(v, pos + j, x);
         }
         pos += len;
@@ -1492,7 +1504,7 @@ static gn_status sf_pack(ctx *c)
     gn__partial_value *v = val_new(c, c->n_in, false);
     if (!v) return oom(c);
     for (uint32_t i = 0; i < c->n_in; i++) {
-        int64_t x;
+        int64_t x = 0;
         if (scalar_val(c, i, &x)) vset(v, i, x);
     }
     if (vany_known(v)) c->out[0].value = v;
@@ -1522,7 +1534,7 @@ static gn_status sf_unpack(ctx *c)
     const gn__partial_value *v = VAL(c, 0);
     if (v && x->rank == 1 && v->n == (int64_t)c->n_out) {
         for (uint32_t k = 0; k < c->n_out; k++) {
-            int64_t e;
+            int64_t e = 0;
             if (!vget(v, k, &e)) continue;
             gn__partial_value *s = val_new(c, 1, true);
             if (!s) return oom(c);
@@ -1559,7 +1571,7 @@ static gn_status sf_split(ctx *c)
 {
     NEED(c, 2, 1);
     const gn__shape *x = IS(c, 1);
-    int64_t axis;
+    int64_t axis = 0;
     bool ak = scalar_val(c, 0, &axis);
     int64_t num = attr_i(c, "num_split", (int64_t)c->n_out);
     if (num <= 0) return gn__shape_fail(c, "num_split must be positive");
@@ -1583,7 +1595,7 @@ static gn_status sf_split_v(ctx *c)
 {
     NEED(c, 3, 1);
     const gn__shape *x = IS(c, 0);
-    int64_t axis;
+    int64_t axis = 0;
     bool ak = scalar_val(c, 2, &axis);
     const gn__partial_value *sv = VAL(c, 1);
     uint32_t n = c->n_out < 1024 ? c->n_out : 1024;
@@ -1596,7 +1608,7 @@ static gn_status sf_split_v(ctx *c)
         bool all = true;
         int64_t sum = 0;
         for (uint32_t k = 0; k < n; k++) {
-            int64_t e;
+            int64_t e = 0;
             if (!vget(sv, k, &e)) {
                 all = false;
                 continue;
@@ -1608,7 +1620,7 @@ static gn_status sf_split_v(ctx *c)
             }
             if (e < -1) return gn__shape_fail(c, "size_splits entry %u is %lld", k, (long long)e);
             sizes[k] = e;
-            sum += e;
+            if (__builtin_add_overflow(sum, e, &sum)) return gn__shape_fail(c, "size_splits overflow");
         }
         if (all && dim >= 0) {
             if (wild >= 0) {
@@ -1654,7 +1666,7 @@ static gn_status sf_slice(ctx *c)
             continue;
         }
         if (s < -1) return gn__shape_fail(c, "size %lld for dimension %d", (long long)s, i);
-        if (bk[i] && dim >= 0 && b[i] + s > dim)
+        if (bk[i] && dim >= 0 && s > dim - b[i])
             return gn__shape_fail(c, "slice [%lld, %lld) out of range for dimension %d of size %lld", (long long)b[i],
                                   (long long)(b[i] + s), i, (long long)dim);
         d[i] = s;
@@ -1665,7 +1677,7 @@ static gn_status sf_slice(ctx *c)
         gn__partial_value *v = val_new(c, d[0], false);
         if (!v) return oom(c);
         for (int64_t j = 0; j < d[0]; j++) {
-            int64_t e;
+            int64_t e = 0;
             if (vget(xv, b[0] + j, &e)) vset(v, j, e);
         }
         c->out[0].value = v;
@@ -1769,7 +1781,7 @@ static gn_status sf_strided_slice(ctx *c)
             continue;
         }
         if (b_ok && e_ok) {
-            int64_t bb, ee;
+            int64_t bb = 0, ee = 0;
             if (dbm[i]) bb = s > 0 ? lo : hi;
             else {
                 int64_t xf = begin[i] < 0 ? dim + begin[i] : begin[i];
@@ -1813,7 +1825,7 @@ static gn_status sf_strided_slice(ctx *c)
     gn__partial_value *v = val_new(c, cnt, dsm[0]);
     if (!v) return oom(c);
     for (int64_t j = 0; j < cnt; j++) {
-        int64_t e;
+        int64_t e = 0;
         if (vget(xv, cb[0] + j * stride[0], &e)) vset(v, j, e);
     }
     c->out[0].value = v;
@@ -1840,7 +1852,8 @@ static gn_status sf_pad(ctx *c)
         if (!p || p->n != 2 * r || !vget(p, 2 * i, &a) || !vget(p, 2 * i + 1, &b)) continue;
         if (a < 0 || b < 0) return gn__shape_fail(c, "paddings must be non-negative, got %lld and %lld for dimension %d",
                                                   (long long)a, (long long)b, i);
-        if (dim >= 0) d[i] = dim + a + b;
+        if (dim >= 0 && (__builtin_add_overflow(dim, a, &d[i]) || __builtin_add_overflow(d[i], b, &d[i])))
+            return gn__shape_fail(c, "padded dimension %d overflows", i);
     }
     return set_dims_like(c, 0, r, d, x);
 }
@@ -1891,6 +1904,7 @@ static gn_status sf_range(ctx *c)
     int64_t st, li, de;
     if (!scalar_val(c, 0, &st) || !scalar_val(c, 1, &li) || !scalar_val(c, 2, &de)) return set_vector(c, 0, -1);
     if (de == 0) return gn__shape_fail(c, "delta must not be 0");
+    if (de == INT64_MIN) return set_vector(c, 0, -1);
     if (de > 0 && st > li) return gn__shape_fail(c, "start %lld > limit %lld with delta %lld > 0", (long long)st, (long long)li, (long long)de);
     if (de < 0 && st < li) return gn__shape_fail(c, "start %lld < limit %lld with delta %lld < 0", (long long)st, (long long)li, (long long)de);
     int64_t span, ad = de < 0 ? -de : de;
@@ -1910,7 +1924,7 @@ static gn_status sf_range(ctx *c)
 static gn_status sf_lin_space(ctx *c)
 {
     NEED(c, 3, 1);
-    int64_t n;
+    int64_t n = 0;
     return set_vector(c, 0, scalar_val(c, 2, &n) && n >= 0 ? n : -1);
 }
 
@@ -1986,7 +2000,7 @@ static gn_status sf_argmax(ctx *c)
     const gn__shape *x = IS(c, 0);
     if (x->rank < 0) return GN_OK;
     if (x->rank == 0) return gn__shape_fail(c, "input must have rank >= 1, got a scalar");
-    int64_t a;
+    int64_t a = 0;
     int64_t d[MAXR];
     int32_t r = 0;
     if (!scalar_val(c, 1, &a)) {
@@ -2038,7 +2052,7 @@ static gn_status gather_impl(ctx *c, const gn__shape *p, const gn__partial_value
     gn__partial_value *v = val_new(c, iv->n, ix->rank == 0);
     if (!v) return oom(c);
     for (int64_t j = 0; j < iv->n; j++) {
-        int64_t q, e;
+        int64_t q = 0, e = 0;
         if (vget(iv, j, &q) && q >= 0 && q < pv->n && vget(pv, q, &e)) vset(v, j, e);
     }
     if (vany_known(v)) c->out[0].value = v;
@@ -2048,7 +2062,7 @@ static gn_status gather_impl(ctx *c, const gn__shape *p, const gn__partial_value
 static gn_status sf_gather_v2(ctx *c)
 {
     NEED(c, 3, 1);
-    int64_t axis;
+    int64_t axis = 0;
     bool ak = scalar_val(c, 2, &axis);
     return gather_impl(c, IS(c, 0), VAL(c, 0), 1, ak, axis, attr_i(c, "batch_dims", 0));
 }
@@ -2186,7 +2200,7 @@ static gn_status topk_impl(ctx *c, bool k_known, int64_t k)
 static gn_status sf_topk_v2(ctx *c)
 {
     NEED(c, 2, 1);
-    int64_t k;
+    int64_t k = -1;
     bool kk = scalar_val(c, 1, &k);
     return topk_impl(c, kk, k);
 }
@@ -2194,7 +2208,7 @@ static gn_status sf_topk_v2(ctx *c)
 static gn_status sf_topk(ctx *c)
 {
     NEED(c, 1, 1);
-    int64_t k;
+    int64_t k = -1;
     bool kk = gn__attr_get_int(c->g, c->node, "k", &k);
     return topk_impl(c, kk, k);
 }
@@ -2212,7 +2226,7 @@ static gn_status sf_resize(ctx *c)
         d[0] = x->dims[0];
         d[3] = x->dims[3];
     }
-    int64_t h, w;
+    int64_t h = 0, w = 0;
     if (vget(sz, 0, &h)) d[1] = h;
     if (vget(sz, 1, &w)) d[2] = w;
     if (d[1] < -1 || d[2] < -1) return gn__shape_fail(c, "size must be non-negative");
@@ -2228,6 +2242,7 @@ static gn_status depth_space(ctx *c, bool to_depth)
     if (x->rank != 4) return gn__shape_fail(c, "input must be 4-dimensional, got %s", sstr(x, s1));
     int64_t b = attr_i(c, "block_size", 0);
     if (b < 2) return gn__shape_fail(c, "block_size must be > 1, got %lld", (long long)b);
+    if (b > ((int64_t)1 << 20)) return gn__shape_fail(c, "block_size %lld is too large", (long long)b);
     bool cf = channels_first(c);
     int32_t hi = cf ? 2 : 1, wi = cf ? 3 : 2, ci = cf ? 1 : 3;
     int64_t d[4];
@@ -2240,14 +2255,15 @@ static gn_status depth_space(ctx *c, bool to_depth)
                                       (long long)d[i], (long long)b);
             if (d[i] >= 0) d[i] /= b;
         }
-        if (d[ci] >= 0) d[ci] *= b * b;
+        if (d[ci] >= 0 && __builtin_mul_overflow(d[ci], b * b, &d[ci])) return gn__shape_fail(c, "depth overflows");
     } else {
         if (d[ci] >= 0 && d[ci] % (b * b) != 0)
             return gn__shape_fail(c, "depth %lld is not divisible by block_size^2 = %lld", (long long)d[ci],
                                   (long long)(b * b));
         if (d[ci] >= 0) d[ci] /= b * b;
-        if (d[hi] >= 0) d[hi] *= b;
-        if (d[wi] >= 0) d[wi] *= b;
+        if ((d[hi] >= 0 && __builtin_mul_overflow(d[hi], b, &d[hi])) ||
+            (d[wi] >= 0 && __builtin_mul_overflow(d[wi], b, &d[wi])))
+            return gn__shape_fail(c, "dimension overflows");
     }
     return set_dims(c, 0, 4, d);
 }
@@ -2339,7 +2355,7 @@ static gn_status sf_data_format_vec_permute(ctx *c)
     if (!o) return oom(c);
     for (int64_t j = 0; j < v->n; j++) {
         const char *p = strchr(s2, d2[j]);
-        int64_t e;
+        int64_t e = 0;
         if (p && vget(v, p - s2, &e)) vset(o, j, e);
     }
     c->out[0].value = o;
@@ -2358,13 +2374,118 @@ static gn_status sf_data_format_dim_map(ctx *c)
     gn__partial_value *o = val_new(c, v->n, v->shape.rank == 0);
     if (!o) return oom(c);
     for (int64_t j = 0; j < v->n; j++) {
-        int64_t e;
+        int64_t e = 0;
         if (!vget(v, j, &e) || e < -n || e >= n) continue;
         if (e < 0) e += n;
         const char *p = strchr(dst, src[e]);
         if (p) vset(o, j, p - dst);
     }
     c->out[0].value = o;
+    return GN_OK;
+}
+
+/* SpaceToBatchND (paddings) and BatchToSpaceND (crops): the dilated
+ * convolution idiom; block shape and pads from inputs 1 and 2, or for the v1
+ * ops from block_size and input 1 */
+static gn_status space_batch(ctx *c, bool to_batch, bool v1)
+{
+    NEED(c, v1 ? 2 : 3, 1);
+    const gn__shape *x = IS(c, 0);
+    const gn__partial_value *bv = v1 ? NULL : VAL(c, 1), *pv = VAL(c, v1 ? 1 : 2);
+    int64_t m = -1, bs[MAXR];
+    if (v1) {
+        m = 2;
+        bs[0] = bs[1] = attr_i(c, "block_size", -1);
+    } else if (bv && bv->n <= MAXR) {
+        m = bv->n;
+        for (int64_t i = 0; i < m; i++)
+            if (!vget(bv, i, &bs[i])) bs[i] = -1;
+    } else if (IS(c, 1)->rank == 1) {
+        m = IS(c, 1)->dims[0];
+        for (int64_t i = 0; i < m && i < MAXR; i++) bs[i] = -1;
+    }
+    if (x->rank < 0) return GN_OK;
+    if (m < 0 || m + 1 > x->rank) {
+        int64_t d[MAXR];
+        for (int32_t i = 0; i < x->rank; i++) d[i] = m < 0 ? -1 : i > m ? x->dims[i] : -1;
+        return set_dims(c, 0, x->rank, d);
+    }
+    int64_t d[MAXR];
+    memcpy(d, x->dims, (size_t)x->rank * sizeof *d);
+    int64_t prod = 1;
+    for (int64_t i = 0; i < m; i++) {
+        if (bs[i] == 0 || bs[i] < -1) return gn__shape_fail(c, "block shape entries must be positive, got %lld", (long long)bs[i]);
+        if (bs[i] < 0 || prod < 0) prod = -1;
+        else if (__builtin_mul_overflow(prod, bs[i], &prod)) return gn__shape_fail(c, "block shape overflows");
+        int64_t a = 0, b = 0;
+        bool pk = pv && pv->n == 2 * m && vget(pv, 2 * i, &a) && vget(pv, 2 * i + 1, &b);
+        int64_t in = x->dims[i + 1];
+        if (!pk || in < 0 || bs[i] < 0) {
+            d[i + 1] = -1;
+            continue;
+        }
+        if (a < 0 || b < 0) return gn__shape_fail(c, "%s must be non-negative", to_batch ? "paddings" : "crops");
+        if (to_batch) {
+            int64_t p;
+            if (__builtin_add_overflow(in, a, &p) || __builtin_add_overflow(p, b, &p))
+                return gn__shape_fail(c, "padded dimension overflows");
+            if (p % bs[i] != 0)
+                return gn__shape_fail(c, "padded dimension %lld (size %lld) is not divisible by block size %lld",
+                                      (long long)(i + 1), (long long)p, (long long)bs[i]);
+            d[i + 1] = p / bs[i];
+        } else {
+            int64_t p;
+            if (__builtin_mul_overflow(in, bs[i], &p) || __builtin_sub_overflow(p, a, &p) ||
+                __builtin_sub_overflow(p, b, &p))
+                return gn__shape_fail(c, "dimension overflows");
+            if (p < 0) return gn__shape_fail(c, "crops are larger than dimension %lld", (long long)(i + 1));
+            d[i + 1] = p;
+        }
+    }
+    if (x->dims[0] >= 0 && prod > 0) {
+        if (to_batch) {
+            if (__builtin_mul_overflow(x->dims[0], prod, &d[0])) return gn__shape_fail(c, "batch overflows");
+        } else {
+            if (x->dims[0] % prod != 0)
+                return gn__shape_fail(c, "batch %lld is not divisible by the block size product %lld",
+                                      (long long)x->dims[0], (long long)prod);
+            d[0] = x->dims[0] / prod;
+        }
+    } else {
+        d[0] = -1;
+    }
+    return set_dims(c, 0, x->rank, d);
+}
+
+static gn_status sf_space_to_batch_nd(ctx *c) { return space_batch(c, true, false); }
+static gn_status sf_batch_to_space_nd(ctx *c) { return space_batch(c, false, false); }
+static gn_status sf_space_to_batch(ctx *c) { return space_batch(c, true, true); }
+static gn_status sf_batch_to_space(ctx *c) { return space_batch(c, false, true); }
+
+/* output 0 has input i's shape */
+static gn_status like_input(ctx *c, uint32_t i)
+{
+    NEED(c, i + 1, 1);
+    c->out[0].shape = *IS(c, i);
+    return GN_OK;
+}
+static gn_status sf_like_input1(ctx *c) { return like_input(c, 1); }
+
+static gn_status sf_fused_batch_norm_grad(ctx *c)
+{
+    NEED(c, 3, 1);
+    int64_t d[MAXR];
+    int32_t r;
+    if (merge_dims(IS(c, 0), IS(c, 1), d, &r)) {
+        char s1[SB], s2[SB];
+        return gn__shape_fail(c, "y_backprop %s and x %s must have the same shape", sstr(IS(c, 0), s1), sstr(IS(c, 1), s2));
+    }
+    GN_TRY(set_dims_like(c, 0, r, d, IS(c, 1)));
+    const gn__shape *sc = IS(c, 2);
+    int64_t ch = sc->rank == 1 ? sc->dims[0] : -1;
+    if (ch < 0 && r >= 2) ch = d[channels_first(c) ? 1 : r - 1];
+    for (uint32_t k = 1; k < c->n_out && k < 3; k++) GN_TRY(set_vector(c, k, ch));
+    for (uint32_t k = 3; k < c->n_out && k < 5; k++) GN_TRY(set_vector(c, k, 0));
     return GN_OK;
 }
 
@@ -2558,10 +2679,13 @@ static const shape_fn_entry shape_fns[] = {
     {"AudioSpectrogram", sf_audio_spectrogram},
     {"AvgPool", sf_pool},
     {"AvgPool3D", sf_pool3d},
+    {"AvgPool3DGrad", sf_shape_input0},
     {"AvgPoolGrad", sf_shape_input0},
     {"BatchMatMul", sf_batch_matmul},
     {"BatchMatMulV2", sf_batch_matmul_v2},
     {"BatchMatMulV3", sf_batch_matmul_v2},
+    {"BatchToSpace", sf_batch_to_space},
+    {"BatchToSpaceND", sf_batch_to_space_nd},
     {"BesselI0e", UNARY},
     {"BesselI1e", UNARY},
     {"BiasAdd", sf_bias_add},
@@ -2589,9 +2713,13 @@ static const shape_fn_entry shape_fns[] = {
     {"Const", sf_const},
     {"Conv2D", sf_conv2d},
     {"Conv2DBackpropFilter", sf_shape_input1},
+    {"Conv2DBackpropFilterV2", sf_like_input1},
     {"Conv2DBackpropInput", sf_conv2d_backprop_input},
+    {"Conv2DBackpropInputV2", UNARY},
     {"Conv3D", sf_conv3d},
+    {"Conv3DBackpropFilter", sf_like_input1},
     {"Conv3DBackpropFilterV2", sf_shape_input1},
+    {"Conv3DBackpropInput", UNARY},
     {"Conv3DBackpropInputV2", sf_shape_input0},
     {"Cos", UNARY},
     {"Cosh", UNARY},
@@ -2600,6 +2728,8 @@ static const shape_fn_entry shape_fns[] = {
     {"CumulativeLogsumexp", UNARY},
     {"DataFormatDimMap", sf_data_format_dim_map},
     {"DataFormatVecPermute", sf_data_format_vec_permute},
+    {"DebugGradientIdentity", sf_identity},
+    {"DebugGradientRefIdentity", sf_identity},
     {"DebugIdentity", sf_identity},
     {"DebugIdentityV2", sf_identity},
     {"DebugIdentityV3", sf_identity},
@@ -2636,6 +2766,9 @@ static const shape_fn_entry shape_fns[] = {
     {"FloorDiv", sf_floordiv},
     {"FloorMod", sf_floormod},
     {"FusedBatchNorm", sf_fused_batch_norm},
+    {"FusedBatchNormGrad", sf_fused_batch_norm_grad},
+    {"FusedBatchNormGradV2", sf_fused_batch_norm_grad},
+    {"FusedBatchNormGradV3", sf_fused_batch_norm_grad},
     {"FusedBatchNormV2", sf_fused_batch_norm},
     {"FusedBatchNormV3", sf_fused_batch_norm},
     {"Gather", sf_gather},
@@ -2643,12 +2776,14 @@ static const shape_fn_entry shape_fns[] = {
     {"GatherV2", sf_gather_v2},
     {"Greater", BCAST},
     {"GreaterEqual", BCAST},
+    {"GuaranteeConst", sf_identity},
     {"HostConst", sf_const},
     {"Identity", sf_identity},
     {"IdentityN", sf_identity},
     {"Igamma", BCAST},
     {"Igammac", BCAST},
     {"Imag", UNARY},
+    {"ImmutableConst", sf_variable},
     {"Inv", UNARY},
     {"InvGrad", UNARY},
     {"Invert", UNARY},
@@ -2677,7 +2812,12 @@ static const shape_fn_entry shape_fns[] = {
     {"Max", sf_max},
     {"MaxPool", sf_pool},
     {"MaxPool3D", sf_pool3d},
+    {"MaxPool3DGrad", UNARY},
+    {"MaxPool3DGradGrad", sf_like_input1},
     {"MaxPoolGrad", UNARY},
+    {"MaxPoolGradGrad", sf_like_input1},
+    {"MaxPoolGradGradV2", sf_like_input1},
+    {"MaxPoolGradV2", UNARY},
     {"MaxPoolV2", sf_pool_v2},
     {"MaxPoolWithArgmax", sf_pool},
     {"Maximum", sf_maximum},
@@ -2738,8 +2878,10 @@ static const shape_fn_entry shape_fns[] = {
     {"ResizeBicubic", sf_resize},
     {"ResizeBilinear", sf_resize},
     {"ResizeNearestNeighbor", sf_resize},
+    {"ResizeNearestNeighborGrad", sf_resize},
     {"ResourceGather", sf_resource_gather},
     {"Reverse", UNARY},
+    {"ReverseSequence", UNARY},
     {"ReverseV2", UNARY},
     {"RightShift", BCAST},
     {"Rint", UNARY},
@@ -2768,6 +2910,8 @@ static const shape_fn_entry shape_fns[] = {
     {"SoftplusGrad", UNARY},
     {"Softsign", UNARY},
     {"SoftsignGrad", UNARY},
+    {"SpaceToBatch", sf_space_to_batch},
+    {"SpaceToBatchND", sf_space_to_batch_nd},
     {"SpaceToDepth", sf_space_to_depth},
     {"SparseSoftmaxCrossEntropyWithLogits", sf_sparse_softmax_xent},
     {"SparseToDense", sf_shape_input1},
@@ -2791,6 +2935,7 @@ static const shape_fn_entry shape_fns[] = {
     {"StaticRegexReplace", UNARY},
     {"StopGradient", sf_identity},
     {"StridedSlice", sf_strided_slice},
+    {"StridedSliceGrad", sf_shape_input0},
     {"StringLower", UNARY},
     {"StringStrip", UNARY},
     {"StringToHashBucket", UNARY},
@@ -2857,11 +3002,13 @@ static const shape_fn_entry shape_fns[] = {
     {"Zeta", BCAST},
     {"_Arg", NULL},
     {"_FusedBatchNormEx", sf_fused_batch_norm},
+    {"_FusedBatchNormGradEx", sf_fused_batch_norm_grad},
     {"_FusedConv2D", sf_conv2d},
     {"_FusedDepthwiseConv2dNative", sf_depthwise},
     {"_FusedMatMul", sf_matmul},
     {"_HostConst", sf_const},
     {"_SwitchN", sf_switch},
+    {"_UnaryOpsComposition", UNARY},
 };
 
 gn__shape_fn gn__shape_fn_for(const char *op)
