@@ -10,14 +10,19 @@
  *   write     gn_graph_serialize (binary): IR back to GraphDef bytes in memory
  *   save      only with --save: gn_graph_save to PATH (atomic write to disk),
  *             reported on its own and not part of total
- * total is load + validate + shapes + write. With REPEAT > 1 the whole
+ * total is load + validate + shapes + write; cpu_ms is the process CPU time
+ * over the same span (close to total on an idle machine; lower when other
+ * processes compete for the cores) and faults the minor page faults in it
+ * (first touches of fresh memory). With REPEAT > 1 the whole
  * sequence runs REPEAT times (graph freed in between) and the run with the
  * lowest total is reported. Peak RSS (getrusage ru_maxrss) is for the whole
  * process, so run one file per process to attribute it.
  *
  * Prints one line:
  *   file=F nodes=N bytes=B load_ms=.. validate_ms=.. shapes_ms=.. write_ms=..
- *   total_ms=.. ns_per_node=.. peak_rss_mb=.. out_bytes=.. out_shape=[..]
+ *   total_ms=.. cpu_ms=.. ns_per_node=.. faults=.. peak_rss_mb=.. rss_loaded_mb=..
+ *   rss_inferred_mb=..
+ *   out_bytes=.. out_shape=[..]
  *   [save_ms=..]
  * Exits 1, naming the phase and grapnel's message, when a phase fails. */
 #include <stdint.h>
@@ -27,6 +32,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "grapnel/grapnel.h"
 
@@ -37,13 +43,44 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* CPU time of the process: unlike wall time, not inflated when other
+ * processes share the cores. */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static long minor_faults(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+}
+
 enum { P_LOAD, P_VALIDATE, P_SHAPES, P_WRITE, P_SAVE, P_COUNT };
+
+/* Resident set size now, in MB (Linux /proc/self/statm); -1 when unknown. */
+static double rss_now_mb(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return -1.0;
+    unsigned long long size = 0, resident = 0;
+    int ok = fscanf(f, "%llu %llu", &size, &resident) == 2;
+    fclose(f);
+    if (!ok) return -1.0;
+    return (double)resident * (double)sysconf(_SC_PAGESIZE) / 1048576.0;
+}
 
 typedef struct run {
     double ms[P_COUNT];
     double total;
+    double cpu;        /* CPU ms over the four phases */
+    long faults;       /* minor page faults over the four phases */
     size_t nodes;
     size_t out_bytes;
+    double rss_loaded, rss_inferred; /* MB resident after load, after shape inference */
     char out_shape[160];
 } run;
 
@@ -85,6 +122,8 @@ static int one_run(const char *file, const char *save_path, run *r)
     gn_load_options_init(&lo);
     lo.validate = 0;
     gn_graph *g = NULL;
+    double c0 = cpu_ms();
+    long f0 = minor_faults();
 
     double t0 = now_ms();
     gn_status s = gn_graph_load(file, &lo, &g);
@@ -92,6 +131,7 @@ static int one_run(const char *file, const char *save_path, run *r)
     if (s != GN_OK) return fail(file, "load", s, g);
     r->ms[P_LOAD] = t1 - t0;
     r->nodes = gn_graph_node_count(g);
+    r->rss_loaded = rss_now_mb();
 
     t0 = now_ms();
     s = gn_graph_validate(g);
@@ -104,6 +144,7 @@ static int one_run(const char *file, const char *save_path, run *r)
     t1 = now_ms();
     if (s != GN_OK) return fail(file, "shape inference", s, g);
     r->ms[P_SHAPES] = t1 - t0;
+    r->rss_inferred = rss_now_mb();
     last_shape(g, r->nodes, r->out_shape, sizeof r->out_shape);
 
     void *data = NULL;
@@ -115,6 +156,8 @@ static int one_run(const char *file, const char *save_path, run *r)
     r->ms[P_WRITE] = t1 - t0;
     r->out_bytes = size;
     gn_free(data);
+    r->cpu = cpu_ms() - c0;
+    r->faults = minor_faults() - f0;
 
     if (save_path) {
         t0 = now_ms();
@@ -168,9 +211,11 @@ int main(int argc, char **argv)
     double rss_mb = (double)ru.ru_maxrss / 1024.0; /* Linux: kilobytes */
     double ns_per_node = best.nodes ? best.total * 1e6 / (double)best.nodes : 0.0;
     printf("file=%s nodes=%zu bytes=%lld load_ms=%.1f validate_ms=%.1f shapes_ms=%.1f write_ms=%.1f "
-           "total_ms=%.1f ns_per_node=%.0f peak_rss_mb=%.1f out_bytes=%zu out_shape=%s",
+           "total_ms=%.1f cpu_ms=%.1f ns_per_node=%.0f faults=%ld peak_rss_mb=%.1f rss_loaded_mb=%.1f rss_inferred_mb=%.1f out_bytes=%zu "
+           "out_shape=%s",
            file, best.nodes, (long long)st.st_size, best.ms[P_LOAD], best.ms[P_VALIDATE], best.ms[P_SHAPES],
-           best.ms[P_WRITE], best.total, ns_per_node, rss_mb, best.out_bytes, best.out_shape);
+           best.ms[P_WRITE], best.total, best.cpu, ns_per_node, best.faults, rss_mb, best.rss_loaded, best.rss_inferred, best.out_bytes,
+           best.out_shape);
     if (save_path) printf(" save_ms=%.1f", best.ms[P_SAVE]);
     printf("\n");
     return 0;

@@ -6,6 +6,7 @@
 #include "grapnel/status.h"
 #include "grapnel/graph.h"
 #include "grapnel/inspect.h"
+#include "grapnel/runtime.h"
 
 #define GN_VERSION_MAJOR 0
 #define GN_VERSION_MINOR 1

@@ -19,6 +19,20 @@ typedef struct command {
 
 static const command *find_command(const char *name);
 
+/* src/cli/cmd_run.c */
+int gn_cli_run(int argc, char **argv);
+int gn_cli_verify(int argc, char **argv);
+/* src/cli/cmd_optimize.c */
+int gn_cli_optimize(int argc, char **argv);
+int gn_cli_verify_bisect(int argc, char **argv);
+
+static int cmd_verify(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--bisect") == 0) return gn_cli_verify_bisect(argc, argv);
+    return gn_cli_verify(argc, argv);
+}
+
 /* ---- common option parsing ---------------------------------------------------------- */
 typedef struct common_opts {
     const char *tags;
@@ -248,6 +262,48 @@ static const command commands[] = {
      "usage: grapnel dot MODEL [-o OUT.dot] [--tag TAGS]\n"
      "  Writes to standard output unless -o is given.\n" MODEL_OPTS,
      cmd_dot},
+    {"run", "run a graph on the CPU: feeds from .npy, fetches printed or written to .npy",
+     "usage: grapnel run MODEL [--feed NAME=FILE.npy ...] [--fetch NAME[=FILE.npy] ...]\n"
+     "                   [--seed S] [--dim N] [--shape NAME=DIMS ...] [--tag TAGS]\n"
+     "  NAME is a tensor, 'node' or 'node:k'. Feeding any tensor cuts the graph there.\n"
+     "  --feed NAME=FILE.npy   feed a tensor from a .npy file\n"
+     "  --fetch NAME[=FILE]    fetch a tensor: print it (numpy style) or write it as .npy;\n"
+     "                         default: the graph's outputs (nodes whose outputs nothing consumes)\n"
+     "  --seed S               seed of the random feeds and of random ops (default 0)\n"
+     "  --dim N                size of unknown placeholder dimensions in random feeds (default 1)\n"
+     "  --shape NAME=DIMS      shape of a random feed, e.g. x=2x784 (for placeholders without one);\n"
+     "                         an empty DIMS (x=) or 'scalar' makes a scalar\n"
+     "  --tag TAGS             SavedModel: the MetaGraphDef with this tag set\n"
+     "  --backend NAME         cpu (default) or cuda\n"
+     "  Placeholders not fed get random values: floats uniform in [-1, 1), integers in [0, 10).\n",
+     gn_cli_run},
+    {"verify", "run two graphs on the same inputs and compare their outputs",
+     "usage: grapnel verify A B [--feed NAME=FILE.npy ...] [--fetch NAME ...] [--seed S] [--dim N]\n"
+     "                      [--shape NAME=DIMS ...] [--tol X] [--tag TAGS]\n"
+     "  Runs A and B on the same feeds (random ones are made once) with random ops seeded\n"
+     "  alike, and prints, per fetch, the max absolute error and the relative L2 error of B\n"
+     "  against A. Fetches default to A's outputs.\n"
+     "  --tol X                relative L2 tolerance (default by dtype: float32 1e-5, float16 1e-2;\n"
+     "                         against an all-zero reference the absolute L2 error is used)\n"
+     "  exit status: 0 all fetches match; 1 a fetch differs (integer and bool fetches must be\n"
+     "  equal, NaNs in the same places) or either graph fails to run; 2 usage error\n"
+     "  --bisect [--options TEXT|@FILE]  re-run the optimizer on A pass by pass and name the\n"
+     "                         first pass whose output disagrees with A (B is not used)\n",
+     cmd_verify},
+    {"optimize", "rewrite a model with the optimizer passes (Grappler's pipeline)",
+     "usage: grapnel optimize IN -o OUT [--options TEXT|@FILE] [--fetch NAME ...] [--feed NAME ...]\n"
+     "                        [--report text|json] [--report-file FILE] [--dump-dir DIR] [--verify]\n"
+     "       grapnel optimize --list-passes\n"
+     "  --options TEXT|@FILE  TensorFlow's optimizer dictionary, e.g. \"{'constant_folding': True}\",\n"
+     "                        or key=value,...; @FILE: that text or a RewriterConfig (binary or text).\n"
+     "                        GRAPNEL_OPTIONS in the environment is applied first\n"
+     "  --fetch NAME          a tensor that must be computed (preserved); repeatable\n"
+     "  --feed NAME           a tensor supplied at run time (preserved); repeatable\n"
+     "  --report text|json    print the report (to --report-file FILE when given)\n"
+     "  --dump-dir DIR        write the graph after every pass as NNNN_itK_<pass>.pbtxt\n"
+     "  --verify              run input and result on the same random inputs; fail when they disagree\n"
+     "  --list-passes         every pass with its option key and pattern ids\n",
+     gn_cli_optimize},
 };
 
 static const command *find_command(const char *name)

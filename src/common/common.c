@@ -293,19 +293,32 @@ void gn__pb_buffer_init(gn__pb_buffer *pb, gn__buf *b)
     pb->buf = b;
 }
 
-/* ---- hashing (FNV-1a 64, then a final mix) -------------------------------------- */
-uint64_t gn__hash_bytes(const void *p, size_t n)
+/* ---- hashing: 8 bytes at a time, multiply-xorshift mixing ------------------------- */
+static inline uint64_t mix64(uint64_t h)
 {
-    const unsigned char *s = p;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ull;
-    }
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
     return h;
+}
+
+uint64_t gn__hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)n * 0x100000001b3ull);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ mix64(w)) * 0x9e3779b97f4a7c15ull;
+        s += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    for (size_t i = 0; i < n; i++) w |= (uint64_t)s[i] << (8 * i);
+    h = (h ^ mix64(w ^ 0x5bd1e995u)) * 0x9e3779b97f4a7c15ull;
+    return mix64(h);
 }
 
 /* ---- files ------------------------------------------------------------------- */

@@ -159,6 +159,7 @@ void gn_graph_free(gn_graph *g)
     free(g->nodes);
     free(g->node_of_name);
     free(g->fn_of_name);
+    free(g->opdef_cache);
     free(g->names.str);
     free(g->names.len);
     free(g->names.slots);
@@ -201,10 +202,20 @@ gn_id gn__graph_find_n(const gn_graph *g, const char *name, size_t n)
 gn_id gn__graph_find(const gn_graph *g, const char *name) { return gn__graph_find_n(g, name, strlen(name)); }
 
 /* ---- nodes ------------------------------------------------------------------- */
-static int32_t resolve_opdef(const gn_graph *g, uint32_t op)
+/* Registry index of an op name, cached per interned id (-2: not looked up). */
+static int32_t resolve_opdef(gn_graph *g, uint32_t op)
 {
-    (void)g;
-    return gn__op_find(gn__str(g, op), gn__strlen(g, op));
+    if (op >= g->opdef_cache_cap) {
+        uint32_t ncap = g->opdef_cache_cap ? g->opdef_cache_cap : 256;
+        while (ncap <= op) ncap *= 2;
+        int32_t *p = realloc(g->opdef_cache, (size_t)ncap * sizeof *p);
+        if (!p) return gn__op_find(gn__str(g, op), gn__strlen(g, op));
+        for (uint32_t i = g->opdef_cache_cap; i < ncap; i++) p[i] = -2;
+        g->opdef_cache = p;
+        g->opdef_cache_cap = ncap;
+    }
+    if (g->opdef_cache[op] == -2) g->opdef_cache[op] = gn__op_find(gn__str(g, op), gn__strlen(g, op));
+    return g->opdef_cache[op];
 }
 
 gn_status gn__node_add_interned(gn_graph *g, uint32_t name, uint32_t op, gn_id *out)

@@ -150,6 +150,8 @@ struct gn_graph {
                                  itself for the top level, the owner for a body */
     int32_t *fn_of_name;      /* top level: interned id -> function index, -1 */
     uint32_t fn_of_name_cap;
+    int32_t *opdef_cache;     /* interned op id -> registry index (-2: not looked up) */
+    uint32_t opdef_cache_cap;
 
     /* Inferred output dtypes and shapes (src/ops/shape.h), NULL until
      * gn_graph_infer_shapes; dropped by any mutation. */

@@ -1,0 +1,376 @@
+/* grapnel optimize, and grapnel verify --bisect. Public API only. */
+#include <dirent.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "grapnel/grapnel.h"
+#include "grapnel/optimizer.h"
+#include "grapnel/options.h"
+
+int gn_cli_optimize(int argc, char **argv);
+int gn_cli_verify_bisect(int argc, char **argv);
+int gn_cli_verify(int argc, char **argv);
+
+#define EXIT_USAGE 2
+
+static const char optimize_usage[] = "(see grapnel optimize --help)\n";
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap + 1);
+    size_t r;
+    while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n == cap) {
+            char *nb = realloc(b, cap * 2 + 1);
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (b) b[n] = 0;
+    if (len) *len = n;
+    return b;
+}
+
+/* Applies --options TEXT or @FILE to o; prints the error. */
+static int apply_options(gn_options *o, const char *arg)
+{
+    char err[2048] = "";
+    gn_status s;
+    if (arg[0] == '@') {
+        size_t n;
+        char *text = read_all(arg + 1, &n);
+        if (!text) {
+            fprintf(stderr, "grapnel: %s: %s\n", arg + 1, strerror(errno));
+            return 1;
+        }
+        /* a dictionary or key=value text, else a RewriterConfig */
+        const char *p = text;
+        while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') p++;
+        bool dict_like = *p == '{' || (strchr(text, '=') && !strchr(text, ':'));
+        s = dict_like ? gn_options_parse(o, text, err, sizeof err)
+                      : gn_options_from_rewriter_config(o, text, n, err, sizeof err);
+        free(text);
+        if (s != GN_OK) {
+            fprintf(stderr, "grapnel: %s: %s\n", arg + 1, err);
+            return 1;
+        }
+        return 0;
+    }
+    s = gn_options_parse(o, arg, err, sizeof err);
+    if (s != GN_OK) {
+        fprintf(stderr, "grapnel: --options: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct opt_args {
+    const char *in, *out, *options, *report, *report_file, *dump_dir, *tags;
+    const char **fetches, **feeds;
+    int n_fetches, n_feeds;
+    int verify, list;
+} opt_args;
+
+static int parse_args(int argc, char **argv, opt_args *a)
+{
+    a->fetches = calloc((size_t)argc, sizeof *a->fetches);
+    a->feeds = calloc((size_t)argc, sizeof *a->feeds);
+    if (!a->fetches || !a->feeds) return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+#define NEED_VALUE                                                                   \
+    if (i + 1 >= argc) {                                                             \
+        fprintf(stderr, "grapnel optimize: %s needs a value\n%s", s, optimize_usage); \
+        return EXIT_USAGE;                                                           \
+    }
+        if (strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) {
+            NEED_VALUE a->out = argv[++i];
+        } else if (strcmp(s, "--options") == 0) {
+            NEED_VALUE a->options = argv[++i];
+        } else if (strcmp(s, "--fetch") == 0) {
+            NEED_VALUE a->fetches[a->n_fetches++] = argv[++i];
+        } else if (strcmp(s, "--feed") == 0) {
+            NEED_VALUE a->feeds[a->n_feeds++] = argv[++i];
+        } else if (strcmp(s, "--report") == 0) {
+            NEED_VALUE a->report = argv[++i];
+            if (strcmp(a->report, "text") != 0 && strcmp(a->report, "json") != 0) {
+                fprintf(stderr, "grapnel optimize: --report: '%s' is not one of text, json\n", a->report);
+                return EXIT_USAGE;
+            }
+        } else if (strcmp(s, "--report-file") == 0) {
+            NEED_VALUE a->report_file = argv[++i];
+        } else if (strcmp(s, "--dump-dir") == 0) {
+            NEED_VALUE a->dump_dir = argv[++i];
+        } else if (strcmp(s, "--tag") == 0 || strcmp(s, "--tags") == 0) {
+            NEED_VALUE a->tags = argv[++i];
+        } else if (strcmp(s, "--verify") == 0) {
+            a->verify = 1;
+        } else if (strcmp(s, "--list-passes") == 0) {
+            a->list = 1;
+        } else if (s[0] == '-' && s[1]) {
+            fprintf(stderr, "grapnel optimize: unknown option '%s'\n%s", s, optimize_usage);
+            return EXIT_USAGE;
+        } else if (!a->in) {
+            a->in = s;
+        } else {
+            fprintf(stderr, "grapnel optimize: unexpected argument '%s'\n%s", s, optimize_usage);
+            return EXIT_USAGE;
+        }
+#undef NEED_VALUE
+    }
+    return 0;
+}
+
+static int load_options(gn_options *o, const char *arg)
+{
+    gn_options_init(o);
+    const char *env = getenv("GRAPNEL_OPTIONS");
+    if (env && env[0]) {
+        char err[2048];
+        if (gn_options_parse(o, env, err, sizeof err) != GN_OK) {
+            fprintf(stderr, "grapnel: GRAPNEL_OPTIONS: %s\n", err);
+            return 1;
+        }
+    }
+    return arg ? apply_options(o, arg) : 0;
+}
+
+static int write_text_to(const char *path, const char *text)
+{
+    if (!path) {
+        fputs(text, stdout);
+        return 0;
+    }
+    FILE *f = fopen(path, "wb");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "grapnel: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+static gn_format out_format(const char *out)
+{
+    size_t n = strlen(out);
+    if (n >= 6 && strcmp(out + n - 6, ".pbtxt") == 0) return GN_FORMAT_TEXT;
+    return GN_FORMAT_BINARY;
+}
+
+int gn_cli_optimize(int argc, char **argv)
+{
+    opt_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc) goto out;
+    if (a.list) {
+        char *text = NULL;
+        if (gn_optimizer_list_passes(&text) != GN_OK) rc = 1;
+        else fputs(text, stdout);
+        gn_free(text);
+        goto out;
+    }
+    if (!a.in || !a.out) {
+        fprintf(stderr, "grapnel optimize: IN and -o OUT are required\n%s", optimize_usage);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    gn_options o;
+    if (load_options(&o, a.options)) {
+        rc = 1;
+        goto out;
+    }
+    gn_load_options lo;
+    gn_load_options_init(&lo);
+    lo.tags = a.tags;
+    gn_graph *g = NULL;
+    if (gn_graph_load(a.in, &lo, &g) != GN_OK) {
+        fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
+        gn_graph_free(g);
+        rc = 1;
+        goto out;
+    }
+    gn_optimize_params p;
+    gn_optimize_params_init(&p);
+    p.fetches = a.fetches;
+    p.n_fetches = (size_t)a.n_fetches;
+    p.feeds = a.feeds;
+    p.n_feeds = (size_t)a.n_feeds;
+    p.dump_dir = a.dump_dir;
+    gn_report *r = NULL;
+    gn_status s = gn_optimize(g, &o, &p, &r);
+    if (r && (a.report || a.report_file)) {
+        char *text = NULL;
+        bool json = a.report && strcmp(a.report, "json") == 0;
+        if ((json ? gn_report_to_json(r, &text) : gn_report_to_text(r, &text)) == GN_OK)
+            rc |= write_text_to(a.report_file, text);
+        gn_free(text);
+    }
+    gn_report_free(r);
+    if (s != GN_OK) {
+        fprintf(stderr, "grapnel: %s: %s\n", a.in, gn_graph_errmsg(g));
+        gn_graph_free(g);
+        rc = 1;
+        goto out;
+    }
+    if (gn_graph_save(g, a.out, out_format(a.out)) != GN_OK) {
+        fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
+        rc = 1;
+    }
+    gn_graph_free(g);
+    if (!rc && a.verify) {
+        /* grapnel verify IN OUT [--fetch ...] */
+        char **vargv = calloc((size_t)(2 * a.n_fetches + 2 * a.n_feeds + 8), sizeof *vargv);
+        if (!vargv) {
+            rc = 1;
+            goto out;
+        }
+        int k = 0;
+        vargv[k++] = "verify";
+        vargv[k++] = (char *)a.in;
+        vargv[k++] = (char *)a.out;
+        if (a.tags) {
+            vargv[k++] = "--tag";
+            vargv[k++] = (char *)a.tags;
+        }
+        for (int i = 0; i < a.n_fetches; i++) {
+            vargv[k++] = "--fetch";
+            vargv[k++] = (char *)a.fetches[i];
+        }
+        rc = gn_cli_verify(k, vargv) ? 1 : 0;
+        free(vargv);
+    }
+out:
+    free(a.fetches);
+    free(a.feeds);
+    return rc;
+}
+
+/* grapnel verify A B --bisect [--options ...] [verify options]: optimizes A
+ * with a dump after every pass, then verifies A against each dump in order
+ * and names the first pass whose output disagrees. */
+static int cmp_str(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+
+int gn_cli_verify_bisect(int argc, char **argv)
+{
+    const char *options = NULL, *a_path = NULL, *tags = NULL;
+    char **rest = calloc((size_t)argc + 4, sizeof *rest);
+    if (!rest) return 1;
+    int nrest = 0, npos = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--bisect") == 0) continue;
+        if (strcmp(argv[i], "--options") == 0 && i + 1 < argc) {
+            options = argv[++i];
+            continue;
+        }
+        if ((strcmp(argv[i], "--tag") == 0 || strcmp(argv[i], "--tags") == 0) && i + 1 < argc) tags = argv[i + 1];
+        if (argv[i][0] != '-' && npos < 2 && (i == 1 || argv[i - 1][0] != '-' || strchr(argv[i - 1], '=') ||
+                                              strcmp(argv[i - 1], "--bisect") == 0)) {
+            if (npos++ == 0) a_path = argv[i];
+            continue; /* B is ignored: the pipeline is re-run on A */
+        }
+        rest[nrest++] = argv[i];
+    }
+    if (!a_path) {
+        fprintf(stderr, "grapnel verify --bisect: model A is required\n");
+        free(rest);
+        return EXIT_USAGE;
+    }
+    gn_options o;
+    if (load_options(&o, options)) {
+        free(rest);
+        return 1;
+    }
+    char dir[] = "/tmp/grapnel-bisect-XXXXXX";
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "grapnel verify --bisect: cannot create a temporary directory: %s\n", strerror(errno));
+        free(rest);
+        return 1;
+    }
+    gn_load_options lo;
+    gn_load_options_init(&lo);
+    lo.tags = tags;
+    gn_graph *g = NULL;
+    int rc = 0;
+    if (gn_graph_load(a_path, &lo, &g) != GN_OK) {
+        fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
+        rc = 1;
+    }
+    if (!rc) {
+        gn_optimize_params p;
+        gn_optimize_params_init(&p);
+        p.dump_dir = dir;
+        if (gn_optimize(g, &o, &p, NULL) != GN_OK) {
+            fprintf(stderr, "grapnel: %s: %s\n", a_path, gn_graph_errmsg(g));
+            rc = 1;
+        }
+    }
+    gn_graph_free(g);
+    char **files = NULL;
+    size_t nfiles = 0;
+    if (!rc) {
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            if (e->d_name[0] == '.' || strstr(e->d_name, "_input.")) continue;
+            char **nf = realloc(files, (nfiles + 1) * sizeof *nf);
+            if (!nf) break;
+            files = nf;
+            size_t n = strlen(dir) + strlen(e->d_name) + 2;
+            files[nfiles] = malloc(n);
+            if (!files[nfiles]) break;
+            snprintf(files[nfiles++], n, "%s/%s", dir, e->d_name);
+        }
+        if (d) closedir(d);
+        qsort(files, nfiles, sizeof *files, cmp_str);
+    }
+    const char *culprit = NULL;
+    for (size_t i = 0; !rc && i < nfiles && !culprit; i++) {
+        const char *base = strrchr(files[i], '/') + 1;
+        printf("== after %s\n", base);
+        fflush(stdout);
+        char **vargv = calloc((size_t)nrest + 4, sizeof *vargv);
+        if (!vargv) {
+            rc = 1;
+            break;
+        }
+        int k = 0;
+        vargv[k++] = "verify";
+        vargv[k++] = (char *)a_path;
+        vargv[k++] = files[i];
+        for (int j = 0; j < nrest; j++) vargv[k++] = rest[j];
+        int v = gn_cli_verify(k, vargv);
+        free(vargv);
+        if (v == 2) rc = EXIT_USAGE;
+        else if (v != 0) culprit = base;
+    }
+    if (!rc) {
+        if (culprit) {
+            printf("first disagreeing pass: %s\n", culprit);
+            rc = 1;
+        } else {
+            printf("every pass agrees with %s (%zu graphs checked)\n", a_path, nfiles);
+        }
+    }
+    for (size_t i = 0; i < nfiles; i++) {
+        unlink(files[i]);
+        free(files[i]);
+    }
+    free(files);
+    rmdir(dir);
+    free(rest);
+    return rc;
+}

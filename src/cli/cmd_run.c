@@ -1,0 +1,1241 @@
+/* grapnel run / grapnel verify: running graphs on the CPU backend from the
+ * command line. Uses only the public API (include/grapnel).
+ *
+ *   grapnel run MODEL --feed NAME=FILE.npy ... --fetch NAME[=FILE.npy] ...
+ *   grapnel verify A B [--feed ...] [--fetch ...] [--tol X]
+ *
+ * Feeds not given are random (seeded), shaped from the placeholder's shape
+ * with unknown dims set by --dim (default 1), or by --shape. Fetches default
+ * to the graph's outputs. A fetch without a file is printed the way numpy
+ * prints an array. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grapnel/grapnel.h"
+#include "grapnel/runtime.h"
+
+#define EXIT_USAGE 2
+
+int gn_cli_run(int argc, char **argv);
+int gn_cli_verify(int argc, char **argv);
+
+#define DT_FLOAT 1
+#define DT_DOUBLE 2
+#define DT_INT32 3
+#define DT_UINT8 4
+#define DT_INT16 5
+#define DT_INT8 6
+#define DT_STRING 7
+#define DT_INT64 9
+#define DT_BOOL 10
+#define DT_UINT16 17
+#define DT_HALF 19
+#define DT_UINT32 22
+#define DT_UINT64 23
+
+/* ---- growable string -------------------------------------------------------------------- */
+typedef struct dstr {
+    char *s;
+    size_t n, cap;
+    int oom;
+} dstr;
+
+static void ds_putn(dstr *d, const char *p, size_t n)
+{
+    if (d->oom) return;
+    if (d->n + n + 1 > d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 256;
+        while (cap < d->n + n + 1) cap *= 2;
+        char *q = realloc(d->s, cap);
+        if (!q) {
+            d->oom = 1;
+            return;
+        }
+        d->s = q;
+        d->cap = cap;
+    }
+    memcpy(d->s + d->n, p, n);
+    d->n += n;
+    d->s[d->n] = 0;
+}
+
+static void ds_puts(dstr *d, const char *s)
+{
+    ds_putn(d, s, strlen(s));
+}
+
+static void ds_pad(dstr *d, int n)
+{
+    for (int i = 0; i < n; i++) ds_putn(d, " ", 1);
+}
+
+static const char *ds_str(const dstr *d)
+{
+    return d->s ? d->s : "";
+}
+
+/* ---- numpy-style printing ----------------------------------------------------------------- */
+#define NP_LINE_WIDTH 75
+#define NP_EDGE 3
+#define NP_THRESHOLD 1000
+#define NP_PRECISION 8
+
+typedef struct npfmt {
+    const gn_tensor *t;
+    int kind;              /* 0 float, 1 integer, 2 bool, 3 string */
+    int summarize;
+    int exp;
+    int pad_left, pad_right, precision, exp_size;
+    int int_width;
+} npfmt;
+
+static double elem_f(const gn_tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case DT_FLOAT: return ((const float *)t->data)[i];
+    case DT_DOUBLE: return ((const double *)t->data)[i];
+    case DT_HALF: return (double)((const _Float16 *)t->data)[i];
+    default: return 0;
+    }
+}
+
+static int roundtrips(double v, int dtype, const char *s)
+{
+    double r = strtod(s, NULL);
+    switch (dtype) {
+    case DT_FLOAT: return (float)r == (float)v;
+    case DT_HALF: return (_Float16)r == (_Float16)v;
+    default: return r == v;
+    }
+}
+
+/* The shortest positional digits (at most 8 after the point) that read back
+ * as v in its own precision, numpy's "unique" mode. */
+static void uniq_pos(double v, int dtype, char *buf, size_t n)
+{
+    for (int p = 0; p <= NP_PRECISION; p++) {
+        snprintf(buf, n, "%.*f", p, v);
+        if (roundtrips(v, dtype, buf)) break;
+    }
+    if (!strchr(buf, '.')) {
+        size_t l = strlen(buf);
+        if (l + 1 < n) {
+            buf[l] = '.';
+            buf[l + 1] = 0;
+        }
+    }
+}
+
+/* Scientific: mantissa digits and exponent, shortest unique (<= 8 digits). */
+static void uniq_exp(double v, int dtype, char *mant, size_t mn, int *exp10)
+{
+    char buf[64];
+    for (int p = 0; p <= NP_PRECISION; p++) {
+        snprintf(buf, sizeof buf, "%.*e", p, v);
+        if (roundtrips(v, dtype, buf)) break;
+    }
+    char *e = strchr(buf, 'e');
+    *exp10 = e ? atoi(e + 1) : 0;
+    if (e) *e = 0;
+    snprintf(mant, mn, "%s", buf);
+    if (!strchr(mant, '.')) {
+        size_t l = strlen(mant);
+        if (l + 1 < mn) {
+            mant[l] = '.';
+            mant[l + 1] = 0;
+        }
+    }
+}
+
+static int ndigits(int e)
+{
+    int n = 1;
+    e = e < 0 ? -e : e;
+    while (e >= 10) {
+        e /= 10;
+        n++;
+    }
+    return n;
+}
+
+typedef void (*elem_visit)(npfmt *f, int64_t flat, void *u);
+
+/* Visits the elements numpy would show (edge items of each summarized axis). */
+static void visit_shown(npfmt *f, elem_visit fn, void *u)
+{
+    const gn_tensor *t = f->t;
+    int r = t->rank;
+    int64_t idx[GN_TENSOR_MAX_DIMS] = {0};
+    for (int64_t n = gn_tensor_numel(t); n > 0;) {
+        int64_t flat = 0;
+        for (int d = 0; d < r; d++) flat = flat * t->dims[d] + idx[d];
+        fn(f, flat, u);
+        int d = r - 1;
+        for (; d >= 0; d--) {
+            idx[d]++;
+            if (f->summarize && t->dims[d] > 2 * NP_EDGE && idx[d] == NP_EDGE) idx[d] = t->dims[d] - NP_EDGE;
+            if (idx[d] < t->dims[d]) break;
+            idx[d] = 0;
+        }
+        if (d < 0) break;
+    }
+}
+
+typedef struct fstats {
+    int any_finite, any_nonfinite, neg_inf;
+    double max_abs, min_abs;
+    int have_nz;
+} fstats;
+
+static void collect_float(npfmt *f, int64_t i, void *u)
+{
+    fstats *s = u;
+    double v = elem_f(f->t, i);
+    if (!isfinite(v)) {
+        s->any_nonfinite = 1;
+        if (isinf(v) && v < 0) s->neg_inf = 1;
+        return;
+    }
+    s->any_finite = 1;
+    double a = fabs(v);
+    if (a != 0) {
+        if (!s->have_nz || a > s->max_abs) s->max_abs = a;
+        if (!s->have_nz || a < s->min_abs) s->min_abs = a;
+        s->have_nz = 1;
+    }
+}
+
+static void measure_float(npfmt *f, int64_t i, void *u)
+{
+    (void)u;
+    double v = elem_f(f->t, i);
+    if (!isfinite(v)) return;
+    if (f->exp) {
+        char m[64];
+        int e;
+        uniq_exp(v, f->t->dtype, m, sizeof m, &e);
+        char *dot = strchr(m, '.');
+        int il = (int)(dot - m), fl = (int)strlen(dot + 1);
+        if (il > f->pad_left) f->pad_left = il;
+        if (fl > f->precision) f->precision = fl;
+        int ed = ndigits(e) < 2 ? 2 : ndigits(e);
+        if (ed > f->exp_size) f->exp_size = ed;
+    } else {
+        char b[512];
+        uniq_pos(v, f->t->dtype, b, sizeof b);
+        char *dot = strchr(b, '.');
+        int il = (int)(dot - b), fl = (int)strlen(dot + 1);
+        if (il > f->pad_left) f->pad_left = il;
+        if (fl > f->pad_right) f->pad_right = fl;
+    }
+}
+
+static void measure_int(npfmt *f, int64_t i, void *u)
+{
+    (void)u;
+    char b[32];
+    const gn_tensor *t = f->t;
+    switch (t->dtype) {
+    case DT_INT32: snprintf(b, sizeof b, "%d", ((const int32_t *)t->data)[i]); break;
+    case DT_INT64: snprintf(b, sizeof b, "%" PRId64, ((const int64_t *)t->data)[i]); break;
+    case DT_UINT8: snprintf(b, sizeof b, "%u", ((const uint8_t *)t->data)[i]); break;
+    case DT_INT8: snprintf(b, sizeof b, "%d", ((const int8_t *)t->data)[i]); break;
+    case DT_INT16: snprintf(b, sizeof b, "%d", ((const int16_t *)t->data)[i]); break;
+    case DT_UINT16: snprintf(b, sizeof b, "%u", ((const uint16_t *)t->data)[i]); break;
+    case DT_UINT32: snprintf(b, sizeof b, "%" PRIu32, ((const uint32_t *)t->data)[i]); break;
+    case DT_UINT64: snprintf(b, sizeof b, "%" PRIu64, ((const uint64_t *)t->data)[i]); break;
+    default: b[0] = 0; break;
+    }
+    int l = (int)strlen(b);
+    if (l > f->int_width) f->int_width = l;
+}
+
+static int fmt_prepare(npfmt *f, const gn_tensor *t)
+{
+    memset(f, 0, sizeof *f);
+    f->t = t;
+    f->summarize = gn_tensor_numel(t) > NP_THRESHOLD;
+    switch (t->dtype) {
+    case DT_FLOAT:
+    case DT_DOUBLE:
+    case DT_HALF: {
+        f->kind = 0;
+        fstats s = {0};
+        visit_shown(f, collect_float, &s);
+        if (s.have_nz && (s.max_abs >= 1e8 || s.min_abs < 1e-4 || s.max_abs / s.min_abs > 1e3)) f->exp = 1;
+        if (s.any_finite) visit_shown(f, measure_float, NULL);
+        if (f->exp) {
+            f->pad_right = f->exp_size + 2 + f->precision;
+        }
+        if (s.any_nonfinite) {
+            int off = f->pad_right + 1;
+            int inflen = 3 + s.neg_inf;
+            if (3 - off > f->pad_left) f->pad_left = 3 - off;
+            if (inflen - off > f->pad_left) f->pad_left = inflen - off;
+        }
+        return 0;
+    }
+    case DT_BOOL: f->kind = 2; return 0;
+    case DT_STRING: f->kind = 3; return 0;
+    case DT_INT32:
+    case DT_INT64:
+    case DT_UINT8:
+    case DT_INT8:
+    case DT_INT16:
+    case DT_UINT16:
+    case DT_UINT32:
+    case DT_UINT64:
+        f->kind = 1;
+        visit_shown(f, measure_int, NULL);
+        return 0;
+    default: return -1;
+    }
+}
+
+static void fmt_elem(const npfmt *f, int64_t i, dstr *d)
+{
+    const gn_tensor *t = f->t;
+    char b[600];
+    if (f->kind == 0) {
+        double v = elem_f(t, i);
+        if (!isfinite(v)) {
+            const char *s = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
+            ds_pad(d, f->pad_left + f->pad_right + 1 - (int)strlen(s));
+            ds_puts(d, s);
+            return;
+        }
+        if (f->exp) {
+            /* numpy prints min_digits = precision real digits (not zeros) */
+            char m[64];
+            snprintf(m, sizeof m, "%.*e", f->precision, v);
+            char *e = strchr(m, 'e');
+            int ex = e ? atoi(e + 1) : 0;
+            if (e) *e = 0;
+            if (!strchr(m, '.')) strcat(m, ".");
+            char *dot = strchr(m, '.');
+            int il = (int)(dot - m);
+            ds_pad(d, f->pad_left - il);
+            ds_puts(d, m);
+            snprintf(b, sizeof b, "e%c%0*d", ex < 0 ? '-' : '+', f->exp_size, ex < 0 ? -ex : ex);
+            ds_puts(d, b);
+        } else {
+            uniq_pos(v, t->dtype, b, sizeof b);
+            char *dot = strchr(b, '.');
+            int il = (int)(dot - b), fl = (int)strlen(dot + 1);
+            ds_pad(d, f->pad_left - il);
+            ds_puts(d, b);
+            ds_pad(d, f->pad_right - fl);
+        }
+        return;
+    }
+    if (f->kind == 2) {
+        int v = ((const uint8_t *)t->data)[i] != 0;
+        ds_puts(d, v ? (t->rank ? " True" : "True") : "False");
+        return;
+    }
+    if (f->kind == 3) {
+        const gn_string *s = &((const gn_string *)t->data)[i];
+        ds_puts(d, "b'");
+        for (size_t k = 0; k < s->len; k++) {
+            unsigned char c = (unsigned char)s->data[k];
+            if (c == '\\' || c == '\'') {
+                char e[3] = {'\\', (char)c, 0};
+                ds_puts(d, e);
+            } else if (c == '\n') ds_puts(d, "\\n");
+            else if (c == '\t') ds_puts(d, "\\t");
+            else if (c == '\r') ds_puts(d, "\\r");
+            else if (c < 0x20 || c >= 0x7f) {
+                snprintf(b, sizeof b, "\\x%02x", c);
+                ds_puts(d, b);
+            } else ds_putn(d, (const char *)&c, 1);
+        }
+        ds_puts(d, "'");
+        return;
+    }
+    switch (t->dtype) {
+    case DT_INT32: snprintf(b, sizeof b, "%d", ((const int32_t *)t->data)[i]); break;
+    case DT_INT64: snprintf(b, sizeof b, "%" PRId64, ((const int64_t *)t->data)[i]); break;
+    case DT_UINT8: snprintf(b, sizeof b, "%u", ((const uint8_t *)t->data)[i]); break;
+    case DT_INT8: snprintf(b, sizeof b, "%d", ((const int8_t *)t->data)[i]); break;
+    case DT_INT16: snprintf(b, sizeof b, "%d", ((const int16_t *)t->data)[i]); break;
+    case DT_UINT16: snprintf(b, sizeof b, "%u", ((const uint16_t *)t->data)[i]); break;
+    case DT_UINT32: snprintf(b, sizeof b, "%" PRIu32, ((const uint32_t *)t->data)[i]); break;
+    case DT_UINT64: snprintf(b, sizeof b, "%" PRIu64, ((const uint64_t *)t->data)[i]); break;
+    default: b[0] = 0; break;
+    }
+    ds_pad(d, f->int_width - (int)strlen(b));
+    ds_puts(d, b);
+}
+
+/* numpy's _extendLine */
+static void extend_line(dstr *s, dstr *line, const char *word, int width, const char *prefix)
+{
+    int needs_wrap = (int)(line->n + strlen(word)) > width;
+    if ((int)line->n <= (int)strlen(prefix)) needs_wrap = 0;
+    if (needs_wrap) {
+        size_t n = line->n;
+        while (n && line->s[n - 1] == ' ') n--;
+        ds_putn(s, line->s, n);
+        ds_puts(s, "\n");
+        line->n = 0;
+        ds_puts(line, prefix);
+    }
+    ds_puts(line, word);
+}
+
+/* numpy's _formatArray recurser (recursion over the rank, at most 8). */
+static void format_rec(const npfmt *f, int64_t *idx, int axis, const char *hanging, int width, dstr *out)
+{
+    const gn_tensor *t = f->t;
+    if (axis == t->rank) {
+        int64_t flat = 0;
+        for (int d = 0; d < t->rank; d++) flat = flat * t->dims[d] + idx[d];
+        fmt_elem(f, flat, out);
+        return;
+    }
+    size_t hl = strlen(hanging);
+    char *next_hanging = malloc(hl + 2);
+    if (!next_hanging) return;
+    memcpy(next_hanging, hanging, hl);
+    next_hanging[hl] = ' ';
+    next_hanging[hl + 1] = 0;
+    int next_width = width - 1;
+    int64_t len = t->dims[axis];
+    int show = f->summarize && 2 * NP_EDGE < len;
+    int64_t leading = show ? NP_EDGE : 0, trailing = show ? NP_EDGE : len;
+    int axes_left = t->rank - axis;
+    dstr s = {0};
+    if (axes_left == 1) {
+        int elem_width = width - 1;
+        dstr line = {0};
+        ds_puts(&line, hanging);
+        for (int64_t i = 0; i < leading; i++) {
+            dstr w = {0};
+            idx[axis] = i;
+            format_rec(f, idx, axis + 1, next_hanging, next_width, &w);
+            extend_line(&s, &line, ds_str(&w), elem_width, hanging);
+            ds_puts(&line, " ");
+            free(w.s);
+        }
+        if (show) {
+            extend_line(&s, &line, "...", elem_width, hanging);
+            ds_puts(&line, " ");
+        }
+        for (int64_t i = trailing; i > 1; i--) {
+            dstr w = {0};
+            idx[axis] = len - i;
+            format_rec(f, idx, axis + 1, next_hanging, next_width, &w);
+            extend_line(&s, &line, ds_str(&w), elem_width, hanging);
+            ds_puts(&line, " ");
+            free(w.s);
+        }
+        dstr w = {0};
+        idx[axis] = len - 1;
+        format_rec(f, idx, axis + 1, next_hanging, next_width, &w);
+        extend_line(&s, &line, ds_str(&w), elem_width, hanging);
+        free(w.s);
+        ds_putn(&s, line.s, line.n);
+        free(line.s);
+    } else {
+        char sep[16];
+        int nl = axes_left - 1 < 15 ? axes_left - 1 : 15;
+        memset(sep, '\n', (size_t)nl);
+        sep[nl] = 0;
+        for (int64_t i = 0; i < leading; i++) {
+            idx[axis] = i;
+            ds_puts(&s, hanging);
+            format_rec(f, idx, axis + 1, next_hanging, next_width, &s);
+            ds_puts(&s, sep);
+        }
+        if (show) {
+            ds_puts(&s, hanging);
+            ds_puts(&s, "...");
+            ds_puts(&s, sep);
+        }
+        for (int64_t i = trailing; i > 1; i--) {
+            idx[axis] = len - i;
+            ds_puts(&s, hanging);
+            format_rec(f, idx, axis + 1, next_hanging, next_width, &s);
+            ds_puts(&s, sep);
+        }
+        idx[axis] = len - 1;
+        ds_puts(&s, hanging);
+        format_rec(f, idx, axis + 1, next_hanging, next_width, &s);
+    }
+    ds_puts(out, "[");
+    if (s.n >= hl) ds_putn(out, s.s + hl, s.n - hl);
+    ds_puts(out, "]");
+    free(s.s);
+    free(next_hanging);
+}
+
+/* numpy's str(array). */
+static char *format_array(const gn_tensor *t)
+{
+    dstr out = {0};
+    npfmt f;
+    if (fmt_prepare(&f, t) != 0) {
+        char b[128];
+        snprintf(b, sizeof b, "<%s values>", gn_dtype_numpy_name(t->dtype));
+        ds_puts(&out, b);
+    } else if (gn_tensor_numel(t) == 0) {
+        ds_puts(&out, "[]");
+    } else if (t->rank == 0) {
+        fmt_elem(&f, 0, &out);
+    } else {
+        int64_t idx[GN_TENSOR_MAX_DIMS] = {0};
+        format_rec(&f, idx, 0, " ", NP_LINE_WIDTH, &out);
+    }
+    if (out.oom) {
+        free(out.s);
+        return NULL;
+    }
+    if (!out.s) return calloc(1, 1);
+    return out.s;
+}
+
+static void shape_tuple(const gn_tensor *t, char *buf, size_t n)
+{
+    size_t o = (size_t)snprintf(buf, n, "(");
+    for (int32_t i = 0; i < t->rank && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%" PRId64, i ? ", " : "", t->dims[i]);
+    if (o < n) snprintf(buf + o, n - o, "%s)", t->rank == 1 ? "," : "");
+}
+
+/* ---- options --------------------------------------------------------------------------------- */
+typedef struct kv {
+    char *name;
+    char *value;      /* may be NULL */
+} kv;
+
+typedef struct run_opts {
+    const char *cmd;
+    const char *models[2];
+    int n_models;
+    kv *feeds;
+    int n_feeds;
+    kv *fetches;
+    int n_fetches;
+    kv *shapes;
+    int n_shapes;
+    uint64_t seed;
+    int64_t dim;
+    double tol;
+    const char *tags;
+    const char *backend;
+} run_opts;
+
+static void opts_free(run_opts *o)
+{
+    for (int i = 0; i < o->n_feeds; i++) free(o->feeds[i].name);
+    for (int i = 0; i < o->n_fetches; i++) free(o->fetches[i].name);
+    for (int i = 0; i < o->n_shapes; i++) free(o->shapes[i].name);
+    free(o->feeds);
+    free(o->fetches);
+    free(o->shapes);
+}
+
+static int usage(const run_opts *o, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "grapnel %s: ", o->cmd);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see grapnel %s --help)\n", o->cmd);
+    return EXIT_USAGE;
+}
+
+/* NAME=VALUE (value optional when allow_bare) */
+static int add_kv(kv **arr, int *n, const char *arg, int allow_bare)
+{
+    const char *eq = strchr(arg, '=');
+    if ((!eq && !allow_bare) || eq == arg || !*arg) return -1;
+    kv *a = realloc(*arr, (size_t)(*n + 1) * sizeof *a);
+    if (!a) return -1;
+    *arr = a;
+    char *name = strdup(arg);
+    if (!name) return -1;
+    a[*n].name = name;
+    a[*n].value = NULL;
+    if (eq) {
+        name[eq - arg] = 0;
+        a[*n].value = name + (eq - arg) + 1;
+    }
+    (*n)++;
+    return 0;
+}
+
+static const char *opt_value(int argc, char **argv, int *i, const char *opt, const char **inline_val)
+{
+    size_t ol = strlen(opt);
+    const char *a = argv[*i];
+    if (strncmp(a, opt, ol) != 0) return NULL;
+    if (a[ol] == '=') {
+        *inline_val = a + ol + 1;
+        return *inline_val;
+    }
+    if (a[ol] != 0) return NULL;
+    if (*i + 1 >= argc) {
+        *inline_val = NULL;
+        return "";
+    }
+    (*i)++;
+    return argv[*i];
+}
+
+static int parse_opts(int argc, char **argv, run_opts *o, int n_models)
+{
+    o->dim = 1;
+    o->tol = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v, *iv = (const char *)1;
+        if ((v = opt_value(argc, argv, &i, "--feed", &iv))) {
+            if (!iv) return usage(o, "%s needs NAME=FILE.npy", a);
+            if (add_kv(&o->feeds, &o->n_feeds, v, 0) || !o->feeds[o->n_feeds - 1].value[0])
+                return usage(o, "--feed '%s': expected NAME=FILE.npy", v);
+        } else if ((v = opt_value(argc, argv, &i, "--fetch", &iv))) {
+            if (!iv) return usage(o, "%s needs NAME[=FILE.npy]", a);
+            if (add_kv(&o->fetches, &o->n_fetches, v, 1)) return usage(o, "--fetch '%s': expected NAME[=FILE.npy]", v);
+        } else if ((v = opt_value(argc, argv, &i, "--shape", &iv))) {
+            if (!iv) return usage(o, "%s needs NAME=DIMS (e.g. x=2x784)", a);
+            if (add_kv(&o->shapes, &o->n_shapes, v, 0)) return usage(o, "--shape '%s': expected NAME=DIMS (e.g. x=2x784)", v);
+        } else if ((v = opt_value(argc, argv, &i, "--seed", &iv))) {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(v, &end, 0);
+            if (!iv || !*v || *end || errno || v[0] == '-') return usage(o, "--seed '%s': expected a non-negative integer", v);
+            o->seed = s;
+        } else if ((v = opt_value(argc, argv, &i, "--dim", &iv))) {
+            char *end;
+            errno = 0;
+            long long d = strtoll(v, &end, 10);
+            if (!iv || !*v || *end || errno || d < 0) return usage(o, "--dim '%s': expected a non-negative integer", v);
+            o->dim = d;
+        } else if (n_models == 2 && (v = opt_value(argc, argv, &i, "--tol", &iv))) {
+            char *end;
+            double t = strtod(v, &end);
+            if (!iv || !*v || *end || !(t > 0)) return usage(o, "--tol '%s': expected a positive number", v);
+            o->tol = t;
+        } else if ((v = opt_value(argc, argv, &i, "--tag", &iv)) || (v = opt_value(argc, argv, &i, "--tags", &iv))) {
+            if (!iv) return usage(o, "%s needs a value", a);
+            o->tags = v;
+        } else if ((v = opt_value(argc, argv, &i, "--backend", &iv))) {
+            if (!iv) return usage(o, "%s needs a value", a);
+            o->backend = v;
+        } else if (a[0] == '-' && a[1]) {
+            return usage(o, "unknown option '%s'", a);
+        } else if (o->n_models < n_models) {
+            o->models[o->n_models++] = a;
+        } else {
+            return usage(o, "unexpected argument '%s'", a);
+        }
+    }
+    if (o->n_models < n_models)
+        return usage(o, "%s", n_models == 1 ? "a model path is required" : "two model paths are required");
+    if (n_models == 2)
+        for (int k = 0; k < o->n_fetches; k++)
+            if (o->fetches[k].value) return usage(o, "--fetch '%s=...': verify takes fetch names only", o->fetches[k].name);
+    return 0;
+}
+
+static int parse_dims(const char *s, int32_t *rank, int64_t *dims)
+{
+    *rank = 0;
+    if (!*s || strcmp(s, "scalar") == 0) return 0;
+    while (*s) {
+        if (*rank >= GN_TENSOR_MAX_DIMS) return -1;
+        char *end;
+        errno = 0;
+        long long d = strtoll(s, &end, 10);
+        if (end == s || errno || d < 0) return -1;
+        dims[(*rank)++] = d;
+        s = end;
+        if (*s == 'x' || *s == 'X' || *s == ',') {
+            s++;
+            if (!*s) return -1;
+        } else if (*s) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- graph helpers (public API only) ------------------------------------------------------------- */
+typedef struct named {
+    const char *name;
+    size_t index;
+} named;
+
+typedef struct gview {
+    gn_graph *g;
+    size_t n;
+    named *by_name;   /* nodes sorted by name */
+} gview;
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(((const named *)a)->name, ((const named *)b)->name);
+}
+
+static int gview_init(gview *v, gn_graph *g)
+{
+    v->g = g;
+    v->n = gn_graph_node_count(g);
+    v->by_name = malloc((v->n + 1) * sizeof *v->by_name);
+    if (!v->by_name) return -1;
+    for (size_t i = 0; i < v->n; i++) v->by_name[i] = (named){gn_graph_node_name(g, i), i};
+    qsort(v->by_name, v->n, sizeof *v->by_name, cmp_name);
+    return 0;
+}
+
+static long gview_find(const gview *v, const char *name, size_t len)
+{
+    size_t lo = 0, hi = v->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const char *m = v->by_name[mid].name;
+        int c = strncmp(m, name, len);
+        if (c == 0 && m[len]) c = 1;
+        if (c == 0) return (long)v->by_name[mid].index;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return -1;
+}
+
+/* "x" and "x:0" name the same tensor: the canonical form drops ":0". */
+static void canon(const char *in, char *out, size_t n)
+{
+    snprintf(out, n, "%s", in);
+    size_t l = strlen(out);
+    if (l > 2 && strcmp(out + l - 2, ":0") == 0) out[l - 2] = 0;
+}
+
+static int is_placeholder(const char *op)
+{
+    return strcmp(op, "Placeholder") == 0 || strcmp(op, "PlaceholderV2") == 0 || strcmp(op, "_Arg") == 0;
+}
+
+typedef struct namelist {
+    char **s;
+    int n;
+} namelist;
+
+static int nl_has(const namelist *l, const char *s)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->s[i], s) == 0) return 1;
+    return 0;
+}
+
+static int nl_add(namelist *l, const char *s)
+{
+    char **a = realloc(l->s, (size_t)(l->n + 1) * sizeof *a);
+    if (!a) return -1;
+    l->s = a;
+    if (!(a[l->n] = strdup(s))) return -1;
+    l->n++;
+    return 0;
+}
+
+static void nl_free(namelist *l)
+{
+    for (int i = 0; i < l->n; i++) free(l->s[i]);
+    free(l->s);
+    l->s = NULL;
+    l->n = 0;
+}
+
+/* The graph's outputs: every output of nodes whose data outputs nothing
+ * consumes (NoOps, placeholders and nodes without outputs excluded); when
+ * the graph has _Retval nodes, their inputs. */
+static int default_fetches(const gview *v, namelist *out)
+{
+    gn_graph *g = v->g;
+    unsigned char *used = calloc(v->n + 1, 1);
+    if (!used) return -1;
+    char buf[2048];
+    int have_retval = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        if (strcmp(gn_graph_node_op(g, i), "_Retval") == 0) have_retval = 1;
+        size_t ni = gn_graph_node_input_count(g, i);
+        for (size_t k = 0; k < ni; k++) {
+            if (gn_graph_node_input(g, i, k, buf, sizeof buf) != GN_OK || buf[0] == '^') continue;
+            char *colon = strrchr(buf, ':');
+            size_t len = colon ? (size_t)(colon - buf) : strlen(buf);
+            long p = gview_find(v, buf, len);
+            if (p >= 0) used[p] = 1;
+        }
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        const char *op = gn_graph_node_op(g, i);
+        if (have_retval) {
+            if (strcmp(op, "_Retval") != 0 || gn_graph_node_input_count(g, i) < 1) continue;
+            if (gn_graph_node_input(g, i, 0, buf, sizeof buf) != GN_OK || buf[0] == '^') continue;
+            char c[2048];
+            canon(buf, c, sizeof c);
+            if (!nl_has(out, c) && nl_add(out, c)) return free(used), -1;
+            continue;
+        }
+        if (used[i] || strcmp(op, "NoOp") == 0 || is_placeholder(op)) continue;
+        int32_t no = gn_graph_node_output_count(g, i);
+        if (no == 0) continue;
+        if (no < 0) no = 1;
+        for (int32_t k = 0; k < no; k++) {
+            if (k) snprintf(buf, sizeof buf, "%s:%d", gn_graph_node_name(g, i), k);
+            else snprintf(buf, sizeof buf, "%s", gn_graph_node_name(g, i));
+            if (nl_add(out, buf)) return free(used), -1;
+        }
+    }
+    free(used);
+    return 0;
+}
+
+/* Placeholders the fetches need, walking back from them and stopping at fed
+ * tensors (the CLI's view of the runtime's pruning). */
+static int needed_placeholders(const gview *v, const namelist *fetches, const namelist *fed, namelist *out)
+{
+    gn_graph *g = v->g;
+    unsigned char *seen = calloc(v->n + 1, 1);
+    size_t *stack = malloc((v->n + 1) * sizeof *stack);
+    if (!seen || !stack) {
+        free(seen);
+        free(stack);
+        return -1;
+    }
+    size_t sp = 0;
+    char buf[2048], c[2048];
+    for (int i = 0; i < fetches->n; i++) {
+        canon(fetches->s[i], c, sizeof c);
+        if (nl_has(fed, c)) continue;
+        char *colon = strrchr(c, ':');
+        long p = gview_find(v, c, colon ? (size_t)(colon - c) : strlen(c));
+        if (p >= 0 && !seen[p]) {
+            seen[p] = 1;
+            stack[sp++] = (size_t)p;
+        }
+    }
+    while (sp) {
+        size_t id = stack[--sp];
+        const char *op = gn_graph_node_op(g, id);
+        if (is_placeholder(op)) {
+            if (nl_add(out, gn_graph_node_name(g, id))) {
+                free(seen);
+                free(stack);
+                return -1;
+            }
+            continue;
+        }
+        size_t ni = gn_graph_node_input_count(g, id);
+        for (size_t k = 0; k < ni; k++) {
+            if (gn_graph_node_input(g, id, k, buf, sizeof buf) != GN_OK) continue;
+            const char *nm = buf[0] == '^' ? buf + 1 : buf;
+            canon(nm, c, sizeof c);
+            if (buf[0] != '^' && nl_has(fed, c)) continue;
+            char *colon = strrchr(c, ':');
+            size_t len = colon ? (size_t)(colon - c) : strlen(c);
+            long p = gview_find(v, c, len);
+            if (p < 0 || seen[p]) continue;
+            if (buf[0] == '^' && is_placeholder(gn_graph_node_op(g, (size_t)p))) {
+                char pn[2048];
+                snprintf(pn, sizeof pn, "%.*s", (int)len, c);
+                if (nl_has(fed, pn)) continue;
+            }
+            seen[p] = 1;
+            stack[sp++] = (size_t)p;
+        }
+    }
+    free(seen);
+    free(stack);
+    return 0;
+}
+
+/* ---- random feeds -------------------------------------------------------------------------------- */
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int random_fill(gn_tensor *t, uint64_t seed, const char *name)
+{
+    uint64_t st = seed ^ fnv(name);
+    int64_t n = gn_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = splitmix(&st);
+        double u = (double)(r >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;   /* [-1, 1) */
+        int64_t k = (int64_t)((r >> 33) % 10);
+        switch (t->dtype) {
+        case DT_FLOAT: ((float *)t->data)[i] = (float)u; break;
+        case DT_DOUBLE: ((double *)t->data)[i] = u; break;
+        case DT_HALF: ((_Float16 *)t->data)[i] = (_Float16)u; break;
+        case DT_INT32: ((int32_t *)t->data)[i] = (int32_t)k; break;
+        case DT_INT64: ((int64_t *)t->data)[i] = k; break;
+        case DT_INT8: ((int8_t *)t->data)[i] = (int8_t)k; break;
+        case DT_INT16: ((int16_t *)t->data)[i] = (int16_t)k; break;
+        case DT_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)(r >> 56); break;
+        case DT_UINT16: ((uint16_t *)t->data)[i] = (uint16_t)k; break;
+        case DT_UINT32: ((uint32_t *)t->data)[i] = (uint32_t)k; break;
+        case DT_UINT64: ((uint64_t *)t->data)[i] = (uint64_t)k; break;
+        case DT_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)(r >> 63); break;
+        default: return -1;
+        }
+    }
+    return 0;
+}
+
+/* A feed: its name and tensor (owned). */
+typedef struct feed {
+    char *name;
+    gn_tensor t;
+} feed;
+
+typedef struct feedset {
+    feed *f;
+    int n;
+} feedset;
+
+static void fs_free(feedset *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        free(s->f[i].name);
+        gn_tensor_free(&s->f[i].t);
+    }
+    free(s->f);
+    s->f = NULL;
+    s->n = 0;
+}
+
+static int fs_find(const feedset *s, const char *name)
+{
+    char a[2048], b[2048];
+    canon(name, a, sizeof a);
+    for (int i = 0; i < s->n; i++) {
+        canon(s->f[i].name, b, sizeof b);
+        if (strcmp(a, b) == 0) return i;
+    }
+    return -1;
+}
+
+static feed *fs_add(feedset *s, const char *name)
+{
+    feed *f = realloc(s->f, (size_t)(s->n + 1) * sizeof *f);
+    if (!f) return NULL;
+    s->f = f;
+    memset(&f[s->n], 0, sizeof f[s->n]);
+    f[s->n].name = strdup(name);
+    if (!f[s->n].name) return NULL;
+    return &f[s->n++];
+}
+
+/* Reads the --feed files (their canonical names go to user). Returns 0, or
+ * an exit status. */
+static int load_feeds(const run_opts *o, feedset *fs, namelist *user)
+{
+    for (int i = 0; i < o->n_feeds; i++) {
+        char c[2048];
+        canon(o->feeds[i].name, c, sizeof c);
+        if (nl_add(user, c)) return 1;
+        if (fs_find(fs, o->feeds[i].name) >= 0) {
+            fprintf(stderr, "grapnel %s: feed '%s' is given twice\n", o->cmd, o->feeds[i].name);
+            return EXIT_USAGE;
+        }
+        feed *f = fs_add(fs, o->feeds[i].name);
+        if (!f) return 1;
+        char err[1024];
+        if (gn_npy_read(o->feeds[i].value, &f->t, err, sizeof err) != GN_OK) {
+            fprintf(stderr, "grapnel %s: %s\n", o->cmd, err);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static const kv *find_shape(const run_opts *o, const char *name)
+{
+    char a[2048], b[2048];
+    canon(name, a, sizeof a);
+    for (int i = 0; i < o->n_shapes; i++) {
+        canon(o->shapes[i].name, b, sizeof b);
+        if (strcmp(a, b) == 0) return &o->shapes[i];
+    }
+    return NULL;
+}
+
+/* Random feeds for the placeholders graph v needs that are not fed yet.
+ * Returns 0, or an exit status. */
+static int add_random_feeds(const run_opts *o, const gview *v, const namelist *fetches, feedset *fs)
+{
+    namelist fed = {0}, need = {0};
+    int rc = 0;
+    char c[2048];
+    for (int i = 0; i < fs->n && rc == 0; i++) {
+        canon(fs->f[i].name, c, sizeof c);
+        if (nl_add(&fed, c)) rc = 1;
+    }
+    if (rc == 0 && needed_placeholders(v, fetches, &fed, &need)) rc = 1;
+    for (int i = 0; i < need.n && rc == 0; i++) {
+        const char *name = need.s[i];
+        if (fs_find(fs, name) >= 0) continue;
+        long id = gview_find(v, name, strlen(name));
+        int32_t dtype = gn_graph_node_output_dtype(v->g, (size_t)id, 0);
+        int64_t dims[GN_TENSOR_MAX_DIMS];
+        int32_t rank;
+        const kv *sh = find_shape(o, name);
+        if (sh) {
+            if (parse_dims(sh->value, &rank, dims) != 0) {
+                fprintf(stderr, "grapnel %s: --shape %s=%s: expected dimensions such as 2x784\n", o->cmd, sh->name,
+                        sh->value);
+                rc = EXIT_USAGE;
+                break;
+            }
+        } else {
+            rank = gn_graph_node_output_shape(v->g, (size_t)id, 0, dims, GN_TENSOR_MAX_DIMS);
+            if (rank < 0) {
+                fprintf(stderr,
+                        "grapnel %s: placeholder '%s' has no known shape: give one with --shape %s=DIMS (e.g. 2x784) "
+                        "or feed it with --feed\n",
+                        o->cmd, name, name);
+                rc = EXIT_USAGE;
+                break;
+            }
+            if (rank > GN_TENSOR_MAX_DIMS) rank = GN_TENSOR_MAX_DIMS;
+            for (int32_t d = 0; d < rank; d++)
+                if (dims[d] < 0) dims[d] = o->dim;
+        }
+        if (!dtype) {
+            fprintf(stderr, "grapnel %s: placeholder '%s' has no known dtype: feed it with --feed\n", o->cmd, name);
+            rc = 1;
+            break;
+        }
+        feed *f = fs_add(fs, name);
+        if (!f) {
+            rc = 1;
+            break;
+        }
+        gn_status s = gn_tensor_alloc(dtype, rank, dims, &f->t);
+        if (s != GN_OK || random_fill(&f->t, o->seed, name) != 0) {
+            fprintf(stderr, "grapnel %s: cannot make random %s data for placeholder '%s': feed it with --feed\n", o->cmd,
+                    gn_dtype_numpy_name(dtype), name);
+            rc = 1;
+            break;
+        }
+    }
+    nl_free(&fed);
+    nl_free(&need);
+    return rc;
+}
+
+/* ---- loading and running ----------------------------------------------------------------------------- */
+static gn_graph *load_model(const run_opts *o, const char *path)
+{
+    gn_load_options lo;
+    gn_load_options_init(&lo);
+    lo.tags = o->tags;
+    gn_graph *g = NULL;
+    gn_status s = gn_graph_load(path, &lo, &g);
+    if (s != GN_OK) {
+        fprintf(stderr, "grapnel %s: %s\n", o->cmd, g ? gn_graph_errmsg(g) : gn_status_str(s));
+        gn_graph_free(g);
+        return NULL;
+    }
+    /* shapes and dtypes of placeholders and outputs; a failure only costs
+     * the defaults that need them */
+    gn_graph_infer_shapes(g);
+    return g;
+}
+
+typedef struct side {
+    gn_graph *g;
+    gview v;
+    gn_session *s;
+    gn_tensor *out;
+} side;
+
+static void side_free(side *sd, int n_fetch)
+{
+    if (sd->out)
+        for (int i = 0; i < n_fetch; i++) gn_tensor_free(&sd->out[i]);
+    free(sd->out);
+    gn_session_free(sd->s);
+    free(sd->v.by_name);
+    gn_graph_free(sd->g);
+    memset(sd, 0, sizeof *sd);
+}
+
+/* The feeds of fs that name tensors of the graph the fetches need (user
+ * feeds always go through, so that a bad name is reported). */
+static gn_status run_side(const run_opts *o, side *sd, const feedset *fs, const namelist *user, const namelist *fetches,
+                          const char *label)
+{
+    gn_session_options so;
+    gn_session_options_init(&so);
+    so.seed = o->seed;
+    if (o->backend) so.backend = o->backend;
+    gn_status s = gn_session_new(sd->g, &so, &sd->s);
+    if (s != GN_OK) {
+        fprintf(stderr, "grapnel %s: %s%s%s\n", o->cmd, label, label[0] ? ": " : "", gn_session_errmsg(sd->s));
+        return s;
+    }
+    const char **fn = calloc((size_t)fs->n + 1, sizeof *fn);
+    gn_tensor *ft = calloc((size_t)fs->n + 1, sizeof *ft);
+    sd->out = calloc((size_t)fetches->n + 1, sizeof *sd->out);
+    if (!fn || !ft || !sd->out) {
+        free(fn);
+        free(ft);
+        return GN_ERR_NOMEM;
+    }
+    int nf = 0;
+    for (int i = 0; i < fs->n; i++) {
+        const char *nm = fs->f[i].name;
+        char c[2048];
+        canon(nm, c, sizeof c);
+        char *colon = strrchr(c, ':');
+        int known = gview_find(&sd->v, c, colon ? (size_t)(colon - c) : strlen(c)) >= 0;
+        if (!known && !nl_has(user, c)) continue;   /* a random feed of the other graph */
+        fn[nf] = nm;
+        ft[nf] = fs->f[i].t;
+        ft[nf].internal = NULL;   /* borrowed view */
+        nf++;
+    }
+    s = gn_session_run(sd->s, fn, ft, (size_t)nf, (const char *const *)fetches->s, sd->out, (size_t)fetches->n);
+    if (s != GN_OK)
+        fprintf(stderr, "grapnel %s: %s%s%s\n", o->cmd, label, label[0] ? ": " : "", gn_session_errmsg(sd->s));
+    free(fn);
+    free(ft);
+    return s;
+}
+
+static int prepare_fetches(const run_opts *o, const gview *v, namelist *fetches)
+{
+    if (o->n_fetches) {
+        for (int i = 0; i < o->n_fetches; i++)
+            if (nl_add(fetches, o->fetches[i].name)) return 1;
+        return 0;
+    }
+    if (default_fetches(v, fetches)) return 1;
+    if (fetches->n == 0) {
+        fprintf(stderr, "grapnel %s: the graph has no outputs to fetch: name them with --fetch\n", o->cmd);
+        return 1;
+    }
+    return 0;
+}
+
+int gn_cli_run(int argc, char **argv)
+{
+    run_opts o = {.cmd = "run"};
+    int rc = parse_opts(argc, argv, &o, 1);
+    if (rc) {
+        opts_free(&o);
+        return rc;
+    }
+    side sd = {0};
+    feedset fs = {0};
+    namelist fetches = {0}, user = {0};
+    sd.g = load_model(&o, o.models[0]);
+    if (!sd.g || gview_init(&sd.v, sd.g)) rc = 1;
+    if (!rc) rc = load_feeds(&o, &fs, &user);
+    if (!rc) rc = prepare_fetches(&o, &sd.v, &fetches);
+    if (!rc) rc = add_random_feeds(&o, &sd.v, &fetches, &fs);
+    if (!rc && run_side(&o, &sd, &fs, &user, &fetches, "") != GN_OK) rc = 1;
+    for (int i = 0; !rc && i < fetches.n; i++) {
+        const gn_tensor *t = &sd.out[i];
+        char shp[256];
+        shape_tuple(t, shp, sizeof shp);
+        const char *file = o.n_fetches ? o.fetches[i].value : NULL;
+        if (file) {
+            char err[1024];
+            if (gn_npy_write(file, t, err, sizeof err) != GN_OK) {
+                fprintf(stderr, "grapnel run: %s\n", err);
+                rc = 1;
+                break;
+            }
+            printf("%s: %s %s -> %s\n", fetches.s[i], gn_dtype_numpy_name(t->dtype), shp, file);
+        } else {
+            char *text = format_array(t);
+            printf("%s: %s %s\n%s\n", fetches.s[i], gn_dtype_numpy_name(t->dtype), shp, text ? text : "");
+            free(text);
+        }
+    }
+    if (fflush(stdout) != 0) rc = 1;
+    side_free(&sd, fetches.n);
+    fs_free(&fs);
+    nl_free(&user);
+    nl_free(&fetches);
+    opts_free(&o);
+    return rc;
+}
+
+int gn_cli_verify(int argc, char **argv)
+{
+    run_opts o = {.cmd = "verify"};
+    int rc = parse_opts(argc, argv, &o, 2);
+    if (rc) {
+        opts_free(&o);
+        return rc;
+    }
+    side a = {0}, b = {0};
+    feedset fs = {0};
+    namelist fetches = {0}, user = {0};
+    a.g = load_model(&o, o.models[0]);
+    if (!a.g || gview_init(&a.v, a.g)) rc = 1;
+    if (!rc) {
+        b.g = load_model(&o, o.models[1]);
+        if (!b.g || gview_init(&b.v, b.g)) rc = 1;
+    }
+    if (!rc) rc = load_feeds(&o, &fs, &user);
+    if (!rc) rc = prepare_fetches(&o, &a.v, &fetches);
+    /* random feeds once: A's placeholders, then any more B needs */
+    if (!rc) rc = add_random_feeds(&o, &a.v, &fetches, &fs);
+    if (!rc) rc = add_random_feeds(&o, &b.v, &fetches, &fs);
+    int ran_a = 0, ran_b = 0;
+    if (!rc) {
+        char la[1100], lb[1100];
+        snprintf(la, sizeof la, "%s", o.models[0]);
+        snprintf(lb, sizeof lb, "%s", o.models[1]);
+        ran_a = run_side(&o, &a, &fs, &user, &fetches, la) == GN_OK;
+        ran_b = run_side(&o, &b, &fs, &user, &fetches, lb) == GN_OK;
+        if (!ran_a || !ran_b) rc = 1;
+    }
+    if (!rc) {
+        int w = 5;
+        for (int i = 0; i < fetches.n; i++)
+            if ((int)strlen(fetches.s[i]) > w) w = (int)strlen(fetches.s[i]);
+        printf("%-*s  %-8s %-14s %12s %12s  %s\n", w, "fetch", "dtype", "shape", "max_abs_err", "rel_l2_err", "result");
+        int bad = 0;
+        for (int i = 0; i < fetches.n; i++) {
+            gn_compare_result r;
+            gn_tensor_compare(&b.out[i], &a.out[i], o.tol, &r);
+            char shp[256];
+            shape_tuple(&a.out[i], shp, sizeof shp);
+            printf("%-*s  %-8s %-14s %12.4g %12.4g  %s", w, fetches.s[i], gn_dtype_numpy_name(a.out[i].dtype), shp,
+                   r.max_abs_err, r.rel_l2_err, r.match ? "ok" : "FAIL");
+            if (!r.match) {
+                printf(": %s", r.why);
+                bad++;
+            }
+            printf("\n");
+        }
+        printf("%s: %d of %d fetches match\n", bad ? "FAIL" : "ok", fetches.n - bad, fetches.n);
+        if (bad) rc = 1;
+    }
+    if (fflush(stdout) != 0) rc = 1;
+    side_free(&a, fetches.n);
+    side_free(&b, fetches.n);
+    fs_free(&fs);
+    nl_free(&user);
+    nl_free(&fetches);
+    opts_free(&o);
+    return rc;
+}

@@ -1,0 +1,419 @@
+/* NumPy .npy files (format versions 1.0, 2.0, 3.0).
+ *
+ *   "\x93NUMPY" major minor  header_len (uint16 LE in 1.0; uint32 LE in 2.0/3.0)
+ *   header: a Python dict literal, e.g.
+ *     {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+ *   padded with spaces and ended by '\n'; then the raw data, C order.
+ *
+ * The header is parsed as the small Python literal grammar it is (strings in
+ * either quote, True/False, tuples of integers), never by pattern matching,
+ * so that a bad header gets an error naming what is wrong and where. */
+#include "io/npy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "graph/tensor.h"
+#include "ops/kernel.h"
+#include "tensorflow/core/framework/types.pb-c.h"
+
+typedef struct npy_type {
+    int32_t dtype;
+    char kind;          /* numpy kind: f i u b */
+    uint8_t size;
+    const char *descr;  /* what we write */
+    const char *np;     /* numpy's name */
+} npy_type;
+
+static const npy_type types[] = {
+    {TENSORFLOW__DATA_TYPE__DT_FLOAT, 'f', 4, "<f4", "float32"},
+    {TENSORFLOW__DATA_TYPE__DT_DOUBLE, 'f', 8, "<f8", "float64"},
+    {TENSORFLOW__DATA_TYPE__DT_HALF, 'f', 2, "<f2", "float16"},
+    {TENSORFLOW__DATA_TYPE__DT_INT8, 'i', 1, "|i1", "int8"},
+    {TENSORFLOW__DATA_TYPE__DT_INT16, 'i', 2, "<i2", "int16"},
+    {TENSORFLOW__DATA_TYPE__DT_INT32, 'i', 4, "<i4", "int32"},
+    {TENSORFLOW__DATA_TYPE__DT_INT64, 'i', 8, "<i8", "int64"},
+    {TENSORFLOW__DATA_TYPE__DT_UINT8, 'u', 1, "|u1", "uint8"},
+    {TENSORFLOW__DATA_TYPE__DT_UINT16, 'u', 2, "<u2", "uint16"},
+    {TENSORFLOW__DATA_TYPE__DT_UINT32, 'u', 4, "<u4", "uint32"},
+    {TENSORFLOW__DATA_TYPE__DT_UINT64, 'u', 8, "<u8", "uint64"},
+    {TENSORFLOW__DATA_TYPE__DT_BOOL, 'b', 1, "|b1", "bool"},
+};
+
+const char *gn_dtype_numpy_name(int32_t dtype)
+{
+    for (size_t i = 0; i < GN__ARRAY_LEN(types); i++)
+        if (types[i].dtype == dtype) return types[i].np;
+    if (dtype == TENSORFLOW__DATA_TYPE__DT_BFLOAT16) return "bfloat16";
+    if (dtype == TENSORFLOW__DATA_TYPE__DT_COMPLEX64) return "complex64";
+    if (dtype == TENSORFLOW__DATA_TYPE__DT_COMPLEX128) return "complex128";
+    return gn_dtype_name(dtype);
+}
+
+const char *gn__npy_descr(int32_t dtype)
+{
+    for (size_t i = 0; i < GN__ARRAY_LEN(types); i++)
+        if (types[i].dtype == dtype) return types[i].descr;
+    return NULL;
+}
+
+/* ---- the header literal ---------------------------------------------------------------- */
+typedef struct lex {
+    const char *p, *end;
+    const char *name;
+    gn__err *err;
+} lex;
+
+static void skip_ws(lex *l)
+{
+    while (l->p < l->end && (*l->p == ' ' || *l->p == '\t' || *l->p == '\n' || *l->p == '\r')) l->p++;
+}
+
+static gn_status hfail(lex *l, const char *what)
+{
+    return gn__fail(l->err, GN_ERR_PARSE, "%s: header: %s", l->name, what);
+}
+
+static bool eat(lex *l, char c)
+{
+    skip_ws(l);
+    if (l->p < l->end && *l->p == c) {
+        l->p++;
+        return true;
+    }
+    return false;
+}
+
+/* A quoted string into buf (truncated to n-1). */
+static gn_status str_lit(lex *l, char *buf, size_t n, const char *ctx)
+{
+    skip_ws(l);
+    if (l->p >= l->end || (*l->p != '\'' && *l->p != '"')) {
+        char m[160];
+        snprintf(m, sizeof m, "expected a quoted string %s", ctx);
+        return hfail(l, m);
+    }
+    char q = *l->p++;
+    size_t k = 0;
+    while (l->p < l->end && *l->p != q) {
+        if (*l->p == '\\' || (unsigned char)*l->p < 0x20) return hfail(l, "unexpected character in a string");
+        if (k + 1 < n) buf[k++] = *l->p;
+        l->p++;
+    }
+    if (l->p >= l->end) return hfail(l, "unterminated string");
+    l->p++;
+    buf[k] = 0;
+    return GN_OK;
+}
+
+static gn_status shape_lit(lex *l, int64_t *dims, int32_t *rank)
+{
+    if (!eat(l, '(')) return hfail(l, "'shape' must be a tuple such as (2, 3)");
+    *rank = 0;
+    for (;;) {
+        skip_ws(l);
+        if (eat(l, ')')) return GN_OK;
+        if (l->p >= l->end || *l->p < '0' || *l->p > '9') return hfail(l, "'shape' must hold non-negative integers");
+        int64_t v = 0;
+        while (l->p < l->end && *l->p >= '0' && *l->p <= '9') {
+            if (v > (INT64_MAX - 9) / 10) return hfail(l, "a dimension in 'shape' is too large");
+            v = v * 10 + (*l->p++ - '0');
+        }
+        if (l->p < l->end && (*l->p == 'L' || *l->p == 'l')) l->p++;   /* Python 2 long */
+        if (*rank >= GN_TENSOR_MAX_DIMS) {
+            char m[128];
+            snprintf(m, sizeof m, "'shape' has more than %d dimensions", GN_TENSOR_MAX_DIMS);
+            return gn__fail(l->err, GN_ERR_UNSUPPORTED, "%s: %s", l->name, m);
+        }
+        dims[(*rank)++] = v;
+        if (eat(l, ',')) continue;
+        if (eat(l, ')')) return GN_OK;
+        return hfail(l, "expected ',' or ')' in 'shape'");
+    }
+}
+
+static gn_status bool_lit(lex *l, bool *v)
+{
+    skip_ws(l);
+    size_t left = (size_t)(l->end - l->p);
+    if (left >= 4 && memcmp(l->p, "True", 4) == 0) {
+        l->p += 4;
+        *v = true;
+        return GN_OK;
+    }
+    if (left >= 5 && memcmp(l->p, "False", 5) == 0) {
+        l->p += 5;
+        *v = false;
+        return GN_OK;
+    }
+    return hfail(l, "'fortran_order' must be True or False");
+}
+
+static gn_status parse_header(lex *l, char *descr, size_t dn, bool *fortran, int64_t *dims, int32_t *rank)
+{
+    bool have_d = false, have_f = false, have_s = false;
+    if (!eat(l, '{')) return hfail(l, "expected '{'");
+    for (;;) {
+        if (eat(l, '}')) break;
+        char key[64];
+        GN_TRY(str_lit(l, key, sizeof key, "(a key)"));
+        if (!eat(l, ':')) {
+            char m[128];
+            snprintf(m, sizeof m, "expected ':' after key '%s'", key);
+            return hfail(l, m);
+        }
+        if (strcmp(key, "descr") == 0) {
+            GN_TRY(str_lit(l, descr, dn, "for 'descr'"));
+            have_d = true;
+        } else if (strcmp(key, "fortran_order") == 0) {
+            GN_TRY(bool_lit(l, fortran));
+            have_f = true;
+        } else if (strcmp(key, "shape") == 0) {
+            GN_TRY(shape_lit(l, dims, rank));
+            have_s = true;
+        } else {
+            char m[128];
+            snprintf(m, sizeof m, "unknown key '%s'", key);
+            return hfail(l, m);
+        }
+        if (eat(l, ',')) continue;
+        if (eat(l, '}')) break;
+        return hfail(l, "expected ',' or '}'");
+    }
+    skip_ws(l);
+    if (l->p != l->end) return hfail(l, "unexpected text after the dict");
+    if (!have_d) return hfail(l, "missing key 'descr'");
+    if (!have_f) return hfail(l, "missing key 'fortran_order'");
+    if (!have_s) return hfail(l, "missing key 'shape'");
+    return GN_OK;
+}
+
+/* ---- reading --------------------------------------------------------------------------------- */
+gn_status gn__npy_parse(const uint8_t *data, size_t size, const char *name, gn_tensor *out, gn__err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!name) name = "<buffer>";
+    if (size < 10 || memcmp(data, "\x93NUMPY", 6) != 0)
+        return gn__fail(err, GN_ERR_PARSE, "%s: not a .npy file (no \\x93NUMPY magic)", name);
+    uint8_t major = data[6];
+    size_t hlen, hstart;
+    if (major == 1) {
+        hlen = (size_t)data[8] | (size_t)data[9] << 8;
+        hstart = 10;
+    } else if (major == 2 || major == 3) {
+        if (size < 12) return gn__fail(err, GN_ERR_PARSE, "%s: header is truncated", name);
+        hlen = (size_t)data[8] | (size_t)data[9] << 8 | (size_t)data[10] << 16 | (size_t)data[11] << 24;
+        hstart = 12;
+    } else {
+        return gn__fail(err, GN_ERR_UNSUPPORTED, "%s: .npy format version %u.%u is not supported (1.0, 2.0, 3.0 are)",
+                        name, major, data[7]);
+    }
+    if (hlen > size - hstart)
+        return gn__fail(err, GN_ERR_PARSE, "%s: header is truncated (%zu bytes announced, %zu present)", name, hlen,
+                        size - hstart);
+    lex l = {(const char *)data + hstart, (const char *)data + hstart + hlen, name, err};
+    char descr[64] = "";
+    bool fortran = false;
+    int64_t dims[GN_TENSOR_MAX_DIMS];
+    int32_t rank = 0;
+    GN_TRY(parse_header(&l, descr, sizeof descr, &fortran, dims, &rank));
+    if (fortran)
+        return gn__fail(err, GN_ERR_UNSUPPORTED, "%s: header: fortran_order True is not supported (C order only)",
+                        name);
+    /* the dtype */
+    char order = descr[0];
+    const char *code = descr + 1;
+    if (order != '<' && order != '>' && order != '|' && order != '=') {
+        order = '=';
+        code = descr;
+    }
+    int32_t dtype = 0;
+    size_t esz = 0;
+    bool strings = false;
+    if (code[0] == 'S' && code[1]) {
+        char *endp;
+        long n = strtol(code + 1, &endp, 10);
+        if (*endp || n <= 0 || n > (1L << 30))
+            return gn__fail(err, GN_ERR_PARSE, "%s: header: bad descr '%s'", name, descr);
+        strings = true;
+        dtype = TENSORFLOW__DATA_TYPE__DT_STRING;
+        esz = (size_t)n;
+    } else {
+        for (size_t i = 0; i < GN__ARRAY_LEN(types); i++) {
+            char want[8];
+            snprintf(want, sizeof want, "%c%u", types[i].kind, types[i].size);
+            if (strcmp(code, want) == 0) {
+                dtype = types[i].dtype;
+                esz = types[i].size;
+            }
+        }
+        if (!dtype)
+            return gn__fail(err, GN_ERR_UNSUPPORTED,
+                            "%s: dtype '%s' is not supported (float16/32/64, int8/16/32/64, uint8/16/32/64, bool, "
+                            "bytes)",
+                            name, descr);
+        if (order == '>' && esz > 1)
+            return gn__fail(err, GN_ERR_UNSUPPORTED,
+                            "%s: big-endian data ('%s') is not supported (save with dtype '<%s')", name, descr, code);
+    }
+    int64_t n = 1;
+    for (int32_t i = 0; i < rank; i++) {
+        if (dims[i] && n > INT64_MAX / dims[i]) return gn__fail(err, GN_ERR_PARSE, "%s: header: shape overflows", name);
+        n *= dims[i];
+    }
+    size_t dstart = hstart + hlen;
+    if ((uint64_t)n > SIZE_MAX / esz) return gn__fail(err, GN_ERR_PARSE, "%s: header: shape overflows", name);
+    size_t need = (size_t)n * esz, have = size - dstart;
+    if (have != need)
+        return gn__fail(err, GN_ERR_PARSE, "%s: data is %zu bytes, but shape and dtype '%s' need %zu", name, have,
+                        descr, need);
+    const uint8_t *src = data + dstart;
+    gn__buffer *b;
+    if (strings) {
+        size_t head = (size_t)n * sizeof(gn_string);
+        b = gn__buffer_new(head + need + 1);
+        if (!b) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+        gn_string *s = b->data;
+        char *p = (char *)b->data + head;
+        memcpy(p, src, need);
+        for (int64_t i = 0; i < n; i++) {
+            size_t len = esz;
+            while (len && p[(size_t)i * esz + len - 1] == 0) len--;
+            s[i].data = p + (size_t)i * esz;
+            s[i].len = len;
+        }
+        out->nbytes = head;
+    } else {
+        b = gn__buffer_new(need);
+        if (!b) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+        if (need) memcpy(b->data, src, need);
+        if (dtype == TENSORFLOW__DATA_TYPE__DT_BOOL) {
+            uint8_t *q = b->data;
+            for (size_t i = 0; i < need; i++) q[i] = q[i] != 0;
+        }
+        out->nbytes = need;
+    }
+    out->dtype = dtype;
+    out->rank = rank;
+    for (int32_t i = 0; i < rank; i++) out->dims[i] = dims[i];
+    out->data = b->data;
+    out->internal = b;
+    return GN_OK;
+}
+
+/* ---- writing --------------------------------------------------------------------------------- */
+gn_status gn__npy_encode(const gn_tensor *t, uint8_t **data, size_t *size, gn__err *err)
+{
+    *data = NULL;
+    *size = 0;
+    if (t->rank < 0 || t->rank > GN_TENSOR_MAX_DIMS)
+        return gn__fail(err, GN_ERR_ARG, "rank %d is outside 0..%d", t->rank, GN_TENSOR_MAX_DIMS);
+    int64_t n = 1;
+    for (int32_t i = 0; i < t->rank; i++) {
+        if (t->dims[i] < 0) return gn__fail(err, GN_ERR_ARG, "dimension %d is negative", i);
+        n *= t->dims[i];
+    }
+    char descr[32];
+    size_t esz;
+    bool strings = t->dtype == TENSORFLOW__DATA_TYPE__DT_STRING;
+    if (strings) {
+        const gn_string *s = t->data;
+        size_t w = 1;
+        for (int64_t i = 0; i < n; i++)
+            if (s[i].len > w) w = s[i].len;
+        snprintf(descr, sizeof descr, "|S%zu", w);
+        esz = w;
+    } else {
+        const char *d = gn__npy_descr(t->dtype);
+        if (!d)
+            return gn__fail(err, GN_ERR_UNSUPPORTED, "dtype %s cannot be written as .npy",
+                            gn_dtype_numpy_name(t->dtype));
+        snprintf(descr, sizeof descr, "%s", d);
+        esz = gn__dtype_size(t->dtype);
+        if (t->nbytes != (size_t)n * esz)
+            return gn__fail(err, GN_ERR_ARG, "tensor has %zu bytes, its shape needs %zu", t->nbytes, (size_t)n * esz);
+    }
+    char dict[512];
+    size_t o = (size_t)snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    for (int32_t i = 0; i < t->rank; i++)
+        o += (size_t)snprintf(dict + o, sizeof dict - o, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+    o += (size_t)snprintf(dict + o, sizeof dict - o, "%s), }", t->rank == 1 ? "," : "");
+    size_t pre = 10, total_h = pre + o + 1;
+    size_t padded = (total_h + 63) / 64 * 64;
+    size_t hlen = padded - pre;
+    size_t body = (size_t)n * esz;
+    uint8_t *buf = malloc(padded + body + 1);
+    if (!buf) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (uint8_t)(hlen & 0xff);
+    buf[9] = (uint8_t)(hlen >> 8);
+    memcpy(buf + pre, dict, o);
+    memset(buf + pre + o, ' ', hlen - o - 1);
+    buf[padded - 1] = '\n';
+    if (strings) {
+        const gn_string *s = t->data;
+        memset(buf + padded, 0, body);
+        for (int64_t i = 0; i < n; i++)
+            if (s[i].len) memcpy(buf + padded + (size_t)i * esz, s[i].data, s[i].len);
+    } else if (body) {
+        memcpy(buf + padded, t->data, body);
+    }
+    *data = buf;
+    *size = padded + body;
+    return GN_OK;
+}
+
+/* ---- public calls -------------------------------------------------------------------------------- */
+static gn_status report(gn_status s, const gn__err *e, char *err, size_t errlen)
+{
+    if (err && errlen) snprintf(err, errlen, "%s", s == GN_OK ? "" : e->msg);
+    return s;
+}
+
+gn_status gn_npy_parse(const void *data, size_t size, const char *name, gn_tensor *out, char *err, size_t errlen)
+{
+    gn__err e;
+    gn__err_clear(&e);
+    if (!out || (!data && size)) return report(gn__fail(&e, GN_ERR_ARG, "gn_npy_parse: NULL argument"), &e, err, errlen);
+    return report(gn__npy_parse(data, size, name, out, &e), &e, err, errlen);
+}
+
+gn_status gn_npy_read(const char *path, gn_tensor *out, char *err, size_t errlen)
+{
+    gn__err e;
+    gn__err_clear(&e);
+    if (!path || !out) return report(gn__fail(&e, GN_ERR_ARG, "gn_npy_read: NULL argument"), &e, err, errlen);
+    memset(out, 0, sizeof *out);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    gn_status s = gn__read_file(path, &data, &size, &e);
+    if (s == GN_OK) s = gn__npy_parse(data, size, path, out, &e);
+    free(data);
+    return report(s, &e, err, errlen);
+}
+
+gn_status gn_npy_serialize(const gn_tensor *t, void **data, size_t *size, char *err, size_t errlen)
+{
+    gn__err e;
+    gn__err_clear(&e);
+    if (!t || !data || !size)
+        return report(gn__fail(&e, GN_ERR_ARG, "gn_npy_serialize: NULL argument"), &e, err, errlen);
+    uint8_t *d;
+    gn_status s = gn__npy_encode(t, &d, size, &e);
+    *data = d;
+    return report(s, &e, err, errlen);
+}
+
+gn_status gn_npy_write(const char *path, const gn_tensor *t, char *err, size_t errlen)
+{
+    gn__err e;
+    gn__err_clear(&e);
+    if (!path || !t) return report(gn__fail(&e, GN_ERR_ARG, "gn_npy_write: NULL argument"), &e, err, errlen);
+    uint8_t *d = NULL;
+    size_t n = 0;
+    gn_status s = gn__npy_encode(t, &d, &n, &e);
+    if (s != GN_OK) gn__err_prefix(&e, "%s", path);
+    if (s == GN_OK) s = gn__write_file_atomic(path, d, n, &e);
+    free(d);
+    return report(s, &e, err, errlen);
+}

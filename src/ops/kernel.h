@@ -1,0 +1,122 @@
+/* CPU kernels (private): the one implementation of each op's meaning, used by
+ * the CPU reference backend and by constant folding.
+ *
+ * A kernel reads its inputs (ctx->in), the node's attrs (through the graph:
+ * gn__attr_get_* on ctx->g / ctx->node) and produces its outputs with
+ * gn__kctx_output (fresh buffer) or gn__kctx_forward (alias an input). It
+ * never prints or aborts: failures go through gn__kctx_fail, which names the
+ * node and op. With GN__K_REFERENCE set a kernel must give the same bits on
+ * every x86-64 machine: fixed summation order, no BLAS, no FMA contraction
+ * that depends on the CPU (compile with -ffp-contract=off). */
+#ifndef GN_OPS_KERNEL_H
+#define GN_OPS_KERNEL_H
+
+#include "graph/ir.h"
+#include "tensorflow/core/framework/tensor.pb-c.h"
+#include "tensorflow/core/framework/types.pb-c.h"
+
+#define GN__MAX_DIMS 8
+
+/* A refcounted heap buffer holding tensor data. */
+typedef struct gn__buffer {
+    uint32_t refs;
+    uint32_t flags;          /* GN__BUF_* */
+    size_t size;
+    void *data;
+    void (*release)(struct gn__buffer *b);   /* called when refs drops to 0 */
+    void *owner;             /* for release */
+} gn__buffer;
+
+gn__buffer *gn__buffer_new(size_t size);      /* malloc-backed, 64-byte aligned, refs 1 */
+gn__buffer *gn__buffer_ref(gn__buffer *b);
+void gn__buffer_unref(gn__buffer *b);
+
+/* A string element of a DT_STRING tensor; bytes live in the same buffer. */
+typedef struct gn__tstring {
+    const char *ptr;
+    size_t len;
+} gn__tstring;
+
+typedef struct gn__tensor {
+    int32_t dtype;           /* TensorFlow DataType; 0 = no tensor (e.g. dead / unset) */
+    int32_t rank;
+    int64_t dims[GN__MAX_DIMS];
+    void *data;              /* element 0; for DT_STRING an array of gn__tstring;
+                                for DT_RESOURCE / DT_VARIANT an array of void * handles */
+    size_t nbytes;
+    gn__buffer *buf;         /* owner of data; NULL when borrowed (graph constant, caller feed) */
+    bool dead;               /* v1 control flow: a dead tensor (untaken Switch branch) */
+} gn__tensor;
+
+int64_t gn__tensor_numel(const gn__tensor *t);
+/* Releases t's buffer reference and zeroes it. */
+void gn__tensor_release(gn__tensor *t);
+/* t2 = t1 with an extra buffer reference. */
+void gn__tensor_copy_ref(gn__tensor *dst, const gn__tensor *src);
+/* Decodes a TensorProto (tensor_content or typed fields, the short "repeat
+ * the last value" form, all-zero when empty) into a fresh tensor. */
+gn_status gn__tensor_from_proto(const Tensorflow__TensorProto *p, gn__tensor *out, gn__err *err);
+/* Encodes a tensor as a TensorProto (tensor_content for fixed-size dtypes,
+ * string_val for strings) allocated with alloc. */
+gn_status gn__tensor_to_proto(const gn__tensor *t, ProtobufCAllocator *alloc, Tensorflow__TensorProto **out,
+                              gn__err *err);
+
+enum {
+    GN__K_REFERENCE = 1u << 0,   /* bit-reproducible path (constant folding) */
+};
+
+struct gn__run;                  /* executor state (runtime/executor.h); opaque to plain kernels */
+
+typedef struct gn__kctx {
+    const gn_graph *g;
+    gn_id node;
+    uint32_t n_in;
+    const gn__tensor *in;        /* data inputs, in order */
+    uint32_t n_out;
+    gn__tensor *out;             /* zeroed by the caller; filled by the kernel */
+    uint32_t flags;              /* GN__K_* */
+    gn__err *err;
+    struct gn__run *run;         /* NULL outside the executor (constant folding) */
+    /* Output allocator: NULL means gn__buffer_new. The runtime's memory plan
+     * hooks in here. */
+    gn__buffer *(*alloc)(void *user, uint32_t output, size_t bytes);
+    void *alloc_user;
+    uint64_t seed;               /* run seed for random ops (combined with seed/seed2 attrs) */
+} gn__kctx;
+
+/* Allocates output k with dtype and shape; *t gets the tensor (data uninitialised). */
+gn_status gn__kctx_output(gn__kctx *c, uint32_t k, int32_t dtype, int32_t rank, const int64_t *dims, gn__tensor **t);
+/* Allocates a DT_STRING output with room for `bytes` bytes of string data
+ * after the gn__tstring array (the kernel fills ptr/len pointing into it). */
+gn_status gn__kctx_output_strings(gn__kctx *c, uint32_t k, int32_t rank, const int64_t *dims, size_t bytes,
+                                  gn__tensor **t, char **storage);
+/* Output k is input i (shared buffer), optionally with another shape of the same element count. */
+gn_status gn__kctx_forward(gn__kctx *c, uint32_t k, uint32_t i);
+gn_status gn__kctx_forward_reshape(gn__kctx *c, uint32_t k, uint32_t i, int32_t rank, const int64_t *dims);
+/* "node 'x' (Op): <what>" as GN_ERR_GRAPH (bad input values) or another code. */
+gn_status gn__kctx_fail(gn__kctx *c, gn_status code, const char *fmt, ...) GN__PRINTF(3, 4);
+
+typedef gn_status (*gn__kernel_fn)(gn__kctx *c);
+
+typedef struct gn__kernel_entry {
+    const char *op;
+    gn__kernel_fn fn;
+} gn__kernel_entry;
+
+/* Kernel lookup over all kernel tables; NULL when the CPU backend cannot run op. */
+gn__kernel_fn gn__kernel_for(const char *op);
+
+/* Each kernel file exports one table, sorted by op name (strcmp order). */
+extern const gn__kernel_entry gn__kernels_math[];
+extern const uint32_t gn__kernels_math_count;
+extern const gn__kernel_entry gn__kernels_nn[];
+extern const uint32_t gn__kernels_nn_count;
+extern const gn__kernel_entry gn__kernels_array[];
+extern const uint32_t gn__kernels_array_count;
+extern const gn__kernel_entry gn__kernels_control[];
+extern const uint32_t gn__kernels_control_count;
+
+/* float16 helpers: C's _Float16 */
+typedef _Float16 gn__f16;
+
+#endif

@@ -1,0 +1,681 @@
+/* The meta-optimizer: runs the enabled passes in Grappler's order over the
+ * main graph and then every function body, for the configured iterations,
+ * with timing, rollback and an optional validation after every pass; and the
+ * report. After tensorflow/core/grappler/optimizers/meta_optimizer.cc
+ * (grappler.md section 2). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "ops/registry.h"
+#include "optimizer/pass.h"
+
+/* ---- report ------------------------------------------------------------------- */
+typedef struct run_entry {
+    char *item;                 /* "main" or the function name */
+    char *pass;
+    int32_t iteration;
+    int64_t micros;
+    uint32_t nodes_before, nodes_after;
+    uint64_t edges_before, edges_after;
+    gn_status status;
+    bool changed, rolled_back;
+    char *message;              /* on failure */
+} run_entry;
+
+typedef struct event {
+    char *item;
+    char *pattern;
+    char *node;
+    char *detail;
+    int32_t iteration;
+    bool refused;
+} event;
+
+struct gn_report {
+    run_entry *runs;
+    size_t n_runs, cap_runs;
+    event *events;
+    size_t n_events, cap_events;
+    char **notes;
+    size_t n_notes, cap_notes;
+    int64_t total_micros;
+    bool oom;
+};
+
+static char *dupstr(const char *s) { return s ? strdup(s) : NULL; }
+
+static void report_note(gn_report *r, const char *fmt, ...) GN__PRINTF(2, 3);
+static void report_note(gn_report *r, const char *fmt, ...)
+{
+    if (!r) return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (r->n_notes == r->cap_notes) {
+        size_t nc = r->cap_notes ? r->cap_notes * 2 : 8;
+        char **nn = realloc(r->notes, nc * sizeof *nn);
+        if (!nn) {
+            r->oom = true;
+            return;
+        }
+        r->notes = nn;
+        r->cap_notes = nc;
+    }
+    r->notes[r->n_notes] = dupstr(buf);
+    if (r->notes[r->n_notes]) r->n_notes++;
+}
+
+static run_entry *report_run(gn_report *r)
+{
+    if (!r) return NULL;
+    if (r->n_runs == r->cap_runs) {
+        size_t nc = r->cap_runs ? r->cap_runs * 2 : 32;
+        run_entry *nr = realloc(r->runs, nc * sizeof *nr);
+        if (!nr) {
+            r->oom = true;
+            return NULL;
+        }
+        r->runs = nr;
+        r->cap_runs = nc;
+    }
+    run_entry *e = &r->runs[r->n_runs++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+void gn_report_free(gn_report *r)
+{
+    if (!r) return;
+    for (size_t i = 0; i < r->n_runs; i++) {
+        free(r->runs[i].item);
+        free(r->runs[i].pass);
+        free(r->runs[i].message);
+    }
+    for (size_t i = 0; i < r->n_events; i++) {
+        free(r->events[i].item);
+        free(r->events[i].pattern);
+        free(r->events[i].node);
+        free(r->events[i].detail);
+    }
+    for (size_t i = 0; i < r->n_notes; i++) free(r->notes[i]);
+    free(r->runs);
+    free(r->events);
+    free(r->notes);
+    free(r);
+}
+
+/* ---- pass helpers -------------------------------------------------------------------- */
+int64_t gn__now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+bool gn__pass_deadline_passed(const gn__pass_ctx *c) { return c->deadline_us > 0 && gn__now_us() > c->deadline_us; }
+
+static bool list_has(const char *list, const char *id, size_t idlen)
+{
+    if (!list) return false;
+    const char *p = list;
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        const char *e = p;
+        while (*e && *e != ',') e++;
+        const char *t = e;
+        while (t > p && t[-1] == ' ') t--;
+        if ((size_t)(t - p) == idlen && memcmp(p, id, idlen) == 0) return true;
+        p = e;
+    }
+    return false;
+}
+
+bool gn__pattern_enabled(const gn__pass_ctx *c, const char *pattern)
+{
+    if (!c || !c->opts || !c->opts->disabled_patterns) return true;
+    const char *list = c->opts->disabled_patterns;
+    if (list_has(list, pattern, strlen(pattern))) return false;
+    const char *dot = strchr(pattern, '.');
+    if (dot && list_has(list, pattern, (size_t)(dot - pattern))) return false;
+    return true;
+}
+
+static void add_event(gn__pass_ctx *c, bool refused, const char *pattern, const gn_graph *g, gn_id node,
+                      const char *fmt, va_list ap)
+{
+    gn_report *r = c ? c->report : NULL;
+    if (!r) return;
+    char detail[1024];
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    if (r->n_events == r->cap_events) {
+        size_t nc = r->cap_events ? r->cap_events * 2 : 64;
+        event *ne = realloc(r->events, nc * sizeof *ne);
+        if (!ne) {
+            r->oom = true;
+            return;
+        }
+        r->events = ne;
+        r->cap_events = nc;
+    }
+    event *e = &r->events[r->n_events++];
+    e->item = dupstr(c->fn_name ? c->fn_name : "main");
+    e->pattern = dupstr(pattern);
+    e->node = dupstr(g && node != GN_NONE && node < g->n_nodes ? gn__node_name(g, node) : "");
+    e->detail = dupstr(detail);
+    e->iteration = (int32_t)c->iteration;
+    e->refused = refused;
+}
+
+void gn__pass_rewrote(gn__pass_ctx *c, const char *pattern, const gn_graph *g, gn_id node, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_event(c, false, pattern, g, node, fmt, ap);
+    va_end(ap);
+}
+
+void gn__pass_refused(gn__pass_ctx *c, const char *pattern, const gn_graph *g, gn_id node, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_event(c, true, pattern, g, node, fmt, ap);
+    va_end(ap);
+}
+
+void gn__pass_unique_name(const gn_graph *g, const char *base, const char *suffix, char *buf, size_t buflen)
+{
+    snprintf(buf, buflen, "%s/%s", base, suffix);
+    if (gn__graph_find(g, buf) == GN_NONE) return;
+    for (uint32_t k = 1;; k++) {
+        snprintf(buf, buflen, "%s/%s_%u", base, suffix, k);
+        if (gn__graph_find(g, buf) == GN_NONE) return;
+    }
+}
+
+/* ---- the pass table ------------------------------------------------------------------- */
+enum { RULE_DEFAULT_ON, RULE_ON_ONLY, RULE_AMP, RULE_PRUNING, RULE_BOOL };
+
+typedef struct pass_row {
+    const char *name;
+    const char *key;
+    int rule;
+    bool run_once;
+    gn__pass_fn fn;
+    const gn__pattern *patterns;
+    const char *help;
+    size_t key_offset;
+} pass_row;
+
+static const pass_row pass_table[] = {
+#define GN_PASS(ID, name, key, rule, run_once, fn, patterns, help) \
+    {name, #key, RULE_##rule, run_once, fn, patterns, help, offsetof(gn_options, key)},
+#include "optimizer/passes/passes.def"
+#undef GN_PASS
+};
+
+static int32_t opt_value(const gn_options *o, const pass_row *p)
+{
+    return *(const int32_t *)((const char *)o + p->key_offset);
+}
+
+/* Grappler's three toggle rules (grappler.md 1.2). */
+static bool pass_enabled(const gn_options *o, const pass_row *p, size_t idx)
+{
+    int32_t v = opt_value(o, p);
+    switch (p->rule) {
+    case RULE_DEFAULT_ON:
+        if (idx == GN__PASS_CSE && (o->arithmetic_optimization == GN_TOGGLE_OFF ||
+                                    o->arithmetic_optimization == GN_TOGGLE_EXPERIMENTAL_MLIR))
+            return false;
+        return v != GN_TOGGLE_OFF && v != GN_TOGGLE_EXPERIMENTAL_MLIR;
+    case RULE_ON_ONLY: return v == GN_TOGGLE_ON;
+    case RULE_AMP: return v == GN_TOGGLE_ON || v == GN_TOGGLE_AGGRESSIVE;
+    case RULE_PRUNING: return !v;
+    case RULE_BOOL: return v != 0;
+    }
+    return false;
+}
+
+gn_status gn_optimizer_list_passes(char **text)
+{
+    if (!text) return GN_ERR_ARG;
+    gn__buf b;
+    gn__buf_init(&b);
+    for (size_t i = 0; i < GN__ARRAY_LEN(pass_table); i++) {
+        const pass_row *p = &pass_table[i];
+        gn__buf_printf(&b, "%-28s %-30s %s%s\n", p->name, p->key, p->help, p->fn ? "" : " (not built yet)");
+        for (const gn__pattern *q = p->patterns; q && q->id; q++) gn__buf_printf(&b, "    %-44s %s\n", q->id, q->help);
+    }
+    *text = gn__buf_take(&b);
+    return *text ? GN_OK : GN_ERR_NOMEM;
+}
+
+/* ---- graph bookkeeping ------------------------------------------------------------- */
+static uint64_t count_edges(const gn_graph *g)
+{
+    uint64_t e = 0;
+    for (gn_id i = 0; i < g->n_nodes; i++)
+        if (!(g->nodes[i].flags & GN__NODE_DEAD)) e += (uint64_t)g->nodes[i].n_in + g->nodes[i].n_ctrl;
+    return e;
+}
+
+static uint32_t count_nodes(const gn_graph *g)
+{
+    uint32_t n = 0;
+    for (gn_id i = 0; i < g->n_nodes; i++)
+        n += !(g->nodes[i].flags & (GN__NODE_DEAD | GN__NODE_FN_ARG | GN__NODE_FN_RET));
+    return n;
+}
+
+/* Exchanges the contents of two graph handles (rollback), keeping each
+ * handle's library links pointing at itself. */
+static void swap_graphs(gn_graph *a, gn_graph *b)
+{
+    gn_graph t = *a;
+    *a = *b;
+    *b = t;
+    if (a->kind == GN__GRAPH_TOP) {
+        a->lib = a;
+        b->lib = b;
+        for (uint32_t f = 0; f < a->n_fns; f++)
+            if (a->fns[f].body) a->fns[f].body->lib = a;
+        for (uint32_t f = 0; f < b->n_fns; f++)
+            if (b->fns[f].body) b->fns[f].body->lib = b;
+    } else {
+        const gn_graph *lib = b->lib;
+        b->lib = a->lib;
+        a->lib = lib;
+    }
+}
+
+static gn_status clone_item(const gn_graph *g, gn_graph **out)
+{
+    GN_TRY(gn__graph_clone(g, out));
+    if (g->kind == GN__GRAPH_FUNCTION) (*out)->lib = g->lib;
+    return GN_OK;
+}
+
+/* ---- preservation ------------------------------------------------------------------------ */
+static gn_status mark_name(gn_graph *g, const char *tensor, const char *what, gn__err *err)
+{
+    const char *colon = strrchr(tensor, ':');
+    size_t n = strlen(tensor);
+    if (colon && colon[1]) {
+        bool digits = true;
+        for (const char *p = colon + 1; *p; p++) digits &= *p >= '0' && *p <= '9';
+        if (digits) n = (size_t)(colon - tensor);
+    }
+    if (tensor[0] == '^') {
+        tensor++;
+        n--;
+    }
+    gn_id id = gn__graph_find_n(g, tensor, n);
+    if (id == GN_NONE) return gn__fail(err, GN_ERR_NOT_FOUND, "%s '%s': no such node in the graph", what, tensor);
+    g->nodes[id].flags |= GN__NODE_PRESERVE;
+    return GN_OK;
+}
+
+static bool is_stateful(const gn_graph *g, gn_id id)
+{
+    const gn__opdef *op = gn__node_opdef(g, id);
+    if (!op) return true; /* unknown ops: assume side effects */
+    return (op->flags & GN__OPF_STATEFUL) != 0;
+}
+
+static void mark_default_preserved(gn_graph *g)
+{
+    for (gn_id i = 0; i < g->n_nodes; i++) {
+        gn__node *n = &g->nodes[i];
+        if (n->flags & GN__NODE_DEAD) continue;
+        if ((n->n_use == 0 && n->n_cuse == 0) || is_stateful(g, i) || (n->flags & GN__NODE_FN_RET))
+            n->flags |= GN__NODE_PRESERVE;
+    }
+}
+
+static void clear_preserved(gn_graph *g)
+{
+    for (gn_id i = 0; i < g->n_nodes; i++) g->nodes[i].flags &= ~(uint32_t)GN__NODE_PRESERVE;
+}
+
+/* ---- dumps -------------------------------------------------------------------------------- */
+static void dump_graph(gn_graph *top, const char *dir, uint32_t *seq, int32_t it, const char *what, gn_report *r)
+{
+    if (!dir) return;
+    mkdir(dir, 0755);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%04u_it%d_%s.pbtxt", dir, (*seq)++, it, what);
+    gn__err saved = top->err;
+    if (gn_graph_save(top, path, GN_FORMAT_TEXT) != GN_OK) report_note(r, "dump %s failed: %s", path, top->err.msg);
+    top->err = saved;
+}
+
+/* ---- the driver ----------------------------------------------------------------------------- */
+typedef struct run_state {
+    gn_graph *top;
+    const gn_options *o;
+    const gn_optimize_params *p;
+    gn_report *r;
+    int64_t deadline;
+    bool timed_out;
+    uint32_t dump_seq;
+    gn__err *err;
+} run_state;
+
+/* Runs one pass (built-in or custom) over one item; rolls back on failure. */
+static gn_status run_one(run_state *st, gn_graph *item, const char *item_name, const char *pass_name, int32_t toggle,
+                         gn__pass_fn fn, const gn_custom_pass *custom, uint32_t it, bool *changed)
+{
+    *changed = false;
+    gn_graph *backup = NULL;
+    gn_status s = clone_item(item, &backup);
+    if (s != GN_OK) return gn__fail(st->err, s, "cannot snapshot the graph before pass '%s'", pass_name);
+    run_entry *e = report_run(st->r);
+    uint32_t nb = count_nodes(item);
+    uint64_t eb = count_edges(item);
+    gn__err perr;
+    gn__err_clear(&perr);
+    int64_t t0 = gn__now_us();
+    if (fn) {
+        gn__pass_ctx c;
+        memset(&c, 0, sizeof c);
+        c.opts = st->o;
+        c.report = st->r;
+        c.pass_id = pass_name;
+        c.toggle = toggle;
+        c.iteration = it;
+        c.fn_name = item->kind == GN__GRAPH_FUNCTION ? item_name : NULL;
+        c.lib = st->top;
+        c.deadline_us = st->deadline;
+        c.err = &perr;
+        s = fn(&c, item);
+        *changed = c.changed;
+    } else {
+        int32_t ch = 0;
+        char msg[GN__ERRMSG_MAX] = "";
+        s = custom->run(custom->user, item, &ch, msg, sizeof msg);
+        *changed = ch != 0;
+        if (s != GN_OK) gn__fail(&perr, s, "%s", msg[0] ? msg : gn_status_str(s));
+    }
+    if (s == GN_OK) s = gn__graph_compact(item);
+    if (s == GN_OK && st->o->checked) {
+        s = gn__graph_validate(item);
+        if (s == GN_OK) s = gn__graph_check_fanouts(item);
+        if (s != GN_OK) {
+            gn__fail(&perr, s, "graph invalid after the pass: %s", item->err.msg);
+        }
+    }
+    int64_t dt = gn__now_us() - t0;
+    bool rolled = false;
+    if (s != GN_OK) {
+        if (!perr.msg[0]) gn__fail(&perr, s, "%s", item->err.msg[0] ? item->err.msg : gn_status_str(s));
+        swap_graphs(item, backup);
+        rolled = true;
+        *changed = false;
+    }
+    gn_graph_free(backup);
+    if (e) {
+        e->item = dupstr(item_name);
+        e->pass = dupstr(pass_name);
+        e->iteration = (int32_t)it;
+        e->micros = dt;
+        e->nodes_before = nb;
+        e->edges_before = eb;
+        e->nodes_after = count_nodes(item);
+        e->edges_after = count_edges(item);
+        e->status = s;
+        e->changed = *changed;
+        e->rolled_back = rolled;
+        e->message = s != GN_OK ? dupstr(perr.msg) : NULL;
+    }
+    if (s != GN_OK && st->o->fail_on_optimizer_errors)
+        return gn__fail(st->err, s, "pass '%s' failed on %s: %s", pass_name, item_name, perr.msg);
+    return GN_OK;
+}
+
+static uint32_t num_iterations(const gn_options *o)
+{
+    return o->meta_optimizer_iterations == GN_ITERS_ONE ? 1 : 2;
+}
+
+static gn_status optimize_item(run_state *st, gn_graph *item, const char *item_name)
+{
+    int64_t min_nodes = st->o->min_graph_nodes == 0 ? 4 : st->o->min_graph_nodes;
+    uint32_t iters = num_iterations(st->o);
+    for (uint32_t it = 0; it < iters; it++) {
+        if (min_nodes > 0 && (int64_t)count_nodes(item) < min_nodes) {
+            report_note(st->r, "%s: %u nodes, fewer than min_graph_nodes (%lld): not optimized", item_name,
+                        count_nodes(item), (long long)min_nodes);
+            break;
+        }
+        bool any = false;
+        for (size_t i = 0; i < GN__ARRAY_LEN(pass_table); i++) {
+            const pass_row *p = &pass_table[i];
+            if (!pass_enabled(st->o, p, i) || !p->fn) continue;
+            if (it > 0 && p->run_once) continue;
+            if (st->deadline && gn__now_us() > st->deadline) {
+                st->timed_out = true;
+                report_note(st->r, "meta_optimizer_timeout_ms (%lld ms) cut work: %s iteration %u stopped before '%s'",
+                            (long long)st->o->meta_optimizer_timeout_ms, item_name, it + 1, p->name);
+                return GN_OK;
+            }
+            bool ch;
+            GN_TRY(run_one(st, item, item_name, p->name, opt_value(st->o, p), p->fn, NULL, it, &ch));
+            any |= ch;
+            if (item == st->top) dump_graph(st->top, st->p ? st->p->dump_dir : NULL, &st->dump_seq, (int32_t)it + 1, p->name, st->r);
+        }
+        for (size_t k = 0; st->p && k < st->p->n_custom_passes; k++) {
+            bool ch;
+            const gn_custom_pass *cp = &st->p->custom_passes[k];
+            GN_TRY(run_one(st, item, item_name, cp->name ? cp->name : "custom", 0, NULL, cp, it, &ch));
+            any |= ch;
+        }
+        if (!any) break; /* an iteration that changed nothing ends the loop */
+    }
+    return GN_OK;
+}
+
+void gn_optimize_params_init(gn_optimize_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+}
+
+static void note_unbuilt(const gn_options *o, gn_report *r)
+{
+    for (size_t i = 0; i < GN__ARRAY_LEN(pass_table); i++) {
+        const pass_row *p = &pass_table[i];
+        if (pass_enabled(o, p, i) && !p->fn)
+            report_note(r, "%s: enabled by %s but not built yet: nothing was done", p->name, p->key);
+    }
+    if (o->auto_mixed_precision_mkl == GN_TOGGLE_ON || o->auto_mixed_precision_onednn_bfloat16 == GN_TOGGLE_ON)
+        report_note(r, "auto_mixed_precision_mkl / auto_mixed_precision_onednn_bfloat16: not applicable (no oneDNN backend)");
+    if (o->auto_mixed_precision_cpu == GN_TOGGLE_ON)
+        report_note(r, "auto_mixed_precision_cpu: not applicable (float16 emulation on CPU is not offered)");
+    if (o->use_plugin_optimizers == GN_TOGGLE_ON) report_note(r, "use_plugin_optimizers: no plugin optimizers exist here");
+}
+
+gn_status gn_optimize(gn_graph *g, const gn_options *o, const gn_optimize_params *params, gn_report **report)
+{
+    if (report) *report = NULL;
+    if (!g) return GN_ERR_ARG;
+    gn__err_clear(&g->err);
+    gn_options defaults;
+    if (!o) {
+        gn_options_init(&defaults);
+        o = &defaults;
+    }
+    gn_report *r = calloc(1, sizeof *r);
+    if (!r) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    if (report) *report = r;
+    int64_t t0 = gn__now_us();
+    run_state st = {g, o, params, r, 0, false, 0, &g->err};
+    if (o->meta_optimizer_timeout_ms > 0) st.deadline = t0 + o->meta_optimizer_timeout_ms * 1000;
+    gn_status s = GN_OK;
+    if (o->disable_meta_optimizer) {
+        report_note(r, "disable_meta_optimizer is set: the graph was not optimized");
+        goto done;
+    }
+    note_unbuilt(o, r);
+    /* preserved nodes: fetches and feeds, else outputs and stateful nodes */
+    clear_preserved(g);
+    for (size_t i = 0; params && i < params->n_fetches && s == GN_OK; i++)
+        s = mark_name(g, params->fetches[i], "fetch", &g->err);
+    for (size_t i = 0; params && i < params->n_feeds && s == GN_OK; i++)
+        s = mark_name(g, params->feeds[i], "feed", &g->err);
+    if (s != GN_OK) goto done;
+    if (!params || params->n_fetches == 0) mark_default_preserved(g);
+    for (uint32_t f = 0; f < g->n_fns; f++)
+        if (g->fns[f].body) {
+            clear_preserved(g->fns[f].body);
+            mark_default_preserved(g->fns[f].body);
+            for (uint32_t k = 0; k < g->fns[f].n_control_ret; k++)
+                if (g->fns[f].control_ret_node[k] != GN_NONE)
+                    g->fns[f].body->nodes[g->fns[f].control_ret_node[k]].flags |= GN__NODE_PRESERVE;
+        }
+    dump_graph(g, params ? params->dump_dir : NULL, &st.dump_seq, 0, "input", r);
+    s = optimize_item(&st, g, "main");
+    for (uint32_t f = 0; f < g->n_fns && s == GN_OK && !st.timed_out; f++) {
+        if (!g->fns[f].body) continue;
+        char name[512];
+        snprintf(name, sizeof name, "%s", gn__str(g, g->fns[f].name));
+        s = optimize_item(&st, g->fns[f].body, name);
+    }
+    clear_preserved(g);
+    for (uint32_t f = 0; f < g->n_fns; f++)
+        if (g->fns[f].body) clear_preserved(g->fns[f].body);
+done:
+    r->total_micros = gn__now_us() - t0;
+    if (!report) gn_report_free(r);
+    return s;
+}
+
+/* ---- report output -------------------------------------------------------------------------- */
+size_t gn_report_pass_count(const gn_report *r) { return r ? r->n_runs : 0; }
+const char *gn_report_pass_name(const gn_report *r, size_t i) { return r && i < r->n_runs ? r->runs[i].pass : NULL; }
+int32_t gn_report_pass_iteration(const gn_report *r, size_t i) { return r && i < r->n_runs ? r->runs[i].iteration : -1; }
+int64_t gn_report_pass_micros(const gn_report *r, size_t i) { return r && i < r->n_runs ? r->runs[i].micros : -1; }
+int32_t gn_report_pass_changed(const gn_report *r, size_t i) { return r && i < r->n_runs ? r->runs[i].changed : 0; }
+int64_t gn_report_total_micros(const gn_report *r) { return r ? r->total_micros : 0; }
+
+gn_status gn_report_to_text(const gn_report *r, char **text)
+{
+    if (!r || !text) return GN_ERR_ARG;
+    gn__buf b;
+    gn__buf_init(&b);
+    const char *cur = NULL;
+    for (size_t i = 0; i < r->n_runs; i++) {
+        const run_entry *e = &r->runs[i];
+        if (!cur || strcmp(cur, e->item) != 0) {
+            gn__buf_printf(&b, "Optimization results for grappler item: %s\n", e->item);
+            cur = e->item;
+        }
+        if (e->status != GN_OK)
+            gn__buf_printf(&b, "  %s: %s (rolled back), time = %.3fms.\n", e->pass, e->message ? e->message : "",
+                           (double)e->micros / 1000.0);
+        else if (!e->changed)
+            gn__buf_printf(&b, "  %s: %s did nothing. time = %.3fms.\n", e->pass, e->pass, (double)e->micros / 1000.0);
+        else
+            gn__buf_printf(&b, "  %s: Graph size after: %u nodes (%lld), %llu edges (%lld), time = %.3fms.\n", e->pass,
+                           e->nodes_after, (long long)e->nodes_after - (long long)e->nodes_before,
+                           (unsigned long long)e->edges_after,
+                           (long long)e->edges_after - (long long)e->edges_before, (double)e->micros / 1000.0);
+    }
+    if (r->n_events) {
+        size_t nrw = 0, nrf = 0;
+        for (size_t i = 0; i < r->n_events; i++) {
+            if (r->events[i].refused) nrf++;
+            else nrw++;
+        }
+        gn__buf_printf(&b, "Rewrites (%zu):\n", nrw);
+        for (size_t i = 0; i < r->n_events; i++) {
+            const event *e = &r->events[i];
+            if (e->refused) continue;
+            gn__buf_printf(&b, "  [%s it%d] %s: %s%s%s\n", e->item, e->iteration + 1, e->pattern, e->node,
+                           e->node[0] ? ": " : "", e->detail);
+        }
+        gn__buf_printf(&b, "Refused (%zu):\n", nrf);
+        for (size_t i = 0; i < r->n_events; i++) {
+            const event *e = &r->events[i];
+            if (!e->refused) continue;
+            gn__buf_printf(&b, "  [%s it%d] %s: %s%s%s\n", e->item, e->iteration + 1, e->pattern, e->node,
+                           e->node[0] ? ": " : "", e->detail);
+        }
+    }
+    for (size_t i = 0; i < r->n_notes; i++) gn__buf_printf(&b, "note: %s\n", r->notes[i]);
+    gn__buf_printf(&b, "Total time: %.3fms\n", (double)r->total_micros / 1000.0);
+    *text = gn__buf_take(&b);
+    return *text ? GN_OK : GN_ERR_NOMEM;
+}
+
+static void json_str(gn__buf *b, const char *s)
+{
+    gn__buf_putc(b, '"');
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            gn__buf_putc(b, '\\');
+            gn__buf_putc(b, (char)*p);
+        } else if (*p < 0x20) {
+            gn__buf_printf(b, "\\u%04x", *p);
+        } else {
+            gn__buf_putc(b, (char)*p);
+        }
+    }
+    gn__buf_putc(b, '"');
+}
+
+gn_status gn_report_to_json(const gn_report *r, char **json)
+{
+    if (!r || !json) return GN_ERR_ARG;
+    gn__buf b;
+    gn__buf_init(&b);
+    gn__buf_printf(&b, "{\"total_micros\": %lld, \"passes\": [", (long long)r->total_micros);
+    for (size_t i = 0; i < r->n_runs; i++) {
+        const run_entry *e = &r->runs[i];
+        gn__buf_puts(&b, i ? ",\n  {" : "\n  {");
+        gn__buf_puts(&b, "\"item\": ");
+        json_str(&b, e->item);
+        gn__buf_puts(&b, ", \"pass\": ");
+        json_str(&b, e->pass);
+        gn__buf_printf(&b,
+                       ", \"iteration\": %d, \"micros\": %lld, \"nodes_before\": %u, \"nodes_after\": %u, "
+                       "\"edges_before\": %llu, \"edges_after\": %llu, \"changed\": %s, \"rolled_back\": %s, "
+                       "\"status\": ",
+                       e->iteration + 1, (long long)e->micros, e->nodes_before, e->nodes_after,
+                       (unsigned long long)e->edges_before, (unsigned long long)e->edges_after,
+                       e->changed ? "true" : "false", e->rolled_back ? "true" : "false");
+        json_str(&b, gn_status_str(e->status));
+        if (e->message) {
+            gn__buf_puts(&b, ", \"message\": ");
+            json_str(&b, e->message);
+        }
+        gn__buf_putc(&b, '}');
+    }
+    gn__buf_puts(&b, "],\n \"events\": [");
+    for (size_t i = 0; i < r->n_events; i++) {
+        const event *e = &r->events[i];
+        gn__buf_puts(&b, i ? ",\n  {" : "\n  {");
+        gn__buf_puts(&b, "\"item\": ");
+        json_str(&b, e->item);
+        gn__buf_printf(&b, ", \"iteration\": %d, \"kind\": \"%s\", \"pattern\": ", e->iteration + 1,
+                       e->refused ? "refused" : "rewrote");
+        json_str(&b, e->pattern);
+        gn__buf_puts(&b, ", \"node\": ");
+        json_str(&b, e->node);
+        gn__buf_puts(&b, ", \"detail\": ");
+        json_str(&b, e->detail);
+        gn__buf_putc(&b, '}');
+    }
+    gn__buf_puts(&b, "],\n \"notes\": [");
+    for (size_t i = 0; i < r->n_notes; i++) {
+        if (i) gn__buf_puts(&b, ", ");
+        json_str(&b, r->notes[i]);
+    }
+    gn__buf_puts(&b, "]}\n");
+    *json = gn__buf_take(&b);
+    return *json ? GN_OK : GN_ERR_NOMEM;
+}

@@ -1,0 +1,728 @@
+/* gn_options: TensorFlow's experimental optimizer dictionary and RewriterConfig
+ * as a struct. Every key comes from src/optimizer/options.def through one
+ * table (name, kind, offset, width, default, help); nothing below names a key,
+ * so adding one is a line in options.def (and a member in options.h).
+ *
+ * Accepted text (gn_options_parse):
+ *   {'constant_folding': True, "min_graph_nodes": -1,}   the dictionary's form
+ *   constant_folding=on,min_graph_nodes=-1               key=value form
+ * A value is a quoted string ('...' or "...") or a bare word/integer; quotes do
+ * not change its meaning. Words match case-insensitively. None sets the key
+ * back to its default (what dict.update with None does in TensorFlow's
+ * context.py: the field is left untouched in the ConfigProto it builds).
+ *
+ * Thread-safety: no shared state; const tables only. */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/common.h"
+#include "grapnel/options.h"
+#include "io/graphdef.h"
+#include "io/textformat.h"
+#include "io/wirecheck.h"
+#include "optimizer/options_internal.h"
+#include "tensorflow/core/protobuf/rewriter_config.pb-c.h"
+
+/* ---- the table ---------------------------------------------------------------------- */
+enum { KIND_TOGGLE, KIND_BOOL, KIND_INT, KIND_ITERS, KIND_LAYOUT };
+
+typedef struct opt_row {
+    const char *name;
+    int kind;
+    size_t offset;
+    size_t width;       /* 4 or 8 bytes */
+    int64_t def;
+    const char *help;
+} opt_row;
+
+#define GN_OPT(key, kind, def, help)                                                            \
+    _Static_assert(sizeof(((gn_options *)0)->key) == 4 ||                                       \
+                       (KIND_##kind == KIND_INT && sizeof(((gn_options *)0)->key) == 8),        \
+                   #key ": only INT keys may be 64-bit, the others are int32_t");
+#include "optimizer/options.def"
+#undef GN_OPT
+
+static const opt_row k_rows[] = {
+#define GN_OPT(key, kind, def, help) \
+    {#key, KIND_##kind, offsetof(gn_options, key), sizeof(((gn_options *)0)->key), (int64_t)(def), help},
+#include "optimizer/options.def"
+#undef GN_OPT
+};
+#define N_ROWS GN__ARRAY_LEN(k_rows)
+
+/* Keys tf.config.optimizer.get_experimental_options() always reports
+ * (grappler.md 1.4: the two bools); every other key is printed when it differs
+ * from its default, which for the dictionary's toggles is "non-DEFAULT" and for
+ * min_graph_nodes "non-zero", as TensorFlow prints them. */
+static const char *const k_always_printed[] = {"disable_model_pruning", "disable_meta_optimizer"};
+
+/* Enum names, indexed by value. */
+static const char *const k_toggle_names[] = {"DEFAULT", "ON", "OFF", "AGGRESSIVE", "EXPERIMENTAL_MLIR",
+                                             "EXPERIMENTAL_BOTH"};
+static const char *const k_iters_names[] = {"DEFAULT_NUM_ITERS", "ONE", "TWO"};
+static const char *const k_layout_names[] = {"NO_CONVERSION_ON_CPU", "NCHW_TO_NHWC", "NHWC_TO_NCHW"};
+
+static const char *const *kind_names(int kind, size_t *n)
+{
+    switch (kind) {
+    case KIND_TOGGLE: *n = GN__ARRAY_LEN(k_toggle_names); return k_toggle_names;
+    case KIND_ITERS: *n = GN__ARRAY_LEN(k_iters_names); return k_iters_names;
+    case KIND_LAYOUT: *n = GN__ARRAY_LEN(k_layout_names); return k_layout_names;
+    default: *n = 0; return NULL;
+    }
+}
+
+/* What a bad value message lists. */
+static const char *kind_accepted(int kind)
+{
+    switch (kind) {
+    case KIND_TOGGLE:
+        return "True, False, None, 'ON', 'OFF', 'AGGRESSIVE', 'DEFAULT', 'EXPERIMENTAL_MLIR', "
+               "'EXPERIMENTAL_BOTH' or an integer 0..5";
+    case KIND_BOOL: return "True, False, None, 'ON', 'OFF', 0 or 1";
+    case KIND_ITERS: return "None, 'DEFAULT_NUM_ITERS', 'ONE', 'TWO' or an integer 0..2";
+    case KIND_LAYOUT: return "None, 'NO_CONVERSION_ON_CPU', 'NCHW_TO_NHWC', 'NHWC_TO_NCHW' or an integer 0..2";
+    default: return "an integer or None";
+    }
+}
+
+const char *gn__toggle_name(int32_t t)
+{
+    if (t < 0 || (size_t)t >= GN__ARRAY_LEN(k_toggle_names)) return "UNKNOWN";
+    return k_toggle_names[t];
+}
+
+static int64_t row_get(const gn_options *o, const opt_row *r)
+{
+    const char *p = (const char *)o + r->offset;
+    if (r->width == 8) {
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* v must fit the row's width (checked by the callers). */
+static void row_set(gn_options *o, const opt_row *r, int64_t v)
+{
+    char *p = (char *)o + r->offset;
+    if (r->width == 8) {
+        memcpy(p, &v, sizeof v);
+    } else {
+        int32_t w = (int32_t)v;
+        memcpy(p, &w, sizeof w);
+    }
+}
+
+static const opt_row *find_row_n(const char *key, size_t n)
+{
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (strlen(k_rows[i].name) == n && memcmp(k_rows[i].name, key, n) == 0) return &k_rows[i];
+    return NULL;
+}
+
+/* ---- small helpers -------------------------------------------------------------------- */
+static char lower(char c) { return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c; }
+
+static bool ieq(const char *s, size_t n, const char *word)
+{
+    size_t m = strlen(word);
+    if (m != n) return false;
+    for (size_t i = 0; i < n; i++)
+        if (lower(s[i]) != lower(word[i])) return false;
+    return true;
+}
+
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+/* Decimal integer with an optional sign; false when s is not one or overflows
+ * int64 (*overflow set then). */
+static bool parse_int(const char *s, size_t n, int64_t *out, bool *overflow)
+{
+    *overflow = false;
+    size_t i = 0;
+    bool neg = false;
+    if (i < n && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
+    if (i == n) return false;
+    uint64_t v = 0;
+    const uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (lim - d) / 10) {
+            /* keep scanning: "12x" followed by an overflow is "not an integer" */
+            for (i++; i < n; i++)
+                if (s[i] < '0' || s[i] > '9') return false;
+            *overflow = true;
+            return false;
+        }
+        v = v * 10 + d;
+    }
+    if (neg) *out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+    else *out = (int64_t)v;
+    return true;
+}
+
+/* Longest value text quoted back in a message. */
+#define SHOW_MAX 64
+#define SHOW(s, n) (int)((n) > SHOW_MAX ? SHOW_MAX : (n)), (s), ((n) > SHOW_MAX ? "..." : "")
+
+/* ---- values ----------------------------------------------------------------------------- */
+/* Applies value text v (quotes already stripped) to key r of o. */
+static gn_status apply_value(gn_options *o, const opt_row *r, const char *v, size_t n, gn__err *err)
+{
+    if (ieq(v, n, "None")) {
+        row_set(o, r, r->def);
+        return GN_OK;
+    }
+    int64_t iv = 0;
+    bool overflow = false;
+    bool is_int = parse_int(v, n, &iv, &overflow);
+    switch (r->kind) {
+    case KIND_INT: {
+        int64_t lo = r->width == 8 ? INT64_MIN : INT32_MIN, hi = r->width == 8 ? INT64_MAX : INT32_MAX;
+        if (is_int && iv >= lo && iv <= hi) {
+            row_set(o, r, iv);
+            return GN_OK;
+        }
+        if (is_int || overflow)
+            return gn__fail(err, GN_ERR_ARG, "option '%s': '%.*s%s' is out of range [%" PRId64 ", %" PRId64 "]",
+                            r->name, SHOW(v, n), lo, hi);
+        return gn__fail(err, GN_ERR_ARG, "option '%s': '%.*s%s' is not an integer", r->name, SHOW(v, n));
+    }
+    case KIND_BOOL:
+        if (ieq(v, n, "True") || ieq(v, n, "ON") || (is_int && iv == 1)) {
+            row_set(o, r, 1);
+            return GN_OK;
+        }
+        if (ieq(v, n, "False") || ieq(v, n, "OFF") || (is_int && iv == 0)) {
+            row_set(o, r, 0);
+            return GN_OK;
+        }
+        break;
+    default: {
+        /* True -> ON, False -> OFF: context.py's rewriter_toggle */
+        if (r->kind == KIND_TOGGLE && ieq(v, n, "True")) {
+            row_set(o, r, GN_TOGGLE_ON);
+            return GN_OK;
+        }
+        if (r->kind == KIND_TOGGLE && ieq(v, n, "False")) {
+            row_set(o, r, GN_TOGGLE_OFF);
+            return GN_OK;
+        }
+        size_t nn;
+        const char *const *names = kind_names(r->kind, &nn);
+        for (size_t i = 0; i < nn; i++)
+            if (ieq(v, n, names[i])) {
+                row_set(o, r, (int64_t)i);
+                return GN_OK;
+            }
+        if (is_int && iv >= 0 && (uint64_t)iv < nn) {
+            row_set(o, r, iv);
+            return GN_OK;
+        }
+        break;
+    }
+    }
+    return gn__fail(err, GN_ERR_ARG, "option '%s': '%.*s%s' is not one of %s", r->name, SHOW(v, n),
+                    kind_accepted(r->kind));
+}
+
+/* The dictionary spelling of value v of key r. */
+static void format_value(const opt_row *r, int64_t v, char *buf, size_t len)
+{
+    size_t nn;
+    const char *const *names = kind_names(r->kind, &nn);
+    if (r->kind == KIND_BOOL) {
+        snprintf(buf, len, "%s", v ? "True" : "False");
+    } else if (r->kind == KIND_TOGGLE && v == GN_TOGGLE_ON) {
+        snprintf(buf, len, "True");
+    } else if (r->kind == KIND_TOGGLE && v == GN_TOGGLE_OFF) {
+        snprintf(buf, len, "False");
+    } else if (names && v >= 0 && (uint64_t)v < nn) {
+        snprintf(buf, len, "'%s'", names[v]);
+    } else {
+        snprintf(buf, len, "%" PRId64, v);
+    }
+}
+
+/* ---- unknown keys ------------------------------------------------------------------------ */
+/* Optimal-string-alignment distance (Damerau: adjacent swaps count 1), case
+ * folded and '-' read as '_'. Strings longer than 64 bytes are not compared. */
+#define DIST_MAX 64
+static size_t key_distance(const char *a, size_t na, const char *b)
+{
+    size_t nb = strlen(b);
+    if (na > DIST_MAX || nb > DIST_MAX) return SIZE_MAX;
+    size_t rows[3][DIST_MAX + 1];
+    size_t *pp = rows[0], *p = rows[1], *c = rows[2];
+    for (size_t j = 0; j <= nb; j++) p[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        c[0] = i;
+        char ai = a[i - 1] == '-' ? '_' : lower(a[i - 1]);
+        for (size_t j = 1; j <= nb; j++) {
+            char bj = lower(b[j - 1]);
+            size_t cost = ai == bj ? 0 : 1;
+            size_t best = p[j - 1] + cost;
+            if (p[j] + 1 < best) best = p[j] + 1;
+            if (c[j - 1] + 1 < best) best = c[j - 1] + 1;
+            if (i > 1 && j > 1) {
+                char ap = a[i - 2] == '-' ? '_' : lower(a[i - 2]);
+                if (ai == lower(b[j - 2]) && ap == bj && pp[j - 2] + 1 < best) best = pp[j - 2] + 1;
+            }
+            c[j] = best;
+        }
+        size_t *t = pp;
+        pp = p;
+        p = c;
+        c = t;
+    }
+    return p[nb];
+}
+
+static bool contains_folded(const char *hay, const char *needle, size_t n)
+{
+    size_t h = strlen(hay);
+    for (size_t i = 0; n && i + n <= h; i++) {
+        size_t k = 0;
+        while (k < n && lower(hay[i + k]) == (needle[k] == '-' ? '_' : lower(needle[k]))) k++;
+        if (k == n) return true;
+    }
+    return false;
+}
+
+/* The nearest key: within max(2, len/4) edits, else a key containing it
+ * (3 bytes or more); NULL when none is near. */
+static const char *suggest_key(const char *key, size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    for (size_t i = 0; i < N_ROWS; i++) {
+        size_t d = key_distance(key, n, k_rows[i].name);
+        if (d < best_d) {
+            best_d = d;
+            best = k_rows[i].name;
+        }
+    }
+    if (best && (best_d <= 2 || best_d * 4 <= strlen(best))) return best;
+    if (n >= 3)
+        for (size_t i = 0; i < N_ROWS; i++)
+            if (contains_folded(k_rows[i].name, key, n)) return k_rows[i].name;
+    return NULL;
+}
+
+static gn_status unknown_key(const char *key, size_t n, gn__err *err)
+{
+    char list[GN__ERRMSG_MAX];
+    size_t len = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < N_ROWS && len < sizeof list; i++) {
+        int w = snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", k_rows[i].name);
+        if (w < 0) break;
+        len += (size_t)w;
+    }
+    const char *s = suggest_key(key, n);
+    if (s)
+        return gn__fail(err, GN_ERR_ARG, "unknown option '%.*s%s'; did you mean '%s'? (valid keys: %s)",
+                        SHOW(key, n), s, list);
+    return gn__fail(err, GN_ERR_ARG, "unknown option '%.*s%s' (valid keys: %s)", SHOW(key, n), list);
+}
+
+/* ---- struct_size: callers built against an older header -------------------------------- */
+static bool row_inside(const opt_row *r, uint32_t struct_size) { return r->offset + r->width <= struct_size; }
+
+/* Copies the caller's struct into a full one; members past its struct_size
+ * read as their defaults. */
+static gn_status load_opts(gn_options *full, const gn_options *o, gn__err *err)
+{
+    if (!o) return gn__fail(err, GN_ERR_ARG, "gn_options is NULL");
+    if (o->struct_size < sizeof(uint32_t))
+        return gn__fail(err, GN_ERR_ARG, "gn_options not initialised (struct_size %u): call gn_options_init first",
+                        (unsigned)o->struct_size);
+    gn_options_init(full);
+    size_t n = o->struct_size < sizeof *full ? o->struct_size : sizeof *full;
+    memcpy(full, o, n);
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (!row_inside(&k_rows[i], o->struct_size)) row_set(full, &k_rows[i], k_rows[i].def);
+    if (offsetof(gn_options, disabled_patterns) + sizeof full->disabled_patterns > o->struct_size)
+        full->disabled_patterns = NULL;
+    return GN_OK;
+}
+
+static void store_opts(gn_options *o, const gn_options *full)
+{
+    uint32_t ss = o->struct_size;
+    size_t n = ss < sizeof *full ? ss : sizeof *full;
+    memcpy(o, full, n);
+    o->struct_size = ss;
+}
+
+static gn_status check_inside(const opt_row *r, uint32_t struct_size, gn__err *err)
+{
+    if (row_inside(r, struct_size)) return GN_OK;
+    return gn__fail(err, GN_ERR_ARG,
+                    "option '%s' is not in this gn_options (struct_size %u: built against an older grapnel/options.h)",
+                    r->name, (unsigned)struct_size);
+}
+
+static void copy_err(const gn__err *e, gn_status s, char *err, size_t errlen)
+{
+    if (!err || !errlen) return;
+    snprintf(err, errlen, "%s", s == GN_OK ? "" : e->msg);
+}
+
+/* ---- public: table ------------------------------------------------------------------------- */
+void gn_options_init(gn_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    for (size_t i = 0; i < N_ROWS; i++) row_set(o, &k_rows[i], k_rows[i].def);
+    o->disabled_patterns = NULL;
+}
+
+size_t gn_options_key_count(void) { return N_ROWS; }
+const char *gn_options_key(size_t i) { return i < N_ROWS ? k_rows[i].name : NULL; }
+const char *gn_options_key_help(size_t i) { return i < N_ROWS ? k_rows[i].help : NULL; }
+
+/* ---- public: parse --------------------------------------------------------------------------- */
+typedef struct parser {
+    const char *s;
+    size_t n, i;
+    gn_options *o;
+    uint32_t struct_size;
+    gn__err *err;
+} parser;
+
+static void skip_ws(parser *p)
+{
+    while (p->i < p->n) {
+        char c = p->s[p->i];
+        if (is_space(c)) {
+            p->i++;
+        } else if (c == '#') {
+            while (p->i < p->n && p->s[p->i] != '\n') p->i++;
+        } else {
+            break;
+        }
+    }
+}
+
+static gn_status syntax(parser *p, size_t at, const char *what)
+{
+    return gn__fail(p->err, GN_ERR_ARG, "at offset %zu: %s", at, what);
+}
+
+/* A quoted string or a bare run of bytes up to a delimiter in stops (or
+ * whitespace); tok and len receive its content. */
+static gn_status read_token(parser *p, const char *stops, const char *what, const char **tok, size_t *len)
+{
+    size_t start = p->i;
+    if (p->i < p->n && (p->s[p->i] == '\'' || p->s[p->i] == '"')) {
+        char q = p->s[p->i++];
+        size_t b = p->i;
+        while (p->i < p->n && p->s[p->i] != q && p->s[p->i] != '\n') p->i++;
+        if (p->i >= p->n || p->s[p->i] != q) return syntax(p, start, "unterminated string");
+        *tok = p->s + b;
+        *len = p->i - b;
+        p->i++;
+        return GN_OK;
+    }
+    while (p->i < p->n && !is_space(p->s[p->i]) && !strchr(stops, p->s[p->i])) p->i++;
+    if (p->i == start) return syntax(p, start, what);
+    *tok = p->s + start;
+    *len = p->i - start;
+    return GN_OK;
+}
+
+static gn_status apply_pair(parser *p, const char *k, size_t kn, const char *v, size_t vn)
+{
+    const opt_row *r = find_row_n(k, kn);
+    if (!r) return unknown_key(k, kn, p->err);
+    GN_TRY(check_inside(r, p->struct_size, p->err));
+    return apply_value(p->o, r, v, vn, p->err);
+}
+
+static gn_status parse_dict(parser *p)
+{
+    p->i++; /* '{' */
+    for (;;) {
+        skip_ws(p);
+        if (p->i < p->n && p->s[p->i] == '}') break;
+        const char *k, *v;
+        size_t kn, vn;
+        GN_TRY(read_token(p, ":,{}#", "expected a key or '}'", &k, &kn));
+        skip_ws(p);
+        if (p->i >= p->n || p->s[p->i] != ':') return syntax(p, p->i, "expected ':'");
+        p->i++;
+        skip_ws(p);
+        GN_TRY(read_token(p, ":,{}#", "expected a value", &v, &vn));
+        GN_TRY(apply_pair(p, k, kn, v, vn));
+        skip_ws(p);
+        if (p->i < p->n && p->s[p->i] == ',') {
+            p->i++;
+            continue;
+        }
+        if (p->i < p->n && p->s[p->i] == '}') break;
+        return syntax(p, p->i, "expected ',' or '}'");
+    }
+    p->i++; /* '}' */
+    skip_ws(p);
+    if (p->i < p->n) return syntax(p, p->i, "unexpected text after '}'");
+    return GN_OK;
+}
+
+static gn_status parse_pairs(parser *p)
+{
+    for (;;) {
+        skip_ws(p);
+        if (p->i >= p->n) return GN_OK;
+        const char *k, *v;
+        size_t kn, vn;
+        GN_TRY(read_token(p, "=,#", "expected a key", &k, &kn));
+        skip_ws(p);
+        if (p->i >= p->n || p->s[p->i] != '=') return syntax(p, p->i, "expected '='");
+        p->i++;
+        skip_ws(p);
+        GN_TRY(read_token(p, ",#", "expected a value", &v, &vn));
+        GN_TRY(apply_pair(p, k, kn, v, vn));
+        skip_ws(p);
+        if (p->i >= p->n) return GN_OK;
+        if (p->s[p->i] != ',') return syntax(p, p->i, "expected ','");
+        p->i++;
+    }
+}
+
+gn_status gn_options_parse(gn_options *o, const char *text, char *err, size_t errlen)
+{
+    gn__err e;
+    gn__err_clear(&e);
+    gn_options tmp;
+    gn_status s = text ? load_opts(&tmp, o, &e) : gn__fail(&e, GN_ERR_ARG, "options text is NULL");
+    if (s == GN_OK) {
+        parser p = {text, strlen(text), 0, &tmp, o->struct_size, &e};
+        skip_ws(&p);
+        s = (p.i < p.n && text[p.i] == '{') ? parse_dict(&p) : parse_pairs(&p);
+        if (s == GN_OK) store_opts(o, &tmp);
+    }
+    copy_err(&e, s, err, errlen);
+    return s;
+}
+
+gn_status gn_options_set(gn_options *o, const char *key, const char *value, char *err, size_t errlen)
+{
+    gn__err e;
+    gn__err_clear(&e);
+    gn_options tmp;
+    gn_status s;
+    if (!key || !value) {
+        s = gn__fail(&e, GN_ERR_ARG, "%s is NULL", key ? "value" : "key");
+    } else if ((s = load_opts(&tmp, o, &e)) == GN_OK) {
+        const opt_row *r = find_row_n(key, strlen(key));
+        if (!r) {
+            s = unknown_key(key, strlen(key), &e);
+        } else if ((s = check_inside(r, o->struct_size, &e)) == GN_OK) {
+            size_t b = 0, n = strlen(value);
+            while (b < n && is_space(value[b])) b++;
+            while (n > b && is_space(value[n - 1])) n--;
+            if (n > b && (value[b] == '\'' || value[b] == '"')) {
+                if (n - b < 2 || value[n - 1] != value[b])
+                    s = gn__fail(&e, GN_ERR_ARG, "option '%s': unterminated string %.*s%s", r->name,
+                                 SHOW(value + b, n - b));
+                b++;
+                n--;
+            }
+            if (s == GN_OK) s = apply_value(&tmp, r, value + b, n > b ? n - b : 0, &e);
+            if (s == GN_OK) store_opts(o, &tmp);
+        }
+    }
+    copy_err(&e, s, err, errlen);
+    return s;
+}
+
+gn_status gn_options_get(const gn_options *o, const char *key, char *buf, size_t buflen)
+{
+    if (buf && buflen) buf[0] = '\0';
+    if (!key || !buf || !buflen) return GN_ERR_ARG;
+    gn_options full;
+    GN_TRY(load_opts(&full, o, NULL));
+    const opt_row *r = find_row_n(key, strlen(key));
+    if (!r) return GN_ERR_ARG;
+    char tmp[32];
+    format_value(r, row_get(&full, r), tmp, sizeof tmp);
+    if (strlen(tmp) >= buflen) return GN_ERR_ARG;
+    memcpy(buf, tmp, strlen(tmp) + 1);
+    return GN_OK;
+}
+
+/* ---- public: print -------------------------------------------------------------------------- */
+static bool always_printed(const char *name)
+{
+    for (size_t i = 0; i < GN__ARRAY_LEN(k_always_printed); i++)
+        if (strcmp(k_always_printed[i], name) == 0) return true;
+    return false;
+}
+
+gn_status gn_options_to_string(const gn_options *o, char **text)
+{
+    if (!text) return GN_ERR_ARG;
+    *text = NULL;
+    gn_options full;
+    GN_TRY(load_opts(&full, o, NULL));
+    gn__buf b;
+    gn__buf_init(&b);
+    gn__buf_putc(&b, '{');
+    bool first = true;
+    for (size_t i = 0; i < N_ROWS; i++) {
+        const opt_row *r = &k_rows[i];
+        int64_t v = row_get(&full, r);
+        if (v == r->def && !always_printed(r->name)) continue;
+        char val[32];
+        format_value(r, v, val, sizeof val);
+        gn__buf_printf(&b, "%s'%s': %s", first ? "" : ", ", r->name, val);
+        first = false;
+    }
+    gn__buf_putc(&b, '}');
+    char *s = gn__buf_take(&b);
+    if (!s) {
+        gn__buf_free(&b);
+        return GN_ERR_NOMEM;
+    }
+    *text = s;
+    return GN_OK;
+}
+
+/* ---- public: RewriterConfig -------------------------------------------------------------------- */
+static const char *pb_enum_name(const ProtobufCFieldDescriptor *f)
+{
+    const ProtobufCEnumDescriptor *ed = f->descriptor;
+    return ed ? ed->name : "enum";
+}
+
+/* Reads field f of message m into *v (0 when absent). */
+static gn_status read_field(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, const opt_row *r, int64_t *v,
+                            gn__err *err)
+{
+    const char *base = (const char *)m;
+    *v = r->def;
+    if (f->label == PROTOBUF_C_LABEL_REPEATED)
+        return gn__fail(err, GN_ERR_INTERNAL, "RewriterConfig field '%s' is repeated", f->name);
+    if (f->label == PROTOBUF_C_LABEL_OPTIONAL && f->quantifier_offset && f->type != PROTOBUF_C_TYPE_MESSAGE &&
+        f->type != PROTOBUF_C_TYPE_STRING) {
+        protobuf_c_boolean has;
+        memcpy(&has, base + f->quantifier_offset, sizeof has);
+        if (!has) return GN_OK;
+    }
+    const char *p = base + f->offset;
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_ENUM: {
+        int e;
+        memcpy(&e, p, sizeof e);
+        size_t nn;
+        kind_names(r->kind, &nn);
+        if (!nn) break;
+        if (e < 0 || (size_t)e >= nn)
+            return gn__fail(err, GN_ERR_PARSE, "RewriterConfig field '%s': %d is not a valid %s", f->name, e,
+                            pb_enum_name(f));
+        *v = e;
+        return GN_OK;
+    }
+    case PROTOBUF_C_TYPE_BOOL: {
+        if (r->kind != KIND_BOOL) break;
+        protobuf_c_boolean b;
+        memcpy(&b, p, sizeof b);
+        *v = b ? 1 : 0;
+        return GN_OK;
+    }
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_SFIXED32: {
+        if (r->kind != KIND_INT) break;
+        int32_t i;
+        memcpy(&i, p, sizeof i);
+        *v = i;
+        return GN_OK;
+    }
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_SFIXED64: {
+        if (r->kind != KIND_INT) break;
+        int64_t i;
+        memcpy(&i, p, sizeof i);
+        if (r->width == 4 && (i < INT32_MIN || i > INT32_MAX))
+            return gn__fail(err, GN_ERR_PARSE, "RewriterConfig field '%s': %" PRId64 " is out of range", f->name, i);
+        *v = i;
+        return GN_OK;
+    }
+    case PROTOBUF_C_TYPE_MESSAGE: {
+        /* a bool key backed by an options message reads its `enable` field
+         * (auto_parallel { enable: true num_replicas: 2 }) */
+        if (r->kind != KIND_BOOL) break;
+        const ProtobufCMessageDescriptor *sd = f->descriptor;
+        const ProtobufCFieldDescriptor *ef = sd ? protobuf_c_message_descriptor_get_field_by_name(sd, "enable") : NULL;
+        if (!ef || ef->type != PROTOBUF_C_TYPE_BOOL || ef->label == PROTOBUF_C_LABEL_REPEATED) break;
+        const ProtobufCMessage *sub;
+        memcpy(&sub, p, sizeof sub);
+        if (!sub) {
+            *v = 0;
+            return GN_OK;
+        }
+        protobuf_c_boolean b;
+        memcpy(&b, (const char *)sub + ef->offset, sizeof b);
+        *v = b ? 1 : 0;
+        return GN_OK;
+    }
+    default: break;
+    }
+    return gn__fail(err, GN_ERR_INTERNAL, "RewriterConfig field '%s' does not fit option kind of '%s'", f->name,
+                    r->name);
+}
+
+gn_status gn_options_from_rewriter_config(gn_options *o, const void *data, size_t size, char *err, size_t errlen)
+{
+    gn__err e;
+    gn__err_clear(&e);
+    gn_options tmp;
+    gn_status s = (!data && size) ? gn__fail(&e, GN_ERR_ARG, "data is NULL") : load_opts(&tmp, o, &e);
+    if (s != GN_OK) {
+        copy_err(&e, s, err, errlen);
+        return s;
+    }
+    const ProtobufCMessageDescriptor *d = &tensorflow__rewriter_config__descriptor;
+    static const uint8_t empty[1] = {0};
+    const uint8_t *bytes = size ? (const uint8_t *)data : empty;
+    gn__arena arena;
+    gn__arena_init(&arena, 4096);
+    ProtobufCAllocator alloc;
+    gn__arena_pb_allocator(&arena, &alloc);
+    ProtobufCMessage *m = NULL;
+    if (size && gn__looks_like_text(bytes, size)) {
+        s = gn__text_parse(d, (const char *)bytes, size, &alloc, &m, &e);
+    } else {
+        s = gn__wire_check(d, bytes, size, GN__MAX_PROTO_DEPTH, &e);
+        if (s == GN_OK) {
+            m = protobuf_c_message_unpack(d, &alloc, size, bytes);
+            if (!m) s = gn__fail(&e, GN_ERR_PARSE, "not a valid %s", d->name);
+        }
+    }
+    if (s != GN_OK && s != GN_ERR_NOMEM && s != GN_ERR_INTERNAL) gn__err_prefix(&e, "RewriterConfig");
+    for (size_t i = 0; s == GN_OK && i < N_ROWS; i++) {
+        const opt_row *r = &k_rows[i];
+        const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(d, r->name);
+        if (!f) continue; /* grapnel's own key */
+        int64_t v;
+        s = read_field(m, f, r, &v, &e);
+        if (s != GN_OK) break;
+        if (v != r->def && (s = check_inside(r, o->struct_size, &e)) != GN_OK) break;
+        if (row_inside(r, o->struct_size)) row_set(&tmp, r, v);
+    }
+    if (s == GN_OK) store_opts(o, &tmp);
+    gn__arena_free(&arena);
+    copy_err(&e, s, err, errlen);
+    return s;
+}

@@ -1,0 +1,90 @@
+/* The pass interface (private). One file per pass under src/optimizer/passes/,
+ * each exporting `gn_status gn__pass_<id>(gn__pass_ctx *, gn_graph *)` and its
+ * pattern table `gn__patterns_<id>[]` / `gn__patterns_<id>_count`, listed in
+ * src/optimizer/passes/passes.def.
+ *
+ * A pass:
+ *  - rewrites g in place through the IR's mutation API (src/graph/ir.h), which
+ *    keeps fanouts current; it may leave tombstones (the meta-optimizer
+ *    compacts after each pass);
+ *  - never removes, renames or changes the meaning of a node flagged
+ *    GN__NODE_PRESERVE (fetches, feeds, and what the caller marks), and never
+ *    changes what a function body's _Arg / _Retval nodes (GN__NODE_FN_ARG /
+ *    GN__NODE_FN_RET) mean;
+ *  - leaves ops it does not know alone; keeps v1 control flow frames intact
+ *    (nothing moves across Enter/Exit);
+ *  - records every rewrite with gn__pass_rewrote and every candidate it
+ *    refused with gn__pass_refused (the reason), under a pattern id
+ *    "<pass>.<pattern>" from its table, and checks gn__pattern_enabled first;
+ *  - sets c->changed when it changed anything ("nothing changed" is GN_OK);
+ *  - names new nodes deterministically from the nodes they replace
+ *    (gn__pass_unique_name), never from addresses or clocks.
+ * The meta-optimizer runs every pass over the top-level graph and over every
+ * function body (c->fn_name set, c->lib the top-level graph). */
+#ifndef GN_OPTIMIZER_PASS_H
+#define GN_OPTIMIZER_PASS_H
+
+#include "graph/ir.h"
+#include "grapnel/optimizer.h"
+
+typedef struct gn__pattern {
+    const char *id;       /* "constfold.fold" */
+    const char *help;     /* one line */
+} gn__pattern;
+
+typedef struct gn__pass_ctx {
+    const gn_options *opts;
+    gn_report *report;
+    const char *pass_id;      /* "constfold" */
+    int32_t toggle;           /* the pass's gn_toggle (AGGRESSIVE changes some passes) */
+    uint32_t iteration;       /* 0-based */
+    const char *fn_name;      /* function body being optimized, NULL at top level */
+    const gn_graph *lib;      /* the top-level graph (function library) */
+    int64_t deadline_us;      /* monotonic microseconds; 0: none */
+    gn__err *err;
+    bool changed;
+} gn__pass_ctx;
+
+typedef gn_status (*gn__pass_fn)(gn__pass_ctx *c, gn_graph *g);
+
+/* Is pattern (or its whole pass) enabled (not listed in opts->disabled_patterns)? */
+bool gn__pattern_enabled(const gn__pass_ctx *c, const char *pattern);
+/* Report entries: node is the node rewritten or refused (GN_NONE: none). */
+void gn__pass_rewrote(gn__pass_ctx *c, const char *pattern, const gn_graph *g, gn_id node, const char *fmt, ...)
+    GN__PRINTF(5, 6);
+void gn__pass_refused(gn__pass_ctx *c, const char *pattern, const gn_graph *g, gn_id node, const char *fmt, ...)
+    GN__PRINTF(5, 6);
+/* True once the time budget is spent (passes check it at loop heads and stop
+ * cleanly, leaving a valid graph). */
+bool gn__pass_deadline_passed(const gn__pass_ctx *c);
+/* A fresh node name "<base>/<suffix>" or, when taken, "<base>/<suffix>_<k>"
+ * with the smallest free k; written into buf. */
+void gn__pass_unique_name(const gn_graph *g, const char *base, const char *suffix, char *buf, size_t buflen);
+/* Monotonic clock in microseconds. */
+int64_t gn__now_us(void);
+
+/* The passes built so far; each pattern table ends with a {NULL, NULL} entry. */
+gn_status gn__pass_pruning(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_debug_stripper(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_dependency(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_constfold(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_arithmetic(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_cse(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_shape(gn__pass_ctx *c, gn_graph *g);
+extern const gn__pattern gn__patterns_pruning[];
+extern const gn__pattern gn__patterns_debug_stripper[];
+extern const gn__pattern gn__patterns_dependency[];
+extern const gn__pattern gn__patterns_constfold[];
+extern const gn__pattern gn__patterns_arithmetic[];
+extern const gn__pattern gn__patterns_cse[];
+extern const gn__pattern gn__patterns_shape[];
+
+/* The built-in passes, in Grappler's order (passes.def). */
+#define GN_PASS(ID, name, key, rule, run_once, fn, patterns, help) ID,
+typedef enum gn__pass_id {
+#include "optimizer/passes/passes.def"
+    GN__PASS_COUNT
+} gn__pass_id;
+#undef GN_PASS
+
+#endif

@@ -1,0 +1,727 @@
+/* Constant folding: materialization from inferred shapes (grappler.md 3.6.3) and
+ * folding by evaluation (3.6.4, 3.6.5). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "graph/tensor.h"
+#include "optimizer/passes/constfold_impl.h"
+
+#define DT(x) TENSORFLOW__DATA_TYPE__DT_##x
+
+static gn_status nomem(cf_state *s) { return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory"); }
+
+static int32_t out_type(cf_state *s, gn_id id, uint32_t k)
+{
+    gn__tinfo o = gn__cf_out_info(s, id, k);
+    if (o.dtype) return o.dtype;
+    int dt = 0;
+    if (gn__attr_get_type(s->g, id, "out_type", &dt)) return dt;
+    return DT(INT32);
+}
+
+/* A rank-1 (vector) or rank-0 (scalar) int32/int64 tensor proto as TensorFlow's
+ * AsProtoTensorContent writes it. */
+static gn_status int_proto(cf_state *s, int32_t dt, bool vector, const int64_t *v, int64_t n,
+                           Tensorflow__TensorProto **out)
+{
+    gn__tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dt;
+    t.rank = vector ? 1 : 0;
+    t.dims[0] = n;
+    size_t esz = dt == DT(INT64) ? 8 : 4;
+    void *buf = gn__arena_alloc(&s->arena, (size_t)(n ? n : 1) * esz, 8);
+    if (!buf) return nomem(s);
+    for (int64_t i = 0; i < n; i++) {
+        if (dt == DT(INT64)) ((int64_t *)buf)[i] = v[i];
+        else ((int32_t *)buf)[i] = (int32_t)v[i];
+    }
+    t.data = buf;
+    t.nbytes = (size_t)n * esz;
+    gn__err e;
+    gn__err_clear(&e);
+    gn_status st = gn__tensor_to_proto(&t, gn__graph_value_allocator(s->g), out, &e);
+    if (st != GN_OK) return gn__fail(s->c->err, st, "%s", e.msg);
+    return GN_OK;
+}
+
+static bool fits(int32_t dt, int64_t v) { return dt == DT(INT64) || v < INT32_MAX; }
+
+/* ---- Shape / Size / Rank ------------------------------------------------------------ */
+static gn_status mat_shape(cf_state *s, gn_id id, cf_kind k, bool *done)
+{
+    const gn__node *n = gn__node_at(s->g, id);
+    if (!s->en[CF_P_MAT_SHAPE] || n->n_in < 1) return GN_OK;
+    gn__tinfo in = gn__cf_in_info(s, id, 0);
+    int32_t dt = out_type(s, id, 0);
+    if (dt != DT(INT32) && dt != DT(INT64)) return GN_OK;
+    int64_t vals[GN__MAX_RANK];
+    int64_t nv = 1;
+    bool vector = false;
+    if (k == K_RANK) {
+        if (in.shape.rank < 0) return GN_OK;
+        vals[0] = in.shape.rank;
+    } else {
+        if (!gn__shape_fully_defined(&in.shape)) return GN_OK;
+        if (k == K_SHAPE) {
+            /* current Grappler: a leading 0 is left to run time */
+            if (in.shape.rank > 0 && in.shape.dims[0] == 0) return GN_OK;
+            vector = true;
+            nv = in.shape.rank;
+            for (int32_t i = 0; i < in.shape.rank; i++) vals[i] = in.shape.dims[i];
+        } else {
+            int64_t ne = gn__shape_num_elements(&in.shape);
+            if (ne < 0) return GN_OK;
+            vals[0] = ne;
+        }
+    }
+    for (int64_t i = 0; i < nv; i++)
+        if (!fits(dt, vals[i])) {
+            gn__cf_refused(s, CF_P_MAT_SHAPE, id, "value %lld does not fit int32", (long long)vals[i]);
+            return GN_OK;
+        }
+    Tensorflow__TensorProto *p;
+    GN_TRY(int_proto(s, dt, vector, vals, nv, &p));
+    /* the data input becomes a control input: the constant runs only when the
+     * original would have */
+    GN_TRY(gn__cf_inputs_to_controls(s, id, 0));
+    GN_TRY(gn__cf_make_const(s, id, dt, p, true));
+    gn__cf_rewrote(s, CF_P_MAT_SHAPE, id, "%s of a known shape became a Const", k == K_RANK ? "Rank" : k == K_SIZE ? "Size" : "Shape");
+    gn__cf_enqueue_consumers(s, id);
+    *done = true;
+    return GN_OK;
+}
+
+/* ---- ShapeN ------------------------------------------------------------------------------ */
+static gn_status mat_shape_n(cf_state *s, gn_id id, bool *done)
+{
+    if (!s->en[CF_P_MAT_SHAPE_N]) return GN_OK;
+    uint32_t nin = gn__node_at(s->g, id)->n_in;
+    uint32_t made = 0;
+    for (uint32_t port = 0; port < nin; port++) {
+        const gn__node *n = gn__node_at(s->g, id);
+        bool used = false;
+        for (uint32_t u = 0; u < n->n_use && !used; u++)
+            used = s->g->nodes[n->use[u].node].in[n->use[u].slot].index == port;
+        if (!used) continue;
+        gn__tinfo in = gn__cf_in_info(s, id, port);
+        if (!gn__shape_fully_defined(&in.shape)) continue;
+        int32_t dt = out_type(s, id, port);
+        if (dt != DT(INT32) && dt != DT(INT64)) continue;
+        bool ok = true;
+        for (int32_t i = 0; i < in.shape.rank; i++) ok &= fits(dt, in.shape.dims[i]);
+        if (!ok) continue;
+        Tensorflow__TensorProto *p;
+        GN_TRY(int_proto(s, dt, true, in.shape.dims, in.shape.rank, &p));
+        char suffix[40];
+        snprintf(suffix, sizeof suffix, "-matshapes-%u", port);
+        gn_id c;
+        GN_TRY(gn__cf_new_const(s, gn__node_name(s->g, id), suffix, gn__node_at(s->g, id)->device, dt, p, &c));
+        gn_id a;
+        GN_TRY(gn__cf_ctrl_anchor(s, (gn__edge){id, 0}, &a));
+        GN_TRY(gn__node_add_control(s->g, c, a));
+        GN_TRY(gn__cf_rewire_port(s, id, port, (gn__edge){c, 0}));
+        made++;
+    }
+    if (made) {
+        gn__cf_rewrote(s, CF_P_MAT_SHAPE_N, id, "%u output(s) of a known shape became Consts", made);
+        *done = true;
+    }
+    return GN_OK;
+}
+
+/* ---- BroadcastGradientArgs ------------------------------------------------------------------ */
+/* The shape a Shape node or a constant stands for; unknown dims stay -1. */
+static bool extract_shape(cf_state *s, gn_id p, int64_t *dims, int32_t *rank)
+{
+    if (gn__cf_kind(s, p) == K_SHAPE) {
+        const gn__node *n = gn__node_at(s->g, p);
+        if (n->n_in < 1) return false;
+        gn__tinfo t = gn__cf_in_info(s, p, 0);
+        if (t.shape.rank < 0) return false;
+        *rank = t.shape.rank;
+        for (int32_t i = 0; i < t.shape.rank; i++) dims[i] = t.shape.dims[i] < 0 ? -1 : t.shape.dims[i];
+        return true;
+    }
+    int64_t *v, nv;
+    if (!gn__cf_const_ints(s, p, &v, &nv, GN__MAX_RANK)) return false;
+    *rank = (int32_t)nv;
+    if (nv) memcpy(dims, v, (size_t)nv * sizeof *v);
+    return true;
+}
+
+static gn_status mat_bcast(cf_state *s, gn_id id, bool *done)
+{
+    const gn__node *n = gn__node_at(s->g, id);
+    if (!s->en[CF_P_MAT_BCAST] || n->n_in < 2 || n->n_use == 0) return GN_OK;
+    gn_id p0 = n->in[0].node, p1 = n->in[1].node;
+    bool ok0 = gn__cf_kind(s, p0) == K_SHAPE || gn__cf_really_const(s, p0);
+    bool ok1 = gn__cf_kind(s, p1) == K_SHAPE || gn__cf_really_const(s, p1);
+    if (!ok0 || !ok1) return GN_OK;
+    int64_t a[GN__MAX_RANK], b[GN__MAX_RANK];
+    int32_t ra, rb;
+    if (!extract_shape(s, p0, a, &ra) || !extract_shape(s, p1, b, &rb)) return GN_OK;
+    int64_t min_id = 0;
+    for (int32_t i = 0; i < ra; i++)
+        if (a[i] < min_id) min_id = a[i];
+    for (int32_t i = 0; i < rb; i++)
+        if (b[i] < min_id) min_id = b[i];
+    /* distinct unknown dims must not compare equal */
+    for (int32_t i = 0; i < ra; i++)
+        if (a[i] == -1) a[i] = --min_id;
+    for (int32_t i = 0; i < rb; i++)
+        if (b[i] == -1) b[i] = --min_id;
+    /* Grappler compares the shapes front-aligned here (common_dims = min rank) */
+    int32_t common = ra < rb ? ra : rb;
+    for (int32_t i = 0; i < common; i++) {
+        if (a[i] >= 0 && b[i] >= 0) continue;
+        if (a[i] != b[i]) return GN_OK;
+    }
+    for (int32_t i = common; i < ra; i++)
+        if (a[i] < 0) return GN_OK;
+    for (int32_t i = common; i < rb; i++)
+        if (b[i] < 0) return GN_OK;
+    /* BCast: right-aligned; an input is reduced along every output dim where its
+     * (1-padded) dim is 1 */
+    int32_t R = ra > rb ? ra : rb;
+    int64_t ra_idx[GN__MAX_RANK], rb_idx[GN__MAX_RANK];
+    int64_t na = 0, nb = 0;
+    for (int32_t i = 0; i < R; i++) {
+        int64_t da = i < R - ra ? 1 : a[i - (R - ra)];
+        int64_t db = i < R - rb ? 1 : b[i - (R - rb)];
+        if (da != 1 && db != 1 && da != db) return GN_OK; /* invalid broadcast */
+        if (da == 1) ra_idx[na++] = i;
+        if (db == 1) rb_idx[nb++] = i;
+    }
+    int dt = 0;
+    if (!gn__attr_get_type(s->g, id, "T", &dt)) return GN_OK;
+    if (dt != DT(INT32) && dt != DT(INT64)) return GN_OK;
+    gn_id cs[2];
+    for (int j = 0; j < 2; j++) {
+        Tensorflow__TensorProto *p;
+        GN_TRY(int_proto(s, dt, true, j ? rb_idx : ra_idx, j ? nb : na, &p));
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "-bcastargs-%d", j);
+        GN_TRY(gn__cf_new_const(s, gn__node_name(s->g, id), suffix, gn__node_at(s->g, id)->device, dt, p, &cs[j]));
+        gn_id anc;
+        GN_TRY(gn__cf_ctrl_anchor(s, (gn__edge){id, 0}, &anc));
+        GN_TRY(gn__node_add_control(s->g, cs[j], anc));
+    }
+    for (int j = 0; j < 2; j++) GN_TRY(gn__cf_rewire_port(s, id, (uint32_t)j, (gn__edge){cs[j], 0}));
+    gn__cf_rewrote(s, CF_P_MAT_BCAST, id, "reduction indices of known shapes became Consts");
+    *done = true;
+    return GN_OK;
+}
+
+/* ---- reduction indices ------------------------------------------------------------------------ */
+static gn_status mat_reduction(cf_state *s, gn_id id, bool *done)
+{
+    const gn__node *n = gn__node_at(s->g, id);
+    if (!s->en[CF_P_MAT_REDUCTION] || n->n_in < 2) return GN_OK;
+    gn__edge idx = n->in[1];
+    if (gn__cf_really_const(s, idx.node)) return GN_OK;
+    gn__tinfo in = gn__cf_in_info(s, id, 0), ii = gn__cf_in_info(s, id, 1), out = gn__cf_out_info(s, id, 0);
+    if (in.shape.rank < 1) return GN_OK;
+    int32_t rank = in.shape.rank;
+    int32_t dt = ii.dtype;
+    if (!dt) {
+        int t = 0;
+        dt = gn__attr_get_type(s->g, id, "Tidx", &t) ? t : DT(INT32);
+    }
+    if (dt != DT(INT32) && dt != DT(INT64)) return GN_OK;
+    int64_t nidx = gn__shape_num_elements(&ii.shape);
+    bool full = out.shape.rank == 0 || nidx == rank;
+    if (!full) {
+        /* every consumer reshapes the result to one element */
+        if (n->n_use == 0) return GN_OK;
+        for (uint32_t u = 0; u < n->n_use; u++) {
+            gn_id c = n->use[u].node;
+            if (gn__cf_kind(s, c) != K_RESHAPE) return GN_OK;
+            gn__tinfo r = gn__cf_out_info(s, c, 0);
+            if (gn__shape_num_elements(&r.shape) != 1) return GN_OK;
+        }
+    }
+    const char *nm = gn__node_name(s->g, id);
+    size_t need = strlen(nm) + 64;
+    char *want = gn__arena_alloc(&s->arena, need, 1);
+    if (!want) return nomem(s);
+    snprintf(want, need, "ConstantFolding/%s-reduction_indices", nm);
+    if (gn__graph_find(s->g, want) != GN_NONE) return GN_OK;
+    int64_t vals[GN__MAX_RANK];
+    for (int32_t i = 0; i < rank; i++) vals[i] = i;
+    Tensorflow__TensorProto *p;
+    GN_TRY(int_proto(s, dt, true, vals, rank, &p));
+    gn_id c, a;
+    GN_TRY(gn__cf_new_const(s, nm, "-reduction_indices", gn__node_at(s->g, id)->device, dt, p, &c));
+    GN_TRY(gn__cf_ctrl_anchor(s, idx, &a));
+    GN_TRY(gn__node_add_control(s->g, c, a));
+    GN_TRY(gn__node_set_input(s->g, id, 1, (gn__edge){c, 0}));
+    gn__cf_rewrote(s, CF_P_MAT_REDUCTION, id, "full reduction over a rank-%d input: constant indices", rank);
+    gn__cf_enqueue(s, idx.node);
+    gn__cf_enqueue(s, id); /* may now fold or simplify */
+    *done = true;
+    return GN_OK;
+}
+
+/* ---- Fill / ZerosLike / OnesLike ----------------------------------------------------------------- */
+static gn_status mat_fill(cf_state *s, gn_id id, cf_kind k, bool *done)
+{
+    if (!s->en[CF_P_MAT_FILL]) return GN_OK;
+    gn__tinfo out = gn__cf_out_info(s, id, 0);
+    if (!gn__shape_fully_defined(&out.shape)) return GN_OK;
+    const gn__node *n = gn__node_at(s->g, id);
+    if (k != K_FILL) {
+        if (n->n_in < 1) return GN_OK;
+        GN_TRY(gn__cf_to_constant(s, id, k == K_ONES_LIKE ? 1.0 : 0.0, &out.shape, done));
+        if (*done) gn__cf_rewrote(s, CF_P_MAT_FILL, id, "%s of a known shape became a Const", k == K_ONES_LIKE ? "OnesLike" : "ZerosLike");
+        return GN_OK;
+    }
+    if (n->n_in < 2 || !gn__cf_really_const(s, n->in[0].node) || !gn__cf_really_const(s, n->in[1].node)) return GN_OK;
+    const Tensorflow__TensorProto *vp = gn__cf_const_value(s, n->in[1].node);
+    if (!vp) return GN_OK;
+    gn__tensor v;
+    memset(&v, 0, sizeof v);
+    gn__err e;
+    if (gn__tensor_from_proto(vp, &v, &e) != GN_OK) return GN_OK;
+    int32_t dt = out.dtype ? out.dtype : v.dtype;
+    Tensorflow__TensorProto *p = NULL;
+    gn_status st = dt == v.dtype ? gn__cf_encode_single(s, &v, &out.shape, &p) : GN_ERR_UNSUPPORTED;
+    gn__tensor_release(&v);
+    if (st == GN_ERR_UNSUPPORTED) return GN_OK; /* evaluation will fold it */
+    GN_TRY(st);
+    /* inputs become (plain) control inputs, T and index_type go, other attrs stay */
+    GN_TRY(gn__cf_inputs_to_controls(s, id, 0));
+    GN_TRY(gn__node_remove_attr(s->g, id, "T"));
+    GN_TRY(gn__node_remove_attr(s->g, id, "index_type"));
+    GN_TRY(gn__cf_make_const(s, id, dt, p, true));
+    gn__cf_rewrote(s, CF_P_MAT_FILL, id, "Fill of a known shape became a compressed Const");
+    gn__cf_enqueue_consumers(s, id);
+    *done = true;
+    return GN_OK;
+}
+
+gn_status gn__cf_materialize(cf_state *s, gn_id id, cf_kind k, bool *done)
+{
+    *done = false;
+    switch (k) {
+    case K_SHAPE:
+    case K_SIZE:
+    case K_RANK: return mat_shape(s, id, k, done);
+    case K_SHAPE_N: return mat_shape_n(s, id, done);
+    case K_BCAST_GRAD_ARGS: return mat_bcast(s, id, done);
+    case K_SUM:
+    case K_PROD:
+    case K_MIN:
+    case K_MAX:
+    case K_MEAN:
+    case K_ANY:
+    case K_ALL: return mat_reduction(s, id, done);
+    case K_FILL:
+    case K_ZEROS_LIKE:
+    case K_ONES_LIKE: return mat_fill(s, id, k, done);
+    default: return GN_OK;
+    }
+}
+
+/* ---- foldability ------------------------------------------------------------------------------------ */
+static bool op_has(const char *op, const char *part) { return strstr(op, part) != NULL; }
+
+/* MaybeFoldable: NULL when the node may be folded, else why not. *silent: not
+ * worth a report entry (structural exclusions met all over real graphs:
+ * control flow, stateful ops, placeholders); *retry: may change later. */
+static const char *maybe_foldable(cf_state *s, gn_id id, cf_kind k, bool *silent, bool *retry)
+{
+    const gn_graph *g = s->g;
+    const gn__node *n = gn__node_at(g, id);
+    const char *op = gn__node_op(g, id);
+    *silent = true;
+    *retry = false;
+    if (k == K_CONST || k == K_HOST_CONST) return "constant";
+    if (k == K_PLACEHOLDER || k == K_PLACEHOLDER_V2 || k == K_PLACEHOLDER_WITH_DEFAULT) return "placeholder";
+    if (k == K_ENTER || k == K_REF_ENTER || k == K_EXIT || k == K_REF_EXIT || k == K_NEXT_ITERATION ||
+        k == K_REF_NEXT_ITERATION)
+        return "control flow that changes frames";
+    if (k == K_LOOP_COND) return "LoopCond";
+    if (k == K_FAKE_PARAM) return "FakeParam";
+    if (k == K_ACCUMULATE_N) return "AccumulateNV2 has no kernel of its own";
+    *silent = false;
+    if (n->opdef < 0) return gn__node_opdef(g, id) ? "function call" : "op is not registered";
+    const gn__opdef *od = gn__op_at((uint32_t)n->opdef);
+    *silent = true;
+    if (od->flags & GN__OPF_STATEFUL) return "stateful op";
+    for (uint16_t i = 0; i < od->n_inputs; i++)
+        if (od->inputs[i].is_ref) return "has reference inputs";
+    if (op_has(op, "Queue") || strcmp(op, "_Send") == 0 || strcmp(op, "_HostSend") == 0 || op_has(op, "Inplace"))
+        return "side effects";
+    if ((od->traits & GN__T_FUNCTION_CALL) ||
+        ((od->traits & GN__T_CONTROL_FLOW) && k != K_SWITCH && k != K_REF_SWITCH && k != K_MERGE &&
+         k != K_REF_MERGE && strcmp(op, "_SwitchN") != 0))
+        return "control flow or function call";
+    int32_t nout = gn__node_num_outputs(g, id);
+    if (nout < 1) return "no outputs";
+    *silent = false;
+    bool allow = (n->flags & GN__NODE_PRESERVE) && nout == 1;
+    if ((n->flags & GN__NODE_PRESERVE) && !allow) return "preserved node with several outputs";
+    if (op_has(op, "Save") || op_has(op, "Restore") || op_has(op, "Reader") || op_has(op, "Quantized") ||
+        strncmp(op, "Sparse", 6) == 0)
+        return "op excluded by name (Save/Restore/Reader/Quantized/Sparse*)";
+    if (gn__cf_has_tpu_attr(g, id)) return "has _tpu_ attributes";
+    for (uint16_t i = 0; i < od->n_outputs; i++)
+        if (od->outputs[i].type == DT(VARIANT)) return "variant output";
+    for (int32_t i = 0; i < nout; i++) {
+        int32_t dt = gn__op_output_dtype(od, g, id, (uint32_t)i);
+        if (dt == DT(VARIANT) || dt == DT(RESOURCE)) return "variant or resource output";
+    }
+    if (n->n_use == 0 && n->n_cuse == 0 && !allow) {
+        *silent = true;
+        *retry = true;
+        return "no consumers";
+    }
+    return NULL;
+}
+
+static void refuse_once(cf_state *s, int pat, gn_id id, const char *why)
+{
+    if (s->fl[id] & CF_REPORTED) return;
+    s->fl[id] |= CF_REPORTED;
+    gn__cf_refused(s, pat, id, "%s", why);
+}
+
+/* ---- Merge ------------------------------------------------------------------------------------------- */
+static gn_status fold_merge(cf_state *s, gn_id id, bool *done)
+{
+    gn_graph *g = s->g;
+    const gn__node *n = gn__node_at(g, id);
+    /* nothing reads its value or index any more (done before): nothing to do */
+    if (n->n_use == 0) {
+        s->fl[id] |= CF_NOFOLD;
+        return GN_OK;
+    }
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        gn_id p = n->in[i].node;
+        if (!gn__cf_really_const(s, p)) continue;
+        const gn__node *pn = gn__node_at(g, p);
+        if (pn->n_in || pn->n_ctrl) continue;
+        const char *nm = gn__node_name(g, id);
+        size_t need = strlen(nm) + 48;
+        char *a = gn__arena_alloc(&s->arena, need, 1), *b = gn__arena_alloc(&s->arena, need, 1);
+        if (!a || !b) return nomem(s);
+        snprintf(a, need, "ConstantFolding/%s_const", nm);
+        snprintf(b, need, "ConstantFolding/%s_index", nm);
+        if (gn__graph_find(g, a) != GN_NONE || gn__graph_find(g, b) != GN_NONE) return GN_OK;
+        uint32_t dev = gn__node_at(g, id)->device;
+        gn_id cv, ci;
+        GN_TRY(gn__node_add(g, a, gn__node_op(g, p), &cv));
+        GN_TRY(gn__node_add(g, b, "Const", &ci));
+        if (!gn__cf_reserve(s)) return nomem(s);
+        s->fl[cv] |= CF_NEW;
+        s->fl[ci] |= CF_NEW;
+        gn__node_at(g, cv)->device = dev;
+        gn__node_at(g, ci)->device = dev;
+        pn = gn__node_at(g, p);
+        for (uint32_t k = 0; k < pn->n_attr; k++) {
+            GN_TRY(gn__node_set_attr(g, cv, gn__str(g, pn->attr[k].key), pn->attr[k].value));
+            pn = gn__node_at(g, p);
+        }
+        int64_t iv = i;
+        Tensorflow__TensorProto *ip;
+        GN_TRY(int_proto(s, DT(INT32), false, &iv, 1, &ip));
+        Tensorflow__AttrValue *ta = gn__cf_attr_type(s, DT(INT32)), *va = gn__cf_attr_tensor(s, ip);
+        if (!ta || !va) return nomem(s);
+        GN_TRY(gn__node_set_attr(g, ci, "dtype", ta));
+        GN_TRY(gn__node_set_attr(g, ci, "value", va));
+        GN_TRY(gn__node_add_control(g, cv, id));
+        GN_TRY(gn__node_add_control(g, ci, id));
+        GN_TRY(gn__cf_rewire_port(s, id, 0, (gn__edge){cv, 0}));
+        GN_TRY(gn__cf_rewire_port(s, id, 1, (gn__edge){ci, 0}));
+        s->fl[id] |= CF_NOFOLD;
+        gn__cf_rewrote(s, CF_P_FOLD_MERGE, id, "input %u is a constant: value and index became Consts", i);
+        *done = true;
+        return GN_OK;
+    }
+    return GN_OK;
+}
+
+/* ---- evaluation ----------------------------------------------------------------------------------------- */
+/* A Const proto from the value shape inference gave (small int tensors). */
+static bool inferred_value(cf_state *s, gn_id id, int32_t *dt, Tensorflow__TensorProto **out)
+{
+    gn__tinfo o = gn__cf_out_info(s, id, 0);
+    if (!o.value || (o.dtype != DT(INT32) && o.dtype != DT(INT64))) return false;
+    if (!gn__shape_fully_defined(&o.shape) || o.shape.rank > 1) return false;
+    const gn__partial_value *v = o.value;
+    if (v->n != gn__shape_num_elements(&o.shape)) return false;
+    for (int64_t i = 0; i < v->n; i++)
+        if (!v->known[i] || !fits(o.dtype, v->v[i])) return false;
+    if (int_proto(s, o.dtype, o.shape.rank == 1, v->v, v->n, out) != GN_OK) return false;
+    *dt = o.dtype;
+    return true;
+}
+
+static gn_status collect_controls(cf_state *s, gn_id id, gn_id **list, uint32_t *n_list)
+{
+    const gn__node *n = gn__node_at(s->g, id);
+    uint32_t cap = n->n_ctrl;
+    for (uint32_t i = 0; i < n->n_in; i++) cap += gn__node_at(s->g, n->in[i].node)->n_ctrl;
+    gn_id *l = gn__arena_alloc(&s->arena, (cap ? cap : 1) * sizeof *l, _Alignof(gn_id));
+    if (!l) return nomem(s);
+    uint32_t m = 0;
+    /* Grappler's order: the constant inputs' control inputs, then the node's own */
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        const gn__node *p = gn__node_at(s->g, n->in[i].node);
+        for (uint32_t k = 0; k < p->n_ctrl; k++) {
+            bool dup = false;
+            for (uint32_t j = 0; j < m && !dup; j++) dup = l[j] == p->ctrl[k];
+            if (!dup) l[m++] = p->ctrl[k];
+        }
+    }
+    for (uint32_t k = 0; k < n->n_ctrl; k++) {
+        bool dup = false;
+        for (uint32_t j = 0; j < m && !dup; j++) dup = l[j] == n->ctrl[k];
+        if (!dup) l[m++] = n->ctrl[k];
+    }
+    *list = l;
+    *n_list = m;
+    return GN_OK;
+}
+
+/* In place: node id becomes Const(value) whose inputs are the control list. */
+static gn_status const_in_place(cf_state *s, gn_id id, int32_t dt, Tensorflow__TensorProto *p)
+{
+    gn_id *ctl;
+    uint32_t nc;
+    GN_TRY(collect_controls(s, id, &ctl, &nc));
+    gn_graph *g = s->g;
+    while (gn__node_at(g, id)->n_in) GN_TRY(gn__node_remove_input(g, id, gn__node_at(g, id)->n_in - 1));
+    while (gn__node_at(g, id)->n_ctrl) GN_TRY(gn__node_remove_control(g, id, gn__node_at(g, id)->ctrl[0]));
+    for (uint32_t i = 0; i < nc; i++) GN_TRY(gn__node_add_control(g, id, ctl[i]));
+    return gn__cf_make_const(s, id, dt, p, false);
+}
+
+static void release_all(gn__tensor *t, uint32_t n)
+{
+    for (uint32_t i = 0; t && i < n; i++) gn__tensor_release(&t[i]);
+}
+
+/* Someone reads a live output, or depends on the node by control. */
+static bool live_consumers(const gn_graph *g, gn_id id, const gn__tensor *out, int32_t nout)
+{
+    const gn__node *n = gn__node_at(g, id);
+    if (n->n_cuse) return true;
+    for (uint32_t u = 0; u < n->n_use; u++) {
+        uint32_t port = g->nodes[n->use[u].node].in[n->use[u].slot].index;
+        if ((int32_t)port < nout && !out[port].dead && out[port].dtype) return true;
+    }
+    return false;
+}
+
+static gn_status evaluate(cf_state *s, gn_id id, bool *done)
+{
+    gn_graph *g = s->g;
+    const char *op = gn__node_op(g, id);
+    int32_t nout = gn__node_num_outputs(g, id);
+    gn__kernel_fn fn = gn__kernel_for(op);
+    if (!fn) {
+        int32_t dt;
+        Tensorflow__TensorProto *p;
+        if (nout == 1 && inferred_value(s, id, &dt, &p)) {
+            GN_TRY(const_in_place(s, id, dt, p));
+            gn__cf_rewrote(s, CF_P_FOLD, id, "%s: value known from shape inference", op);
+            gn__cf_enqueue_consumers(s, id);
+            *done = true;
+            return GN_OK;
+        }
+        s->fl[id] |= CF_NOFOLD;
+        char why[160];
+        snprintf(why, sizeof why, "no kernel for %.120s", op);
+        refuse_once(s, CF_P_FOLD, id, why);
+        return GN_OK;
+    }
+    const gn__node *n = gn__node_at(g, id);
+    if (nout > 1) {
+        /* folded before (a dead output still reads it): the names are taken */
+        const char *nm = gn__node_name(g, id);
+        size_t need = strlen(nm) + 64;
+        char *want = gn__arena_alloc(&s->arena, need, 1);
+        if (!want) return nomem(s);
+        for (int32_t k = 0; k < nout; k++) {
+            snprintf(want, need, "ConstantFolding/%s-folded-%d", nm, k);
+            if (gn__graph_find(g, want) != GN_NONE) {
+                s->fl[id] |= CF_NOFOLD;
+                return GN_OK;
+            }
+        }
+    }
+    uint32_t nin = n->n_in;
+    gn__tensor *in = calloc(nin ? nin : 1, sizeof *in);
+    gn__tensor *out = calloc((size_t)nout, sizeof *out);
+    Tensorflow__TensorProto **protos = calloc((size_t)nout, sizeof *protos);
+    if (!in || !out || !protos) {
+        free(in);
+        free(out);
+        free(protos);
+        return nomem(s);
+    }
+    gn_status st = GN_OK;
+    size_t in_bytes = 0;
+    gn__err e;
+    gn__err_clear(&e);
+    const char *why = NULL;
+    char whybuf[600];
+    for (uint32_t i = 0; i < nin && !why; i++) {
+        const Tensorflow__TensorProto *p = gn__cf_const_value(s, gn__node_at(g, id)->in[i].node);
+        if (!p) {
+            why = "an input constant has no value";
+        } else if (gn__tensor_from_proto(p, &in[i], &e) != GN_OK) {
+            snprintf(whybuf, sizeof whybuf, "cannot decode input %u: %.500s", i, e.msg);
+            why = whybuf;
+        } else {
+            in_bytes += in[i].nbytes;
+        }
+    }
+    if (!why) {
+        gn__kctx kc;
+        memset(&kc, 0, sizeof kc);
+        kc.g = g;
+        kc.node = id;
+        kc.n_in = nin;
+        kc.in = in;
+        kc.n_out = (uint32_t)nout;
+        kc.out = out;
+        kc.flags = GN__K_REFERENCE;
+        kc.err = &e;
+        gn__err_clear(&e);
+        gn_status ks = fn(&kc);
+        if (ks == GN_ERR_NOMEM) st = gn__fail(s->c->err, ks, "%s", e.msg);
+        else if (ks != GN_OK) {
+            snprintf(whybuf, sizeof whybuf, "evaluation failed: %.500s", e.msg);
+            why = whybuf;
+        }
+    }
+    uint32_t live = 0;
+    for (int32_t k = 0; st == GN_OK && !why && k < nout; k++) {
+        if (out[k].dead) continue;
+        if (!out[k].dtype) {
+            snprintf(whybuf, sizeof whybuf, "the kernel left output %d unset", k);
+            why = whybuf;
+            break;
+        }
+        size_t enc = 0;
+        st = gn__cf_encode(s, &out[k], &protos[k], &enc);
+        if (st == GN_ERR_UNSUPPORTED) {
+            st = GN_OK;
+            snprintf(whybuf, sizeof whybuf, "cannot encode a %s result", gn__dtype_name(out[k].dtype));
+            why = whybuf;
+            break;
+        }
+        if (st == GN_OK && enc > in_bytes && enc >= CF_MAX_CONSTANT_SIZE) {
+            snprintf(whybuf, sizeof whybuf, "its size would be too large (%zu >= %zu bytes)", enc,
+                     CF_MAX_CONSTANT_SIZE);
+            why = whybuf;
+            s->fl[id] |= CF_NOSIMP;
+            break;
+        }
+        live++;
+    }
+    if (st == GN_OK && why) {
+        s->fl[id] |= CF_NOFOLD;
+        refuse_once(s, CF_P_FOLD, id, why);
+    } else if (st == GN_OK && live) {
+        if (nout == 1) {
+            st = const_in_place(s, id, out[0].dtype, protos[0]);
+            if (st == GN_OK) {
+                gn__cf_rewrote(s, CF_P_FOLD, id, "folded into a Const");
+                gn__cf_enqueue_consumers(s, id);
+            }
+        } else if (!live_consumers(g, id, out, nout)) {
+            /* only dead outputs are read (done before): nothing to do */
+            s->fl[id] |= CF_NOFOLD;
+        } else {
+            gn_id *ctl;
+            uint32_t nc;
+            gn_id last = GN_NONE;
+            st = collect_controls(s, id, &ctl, &nc);
+            for (int32_t k = 0; st == GN_OK && k < nout; k++) {
+                if (out[k].dead || !protos[k]) continue;
+                char suffix[32];
+                snprintf(suffix, sizeof suffix, "-folded-%d", k);
+                gn_id c;
+                st = gn__cf_new_const(s, gn__node_name(g, id), suffix, gn__node_at(g, id)->device, out[k].dtype,
+                                      protos[k], &c);
+                for (uint32_t i = 0; st == GN_OK && i < nc; i++) st = gn__node_add_control(g, c, ctl[i]);
+                if (st == GN_OK) st = gn__cf_rewire_port(s, id, (uint32_t)k, (gn__edge){c, 0});
+                last = c;
+            }
+            if (st == GN_OK && last != GN_NONE) st = gn__graph_forward_control(g, id, last);
+            if (st == GN_OK) {
+                s->fl[id] |= CF_NOFOLD;
+                gn__cf_rewrote(s, CF_P_FOLD, id, "folded into %u Const(s)", live);
+            }
+        }
+        if (st == GN_OK) *done = true;
+    }
+    release_all(in, nin);
+    release_all(out, (uint32_t)nout);
+    free(in);
+    free(out);
+    free(protos);
+    return st;
+}
+
+gn_status gn__cf_fold(cf_state *s, gn_id id, cf_kind k, bool *done)
+{
+    *done = false;
+    gn_graph *g = s->g;
+    const gn__node *n = gn__node_at(g, id);
+    if (!s->en[CF_P_FOLD] && !s->en[CF_P_FOLD_MERGE]) return GN_OK;
+    if (n->n_in + n->n_ctrl == 0) return GN_OK;
+    bool is_merge = k == K_MERGE || k == K_REF_MERGE || k == K_XLA_MERGE;
+    bool merge_ok = false;
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        gn_id p = n->in[i].node;
+        if (gn__cf_really_const(s, p)) {
+            int dt = 0;
+            if (!gn__attr_get_type(g, p, "dtype", &dt) || dt == DT(STRING)) return GN_OK;
+            const gn__node *pn = gn__node_at(g, p);
+            merge_ok |= pn->n_in == 0 && pn->n_ctrl == 0;
+        } else if (!is_merge) {
+            return GN_OK;
+        }
+    }
+    if (is_merge && !merge_ok) return GN_OK;
+    bool silent, retry;
+    const char *why = maybe_foldable(s, id, k, &silent, &retry);
+    if (why) {
+        if (!retry) s->fl[id] |= CF_NOFOLD;
+        if (!silent && n->n_in > 0 && s->en[CF_P_FOLD]) refuse_once(s, CF_P_FOLD, id, why);
+        return GN_OK;
+    }
+    if (is_merge) return s->en[CF_P_FOLD_MERGE] ? fold_merge(s, id, done) : GN_OK;
+    if (!s->en[CF_P_FOLD]) return GN_OK;
+    /* size guard from inferred shapes: a result bigger than both its inputs and the cap */
+    uint32_t nso = s->st && id < s->st->n_nodes && !(s->fl[id] & CF_STALE) ? s->st->n_out[id] : 0;
+    if (nso) {
+        int64_t in_bytes = 0;
+        for (uint32_t i = 0; i < n->n_in; i++) {
+            gn__tinfo t = gn__cf_in_info(s, id, i);
+            int64_t ne = gn__shape_fully_defined(&t.shape) ? gn__shape_num_elements(&t.shape) : -1;
+            if (ne >= 0) in_bytes += ne * (int64_t)gn__dtype_size(t.dtype);
+        }
+        for (uint32_t k2 = 0; k2 < nso; k2++) {
+            gn__tinfo t = gn__cf_out_info(s, id, k2);
+            if (!gn__shape_fully_defined(&t.shape)) continue;
+            int64_t ne = gn__shape_num_elements(&t.shape);
+            if (ne < 0) continue;
+            int64_t bytes = ne * (int64_t)gn__dtype_size(t.dtype);
+            if (bytes > in_bytes && bytes > (int64_t)CF_MAX_CONSTANT_SIZE) {
+                s->fl[id] |= CF_NOFOLD;
+                char why2[160];
+                snprintf(why2, sizeof why2, "output %u would be %lld bytes, larger than its inputs and over %zu", k2,
+                         (long long)bytes, CF_MAX_CONSTANT_SIZE);
+                refuse_once(s, CF_P_FOLD, id, why2);
+                return GN_OK;
+            }
+        }
+    }
+    return evaluate(s, id, done);
+}

@@ -1,0 +1,143 @@
+/* CPU backend: the backend interface (see cpu.h and runtime/backend.h). */
+#include <stdlib.h>
+
+#include "runtime/cpu/cpu.h"
+
+#define MAX_PLANS 8
+
+struct gn__engine {
+    xprog *prog;
+    cpu_lib *lib;
+    cpu_plan *plans[MAX_PLANS];   /* most recently used first */
+    uint32_t n_plans;
+    gn__engine_stats stats;
+};
+
+typedef struct cpu_backend {
+    int32_t num_threads;
+} cpu_backend;
+
+static bool cpu_supports(void *self, const gn_graph *g, gn_id node, char *why, size_t why_len)
+{
+    (void)self;
+    return gn__cpu_node_supported(g, node, why, why_len);
+}
+
+static gn_status cpu_compile(void *self, const gn_graph *g, const gn__engine_sig *sig, gn__engine **out,
+                             gn__err *err)
+{
+    (void)self;
+    *out = NULL;
+    gn__engine *e = calloc(1, sizeof *e);
+    cpu_lib *lib = calloc(1, sizeof *lib);
+    if (!e || !lib) {
+        free(e);
+        free(lib);
+        return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    }
+    lib->top = g->lib ? g->lib : g;
+    e->lib = lib;
+    gn_status s = gn__xprog_compile(g, sig, lib, &e->prog, err);
+    if (s != GN_OK) {
+        gn__cpu_lib_free(lib);
+        free(e);
+        return s;
+    }
+    *out = e;
+    return GN_OK;
+}
+
+static cpu_plan *plan_for(gn__engine *e, const gn__tensor *in)
+{
+    uint32_t n_in = e->prog->n_feeds;
+    for (uint32_t i = 0; i < e->n_plans; i++) {
+        if (!gn__plan_matches(e->plans[i], in, n_in)) continue;
+        cpu_plan *pl = e->plans[i];
+        memmove(&e->plans[1], &e->plans[0], i * sizeof *e->plans);
+        e->plans[0] = pl;
+        return pl;
+    }
+    cpu_plan *pl = gn__plan_new(e->prog, in, n_in);
+    if (!pl) return NULL;
+    if (e->n_plans == MAX_PLANS) gn__plan_free(e->plans[--e->n_plans]);
+    memmove(&e->plans[1], &e->plans[0], e->n_plans * sizeof *e->plans);
+    e->plans[0] = pl;
+    e->n_plans++;
+    return pl;
+}
+
+static gn_status cpu_execute(void *self, gn__engine *e, const gn__tensor *in, gn__tensor *out, uint64_t seed,
+                             gn__err *err)
+{
+    (void)self;
+    gn__engine_stats *st = &e->stats;
+    st->runs++;
+    st->arena_allocs = st->dynamic_allocs = st->plan_misses = st->nodes_run = 0;
+    cpu_plan *pl = plan_for(e, in);   /* NULL (out of memory): run without a plan */
+    st->n_plans = e->n_plans;
+    st->planned = pl && gn__plan_state(pl) == PLAN_READY;
+    st->arena_bytes = pl ? gn__plan_arena_bytes(pl) : 0;
+    st->planned_bytes = pl ? gn__plan_planned_bytes(pl) : 0;
+    cpu_exec_opts o = {seed, pl, st};
+    gn_status s = gn__xprog_run(e->prog, in, out, &o, err);
+    /* nothing handed to the caller may live in an arena */
+    for (uint32_t i = 0; s == GN_OK && i < e->prog->n_fetches; i++) {
+        gn__tensor *t = &out[i];
+        if (!gn__plan_owns(t->buf)) continue;
+        gn__buffer *b = gn__buffer_new(t->nbytes);
+        if (!b) {
+            s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+            break;
+        }
+        memcpy(b->data, t->data, t->nbytes);
+        gn__buffer_unref(t->buf);
+        t->buf = b;
+        t->data = b->data;
+    }
+    if (s != GN_OK)
+        for (uint32_t i = 0; i < e->prog->n_fetches; i++) gn__tensor_release(&out[i]);
+    if (pl) gn__plan_end_run(pl);
+    return s;
+}
+
+static void cpu_engine_free(void *self, gn__engine *e)
+{
+    (void)self;
+    if (!e) return;
+    for (uint32_t i = 0; i < e->n_plans; i++) gn__plan_free(e->plans[i]);
+    gn__xprog_free(e->prog);
+    gn__cpu_lib_free(e->lib);
+    free(e);
+}
+
+static void cpu_engine_stats(void *self, const gn__engine *e, gn__engine_stats *out)
+{
+    (void)self;
+    *out = e->stats;
+}
+
+static void cpu_free(void *self)
+{
+    free(self);
+}
+
+static const gn__backend_iface cpu_iface = {
+    .api_version = GN__BACKEND_API_VERSION,
+    .name = "cpu",
+    .supports = cpu_supports,
+    .compile = cpu_compile,
+    .execute = cpu_execute,
+    .engine_free = cpu_engine_free,
+    .free = cpu_free,
+    .engine_stats = cpu_engine_stats,
+};
+
+gn_status gn__cpu_backend_open(int32_t num_threads, gn__backend *out, gn__err *err)
+{
+    cpu_backend *b = calloc(1, sizeof *b);
+    if (!b) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    b->num_threads = num_threads;
+    out->iface = &cpu_iface;
+    out->self = b;
+    return GN_OK;
+}
