@@ -210,33 +210,34 @@ static void test_binary_huge_length_and_deep_nesting(void **state)
      * built inside out: each level is
      * AttrValue{ func(10): NameAttrList{ attr(2): entry{ key(1): "a", value(2): <prev> } } } */
     size_t depth = 200000;
-    size_t cap = depth * 24 + 64;
-    unsigned char *buf = malloc(cap), *tmp = malloc(cap);
-    assert_non_null(buf);
-    assert_non_null(tmp);
-    size_t n = 0;
+    /* sizes inside out, then the bytes outside in: linear time */
+    size_t *inner = malloc((depth + 1) * sizeof *inner);
+    assert_non_null(inner);
+    inner[0] = 0;
     for (size_t i = 0; i < depth; i++) {
-        unsigned char hdr[64];
-        size_t h = 0;
-        size_t entry_len = 3 + 1 + varint_len(n) + n;
-        size_t nal_len = 1 + varint_len(entry_len) + entry_len;
-        hdr[h++] = 0x52;
-        h += put_varint(hdr + h, nal_len);
-        hdr[h++] = 0x12;
-        h += put_varint(hdr + h, entry_len);
-        hdr[h++] = 0x0a;
-        hdr[h++] = 0x01;
-        hdr[h++] = 'a';
-        hdr[h++] = 0x12;
-        h += put_varint(hdr + h, n);
-        assert_true(h + n <= cap);
-        memcpy(tmp, hdr, h);
-        memcpy(tmp + h, buf, n);
-        unsigned char *sw = buf;
-        buf = tmp;
-        tmp = sw;
-        n += h;
+        size_t el = 3 + 1 + varint_len(inner[i]) + inner[i];
+        size_t nl = 1 + varint_len(el) + el;
+        inner[i + 1] = 1 + varint_len(nl) + nl;
     }
+    size_t n = inner[depth];
+    unsigned char *buf = malloc(n + 16);
+    assert_non_null(buf);
+    size_t w = 0;
+    for (size_t i = depth; i-- > 0;) {
+        size_t el = 3 + 1 + varint_len(inner[i]) + inner[i];
+        size_t nl = 1 + varint_len(el) + el;
+        buf[w++] = 0x52;
+        w += put_varint(buf + w, nl);
+        buf[w++] = 0x12;
+        w += put_varint(buf + w, el);
+        buf[w++] = 0x0a;
+        buf[w++] = 0x01;
+        buf[w++] = 'a';
+        buf[w++] = 0x12;
+        w += put_varint(buf + w, inner[i]);
+    }
+    assert_int_equal(w, n);
+    free(inner);
     /* GraphDef{ node(1): NodeDef{ name:"x" op:"NoOp" attr(5): entry{ key:"a" value: <chain> } } } */
     size_t entry_len = 3 + 1 + varint_len(n) + n;
     size_t node_len = 3 + 6 + 1 + varint_len(entry_len) + entry_len;
@@ -265,7 +266,6 @@ static void test_binary_huge_length_and_deep_nesting(void **state)
     if (!strstr(m, "deep.pb: byte ") || !strstr(m, "nesting deeper than 100")) fail_msg("message: %s", m);
     gn_graph_free(g);
     free(full);
-    free(tmp);
     free(buf);
 }
 

@@ -1638,6 +1638,76 @@ static void test_inside_while_loop(void **state)
     case_free(&c);
 }
 
+/* ---- a new Const in a cond branch is anchored through an Identity of the Switch port ------------------------------------------- */
+static void test_const_anchor_on_switch(void **state)
+{
+    (void)state;
+    gb b = {0};
+    ph(&b, "x", "f", "2,3");
+    ph(&b, "p", "b", "");
+    nd(&b, "sw", "Switch", "x,p", AF);
+    nd(&b, "t", "AddN", "sw:1,sw:1", AF AINT("N", "2"));
+    nd(&b, "f", "Neg", "sw", AF);
+    nd(&b, "m", "Merge", "f,t", AF AINT("N", "2"));
+    nd(&b, "out", "Identity", "m", AF);
+    case_out c = run_case(&b, k_out, 1, GN_TOGGLE_DEFAULT);
+    expect_graph(c.after, "ArithmeticOptimizer/SimplifyAggregation_t_Const = Const(^ConstantFoldingCtrl/sw_1) {dtype=float, value=float[]{2}}\n"
+                          "ArithmeticOptimizer/SimplifyAggregation_t_Mul = Mul(ArithmeticOptimizer/SimplifyAggregation_t_Const, sw:1) {T=float}\n"
+                          "ConstantFoldingCtrl/sw_1 = Identity(sw:1) {T=float}\n"
+                          "f = Neg(sw) {T=float}\n"
+                          "m = Merge(f, ArithmeticOptimizer/SimplifyAggregation_t_Mul) {N=2, T=float}\n"
+                          "out = Identity(m) {T=float}\n"
+                          "p = Placeholder() {dtype=bool}\n"
+                          "sw = Switch(x, p) {T=float}\n"
+                          "x = Placeholder() {dtype=float}\n");
+    check_numeric(c.before, c.after, k_out, 1);
+    expect_fixed_point(c.after, k_out, 1, GN_TOGGLE_DEFAULT);
+    case_free(&c);
+}
+
+/* ---- nodes combined into one must share a device; feeds are never bypassed ------------------------------------------------------ */
+static void test_device_and_feed(void **state)
+{
+    (void)state;
+    gb b = {0};
+    ph(&b, "x", "f", "2,3");
+    ph(&b, "y", "f", "2,3");
+    ph(&b, "z", "f", "2,3");
+    nd(&b, "a1", "AddV2", "x,y", "device: \"/device:GPU:0\" " AF);
+    nd(&b, "s", "AddV2", "a1,z", "device: \"/device:CPU:0\" " AF);
+    nd(&b, "out", "Identity", "s", AF);
+    case_out c = run_case(&b, k_out, 1, GN_TOGGLE_DEFAULT);
+    expect_event(c.json, "refused", "add_ops_rewrite", "s", "input 'a1' not absorbed: it is on another device");
+    case_free(&c);
+    /* n1 is fed: Neg(Neg(x)) must keep reading the fed value */
+    gb b2 = {0};
+    ph(&b2, "x", "f", "2,3");
+    nd(&b2, "n1", "Neg", "x", AF);
+    nd(&b2, "n2", "Neg", "n1", AF);
+    nd(&b2, "out", "Identity", "n2", AF);
+    gn_graph *g = load(&b2);
+    gn_options o;
+    only_arith(&o, GN_TOGGLE_DEFAULT);
+    gn_optimize_params p;
+    gn_optimize_params_init(&p);
+    static const char *const feed[] = {"n1"};
+    p.fetches = k_out;
+    p.n_fetches = 1;
+    p.feeds = feed;
+    p.n_feeds = 1;
+    gn_report *r = NULL;
+    assert_int_equal(gn_optimize(g, &o, &p, &r), GN_OK);
+    char *json = NULL;
+    gn_report_to_json(r, &json);
+    gn_report_free(r);
+    expect_event(json, "refused", "remove_involution", "n2", "'n1' is preserved");
+    char *d = dump(g);
+    assert_non_null(strstr(d, "n2 = Neg(n1)"));
+    free(d);
+    free(json);
+    gn_graph_free(g);
+}
+
 /* ---- function bodies are optimized too ------------------------------------------------------------------------------------------ */
 static void test_function_body(void **state)
 {
@@ -1882,6 +1952,8 @@ int main(void)
         cmocka_unit_test(test_pattern_disabled),
         cmocka_unit_test(test_inside_while_loop),
         cmocka_unit_test(test_function_body),
+        cmocka_unit_test(test_const_anchor_on_switch),
+        cmocka_unit_test(test_device_and_feed),
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_corpus_numeric),
     };

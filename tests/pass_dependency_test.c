@@ -320,6 +320,34 @@ static void test_remove_identity(void **state)
     gn_graph_free(g);
 }
 
+/* A multi-input IdentityN goes when its edges do not grow (Grappler's count:
+ * one per data input and per data consumer edge). */
+static void test_remove_identity_n(void **state)
+{
+    (void)state;
+    gn_graph *g = load_text(PH("a") PH("b")
+                            "node { name: 'n' op: 'IdentityN' input: 'a' input: 'b' attr { key: 'T' value { list { "
+                            "type: DT_FLOAT type: DT_FLOAT } } } }\n"
+                            UN("y", "Neg", "n") UN("z", "Exp", "n:1")
+                            "node { name: 'n2' op: 'IdentityN' input: 'a' input: 'b' attr { key: 'T' value { list { "
+                            "type: DT_FLOAT type: DT_FLOAT } } } }\n"
+                            "node { name: 'w' op: 'Mul' input: 'n2' input: 'n2:1' " TF "}\n");
+    preserve(g, "y,z,w");
+    gn_graph *before = clone(g);
+    fx f;
+    fx_init(&f, NULL);
+    assert_true(run(&f, gn__pass_dependency, g));
+    expect_graph(g, "a=Placeholder(); b=Placeholder(); y=Neg(a); z=Exp(b); n2=IdentityN(a, b); w=Mul(n2, n2:1)");
+    expect_event(&f, "dependency.remove_identity: n: bypassed IdentityN 'n': its consumers now read its 2 inputs");
+    expect_event(&f, "dependency.remove_identity: n2: IdentityN 'n2' kept: bypassing it would add edges (4 instead of 3)");
+    gn_tensor t[2] = {view(DT_FLOAT, xs, sizeof xs, 1, d6), view(DT_FLOAT, xs, sizeof xs, 1, d6)};
+    const char *fn[2] = {"a", "b"}, *xn[3] = {"y", "z", "w"};
+    check_same(before, g, fn, t, 2, xn, 3);
+    fx_free(&f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
 static void test_identity_refusals(void **state)
 {
     (void)state;
@@ -855,6 +883,7 @@ int main(void)
         cmocka_unit_test(test_remove_noop),
         cmocka_unit_test(test_nothing_preserved),
         cmocka_unit_test(test_remove_identity),
+        cmocka_unit_test(test_remove_identity_n),
         cmocka_unit_test(test_identity_refusals),
         cmocka_unit_test(test_to_noop),
         cmocka_unit_test(test_to_noop_switch),

@@ -515,6 +515,24 @@ static void test_function_body(void **state)
     free(d);
     expect_event(&f, "[f it1] pruning.unreachable: dead: deleted Exp 'dead'");
     fx_free(&f);
+    /* at the top level, an Identity of a call's output stays */
+    preserve(g, "y");
+    fx_init(&f, NULL);
+    assert_false(run(&f, gn__pass_pruning, g));
+    expect_event(&f, "pruning.identity: y: Identity 'y' kept: it is preserved");
+    fx_free(&f);
+    gn_graph_free(g);
+    g = load_text(fn_graph);
+    gn_id y = gn__graph_find(g, "y");
+    assert_int_equal(gn__node_add(g, "out", "Relu", NULL), GN_OK);
+    gn_id out = gn__graph_find(g, "out");
+    assert_int_equal(gn__node_add_input(g, out, (gn__edge){y, 0}), GN_OK);
+    assert_int_equal(gn__node_set_attr(g, out, "T", gn__node_attr(g, y, "T")), GN_OK);
+    preserve(g, "out");
+    fx_init(&f, NULL);
+    assert_false(run(&f, gn__pass_pruning, g));
+    expect_event(&f, "pruning.identity: y: Identity 'y' kept: its input 'call' is a function call");
+    fx_free(&f);
     gn_graph_free(g);
 }
 

@@ -80,7 +80,7 @@ static int apply_options(gn_options *o, const char *arg)
 }
 
 typedef struct opt_args {
-    const char *in, *out, *options, *report, *report_file, *dump_dir, *tags;
+    const char *in, *out, *options, *report, *report_file, *dump_dir, *tags, *disable;
     const char **fetches, **feeds;
     int n_fetches, n_feeds;
     int verify, list;
@@ -114,6 +114,8 @@ static int parse_args(int argc, char **argv, opt_args *a)
             }
         } else if (strcmp(s, "--report-file") == 0) {
             NEED_VALUE a->report_file = argv[++i];
+        } else if (strcmp(s, "--disable") == 0) {
+            NEED_VALUE a->disable = argv[++i];
         } else if (strcmp(s, "--dump-dir") == 0) {
             NEED_VALUE a->dump_dir = argv[++i];
         } else if (strcmp(s, "--tag") == 0 || strcmp(s, "--tags") == 0) {
@@ -193,6 +195,7 @@ int gn_cli_optimize(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    if (a.disable) o.disabled_patterns = a.disable;
     gn_load_options lo;
     gn_load_options_init(&lo);
     lo.tags = a.tags;

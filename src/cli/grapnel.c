@@ -301,6 +301,8 @@ static const command commands[] = {
      "  --feed NAME           a tensor supplied at run time (preserved); repeatable\n"
      "  --report text|json    print the report (to --report-file FILE when given)\n"
      "  --dump-dir DIR        write the graph after every pass as NNNN_itK_<pass>.pbtxt\n"
+     "  --disable IDS         comma-separated pattern ids (or pass ids) to turn off,\n"
+     "                        e.g. arithmetic.remove_redundant_reshape,constfold\n"
      "  --verify              run input and result on the same random inputs; fail when they disagree\n"
      "  --list-passes         every pass with its option key and pattern ids\n",
      gn_cli_optimize},

@@ -456,25 +456,48 @@ gn_status gn__graph_forward_output(gn_graph *g, gn__edge from, gn__edge to)
 {
     GN_TRY(check_producer(g, from.node, to.node));
     if (from.node == to.node && from.index == to.index) return GN_OK;
+    /* one sweep over the producer's fanouts: rewire matching consumers, append
+     * their uses to `to`, and compact the producer's list in place, so that
+     * forwarding k consumers costs O(fanout), never O(k^2) */
     gn__node *p = &g->nodes[from.node];
-    /* collect first: set_input edits p->use */
     uint32_t n = 0;
-    for (uint32_t i = 0; i < p->n_use; i++) {
-        gn__use u = p->use[i];
-        if (g->nodes[u.node].in[u.slot].index == from.index) n++;
-    }
+    for (uint32_t i = 0; i < p->n_use; i++)
+        if (g->nodes[p->use[i].node].in[p->use[i].slot].index == from.index) n++;
     if (!n) return GN_OK;
-    gn__use *list = malloc(n * sizeof *list);
-    if (!list) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
-    n = 0;
+    if (from.node == to.node) {
+        /* same producer, another output: the uses stay, only indices change */
+        for (uint32_t i = 0; i < p->n_use; i++) {
+            gn__edge *e = &g->nodes[p->use[i].node].in[p->use[i].slot];
+            if (e->index == from.index) e->index = to.index;
+        }
+        graph_drop_shapes(g);
+        return GN_OK;
+    }
+    gn__node *t = &g->nodes[to.node];
+    if (t->n_use + n > t->cap_use) {
+        uint32_t ncap = t->cap_use ? t->cap_use : 2;
+        while (ncap < t->n_use + n) ncap *= 2;
+        gn__use *nu = gn__arena_alloc(&g->arena, (size_t)ncap * sizeof *nu, 8);
+        if (!nu) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+        if (t->n_use) memcpy(nu, t->use, (size_t)t->n_use * sizeof *nu);
+        t->use = nu;
+        t->cap_use = ncap;
+    }
+    p = &g->nodes[from.node];
+    uint32_t keep = 0;
     for (uint32_t i = 0; i < p->n_use; i++) {
         gn__use u = p->use[i];
-        if (g->nodes[u.node].in[u.slot].index == from.index) list[n++] = u;
+        gn__edge *e = &g->nodes[u.node].in[u.slot];
+        if (e->index == from.index) {
+            *e = to;
+            t->use[t->n_use++] = u;
+        } else {
+            p->use[keep++] = u;
+        }
     }
-    gn_status s = GN_OK;
-    for (uint32_t i = 0; i < n && s == GN_OK; i++) s = gn__node_set_input(g, list[i].node, list[i].slot, to);
-    free(list);
-    return s;
+    p->n_use = keep;
+    graph_drop_shapes(g);
+    return GN_OK;
 }
 
 gn_status gn__graph_forward_control(gn_graph *g, gn_id from, gn_id to)

@@ -366,11 +366,38 @@ typedef struct run_state {
     gn__err *err;
 } run_state;
 
+/* Marks what passes must keep: fetches and feeds (top level), else the graph's
+ * outputs and stateful nodes; in function bodies returns, control returns and
+ * stateful nodes. Recomputed before every pass, so that a node a pass made
+ * stateless (an Assert stripped to a NoOp) is not kept by an earlier mark,
+ * and a second optimize has nothing left to do. */
+static gn_status mark_preserved(run_state *st, gn_graph *item)
+{
+    clear_preserved(item);
+    if (item->kind == GN__GRAPH_FUNCTION) {
+        mark_default_preserved(item);
+        const gn_graph *top = item->lib;
+        for (uint32_t f = 0; f < top->n_fns; f++) {
+            const gn__function *fn = &top->fns[f];
+            if (fn->body != item) continue;
+            for (uint32_t k = 0; k < fn->n_control_ret; k++)
+                if (fn->control_ret_node[k] != GN_NONE) item->nodes[fn->control_ret_node[k]].flags |= GN__NODE_PRESERVE;
+        }
+        return GN_OK;
+    }
+    const gn_optimize_params *p = st->p;
+    for (size_t i = 0; p && i < p->n_fetches; i++) GN_TRY(mark_name(item, p->fetches[i], "fetch", st->err));
+    for (size_t i = 0; p && i < p->n_feeds; i++) GN_TRY(mark_name(item, p->feeds[i], "feed", st->err));
+    if (!p || p->n_fetches == 0) mark_default_preserved(item);
+    return GN_OK;
+}
+
 /* Runs one pass (built-in or custom) over one item; rolls back on failure. */
 static gn_status run_one(run_state *st, gn_graph *item, const char *item_name, const char *pass_name, int32_t toggle,
                          gn__pass_fn fn, const gn_custom_pass *custom, uint32_t it, bool *changed)
 {
     *changed = false;
+    GN_TRY(mark_preserved(st, item));
     gn_graph *backup = NULL;
     gn_status s = clone_item(item, &backup);
     if (s != GN_OK) return gn__fail(st->err, s, "cannot snapshot the graph before pass '%s'", pass_name);
@@ -521,22 +548,9 @@ gn_status gn_optimize(gn_graph *g, const gn_options *o, const gn_optimize_params
         goto done;
     }
     note_unbuilt(o, r);
-    /* preserved nodes: fetches and feeds, else outputs and stateful nodes */
-    clear_preserved(g);
-    for (size_t i = 0; params && i < params->n_fetches && s == GN_OK; i++)
-        s = mark_name(g, params->fetches[i], "fetch", &g->err);
-    for (size_t i = 0; params && i < params->n_feeds && s == GN_OK; i++)
-        s = mark_name(g, params->feeds[i], "feed", &g->err);
+    /* check the fetch and feed names once, before any pass runs */
+    s = mark_preserved(&st, g);
     if (s != GN_OK) goto done;
-    if (!params || params->n_fetches == 0) mark_default_preserved(g);
-    for (uint32_t f = 0; f < g->n_fns; f++)
-        if (g->fns[f].body) {
-            clear_preserved(g->fns[f].body);
-            mark_default_preserved(g->fns[f].body);
-            for (uint32_t k = 0; k < g->fns[f].n_control_ret; k++)
-                if (g->fns[f].control_ret_node[k] != GN_NONE)
-                    g->fns[f].body->nodes[g->fns[f].control_ret_node[k]].flags |= GN__NODE_PRESERVE;
-        }
     dump_graph(g, params ? params->dump_dir : NULL, &st.dump_seq, 0, "input", r);
     s = optimize_item(&st, g, "main");
     for (uint32_t f = 0; f < g->n_fns && s == GN_OK && !st.timed_out; f++) {

@@ -226,12 +226,6 @@ gn_status gn__ar_set_input(gn__ar *a, gn_id id, uint32_t slot, gn__edge e)
     return GN_OK;
 }
 
-gn_status gn__ar_remove_ctrl(gn__ar *a, gn_id id, gn_id dep)
-{
-    GN_TRY(gn__node_remove_control(a->g, id, dep));
-    return gn__ar_maybe_dead(a, dep);
-}
-
 /* Deletes the queued nodes that have no consumers left, then their producers
  * that lost their last consumer, and so on (an explicit stack: no recursion). */
 static gn_status flush_dead(gn__ar *a)

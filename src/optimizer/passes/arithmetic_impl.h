@@ -364,7 +364,6 @@ static inline uint32_t gn__ar_op(gn__ar *a, gn_id id)
 }
 uint32_t gn__ar_props(gn__ar *a, gn_id id);
 uint32_t gn__ar_op_props(uint32_t op);
-const char *gn__ar_op_name(uint32_t op);
 /* Checks the op table is sorted (tests). */
 bool gn__ar_op_table_sorted(void);
 
@@ -413,20 +412,17 @@ gn_status gn__ar_set_op(gn__ar *a, gn_id id, const char *op);
 /* Input edits that remember the old producer: once the stage is done, the
  * driver deletes the nodes a rewrite left without consumers (gn__ar_removable). */
 gn_status gn__ar_set_input(gn__ar *a, gn_id id, uint32_t slot, gn__edge e);
-gn_status gn__ar_remove_ctrl(gn__ar *a, gn_id id, gn_id dep);
 gn_status gn__ar_maybe_dead(gn__ar *a, gn_id id);
 /* Rewires the consumers of n:0 (data) and of n (control) to `to` and queues them. */
 gn_status gn__ar_replace(gn__ar *a, gn_id n, gn__edge to);
 
 /* Consumers */
 bool gn__ar_single_consumer_node(const gn__ar *a, gn_id id);   /* one node, data or control */
-bool gn__ar_only_output0(const gn__ar *a, gn_id id);           /* no consumer reads another output */
 /* Can the node be removed from a rewritten pattern once unused (not preserved,
  * known op, no side effects)? */
 bool gn__ar_removable(gn__ar *a, gn_id id);
 
 /* Grappler's op classes (op_types.cc), with the attr-dependent cases. */
-uint32_t gn__ar_num_data_inputs(const gn__ar *a, gn_id id);
 bool gn__ar_is_add(gn__ar *a, gn_id id);              /* Add/AddV2, not string */
 bool gn__ar_is_aggregate(gn__ar *a, gn_id id);        /* AddN, Add/AddV2 not string */
 bool gn__ar_value_preserving(gn__ar *a, gn_id id);    /* IsValuePreserving */
@@ -449,7 +445,6 @@ bool gn__ar_const_ints(gn__ar *a, gn_id id, int64_t *v, int32_t max, int32_t *n)
 /* Symbolic shapes */
 const gn__ar_info *gn__ar_info_of(const gn__ar *a, gn__edge e);
 gn_status gn__ar_set_info(gn__ar *a, gn_id id, int32_t dtype, const gn__ar_shape *s);
-bool gn__ar_shape_defined(const gn__ar_shape *s);       /* rank known (dims are known or symbols) */
 bool gn__ar_shape_fully_known(const gn__ar_shape *s);   /* no symbols */
 bool gn__ar_shape_equal(const gn__ar_shape *x, const gn__ar_shape *y);
 /* TensorFlow's ShapesBroadcastable / ShapeAfterBroadcast on symbolic shapes:

@@ -832,6 +832,14 @@ gn_status gn__ar_remove_redundant_transpose(gn__ar *a, gn_id n, gn__ar_res *r)
             GN_TRY(gn__ar_forward_ctrl(a, tail, first));
             GN_TRY(gn__ar_push(a, tail));
             r->to = gn__ar_in(a, n, 0);
+            /* the shape-preserving chain now carries x's shape */
+            const gn__ar_info *xi = gn__ar_info_of(a, x);
+            gn__ar_info xinfo = xi ? *xi : (gn__ar_info){0, {-1, NULL}};
+            for (gn_id c = r->to.node;; c = gn__ar_in(a, c, 0).node) {
+                GN_TRY(gn__ar_set_info(a, c, xinfo.dtype ? xinfo.dtype : gn__ar_dtype(a, (gn__edge){c, 0}),
+                                       xi ? &xinfo.s : NULL));
+                if (c == tail) break;
+            }
         }
         gn__ar_rewrote(a, P, n, "cancels '%s'", NM(a, first));
         r->repl = true;

@@ -92,7 +92,6 @@ uint32_t gn__ar_op_slow(gn__ar *a, gn_id id)
 
 uint32_t gn__ar_op_props(uint32_t op) { return op < GN__AR_NOPS ? op_rows[op].props : 0; }
 uint32_t gn__ar_props(gn__ar *a, gn_id id) { return op_rows[gn__ar_op(a, id)].props; }
-const char *gn__ar_op_name(uint32_t op) { return op < GN__AR_NOPS ? op_rows[op].name : ""; }
 
 /* ---- reporting ------------------------------------------------------------------------ */
 void gn__ar_rewrote(gn__ar *a, int pat, gn_id n, const char *fmt, ...)
@@ -420,14 +419,6 @@ bool gn__ar_single_consumer_node(const gn__ar *a, gn_id id)
     return only != GN_NONE;
 }
 
-bool gn__ar_only_output0(const gn__ar *a, gn_id id)
-{
-    const gn__node *n = &a->g->nodes[id];
-    for (uint32_t i = 0; i < n->n_use; i++)
-        if (a->g->nodes[n->use[i].node].in[n->use[i].slot].index != 0) return false;
-    return true;
-}
-
 bool gn__ar_removable(gn__ar *a, gn_id id)
 {
     const gn__node *n = &a->g->nodes[id];
@@ -443,8 +434,6 @@ bool gn__ar_removable(gn__ar *a, gn_id id)
         if (op->inputs[i].is_ref) return false;
     return true;
 }
-
-uint32_t gn__ar_num_data_inputs(const gn__ar *a, gn_id id) { return a->g->nodes[id].n_in; }
 
 bool gn__ar_is_add(gn__ar *a, gn_id id)
 {
@@ -613,8 +602,6 @@ gn_status gn__ar_set_info(gn__ar *a, gn_id id, int32_t dtype, const gn__ar_shape
     }
     return GN_OK;
 }
-
-bool gn__ar_shape_defined(const gn__ar_shape *s) { return s && s->rank >= 0; }
 
 bool gn__ar_shape_fully_known(const gn__ar_shape *s)
 {

@@ -10,9 +10,12 @@
  *     frame changers (Enter / Exit / NextIteration) and edges into frame
  *     changers and into ops with no definition are ignored; so are data edges
  *     into a Merge (a Merge fires on any one data input, so a path ending
- *     there orders nothing). Each search is also capped in steps (and the
- *     whole reduction in total), keeping it near-linear: a cut search only
- *     leaves edges in place.
+ *     there orders nothing). The search walks the IR's fanout lists; each
+ *     one gets a floor of steps plus its share of a budget linear in the
+ *     graph (16 steps per edge), so the whole reduction stays linear where
+ *     Grappler's is quadratic at worst; a cut search only leaves edges in
+ *     place (the report says how many sources were cut). Skipped when the
+ *     graph has no control edges.
  *  2. A worklist over NoOp / Identity / IdentityN / Const / candidates:
  *     - dependency.const_control: an input-less Const runs first anyway, so
  *       control edges out of it go; if nothing uses it then, it goes too;
@@ -25,7 +28,8 @@
  *       preconditions (not after a variable, a Recv, a reference, an Enter,
  *       nor a Switch whose Identity drives control edges; not a multi-input
  *       one feeding a Merge or _Retval).
- *  3. dependency.dedup_control: control inputs repeating a data input go.
+ *  3. dependency.dedup_control: control inputs repeating a data input go
+ *     (first over the whole graph, then on every node the worklist touches).
  *  4. dependency.group_cross_device: several control inputs from one other
  *     device (then: host) are gathered by a NoOp on that device,
  *     "GroupCrossDeviceControlEdges_<k>/<node>", so one message crosses.
@@ -85,7 +89,7 @@ typedef struct dp {
     gn__pass_ctx *c;
     gn_graph *g;
     ops_ids op;
-    bool known, body;
+    bool known;
     uint32_t cap;        /* size of the per-node arrays */
     uint8_t *keep;       /* preserved, _Arg / _Retval, control outputs */
     uint8_t *inq;        /* on the worklist */
@@ -1169,7 +1173,6 @@ gn_status gn__pass_dependency(gn__pass_ctx *c, gn_graph *g)
     memset(&d, 0, sizeof d);
     d.c = c;
     d.g = g;
-    d.body = g->kind == GN__GRAPH_FUNCTION;
     init_ops(g, &d.op);
     d.on_const = gn__pattern_enabled(c, "dependency.const_control");
     d.on_noop = gn__pattern_enabled(c, "dependency.to_noop");

@@ -45,7 +45,8 @@ const gn__pattern gn__patterns_pruning[] = {
 };
 
 enum { ST_R = 1, ST_A = 2 };                 /* reached; all inputs traversed */
-enum { W_FULL = UINT32_MAX, W_CTRL = UINT32_MAX - 1 };
+#define W_FULL UINT32_MAX          /* work item: traverse all the node's inputs */
+#define W_CTRL (UINT32_MAX - 1)    /* work item: its control inputs only (else: one IdentityN port) */
 
 typedef struct ops_ids {
     uint32_t identity, identity_n, stop_gradient, noop, konst, host_const, addn;
@@ -709,10 +710,6 @@ static gn_status remove_trivial(pr *p)
     free(wl.v);
     return s;
 }
-
-/* Refusals of Identity nodes that are not trivial at all (control edges,
- * Switch, Merge) are reported by can_remove through kind T_IDENTITY: an
- * Identity with one input is always a candidate. */
 
 gn_status gn__pass_pruning(gn__pass_ctx *c, gn_graph *g)
 {
