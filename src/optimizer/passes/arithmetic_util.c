@@ -550,6 +550,28 @@ bool gn__ar_all_equal(const gn__tensor *t, double *re, double *im)
     *re = *im = NAN;
     double r0 = 0, i0 = 0;
     if (n <= 0 || !elem(t, 0, &r0, &i0)) return false;
+    /* Fast path: bit-identical elements (a different bit pattern for an equal
+     * value, -0 against 0, only makes the answer a conservative "no"). This
+     * keeps the check linear in bytes with no per-element decoding, which
+     * matters for the large weight tensors the worklist meets many times. */
+    size_t esz = gn__dtype_size(t->dtype);
+    if (t->data && (esz == 1 || esz == 2 || esz == 4 || esz == 8)) {
+#define GN__AR_SPLAT(T)                                                  \
+    do {                                                                  \
+        const T *q = (const T *)t->data;                                  \
+        for (int64_t i = 1; i < n; i++)                                   \
+            if (q[i] != q[0]) return false;                               \
+    } while (0)
+        if (esz == 1) GN__AR_SPLAT(uint8_t);
+        else if (esz == 2) GN__AR_SPLAT(uint16_t);
+        else if (esz == 4) GN__AR_SPLAT(uint32_t);
+        else GN__AR_SPLAT(uint64_t);
+#undef GN__AR_SPLAT
+        if (r0 != r0 || i0 != i0) return false; /* NaN equals nothing */
+        *re = r0;
+        *im = i0;
+        return true;
+    }
     for (int64_t i = 1; i < n; i++) {
         double r = 0, im2 = 0;
         elem(t, i, &r, &im2);
