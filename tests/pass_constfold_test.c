@@ -19,123 +19,20 @@
 #include "ops/registry.h"
 #include "optimizer/pass.h"
 #include "testutil.h"
+#include "passtest.h"
 
 #define DT_FLOAT 1
 #define DT_INT32 3
 #define DT_BOOL 10
 
-/* ---- helpers -------------------------------------------------------------------------------- */
-static gn_graph *load_text(const char *text)
-{
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g);
-    if (s != GN_OK) fail_msg("load: %s", gn_graph_errmsg(g));
-    return g;
-}
-
-static gn_graph *clone(const gn_graph *g)
-{
-    gn_graph *c = NULL;
-    assert_int_equal(gn_graph_clone(g, &c), GN_OK);
-    return c;
-}
-
-/* An empty report to collect the pass's events (gn_optimize with the meta
- * optimizer disabled hands one back). */
-static gn_report *new_report(void)
-{
-    gn_graph *g = load_text("node { name: 'a' op: 'NoOp' }");
-    gn_options o;
-    gn_options_init(&o);
-    o.disable_meta_optimizer = 1;
-    gn_report *r = NULL;
-    assert_int_equal(gn_optimize(g, &o, NULL, &r), GN_OK);
-    assert_non_null(r);
-    gn_graph_free(g);
-    return r;
-}
-
-static char *report_text(const gn_report *r)
-{
-    char *t = NULL;
-    assert_int_equal(gn_report_to_text(r, &t), GN_OK);
-    return t;
-}
-
-static void expect_report(const gn_report *r, const char *line)
-{
-    char *t = report_text(r);
-    if (!strstr(t, line)) fail_msg("report lacks\n  %s\nreport:\n%s", line, t);
-    gn_free(t);
-}
-
-static void expect_no_report(const gn_report *r, const char *what)
-{
-    char *t = report_text(r);
-    if (strstr(t, what)) fail_msg("report has '%s':\n%s", what, t);
-    gn_free(t);
-}
-
 /* Runs the pass over g (a body when fn is set) and compacts, as the meta-optimizer does. */
 static bool run_pass_on(gn_graph *g, const gn_graph *lib, const char *fn, gn_report *r, int toggle)
 {
-    gn_options o;
-    gn_options_init(&o);
-    gn__err err;
-    gn__err_clear(&err);
-    gn__pass_ctx c;
-    memset(&c, 0, sizeof c);
-    c.opts = &o;
-    c.report = r;
-    c.pass_id = "constfold";
-    c.toggle = toggle;
-    c.fn_name = fn;
-    c.lib = lib;
-    c.err = &err;
-    gn_status s = gn__pass_constfold(&c, g);
-    if (s != GN_OK) fail_msg("pass failed: %s (%s)", err.msg, g->err.msg);
-    assert_int_equal(gn__graph_compact(g), GN_OK);
-    return c.changed;
+    return gn_pt_run_pass_on(gn__pass_constfold, "constfold", g, lib, fn, r, NULL, toggle);
 }
 
+/* ---- helpers -------------------------------------------------------------------------------- */
 static bool run_pass(gn_graph *g, gn_report *r) { return run_pass_on(g, g, NULL, r, GN_TOGGLE_DEFAULT); }
-
-static void preserve(gn_graph *g, const char *name)
-{
-    gn_id id = gn__graph_find(g, name);
-    if (id == GN_NONE) fail_msg("no node '%s'", name);
-    g->nodes[id].flags |= GN__NODE_PRESERVE;
-}
-
-static void describe(const gn_graph *g, char *buf, size_t n)
-{
-    size_t k = 0;
-    buf[0] = 0;
-    for (gn_id i = 0; i < g->n_nodes && k < n; i++) {
-        if (!gn__node_live(g, i)) continue;
-        const gn__node *nd = gn__node_at(g, i);
-        k += (size_t)snprintf(buf + k, n - k, "  %s = %s(", gn__node_name(g, i), gn__node_op(g, i));
-        for (uint32_t j = 0; j < nd->n_in && k < n; j++)
-            k += (size_t)snprintf(buf + k, n - k, "%s%s:%u", j ? ", " : "", gn__node_name(g, nd->in[j].node),
-                                  nd->in[j].index);
-        for (uint32_t j = 0; j < nd->n_ctrl && k < n; j++)
-            k += (size_t)snprintf(buf + k, n - k, "%s^%s", nd->n_in + j ? ", " : "", gn__node_name(g, nd->ctrl[j]));
-        if (k < n) k += (size_t)snprintf(buf + k, n - k, ")\n");
-    }
-}
-
-static bool attr_same(const Tensorflow__AttrValue *a, const Tensorflow__AttrValue *b)
-{
-    size_t na = protobuf_c_message_get_packed_size(&a->base), nb = protobuf_c_message_get_packed_size(&b->base);
-    if (na != nb) return false;
-    uint8_t *x = malloc(na + 1), *y = malloc(nb + 1);
-    protobuf_c_message_pack(&a->base, x);
-    protobuf_c_message_pack(&b->base, y);
-    bool eq = memcmp(x, y, na) == 0;
-    free(x);
-    free(y);
-    return eq;
-}
 
 static void attr_text(const Tensorflow__AttrValue *v, char *buf, size_t n)
 {
@@ -152,8 +49,8 @@ static void attr_text(const Tensorflow__AttrValue *v, char *buf, size_t n)
 static void expect_graph(gn_graph *g, const char *want)
 {
     static char d[32768];
-    gn_graph *w = load_text(want);
-    describe(g, d, sizeof d);
+    gn_graph *w = gn_pt_load_text(want);
+    gn_pt_describe(g, d, sizeof d);
     if (g->n_live != w->n_live) fail_msg("%u nodes, want %u; got:\n%s", g->n_live, w->n_live, d);
     for (gn_id i = 0; i < w->n_nodes; i++) {
         if (!gn__node_live(w, i)) continue;
@@ -181,7 +78,7 @@ static void expect_graph(gn_graph *g, const char *want)
         for (uint32_t k = 0; k < b->n_attr; k++) {
             const Tensorflow__AttrValue *v = gn__node_attr(g, j, gn__str(w, b->attr[k].key));
             if (!v) fail_msg("'%s' lacks attr '%s'", name, gn__str(w, b->attr[k].key));
-            if (!attr_same(v, b->attr[k].value)) {
+            if (!gn_pt_attr_same(v, b->attr[k].value)) {
                 char x[512], y[512];
                 attr_text(v, x, sizeof x);
                 attr_text(b->attr[k].value, y, sizeof y);
@@ -192,44 +89,6 @@ static void expect_graph(gn_graph *g, const char *want)
     assert_int_equal(gn__graph_validate(g), GN_OK);
     assert_int_equal(gn__graph_check_fanouts(g), GN_OK);
     gn_graph_free(w);
-}
-
-static gn_tensor view(int32_t dtype, void *data, size_t nbytes, int32_t rank, const int64_t *dims)
-{
-    gn_tensor t;
-    memset(&t, 0, sizeof t);
-    t.dtype = dtype;
-    t.rank = rank;
-    for (int32_t i = 0; i < rank; i++) t.dims[i] = dims[i];
-    t.data = data;
-    t.nbytes = nbytes;
-    return t;
-}
-
-static void run_graph(const gn_graph *g, const char *const *fn, const gn_tensor *ft, size_t nf, const char *const *xn,
-                      gn_tensor *out, size_t nx)
-{
-    gn_session *s = NULL;
-    if (gn_session_new(g, NULL, &s) != GN_OK) fail_msg("session: %s", gn_session_errmsg(s));
-    if (gn_session_run(s, fn, ft, nf, xn, out, nx) != GN_OK) fail_msg("run: %s", gn_session_errmsg(s));
-    gn_session_free(s);
-}
-
-/* The rewritten graph gives what the original gave (f32 rel L2 <= 1e-5, ints exact). */
-static void expect_same_results(const gn_graph *before, const gn_graph *after, const char *const *fn,
-                                const gn_tensor *ft, size_t nf, const char *const *xn, size_t nx)
-{
-    gn_tensor a[16], b[16];
-    assert_true(nx <= 16);
-    run_graph(before, fn, ft, nf, xn, a, nx);
-    run_graph(after, fn, ft, nf, xn, b, nx);
-    for (size_t i = 0; i < nx; i++) {
-        gn_compare_result cr;
-        assert_int_equal(gn_tensor_compare(&b[i], &a[i], 0, &cr), GN_OK);
-        if (!cr.match) fail_msg("fetch '%s' differs: %s (rel L2 %g)", xn[i], cr.why, cr.rel_l2_err);
-        gn_tensor_free(&a[i]);
-        gn_tensor_free(&b[i]);
-    }
 }
 
 /* The common shape of a test: load, preserve the fetches, run with a report,
@@ -245,23 +104,23 @@ typedef struct cf_case {
 
 static gn_report *check_case(const cf_case *k)
 {
-    gn_graph *g = load_text(k->before);
+    gn_graph *g = gn_pt_load_text(k->before);
     for (size_t i = 0; i < k->nx; i++) {
         char node[128];
         snprintf(node, sizeof node, "%s", k->fetch[i]);
         node[strcspn(node, ":")] = 0;
-        preserve(g, node);
+        gn_pt_preserve(g, node);
     }
-    gn_graph *orig = clone(g);
-    gn_report *r = new_report();
+    gn_graph *orig = gn_pt_clone(g);
+    gn_report *r = gn_pt_new_report();
     assert_true(run_pass(g, r));
     expect_graph(g, k->after);
     if (run_pass(g, NULL)) {
         static char d[16384];
-        describe(g, d, sizeof d);
+        gn_pt_describe(g, d, sizeof d);
         fail_msg("a second run changed the graph:\n%s", d);
     }
-    if (!k->no_numbers) expect_same_results(orig, g, k->feed, k->feeds, k->nf, k->fetch, k->nx);
+    if (!k->no_numbers) gn_pt_expect_same_results(orig, g, k->feed, k->feeds, k->nf, k->fetch, k->nx, 16);
     gn_graph_free(orig);
     gn_graph_free(g);
     return r;
@@ -321,11 +180,11 @@ static void test_fold(void **state)
         .fetch = {"d"}, .nx = 1,
         .feed = {"x"}, .nf = 1,
     };
-    k.feeds[0] = view(DT_FLOAT, &x, sizeof x, 0, NULL);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, &x, sizeof x, 0, NULL);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.fold: c: folded into a Const");
-    expect_report(r, "constfold.drop_unused: removed 2 nodes left without consumers");
-    expect_no_report(r, "constfold.fold: d");   /* not a candidate: x is not a constant */
+    gn_pt_expect_report(r, "constfold.fold: c: folded into a Const");
+    gn_pt_expect_report(r, "constfold.drop_unused: removed 2 nodes left without consumers");
+    gn_pt_expect_no_report(r, "constfold.fold: d");   /* not a candidate: x is not a constant */
     gn_report_free(r);
 }
 
@@ -347,9 +206,9 @@ static void test_fold_multi_output(void **state)
         .fetch = {"o1", "o2"}, .nx = 2,
         .feed = {"x"}, .nf = 1,
     };
-    k.feeds[0] = view(DT_FLOAT, x, sizeof x, 1, d2);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, x, sizeof x, 1, d2);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.fold: s: folded into 2 Const(s)");
+    gn_pt_expect_report(r, "constfold.fold: s: folded into 2 Const(s)");
     gn_report_free(r);
 }
 
@@ -368,18 +227,18 @@ static void test_fold_refusals(void **state)
         CI("axis", "", "int_val: 0")
         NODE("s", "Split", IN("axis") IN("c"), TF "attr { key: 'num_split' value { i: 2 } }")
         BINARY("o", "AddV2", "s", "s:1");
-    gn_graph *g = load_text(text);
-    preserve(g, "l");
-    preserve(g, "r");
-    preserve(g, "big");
-    preserve(g, "s");
-    preserve(g, "o");
-    gn_report *r = new_report();
+    gn_graph *g = gn_pt_load_text(text);
+    gn_pt_preserve(g, "l");
+    gn_pt_preserve(g, "r");
+    gn_pt_preserve(g, "big");
+    gn_pt_preserve(g, "s");
+    gn_pt_preserve(g, "o");
+    gn_report *r = gn_pt_new_report();
     run_pass(g, r);
-    expect_report(r, "constfold.fold: l: no kernel for Lgamma");
-    expect_no_report(r, "constfold.fold: r:");
-    expect_report(r, "constfold.fold: big: output 0 would be 16000000 bytes, larger than its inputs and over 10485760");
-    expect_report(r, "constfold.fold: s: preserved node with several outputs");
+    gn_pt_expect_report(r, "constfold.fold: l: no kernel for Lgamma");
+    gn_pt_expect_no_report(r, "constfold.fold: r:");
+    gn_pt_expect_report(r, "constfold.fold: big: output 0 would be 16000000 bytes, larger than its inputs and over 10485760");
+    gn_pt_expect_report(r, "constfold.fold: s: preserved node with several outputs");
     /* Lgamma, RandomUniform, Tile and Split are still there; o was not folded (its inputs are not constants) */
     assert_string_equal(gn__node_op(g, gn__graph_find(g, "l")), "Lgamma");
     assert_string_equal(gn__node_op(g, gn__graph_find(g, "r")), "RandomUniform");
@@ -411,10 +270,10 @@ static void test_fold_merge(void **state)
     /* p false: the other input is dead, so the original Merge forwards c too
      * (with two live inputs TensorFlow takes whichever comes first) */
     bool p = false;
-    k.feeds[0] = view(DT_FLOAT, &x, sizeof x, 0, NULL);
-    k.feeds[1] = view(DT_BOOL, &p, sizeof p, 0, NULL);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, &x, sizeof x, 0, NULL);
+    k.feeds[1] = gn_pt_view(DT_BOOL, &p, sizeof p, 0, NULL);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.fold_merge: m: input 0 is a constant: value and index became Consts");
+    gn_pt_expect_report(r, "constfold.fold_merge: m: input 0 is a constant: value and index became Consts");
     gn_report_free(r);
 }
 
@@ -436,11 +295,11 @@ static void test_materialize_shape(void **state)
         .fetch = {"s", "n", "r"}, .nx = 3,
         .feed = {"x"}, .nf = 1,
     };
-    k.feeds[0] = view(DT_FLOAT, x, sizeof x, 2, dx);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, x, sizeof x, 2, dx);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.materialize_shape: s: Shape of a known shape became a Const");
-    expect_report(r, "constfold.materialize_shape: n: Size of a known shape became a Const");
-    expect_report(r, "constfold.materialize_shape: r: Rank of a known shape became a Const");
+    gn_pt_expect_report(r, "constfold.materialize_shape: s: Shape of a known shape became a Const");
+    gn_pt_expect_report(r, "constfold.materialize_shape: n: Size of a known shape became a Const");
+    gn_pt_expect_report(r, "constfold.materialize_shape: r: Rank of a known shape became a Const");
     gn_report_free(r);
 }
 
@@ -464,10 +323,10 @@ static void test_materialize_shape_n(void **state)
         .fetch = {"a", "b"}, .nx = 2,
         .feed = {"x", "y"}, .nf = 2,
     };
-    k.feeds[0] = view(DT_FLOAT, x, sizeof x, 2, DIMS23);
-    k.feeds[1] = view(DT_FLOAT, y, sizeof y, 2, dy);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, x, sizeof x, 2, DIMS23);
+    k.feeds[1] = gn_pt_view(DT_FLOAT, y, sizeof y, 2, dy);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.materialize_shape_n: sn: 1 output(s) of a known shape became Consts");
+    gn_pt_expect_report(r, "constfold.materialize_shape_n: sn: 1 output(s) of a known shape became Consts");
     gn_report_free(r);
 }
 
@@ -491,8 +350,8 @@ static void test_materialize_bcast(void **state)
         .no_numbers = true,
     };
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.materialize_broadcast_grad_args: bga: reduction indices of known shapes became Consts");
-    expect_report(r, "constfold.fold: bga: no kernel for BroadcastGradientArgs");
+    gn_pt_expect_report(r, "constfold.materialize_broadcast_grad_args: bga: reduction indices of known shapes became Consts");
+    gn_pt_expect_report(r, "constfold.fold: bga: no kernel for BroadcastGradientArgs");
     gn_report_free(r);
 }
 
@@ -512,10 +371,10 @@ static void test_materialize_reduction_indices(void **state)
         .fetch = {"s"}, .nx = 1,
         .feed = {"x", "idx"}, .nf = 2,
     };
-    k.feeds[0] = view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
-    k.feeds[1] = view(DT_INT32, idx, sizeof idx, 1, d2);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
+    k.feeds[1] = gn_pt_view(DT_INT32, idx, sizeof idx, 1, d2);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.materialize_reduction_indices: s: full reduction over a rank-2 input: constant indices");
+    gn_pt_expect_report(r, "constfold.materialize_reduction_indices: s: full reduction over a rank-2 input: constant indices");
     gn_report_free(r);
 }
 
@@ -534,10 +393,10 @@ static void test_materialize_fill(void **state)
         .fetch = {"o", "z"}, .nx = 2,
         .feed = {"x"}, .nf = 1,
     };
-    k.feeds[0] = view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.materialize_fill: f: Fill of a known shape became a compressed Const");
-    expect_report(r, "constfold.materialize_fill: z: ZerosLike of a known shape became a Const");
+    gn_pt_expect_report(r, "constfold.materialize_fill: f: Fill of a known shape became a compressed Const");
+    gn_pt_expect_report(r, "constfold.materialize_fill: z: ZerosLike of a known shape became a Const");
     gn_report_free(r);
 }
 
@@ -589,18 +448,18 @@ static void test_remove_noops(void **state)
         .fetch = {"split", "tr", "rev", "sl", "ss", "tile", "pad", "sq"}, .nx = 8,
         .feed = {"x", "a", "b"}, .nf = 3,
     };
-    k.feeds[0] = view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
-    k.feeds[1] = view(DT_FLOAT, a, sizeof a, 4, da);
-    k.feeds[2] = view(DT_FLOAT, b, sizeof b, 2, db);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
+    k.feeds[1] = gn_pt_view(DT_FLOAT, a, sizeof a, 4, da);
+    k.feeds[2] = gn_pt_view(DT_FLOAT, b, sizeof b, 2, db);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.remove_split: split: split into one piece");
-    expect_report(r, "constfold.remove_transpose: tr: permutation moves no dimension larger than 1");
-    expect_report(r, "constfold.remove_reverse: rev: reversed dimensions all have size 1");
-    expect_report(r, "constfold.remove_slice: sl: slice of the whole input");
-    expect_report(r, "constfold.remove_strided_slice: ss: strided slice of the whole input");
-    expect_report(r, "constfold.remove_tile: tile: all multiples are 1");
-    expect_report(r, "constfold.remove_pad: pad: all paddings are 0");
-    expect_report(r, "constfold.remove_squeeze: sq: no dimension of size 1");
+    gn_pt_expect_report(r, "constfold.remove_split: split: split into one piece");
+    gn_pt_expect_report(r, "constfold.remove_transpose: tr: permutation moves no dimension larger than 1");
+    gn_pt_expect_report(r, "constfold.remove_reverse: rev: reversed dimensions all have size 1");
+    gn_pt_expect_report(r, "constfold.remove_slice: sl: slice of the whole input");
+    gn_pt_expect_report(r, "constfold.remove_strided_slice: ss: strided slice of the whole input");
+    gn_pt_expect_report(r, "constfold.remove_tile: tile: all multiples are 1");
+    gn_pt_expect_report(r, "constfold.remove_pad: pad: all paddings are 0");
+    gn_pt_expect_report(r, "constfold.remove_squeeze: sq: no dimension of size 1");
     gn_report_free(r);
 }
 
@@ -616,12 +475,12 @@ static void test_remove_noops_negative(void **state)
         NODE("tile", "Tile", IN("x") IN("mult"), TF "attr { key: 'Tmultiples' value { type: DT_INT32 } }")
         PH("y", D3(2, 1, 3)) UNARY("sq", "Squeeze", "y") PH("u", "dim { size: -1 } dim { size: 3 }")
         UNARY("squ", "Squeeze", "u");
-    gn_graph *g = load_text(text);
-    preserve(g, "tr");
-    preserve(g, "sl");
-    preserve(g, "tile");
-    preserve(g, "sq");
-    preserve(g, "squ");
+    gn_graph *g = gn_pt_load_text(text);
+    gn_pt_preserve(g, "tr");
+    gn_pt_preserve(g, "sl");
+    gn_pt_preserve(g, "tile");
+    gn_pt_preserve(g, "sq");
+    gn_pt_preserve(g, "squ");
     assert_false(run_pass(g, NULL));
     expect_graph(g, text);
     gn_graph_free(g);
@@ -641,17 +500,17 @@ static void test_pack(void **state)
         .fetch = {"p"}, .nx = 1,
         .feed = {"x"}, .nf = 1,
     };
-    k.feeds[0] = view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.pack_to_expand_dims: p: Pack of one input became ExpandDims (axis 1)");
+    gn_pt_expect_report(r, "constfold.pack_to_expand_dims: p: Pack of one input became ExpandDims (axis 1)");
     gn_report_free(r);
     /* a fed input (preserved) is left alone, and says so */
-    gn_graph *g = load_text(k.before);
-    preserve(g, "p");
-    preserve(g, "x");
-    r = new_report();
+    gn_graph *g = gn_pt_load_text(k.before);
+    gn_pt_preserve(g, "p");
+    gn_pt_preserve(g, "x");
+    r = gn_pt_new_report();
     assert_false(run_pass(g, r));
-    expect_report(r, "constfold.pack_to_expand_dims: p: the input may be fed");
+    gn_pt_expect_report(r, "constfold.pack_to_expand_dims: p: the input may be fed");
     gn_report_free(r);
     gn_graph_free(g);
 }
@@ -671,7 +530,7 @@ static void test_enter(void **state)
         .no_numbers = true, /* a frame without a loop around it */
     };
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.move_constants_past_enter: e: consumers read a copy of constant 'c' in the frame");
+    gn_pt_expect_report(r, "constfold.move_constants_past_enter: e: consumers read a copy of constant 'c' in the frame");
     gn_report_free(r);
 }
 
@@ -693,9 +552,9 @@ static void test_switch(void **state)
         .fetch = {"m"}, .nx = 1,
         .feed = {"p"}, .nf = 1,
     };
-    k.feeds[0] = view(DT_BOOL, &p, sizeof p, 0, NULL);
+    k.feeds[0] = gn_pt_view(DT_BOOL, &p, sizeof p, 0, NULL);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.switch_same_predicate: sw: Switch on its own data: consumers read false/true constants");
+    gn_pt_expect_report(r, "constfold.switch_same_predicate: sw: Switch on its own data: consumers read false/true constants");
     gn_report_free(r);
 }
 
@@ -723,13 +582,13 @@ static void test_reduction_reshape(void **state)
         .fetch = {"r1", "r2", "r3", "rs"}, .nx = 4,
         .feed = {"x", "y"}, .nf = 2,
     };
-    k.feeds[0] = view(DT_FLOAT, X6, sizeof X6, 3, dx);
-    k.feeds[1] = view(DT_FLOAT, &y, sizeof y, 2, dy);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, X6, sizeof X6, 3, dx);
+    k.feeds[1] = gn_pt_view(DT_FLOAT, &y, sizeof y, 2, dy);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.simplify_reduction: r1: reduced dimensions all have size 1 (keep_dims)");
-    expect_report(r, "constfold.simplify_reduction: r2: reduction of one element became Reshape");
-    expect_report(r, "constfold.simplify_reduction: r3: reduction over no dimension");
-    expect_report(r, "constfold.remove_reshape: rs: reshape to the input's own shape");
+    gn_pt_expect_report(r, "constfold.simplify_reduction: r1: reduced dimensions all have size 1 (keep_dims)");
+    gn_pt_expect_report(r, "constfold.simplify_reduction: r2: reduction of one element became Reshape");
+    gn_pt_expect_report(r, "constfold.simplify_reduction: r3: reduction over no dimension");
+    gn_pt_expect_report(r, "constfold.remove_reshape: rs: reshape to the input's own shape");
     gn_report_free(r);
 }
 
@@ -767,23 +626,23 @@ static void test_arithmetic(void **state)
         .fetch = {"m1", "m2", "a1", "a2", "s1", "s2", "d1", "d2", "z1", "b1", "mq", "lor"}, .nx = 12,
         .feed = {"x", "x3", "xq", "pb"}, .nf = 4,
     };
-    k.feeds[0] = view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
-    k.feeds[1] = view(DT_FLOAT, x3, sizeof x3, 1, d3);
-    k.feeds[2] = view(DT_FLOAT, q, sizeof q, 2, dq);
-    k.feeds[3] = view(DT_BOOL, pb, sizeof pb, 2, DIMS23);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
+    k.feeds[1] = gn_pt_view(DT_FLOAT, x3, sizeof x3, 1, d3);
+    k.feeds[2] = gn_pt_view(DT_FLOAT, q, sizeof q, 2, dq);
+    k.feeds[3] = gn_pt_view(DT_BOOL, pb, sizeof pb, 2, DIMS23);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.mul_by_one: m1: x*1 is x");
-    expect_report(r, "constfold.mul_by_one: m2: 1*y is y");
-    expect_report(r, "constfold.add_zero: a1: x+0 is x");
-    expect_report(r, "constfold.add_zero: a2: 0+y is y");
-    expect_report(r, "constfold.add_zero: s1: x-0 is x");
-    expect_report(r, "constfold.sub_from_zero: s2: 0-y became Neg(y)");
-    expect_report(r, "constfold.div_by_one: d1: x/1 is x");
-    expect_report(r, "constfold.one_div: d2: 1/y became Reciprocal(y)");
-    expect_report(r, "constfold.mul_by_zero: z1: a product with zeros is zeros");
-    expect_report(r, "constfold.mul_by_one: b1: x*1 is x (BroadcastTo)");
-    expect_report(r, "constfold.mul_by_one: mq: x [?,1] is not known to have the output shape [?,3]");
-    expect_report(r, "constfold.logical_or_true: lor: x OR true is true");
+    gn_pt_expect_report(r, "constfold.mul_by_one: m1: x*1 is x");
+    gn_pt_expect_report(r, "constfold.mul_by_one: m2: 1*y is y");
+    gn_pt_expect_report(r, "constfold.add_zero: a1: x+0 is x");
+    gn_pt_expect_report(r, "constfold.add_zero: a2: 0+y is y");
+    gn_pt_expect_report(r, "constfold.add_zero: s1: x-0 is x");
+    gn_pt_expect_report(r, "constfold.sub_from_zero: s2: 0-y became Neg(y)");
+    gn_pt_expect_report(r, "constfold.div_by_one: d1: x/1 is x");
+    gn_pt_expect_report(r, "constfold.one_div: d2: 1/y became Reciprocal(y)");
+    gn_pt_expect_report(r, "constfold.mul_by_zero: z1: a product with zeros is zeros");
+    gn_pt_expect_report(r, "constfold.mul_by_one: b1: x*1 is x (BroadcastTo)");
+    gn_pt_expect_report(r, "constfold.mul_by_one: mq: x [?,1] is not known to have the output shape [?,3]");
+    gn_pt_expect_report(r, "constfold.logical_or_true: lor: x OR true is true");
     gn_report_free(r);
 }
 
@@ -800,10 +659,10 @@ static void test_div_to_reciprocal(void **state)
         .fetch = {"d"}, .nx = 1,
         .feed = {"x"}, .nf = 1,
     };
-    k.feeds[0] = view(DT_FLOAT, x, sizeof x, 1, d3);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, x, sizeof x, 1, d3);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.div_to_reciprocal_mul: d: x/c became x*Reciprocal(c)");
-    expect_report(r, "constfold.fold: ConstantFolding/d_recip: folded into a Const");
+    gn_pt_expect_report(r, "constfold.div_to_reciprocal_mul: d: x/c became x*Reciprocal(c)");
+    gn_pt_expect_report(r, "constfold.fold: ConstantFolding/d_recip: folded into a Const");
     gn_report_free(r);
 }
 
@@ -822,10 +681,10 @@ static void test_push_down(void **state)
         .fetch = {"p", "p2"}, .nx = 2,
         .feed = {"x"}, .nf = 1,
     };
-    k.feeds[0] = view(DT_FLOAT, &x, sizeof x, 0, NULL);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, &x, sizeof x, 0, NULL);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.constant_push_down: p: constant 'c1' moved down into 'q'");
-    expect_report(r, "constfold.constant_push_down: p2: constant 'c1b' moved down into 'q2'");
+    gn_pt_expect_report(r, "constfold.constant_push_down: p: constant 'c1' moved down into 'q'");
+    gn_pt_expect_report(r, "constfold.constant_push_down: p2: constant 'c1b' moved down into 'q2'");
     gn_report_free(r);
 }
 
@@ -849,9 +708,9 @@ static void test_mul_conv(void **state)
         .fetch = {"m"}, .nx = 1,
         .feed = {"x"}, .nf = 1,
     };
-    k.feeds[0] = view(DT_FLOAT, x, sizeof x, 4, dx);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, x, sizeof x, 4, dx);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.mul_conv_push_down: m: the constant factor moved onto the filter ('conv/merged_input')");
+    gn_pt_expect_report(r, "constfold.mul_conv_push_down: m: the constant factor moved onto the filter ('conv/merged_input')");
     gn_report_free(r);
 }
 
@@ -868,9 +727,9 @@ static void test_identity_n(void **state)
         .fetch = {"o"}, .nx = 1,
         .feed = {"x"}, .nf = 1,
     };
-    k.feeds[0] = view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.identity_n_constants: idn: 1 consumer input(s) read the constants directly");
+    gn_pt_expect_report(r, "constfold.identity_n_constants: idn: 1 consumer input(s) read the constants directly");
     gn_report_free(r);
 }
 
@@ -890,10 +749,10 @@ static void test_partial_addn(void **state)
         .fetch = {"s"}, .nx = 1,
         .feed = {"x", "y"}, .nf = 2,
     };
-    k.feeds[0] = view(DT_FLOAT, x, sizeof x, 1, d2);
-    k.feeds[1] = view(DT_FLOAT, y, sizeof y, 1, d2);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, x, sizeof x, 1, d2);
+    k.feeds[1] = gn_pt_view(DT_FLOAT, y, sizeof y, 1, d2);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.partial_addn: s: 2 constant inputs summed in 'ConstantFolding/s_partial_split_2'");
+    gn_pt_expect_report(r, "constfold.partial_addn: s: 2 constant inputs summed in 'ConstantFolding/s_partial_split_2'");
     gn_report_free(r);
 }
 
@@ -914,10 +773,10 @@ static void test_partial_concat(void **state)
         .fetch = {"cc"}, .nx = 1,
         .feed = {"x", "y"}, .nf = 2,
     };
-    k.feeds[0] = view(DT_FLOAT, x, sizeof x, 1, d2);
-    k.feeds[1] = view(DT_FLOAT, y, sizeof y, 1, d2);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, x, sizeof x, 1, d2);
+    k.feeds[1] = gn_pt_view(DT_FLOAT, y, sizeof y, 1, d2);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.partial_concat: cc: 1 run(s) of constant inputs concatenated apart");
+    gn_pt_expect_report(r, "constfold.partial_concat: cc: 1 run(s) of constant inputs concatenated apart");
     gn_report_free(r);
 }
 
@@ -936,11 +795,11 @@ static void test_merge_concat(void **state)
         .fetch = {"outer"}, .nx = 1,
         .feed = {"x", "y", "z"}, .nf = 3,
     };
-    k.feeds[0] = view(DT_FLOAT, x, sizeof x, 1, d2);
-    k.feeds[1] = view(DT_FLOAT, y, sizeof y, 1, d2);
-    k.feeds[2] = view(DT_FLOAT, z, sizeof z, 1, d2);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, x, sizeof x, 1, d2);
+    k.feeds[1] = gn_pt_view(DT_FLOAT, y, sizeof y, 1, d2);
+    k.feeds[2] = gn_pt_view(DT_FLOAT, z, sizeof z, 1, d2);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.merge_concat: inner: inlined into 'outer'");
+    gn_pt_expect_report(r, "constfold.merge_concat: inner: inlined into 'outer'");
     gn_report_free(r);
 }
 
@@ -959,10 +818,10 @@ static void test_bias_add_push_down(void **state)
         .fetch = {"p"}, .nx = 1,
         .feed = {"x", "bv"}, .nf = 2,
     };
-    k.feeds[0] = view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
-    k.feeds[1] = view(DT_FLOAT, b, sizeof b, 1, d3);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
+    k.feeds[1] = gn_pt_view(DT_FLOAT, b, sizeof b, 1, d3);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.bias_add_push_down: p: constant 'c' moved down into 'child'");
+    gn_pt_expect_report(r, "constfold.bias_add_push_down: p: constant 'c' moved down into 'child'");
     gn_report_free(r);
 }
 
@@ -981,11 +840,11 @@ static void test_select(void **state)
         .fetch = {"s", "s2"}, .nx = 2,
         .feed = {"a", "b"}, .nf = 2,
     };
-    k.feeds[0] = view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
-    k.feeds[1] = view(DT_FLOAT, b, sizeof b, 2, DIMS23);
+    k.feeds[0] = gn_pt_view(DT_FLOAT, X6, sizeof X6, 2, DIMS23);
+    k.feeds[1] = gn_pt_view(DT_FLOAT, b, sizeof b, 2, DIMS23);
     gn_report *r = check_case(&k);
-    expect_report(r, "constfold.select_constant_predicate: s: predicate is all true");
-    expect_report(r, "constfold.select_constant_predicate: s2: predicate is all false");
+    gn_pt_expect_report(r, "constfold.select_constant_predicate: s: predicate is all true");
+    gn_pt_expect_report(r, "constfold.select_constant_predicate: s2: predicate is all false");
     gn_report_free(r);
 }
 
@@ -997,9 +856,9 @@ static void test_disable(void **state)
         PH("x", DIM23) CF("ones", D1(3), "float_val: 1") BINARY("m", "Mul", "x", "ones");
     const char *ids[3] = {"constfold.fold", "constfold.mul_by_one", "constfold"};
     for (int i = 0; i < 3; i++) {
-        gn_graph *g = load_text(text);
-        preserve(g, "c");
-        preserve(g, "m");
+        gn_graph *g = gn_pt_load_text(text);
+        gn_pt_preserve(g, "c");
+        gn_pt_preserve(g, "m");
         gn_options o;
         gn_options_init(&o);
         o.disabled_patterns = ids[i];
@@ -1038,18 +897,18 @@ static void test_function_body(void **state)
         "attr { key: 'Tin' value { list { type: DT_FLOAT } } } attr { key: 'Tout' value { list { type: DT_FLOAT "
         "type: DT_FLOAT } } } }\n"
         UNARY("out", "Identity", "call") UNARY("out2", "Identity", "call:1");
-    gn_graph *g = load_text(text);
-    preserve(g, "out");
-    preserve(g, "out2");
-    gn_graph *orig = clone(g);
+    gn_graph *g = gn_pt_load_text(text);
+    gn_pt_preserve(g, "out");
+    gn_pt_preserve(g, "out2");
+    gn_graph *orig = gn_pt_clone(g);
     gn__function *fn = gn__graph_find_function(g, "f");
     assert_non_null(fn);
     gn_graph *body = fn->body;
     for (gn_id i = 0; i < body->n_nodes; i++)
         if (body->nodes[i].flags & GN__NODE_FN_RET) body->nodes[i].flags |= GN__NODE_PRESERVE;
-    gn_report *r = new_report();
+    gn_report *r = gn_pt_new_report();
     assert_true(run_pass_on(body, g, "f", r, GN_TOGGLE_DEFAULT));
-    expect_report(r, "[f it1] constfold.fold: a: folded into a Const");
+    gn_pt_expect_report(r, "[f it1] constfold.fold: a: folded into a Const");
     gn_id a = gn__graph_find(body, "a");
     assert_true(a != GN_NONE);
     assert_string_equal(gn__node_op(body, a), "Const");
@@ -1061,8 +920,8 @@ static void test_function_body(void **state)
     assert_int_equal(gn__graph_check_fanouts(body), GN_OK);
     assert_false(run_pass_on(body, g, "f", NULL, GN_TOGGLE_DEFAULT));
     const char *fn_[1] = {"in"}, *xn[2] = {"out", "out2"};
-    gn_tensor ft[1] = {view(DT_FLOAT, X6, sizeof X6, 2, DIMS23)};
-    expect_same_results(orig, g, fn_, ft, 1, xn, 2);
+    gn_tensor ft[1] = {gn_pt_view(DT_FLOAT, X6, sizeof X6, 2, DIMS23)};
+    gn_pt_expect_same_results(orig, g, fn_, ft, 1, xn, 2, 16);
     gn_report_free(r);
     gn_graph_free(orig);
     gn_graph_free(g);
@@ -1072,7 +931,7 @@ static void test_function_body(void **state)
 static void test_through_meta(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(CF("a", "", "float_val: 2") CF("b", "", "float_val: 3") BINARY("c", "AddV2", "a", "b")
+    gn_graph *g = gn_pt_load_text(CF("a", "", "float_val: 2") CF("b", "", "float_val: 3") BINARY("c", "AddV2", "a", "b")
                                 PH("x", "") BINARY("d", "Mul", "x", "c"));
     gn_options o;
     gn_options_init(&o);
@@ -1093,32 +952,13 @@ static void test_through_meta(void **state)
     p.n_fetches = 1;
     gn_report *r = NULL;
     assert_int_equal(gn_optimize(g, &o, &p, &r), GN_OK);
-    expect_report(r, "constfold.fold: c: folded into a Const");
+    gn_pt_expect_report(r, "constfold.fold: c: folded into a Const");
     expect_graph(g, PH("x", "") CF("c", "", CONTENT(F_5)) BINARY("d", "Mul", "x", "c"));
     gn_report_free(r);
     gn_graph_free(g);
 }
 
 /* ---- corpus, golden models, scale -------------------------------------------------------------- */
-static void mark_default_preserved(gn_graph *g)
-{
-    for (gn_id i = 0; i < g->n_nodes; i++) {
-        gn__node *n = &g->nodes[i];
-        if (n->flags & GN__NODE_DEAD) continue;
-        const gn__opdef *op = gn__node_opdef(g, i);
-        if ((n->n_use == 0 && n->n_cuse == 0) || !op || (op->flags & GN__OPF_STATEFUL) || (n->flags & GN__NODE_FN_RET))
-            n->flags |= GN__NODE_PRESERVE;
-    }
-}
-
-static uint32_t live_total(const gn_graph *g)
-{
-    uint32_t n = g->n_live;
-    for (uint32_t f = 0; f < g->n_fns; f++)
-        if (g->fns[f].body) n += g->fns[f].body->n_live;
-    return n;
-}
-
 /* The pass over the top level and every body, as the meta-optimizer runs it. */
 static bool run_all(gn_graph *g, gn_report *r)
 {
@@ -1128,26 +968,6 @@ static bool run_all(gn_graph *g, gn_report *r)
         if (fn->body) ch |= run_pass_on(fn->body, g, gn__str(g, fn->name), r, GN_TOGGLE_DEFAULT);
     }
     return ch;
-}
-
-static void prepare_bodies(gn_graph *g)
-{
-    for (uint32_t f = 0; f < g->n_fns; f++) {
-        gn__function *fn = &g->fns[f];
-        if (!fn->body) continue;
-        mark_default_preserved(fn->body);
-        for (uint32_t k = 0; k < fn->n_control_ret; k++)
-            if (fn->control_ret_node[k] != GN_NONE) fn->body->nodes[fn->control_ret_node[k]].flags |= GN__NODE_PRESERVE;
-    }
-}
-
-static void check_valid(gn_graph *g, const char *what)
-{
-    if (gn__graph_validate(g) != GN_OK) fail_msg("%s: invalid after the pass: %s", what, g->err.msg);
-    if (gn__graph_check_fanouts(g) != GN_OK) fail_msg("%s: fanouts: %s", what, g->err.msg);
-    for (uint32_t f = 0; f < g->n_fns; f++)
-        if (g->fns[f].body && gn__graph_check_fanouts(g->fns[f].body) != GN_OK)
-            fail_msg("%s: fanouts of a body: %s", what, g->fns[f].body->err.msg);
 }
 
 static double secs(const struct timespec *a, const struct timespec *b)
@@ -1177,18 +997,18 @@ static void visit_corpus(const char *dir)
             continue;
         }
         models++;
-        mark_default_preserved(g);
-        prepare_bodies(g);
-        uint32_t before = live_total(g), top_before = g->n_live;
+        gn_pt_mark_default_preserved(g);
+        gn_pt_prepare_bodies(g);
+        uint32_t before = gn_pt_live_total(g), top_before = g->n_live;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         bool ch = run_all(g, NULL);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        check_valid(g, line);
-        uint32_t after = live_total(g);
-        gn_report *r2 = new_report();
+        gn_pt_check_valid(g, line);
+        uint32_t after = gn_pt_live_total(g);
+        gn_report *r2 = gn_pt_new_report();
         if (run_all(g, r2)) {
-            char *t = report_text(r2);
+            char *t = gn_pt_report_text(r2);
             fail_msg("%s: a second run changed the graph:\n%.6000s", line, t);
         }
         gn_report_free(r2);
@@ -1208,62 +1028,11 @@ static void test_corpus(void **state)
     visit_corpus(dir);
 }
 
-/* Golden models (tests/data/golden/manifest.txt): run before and after. */
-typedef struct golden {
-    char name[512], graph[512];
-    char feed[4][512], feed_file[4][512];
-    char fetch[4][512];
-    size_t nf, nx;
-} golden;
-
-static size_t read_manifest(golden *m, size_t max)
-{
-    char path[4096];
-    gn_test_data("golden/manifest.txt", path, sizeof path);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    char line[1024];
-    size_t n = 0;
-    golden *cur = NULL;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = 0;
-        char a[512], b[512];
-        int k = sscanf(line, "%511s %511s", a, b);
-        if (k < 1 || a[0] == '#') continue;
-        if (!strcmp(a, "model") && k == 2 && n < max) {
-            cur = &m[n++];
-            memset(cur, 0, sizeof *cur);
-            snprintf(cur->name, sizeof cur->name, "%s", b);
-        } else if (cur && !strcmp(a, "graph") && k == 2) {
-            snprintf(cur->graph, sizeof cur->graph, "%s", b);
-        } else if (cur && !strcmp(a, "feed") && cur->nf < 4) {
-            char c[512];
-            if (sscanf(line, "%*s %511s %511s", b, c) == 2) {
-                snprintf(cur->feed[cur->nf], sizeof cur->feed[0], "%s", b);
-                snprintf(cur->feed_file[cur->nf], sizeof cur->feed_file[0], "%s", c);
-                cur->nf++;
-            }
-        } else if (cur && !strcmp(a, "fetch") && k == 2 && cur->nx < 4) {
-            snprintf(cur->fetch[cur->nx++], sizeof cur->fetch[0], "%s", b);
-        }
-    }
-    fclose(f);
-    return n;
-}
-
-static void preserve_tensor(gn_graph *g, const char *tensor)
-{
-    char node[256];
-    snprintf(node, sizeof node, "%s", tensor);
-    node[strcspn(node, ":")] = 0;
-    preserve(g, node);
-}
-
 static void test_golden(void **state)
 {
     (void)state;
-    golden m[16];
-    size_t n = read_manifest(m, 16);
+    gn_pt_golden m[16];
+    size_t n = gn_pt_read_manifest(m, 16);
     if (!n) skip();
     for (size_t i = 0; i < n; i++) {
         char path[4096];
@@ -1282,22 +1051,22 @@ static void test_golden(void **state)
             gn_test_data(rel, fp, sizeof fp);
             if (gn_npy_read(fp, &feeds[k], err, sizeof err) != GN_OK) fail_msg("%s", err);
             fn[k] = m[i].feed[k];
-            preserve_tensor(g, fn[k]);
+            gn_pt_preserve_tensor(g, fn[k]);
         }
         for (size_t k = 0; k < m[i].nx; k++) {
             xn[k] = m[i].fetch[k];
-            preserve_tensor(g, xn[k]);
+            gn_pt_preserve_tensor(g, xn[k]);
         }
-        prepare_bodies(g);
-        gn_graph *orig = clone(g);
-        uint32_t before = live_total(g);
+        gn_pt_prepare_bodies(g);
+        gn_graph *orig = gn_pt_clone(g);
+        uint32_t before = gn_pt_live_total(g);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         run_all(g, NULL);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        check_valid(g, m[i].name);
-        print_message("  %-20s %6u -> %6u nodes (%.2f ms)\n", m[i].name, before, live_total(g), secs(&t0, &t1) * 1e3);
-        expect_same_results(orig, g, fn, feeds, m[i].nf, xn, m[i].nx);
+        gn_pt_check_valid(g, m[i].name);
+        print_message("  %-20s %6u -> %6u nodes (%.2f ms)\n", m[i].name, before, gn_pt_live_total(g), secs(&t0, &t1) * 1e3);
+        gn_pt_expect_same_results(orig, g, fn, feeds, m[i].nf, xn, m[i].nx, 16);
         assert_false(run_all(g, NULL));
         for (size_t k = 0; k < m[i].nf; k++) gn_tensor_free(&feeds[k]);
         gn_graph_free(orig);
@@ -1327,16 +1096,16 @@ static void test_kws(void **state)
             m[j] = ((float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f) * 20;
         }
         int64_t dims[3] = {1, frames, 10};
-        gn_tensor f = view(DT_FLOAT, m, (size_t)frames * 10 * sizeof *m, 3, dims);
+        gn_tensor f = gn_pt_view(DT_FLOAT, m, (size_t)frames * 10 * sizeof *m, 3, dims);
         const char *fn[1] = {"Mfcc"}, *xn[1] = {"labels_softmax"};
-        preserve(g, "Mfcc");
-        preserve(g, "labels_softmax");
-        gn_graph *orig = clone(g);
+        gn_pt_preserve(g, "Mfcc");
+        gn_pt_preserve(g, "labels_softmax");
+        gn_graph *orig = gn_pt_clone(g);
         uint32_t before = g->n_live;
         assert_true(run_pass(g, NULL));
-        check_valid(g, kws[i].model);
+        gn_pt_check_valid(g, kws[i].model);
         print_message("  %-20s %6u -> %6u nodes\n", kws[i].model, before, g->n_live);
-        expect_same_results(orig, g, fn, &f, 1, xn, 1);
+        gn_pt_expect_same_results(orig, g, fn, &f, 1, xn, 1, 16);
         assert_false(run_pass(g, NULL));
         free(m);
         gn_graph_free(orig);
@@ -1374,11 +1143,11 @@ static double scale_run(uint32_t blocks, uint32_t *nodes)
                            i % 2 ? "Mul" : "AddV2", prev, prev[0] == 'r' ? i : i - 1, i);
     }
     char *text = gn__buf_take(&b);
-    gn_graph *g = load_text(text);
+    gn_graph *g = gn_pt_load_text(text);
     free(text);
     char last[32];
     snprintf(last, sizeof last, "h%u", blocks);
-    preserve(g, last);
+    gn_pt_preserve(g, last);
     *nodes = g->n_live;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -17,6 +17,7 @@
 #include "ops/registry.h"
 #include "optimizer/pass.h"
 #include "testutil.h"
+#include "passtest.h"
 
 #define DT_FLOAT 1
 #define DT_BOOL 10
@@ -28,192 +29,29 @@
     "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { " \
     "tensor { dtype: DT_FLOAT tensor_shape { } float_val: " v " } } } }\n"
 
-/* ---- helpers ------------------------------------------------------------------------------ */
-static gn_graph *load_text(const char *text)
-{
-    gn_graph *g = NULL;
-    if (gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g) != GN_OK) fail_msg("load: %s", gn_graph_errmsg(g));
-    return g;
-}
-
-typedef struct fx {
-    gn_options o;
-    gn_report *r;
-    gn__err err;
-    gn__pass_ctx c;
-    int64_t us; /* time of the last pass call alone */
-} fx;
-
-static void fx_init(fx *f, const char *disabled)
-{
-    memset(f, 0, sizeof *f);
-    gn_options_init(&f->o);
-    f->o.disabled_patterns = disabled;
-    /* an empty report to collect the pass's events */
-    gn_graph *g = load_text(PH("x"));
-    gn_options o2;
-    gn_options_init(&o2);
-    o2.disable_meta_optimizer = 1;
-    assert_int_equal(gn_optimize(g, &o2, NULL, &f->r), GN_OK);
-    gn_graph_free(g);
-    f->c.opts = &f->o;
-    f->c.report = f->r;
-    f->c.pass_id = "pruning";
-    f->c.err = &f->err;
-}
-
-static void fx_free(fx *f) { gn_report_free(f->r); }
-
-/* Runs pass fn on g (a function body when fn_name is set), then checks the
- * graph and compacts it as the meta-optimizer does. Returns c.changed. */
-static bool run_on(fx *f, gn__pass_fn fn, gn_graph *g, const char *fn_name)
-{
-    f->c.changed = false;
-    f->c.fn_name = fn_name;
-    f->c.lib = g->lib;
-    gn__err_clear(&f->err);
-    int64_t t0 = gn__now_us();
-    gn_status s = fn(&f->c, g);
-    f->us = gn__now_us() - t0;
-    if (s != GN_OK) fail_msg("pass failed: %s", f->err.msg);
-    if (gn__graph_check_fanouts(g) != GN_OK) fail_msg("fanouts: %s", g->err.msg);
-    if (gn__graph_compact(g) != GN_OK) fail_msg("compact: %s", g->err.msg);
-    const gn_graph *top = g->lib ? g->lib : g;
-    if (gn__graph_validate((gn_graph *)top) != GN_OK) fail_msg("validate: %s", top->err.msg);
-    return f->c.changed;
-}
-
-static bool run(fx *f, gn__pass_fn fn, gn_graph *g) { return run_on(f, fn, g, NULL); }
-
-static char *report_text(fx *f)
-{
-    char *t = NULL;
-    assert_int_equal(gn_report_to_text(f->r, &t), GN_OK);
-    return t;
-}
-
-static void expect_event(fx *f, const char *text)
-{
-    char *t = report_text(f);
-    if (!strstr(t, text)) fail_msg("report lacks:\n  %s\nreport:\n%s", text, t);
-    free(t);
-}
-
-static void expect_no_event(fx *f, const char *text)
-{
-    char *t = report_text(f);
-    if (strstr(t, text)) fail_msg("report has:\n  %s\nreport:\n%s", text, t);
-    free(t);
-}
-
-/* "name=Op(in, in:1, ^ctrl)@device; ..." over the live nodes in order */
-static char *dump(const gn_graph *g)
-{
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    b[0] = 0;
-    for (gn_id i = 0; i < g->n_nodes; i++) {
-        const gn__node *nd = &g->nodes[i];
-        if (nd->flags & GN__NODE_DEAD) continue;
-        if (n + 4096 > cap) b = realloc(b, cap *= 2);
-        n += (size_t)snprintf(b + n, cap - n, "%s%s=%s(", n ? "; " : "", gn__node_name(g, i), gn__node_op(g, i));
-        for (uint32_t k = 0; k < nd->n_in; k++) {
-            if (nd->in[k].index) n += (size_t)snprintf(b + n, cap - n, "%s%s:%u", k ? ", " : "", gn__node_name(g, nd->in[k].node), nd->in[k].index);
-            else n += (size_t)snprintf(b + n, cap - n, "%s%s", k ? ", " : "", gn__node_name(g, nd->in[k].node));
-        }
-        for (uint32_t k = 0; k < nd->n_ctrl; k++)
-            n += (size_t)snprintf(b + n, cap - n, "%s^%s", (k || nd->n_in) ? ", " : "", gn__node_name(g, nd->ctrl[k]));
-        n += (size_t)snprintf(b + n, cap - n, ")");
-        if (nd->device) n += (size_t)snprintf(b + n, cap - n, "@%s", gn__str(g, nd->device));
-    }
-    return b;
-}
-
-static void expect_graph(const gn_graph *g, const char *want)
-{
-    char *got = dump(g);
-    if (strcmp(got, want) != 0) fail_msg("graph:\n  got:  %s\n  want: %s", got, want);
-    free(got);
-}
-
-static void preserve(gn_graph *g, const char *names)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", names);
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        gn_id id = gn__graph_find(g, t);
-        if (id == GN_NONE) fail_msg("no node %s", t);
-        g->nodes[id].flags |= GN__NODE_PRESERVE;
-    }
-}
-
-static gn_tensor view(int32_t dtype, void *data, size_t nbytes, int32_t rank, const int64_t *dims)
-{
-    gn_tensor t;
-    memset(&t, 0, sizeof t);
-    t.dtype = dtype;
-    t.rank = rank;
-    for (int32_t i = 0; i < rank; i++) t.dims[i] = dims[i];
-    t.data = data;
-    t.nbytes = nbytes;
-    return t;
-}
-
-/* Runs a (before) and b (after) on the same feeds and compares every fetch. */
-static void check_same(const gn_graph *a, const gn_graph *b, const char *const *fn, const gn_tensor *ft, size_t nf,
-                       const char *const *xn, size_t nx)
-{
-    const gn_graph *gs[2] = {a, b};
-    gn_tensor out[2][8];
-    assert_true(nx <= 8);
-    for (int w = 0; w < 2; w++) {
-        gn_session *s = NULL;
-        if (gn_session_new(gs[w], NULL, &s) != GN_OK) fail_msg("session: %s", gn_session_errmsg(s));
-        if (gn_session_run(s, fn, ft, nf, xn, out[w], nx) != GN_OK)
-            fail_msg("run (%s): %s", w ? "after" : "before", gn_session_errmsg(s));
-        gn_session_free(s);
-    }
-    for (size_t i = 0; i < nx; i++) {
-        gn_compare_result cr;
-        assert_int_equal(gn_tensor_compare(&out[1][i], &out[0][i], 0, &cr), GN_OK);
-        if (!cr.match) fail_msg("fetch %s differs: %s (rel %g)", xn[i], cr.why, cr.rel_l2_err);
-        gn_tensor_free(&out[0][i]);
-        gn_tensor_free(&out[1][i]);
-    }
-}
-
-static gn_graph *clone(const gn_graph *g)
-{
-    gn_graph *c = NULL;
-    assert_int_equal(gn_graph_clone(g, &c), GN_OK);
-    return c;
-}
-
 static float xs[6] = {-1.5f, 2.0f, 0.25f, -3.0f, 4.0f, 0.5f};
 static const int64_t d6[1] = {6};
-
-static void fx_pass(fx *f, const char *id) { f->c.pass_id = id; }
 
 /* ---- dependency.transitive_reduction ---------------------------------------------------- */
 static void test_transitive_reduction(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x") UN("a", "Neg", "x") UN("b", "Exp", "a")
+    gn_graph *g = gn_pt_load_text(PH("x") UN("a", "Neg", "x") UN("b", "Exp", "a")
                             "node { name: 'c' op: 'Mul' input: 'b' input: 'x' input: '^a' " TF "}\n");
-    preserve(g, "c");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    fx_pass(&f, "dependency");
-    assert_true(run(&f, gn__pass_dependency, g));
-    expect_graph(g, "x=Placeholder(); a=Neg(x); b=Exp(a); c=Mul(b, x)");
-    expect_event(&f, "dependency.transitive_reduction: c: dropped control input '^a' of 'c': another path from 'a' "
+    gn_pt_preserve_list(g, "c");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_pass(&f, "dependency");
+    assert_true(gn_pt_fx_run(&f, gn__pass_dependency, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); a=Neg(x); b=Exp(a); c=Mul(b, x)");
+    gn_pt_fx_expect_event(&f, "dependency.transitive_reduction: c: dropped control input '^a' of 'c': another path from 'a' "
                      "already runs it first");
-    gn_tensor t = view(DT_FLOAT, xs, sizeof xs, 1, d6);
+    gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
     const char *fn[1] = {"x"}, *xn[1] = {"c"};
-    check_same(before, g, fn, &t, 1, xn, 1);
-    assert_false(run(&f, gn__pass_dependency, g));
-    fx_free(&f);
+    gn_pt_check_same(before, g, fn, &t, 1, xn, 1);
+    assert_false(gn_pt_fx_run(&f, gn__pass_dependency, g));
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -227,15 +65,15 @@ static void test_transitive_reduction_merge(void **state)
         UN("u", "Neg", "x") UN("w", "Exp", "u")
         "node { name: 'm' op: 'Merge' input: 'sw:1' input: 'w' input: '^u' " TF "attr { key: 'N' value { i: 2 } } }\n"
         UN("y", "Relu", "m");
-    gn_graph *g = load_text(text);
-    preserve(g, "y");
-    fx f;
-    fx_init(&f, NULL);
-    assert_false(run(&f, gn__pass_dependency, g));
-    expect_graph(g, "x=Placeholder(); p=Placeholder(); sw=Switch(x, p); u=Neg(x); w=Exp(u); m=Merge(sw:1, w, ^u); "
+    gn_graph *g = gn_pt_load_text(text);
+    gn_pt_preserve_list(g, "y");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_false(gn_pt_fx_run(&f, gn__pass_dependency, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); p=Placeholder(); sw=Switch(x, p); u=Neg(x); w=Exp(u); m=Merge(sw:1, w, ^u); "
                     "y=Relu(m)");
-    expect_no_event(&f, "dependency.transitive_reduction");
-    fx_free(&f);
+    gn_pt_fx_expect_no_event(&f, "dependency.transitive_reduction");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -243,7 +81,7 @@ static void test_transitive_reduction_merge(void **state)
 static void test_remove_noop(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("a") PH("b") PH("x") "node { name: 'n' op: 'NoOp' input: '^a' input: '^b' }\n"
+    gn_graph *g = gn_pt_load_text(PH("a") PH("b") PH("x") "node { name: 'n' op: 'NoOp' input: '^a' input: '^b' }\n"
                             "node { name: 'c' op: 'Neg' input: 'x' input: '^n' " TF "}\n"
                             "node { name: 'n2' op: 'NoOp' input: '^a' input: '^b' }\n"
                             "node { name: 'c1' op: 'Neg' input: 'x' input: '^n2' " TF "}\n"
@@ -251,21 +89,21 @@ static void test_remove_noop(void **state)
                             "node { name: 'c3' op: 'Abs' input: 'x' input: '^n2' " TF "}\n"
                             "node { name: 'n3' op: 'NoOp' input: '^a' }\n"
                             "node { name: 'c4' op: 'Relu' input: 'x' input: '^n3' " TF "}\n");
-    preserve(g, "c,c1,c2,c3,c4,n3");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_dependency, g));
-    expect_graph(g, "a=Placeholder(); b=Placeholder(); x=Placeholder(); c=Neg(x, ^a, ^b); n2=NoOp(^a, ^b); "
+    gn_pt_preserve_list(g, "c,c1,c2,c3,c4,n3");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_dependency, g));
+    gn_pt_expect_dump(g, "a=Placeholder(); b=Placeholder(); x=Placeholder(); c=Neg(x, ^a, ^b); n2=NoOp(^a, ^b); "
                     "c1=Neg(x, ^n2); c2=Exp(x, ^n2); c3=Abs(x, ^n2); n3=NoOp(^a); c4=Relu(x, ^n3)");
-    expect_event(&f, "dependency.remove_noop: n: bypassed NoOp 'n' (2 inputs, 1 consumers)");
-    expect_event(&f, "dependency.remove_noop: n2: NoOp 'n2' kept: bypassing it would add edges (6 instead of 5)");
-    expect_event(&f, "dependency.remove_noop: n3: NoOp 'n3' kept: it is preserved");
+    gn_pt_fx_expect_event(&f, "dependency.remove_noop: n: bypassed NoOp 'n' (2 inputs, 1 consumers)");
+    gn_pt_fx_expect_event(&f, "dependency.remove_noop: n2: NoOp 'n2' kept: bypassing it would add edges (6 instead of 5)");
+    gn_pt_fx_expect_event(&f, "dependency.remove_noop: n3: NoOp 'n3' kept: it is preserved");
     float v = 2;
-    gn_tensor t[3] = {view(DT_FLOAT, &v, 4, 0, NULL), view(DT_FLOAT, &v, 4, 0, NULL), view(DT_FLOAT, xs, sizeof xs, 1, d6)};
+    gn_tensor t[3] = {gn_pt_view(DT_FLOAT, &v, 4, 0, NULL), gn_pt_view(DT_FLOAT, &v, 4, 0, NULL), gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6)};
     const char *fn[3] = {"a", "b", "x"}, *xn[5] = {"c", "c1", "c2", "c3", "c4"};
-    check_same(before, g, fn, t, 3, xn, 5);
-    fx_free(&f);
+    gn_pt_check_same(before, g, fn, t, 3, xn, 5);
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -274,15 +112,15 @@ static void test_remove_noop(void **state)
 static void test_nothing_preserved(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("a") PH("x") "node { name: 'n' op: 'NoOp' input: '^a' }\n"
+    gn_graph *g = gn_pt_load_text(PH("a") PH("x") "node { name: 'n' op: 'NoOp' input: '^a' }\n"
                             "node { name: 'c' op: 'Neg' input: 'x' input: '^n' " TF "}\n" UN("i", "Identity", "c"));
-    fx f;
-    fx_init(&f, NULL);
-    assert_false(run(&f, gn__pass_dependency, g));
-    expect_event(&f, "dependency.remove_noop: n: NoOp 'n' kept: nothing is preserved (no fetches given)");
-    expect_event(&f, "dependency.remove_identity: i: Identity 'i' kept: nothing is preserved (no fetches given), so "
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_false(gn_pt_fx_run(&f, gn__pass_dependency, g));
+    gn_pt_fx_expect_event(&f, "dependency.remove_noop: n: NoOp 'n' kept: nothing is preserved (no fetches given)");
+    gn_pt_fx_expect_event(&f, "dependency.remove_identity: i: Identity 'i' kept: nothing is preserved (no fetches given), so "
                      "no node is deleted");
-    fx_free(&f);
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -290,7 +128,7 @@ static void test_nothing_preserved(void **state)
 static void test_remove_identity(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x") PH("q") PHB("p") UN("i", "Identity", "x") UN("r", "Relu", "i")
+    gn_graph *g = gn_pt_load_text(PH("x") PH("q") PHB("p") UN("i", "Identity", "x") UN("r", "Relu", "i")
                             "node { name: 'z' op: 'Neg' input: 'q' input: '^i' " TF "}\n"
                             "node { name: 'i2' op: 'Identity' input: 'x' input: '^q' " TF "}\n"
                             UN("r2", "Exp", "i2")
@@ -298,24 +136,24 @@ static void test_remove_identity(void **state)
                             UN("t", "Identity", "sw:1") UN("f", "Identity", "sw:0")
                             "node { name: 'm' op: 'Merge' input: 'f' input: 't' " TF "attr { key: 'N' value { i: 2 } } }\n"
                             UN("y", "Relu", "m"));
-    preserve(g, "r,z,r2,y");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_dependency, g));
-    expect_graph(g, "x=Placeholder(); q=Placeholder(); p=Placeholder(); r=Relu(x); z=Neg(q, ^x); r2=Exp(x, ^q); "
+    gn_pt_preserve_list(g, "r,z,r2,y");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_dependency, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); q=Placeholder(); p=Placeholder(); r=Relu(x); z=Neg(q, ^x); r2=Exp(x, ^q); "
                     "sw=Switch(x, p); m=Merge(sw, sw:1); y=Relu(m)");
-    expect_event(&f, "dependency.remove_identity: i: bypassed Identity 'i': its consumers now read 'x'");
-    expect_event(&f, "dependency.remove_identity: t: bypassed Identity 't': its consumers now read 'sw:1'");
+    gn_pt_fx_expect_event(&f, "dependency.remove_identity: i: bypassed Identity 'i': its consumers now read 'x'");
+    gn_pt_fx_expect_event(&f, "dependency.remove_identity: t: bypassed Identity 't': its consumers now read 'sw:1'");
     bool pv[2] = {true, false};
     float one = 1;
     for (int k = 0; k < 2; k++) {
-        gn_tensor t[3] = {view(DT_FLOAT, xs, sizeof xs, 1, d6), view(DT_FLOAT, &one, 4, 0, NULL),
-                          view(DT_BOOL, &pv[k], 1, 0, NULL)};
+        gn_tensor t[3] = {gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6), gn_pt_view(DT_FLOAT, &one, 4, 0, NULL),
+                          gn_pt_view(DT_BOOL, &pv[k], 1, 0, NULL)};
         const char *fn[3] = {"x", "q", "p"}, *xn[4] = {"r", "z", "r2", "y"};
-        check_same(before, g, fn, t, 3, xn, 4);
+        gn_pt_check_same(before, g, fn, t, 3, xn, 4);
     }
-    fx_free(&f);
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -325,25 +163,25 @@ static void test_remove_identity(void **state)
 static void test_remove_identity_n(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("a") PH("b")
+    gn_graph *g = gn_pt_load_text(PH("a") PH("b")
                             "node { name: 'n' op: 'IdentityN' input: 'a' input: 'b' attr { key: 'T' value { list { "
                             "type: DT_FLOAT type: DT_FLOAT } } } }\n"
                             UN("y", "Neg", "n") UN("z", "Exp", "n:1")
                             "node { name: 'n2' op: 'IdentityN' input: 'a' input: 'b' attr { key: 'T' value { list { "
                             "type: DT_FLOAT type: DT_FLOAT } } } }\n"
                             "node { name: 'w' op: 'Mul' input: 'n2' input: 'n2:1' " TF "}\n");
-    preserve(g, "y,z,w");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_dependency, g));
-    expect_graph(g, "a=Placeholder(); b=Placeholder(); y=Neg(a); z=Exp(b); n2=IdentityN(a, b); w=Mul(n2, n2:1)");
-    expect_event(&f, "dependency.remove_identity: n: bypassed IdentityN 'n': its consumers now read its 2 inputs");
-    expect_event(&f, "dependency.remove_identity: n2: IdentityN 'n2' kept: bypassing it would add edges (4 instead of 3)");
-    gn_tensor t[2] = {view(DT_FLOAT, xs, sizeof xs, 1, d6), view(DT_FLOAT, xs, sizeof xs, 1, d6)};
+    gn_pt_preserve_list(g, "y,z,w");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_dependency, g));
+    gn_pt_expect_dump(g, "a=Placeholder(); b=Placeholder(); y=Neg(a); z=Exp(b); n2=IdentityN(a, b); w=Mul(n2, n2:1)");
+    gn_pt_fx_expect_event(&f, "dependency.remove_identity: n: bypassed IdentityN 'n': its consumers now read its 2 inputs");
+    gn_pt_fx_expect_event(&f, "dependency.remove_identity: n2: IdentityN 'n2' kept: bypassing it would add edges (4 instead of 3)");
+    gn_tensor t[2] = {gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6), gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6)};
     const char *fn[2] = {"a", "b"}, *xn[3] = {"y", "z", "w"};
-    check_same(before, g, fn, t, 2, xn, 3);
-    fx_free(&f);
+    gn_pt_check_same(before, g, fn, t, 2, xn, 3);
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -351,7 +189,7 @@ static void test_remove_identity_n(void **state)
 static void test_identity_refusals(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
+    gn_graph *g = gn_pt_load_text(
         PH("x") PHB("p")
         "node { name: 'v' op: 'VariableV2' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'shape' value { "
         "shape { } } } }\n"
@@ -366,16 +204,16 @@ static void test_identity_refusals(void **state)
         "node { name: 'id' op: 'Identity' input: 'd' device: '/device:CPU:0' " TF "}\n"
         "node { name: 'd1' op: 'Neg' input: 'id' device: '/device:GPU:1' " TF "}\n"
         "node { name: 'd2' op: 'Exp' input: 'id' device: '/device:CPU:0' " TF "}\n");
-    preserve(g, "rv,kc,ex,d1,d2");
-    fx f;
-    fx_init(&f, NULL);
-    run(&f, gn__pass_dependency, g);
-    expect_event(&f, "dependency.remove_identity: iv: Identity 'iv' kept: it reads variable 'v'");
-    expect_event(&f, "dependency.remove_identity: it: Identity 'it' kept: it follows a Switch and drives control "
+    gn_pt_preserve_list(g, "rv,kc,ex,d1,d2");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_run(&f, gn__pass_dependency, g);
+    gn_pt_fx_expect_event(&f, "dependency.remove_identity: iv: Identity 'iv' kept: it reads variable 'v'");
+    gn_pt_fx_expect_event(&f, "dependency.remove_identity: it: Identity 'it' kept: it follows a Switch and drives control "
                      "dependencies");
-    expect_event(&f, "dependency.remove_identity: ie: Identity 'ie' kept: it follows an Enter (frame boundary)");
-    expect_event(&f, "dependency.remove_identity: id: Identity 'id' kept: bypassing it would add device crossings");
-    fx_free(&f);
+    gn_pt_fx_expect_event(&f, "dependency.remove_identity: ie: Identity 'ie' kept: it follows an Enter (frame boundary)");
+    gn_pt_fx_expect_event(&f, "dependency.remove_identity: id: Identity 'id' kept: bypassing it would add device crossings");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -383,27 +221,27 @@ static void test_identity_refusals(void **state)
 static void test_to_noop(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x") PH("p") UN("a", "Relu", "x")
+    gn_graph *g = gn_pt_load_text(PH("x") PH("p") UN("a", "Relu", "x")
                             "node { name: 'y' op: 'Neg' input: 'p' input: '^a' " TF "}\n"
                             "node { name: 'rnd' op: 'RandomUniform' input: 's' attr { key: 'T' value { type: DT_INT32 } } "
                             "attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
                             "node { name: 's' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: "
                             "'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 2 } } } }\n"
                             "node { name: 'y2' op: 'Exp' input: 'p' input: '^rnd' " TF "}\n");
-    preserve(g, "y,y2");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_dependency, g));
-    expect_graph(g, "x=Placeholder(); p=Placeholder(); y=Neg(p, ^x); rnd=RandomUniform(s); s=Const(); y2=Exp(p, ^rnd)");
-    expect_event(&f, "dependency.to_noop: a: Relu 'a' became a NoOp: its outputs only drive control dependencies");
-    expect_event(&f, "dependency.remove_noop: a: bypassed NoOp 'a' (1 inputs, 1 consumers)");
-    expect_event(&f, "dependency.to_noop: rnd: RandomUniform 'rnd' kept: it may have side effects (stateful, a "
+    gn_pt_preserve_list(g, "y,y2");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_dependency, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); p=Placeholder(); y=Neg(p, ^x); rnd=RandomUniform(s); s=Const(); y2=Exp(p, ^rnd)");
+    gn_pt_fx_expect_event(&f, "dependency.to_noop: a: Relu 'a' became a NoOp: its outputs only drive control dependencies");
+    gn_pt_fx_expect_event(&f, "dependency.remove_noop: a: bypassed NoOp 'a' (1 inputs, 1 consumers)");
+    gn_pt_fx_expect_event(&f, "dependency.to_noop: rnd: RandomUniform 'rnd' kept: it may have side effects (stateful, a "
                      "placeholder, or writes an input)");
-    gn_tensor t[2] = {view(DT_FLOAT, xs, sizeof xs, 1, d6), view(DT_FLOAT, xs, sizeof xs, 1, d6)};
+    gn_tensor t[2] = {gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6), gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6)};
     const char *fn[2] = {"x", "p"}, *xn[1] = {"y"};
-    check_same(before, g, fn, t, 2, xn, 1);
-    fx_free(&f);
+    gn_pt_check_same(before, g, fn, t, 2, xn, 1);
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -413,27 +251,27 @@ static void test_to_noop(void **state)
 static void test_to_noop_switch(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x") PHB("p") "node { name: 'sw' op: 'Switch' input: 'x' input: 'p' " TF "}\n"
+    gn_graph *g = gn_pt_load_text(PH("x") PHB("p") "node { name: 'sw' op: 'Switch' input: 'x' input: 'p' " TF "}\n"
                             UN("a", "Relu", "sw:1") UN("b", "Neg", "sw:1")
                             "node { name: 'y' op: 'Exp' input: 'b' input: '^a' " TF "}\n");
-    preserve(g, "y");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_dependency, g));
-    expect_graph(g, "x=Placeholder(); p=Placeholder(); sw=Switch(x, p); b=Neg(sw:1); "
+    gn_pt_preserve_list(g, "y");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_dependency, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); p=Placeholder(); sw=Switch(x, p); b=Neg(sw:1); "
                     "y=Exp(b, ^ConstantFoldingCtrl/sw_1); ConstantFoldingCtrl/sw_1=Identity(sw:1)");
     gn_id id = gn__graph_find(g, "ConstantFoldingCtrl/sw_1");
     int dt = 0;
     assert_true(gn__attr_get_type(g, id, "T", &dt));
     assert_int_equal(dt, DT_FLOAT);
-    expect_event(&f, "dependency.to_noop: ConstantFoldingCtrl/sw_1: added Identity 'ConstantFoldingCtrl/sw_1' of "
+    gn_pt_fx_expect_event(&f, "dependency.to_noop: ConstantFoldingCtrl/sw_1: added Identity 'ConstantFoldingCtrl/sw_1' of "
                      "'sw:1' to carry a control dependency on one branch");
     bool pv = true;
-    gn_tensor t[2] = {view(DT_FLOAT, xs, sizeof xs, 1, d6), view(DT_BOOL, &pv, 1, 0, NULL)};
+    gn_tensor t[2] = {gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6), gn_pt_view(DT_BOOL, &pv, 1, 0, NULL)};
     const char *fn[2] = {"x", "p"}, *xn[1] = {"y"};
-    check_same(before, g, fn, t, 2, xn, 1);
-    fx_free(&f);
+    gn_pt_check_same(before, g, fn, t, 2, xn, 1);
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -442,23 +280,23 @@ static void test_to_noop_switch(void **state)
 static void test_const_control_and_dedup(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x") PH("p") CONST("k", "2")
+    gn_graph *g = gn_pt_load_text(PH("x") PH("p") CONST("k", "2")
                             "node { name: 'y' op: 'Neg' input: 'x' input: '^k' " TF "}\n"
                             "node { name: 'z' op: 'Mul' input: 'x' input: 'p' input: '^x' " TF "}\n");
-    preserve(g, "y,z");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_dependency, g));
-    expect_graph(g, "x=Placeholder(); p=Placeholder(); y=Neg(x); z=Mul(x, p)");
-    expect_event(&f, "dependency.const_control: y: dropped control input '^k' of 'y': a Const without inputs runs "
+    gn_pt_preserve_list(g, "y,z");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_dependency, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); p=Placeholder(); y=Neg(x); z=Mul(x, p)");
+    gn_pt_fx_expect_event(&f, "dependency.const_control: y: dropped control input '^k' of 'y': a Const without inputs runs "
                      "first anyway");
-    expect_event(&f, "dependency.const_control: k: deleted Const 'k': nothing uses it");
-    expect_event(&f, "dependency.dedup_control: z: dropped control input '^x' of 'z': 'x' is already a data input");
-    gn_tensor t[2] = {view(DT_FLOAT, xs, sizeof xs, 1, d6), view(DT_FLOAT, xs, sizeof xs, 1, d6)};
+    gn_pt_fx_expect_event(&f, "dependency.const_control: k: deleted Const 'k': nothing uses it");
+    gn_pt_fx_expect_event(&f, "dependency.dedup_control: z: dropped control input '^x' of 'z': 'x' is already a data input");
+    gn_tensor t[2] = {gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6), gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6)};
     const char *fn[2] = {"x", "p"}, *xn[2] = {"y", "z"};
-    check_same(before, g, fn, t, 2, xn, 2);
-    fx_free(&f);
+    gn_pt_check_same(before, g, fn, t, 2, xn, 2);
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -468,7 +306,7 @@ static void test_const_control_and_dedup(void **state)
 static void test_group_cross_device(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
+    gn_graph *g = gn_pt_load_text(
         PHD("x", "/job:w/replica:0/task:0/device:CPU:0") PHD("a", "/job:w/replica:0/task:1/device:GPU:0")
         PHD("b", "/job:w/replica:0/task:1/device:GPU:0") PHD("c", "/job:w/replica:0/task:1/device:GPU:0")
         "node { name: 'y' op: 'Neg' input: 'x' input: '^a' input: '^b' input: '^c' device: "
@@ -476,25 +314,25 @@ static void test_group_cross_device(void **state)
         PHD("a2", "/job:w/replica:0/task:1/device:GPU:0") PHD("b2", "/job:w/replica:0/task:1/device:GPU:1")
         "node { name: 'y2' op: 'Exp' input: 'x' input: '^a2' input: '^b2' device: "
         "'/job:w/replica:0/task:0/device:CPU:0' " TF "}\n");
-    preserve(g, "y,y2");
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_dependency, g));
-    expect_graph(g, "x=Placeholder()@/job:w/replica:0/task:0/device:CPU:0; a=Placeholder()@/job:w/replica:0/task:1/device:GPU:0; "
+    gn_pt_preserve_list(g, "y,y2");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_dependency, g));
+    gn_pt_expect_dump(g, "x=Placeholder()@/job:w/replica:0/task:0/device:CPU:0; a=Placeholder()@/job:w/replica:0/task:1/device:GPU:0; "
                     "b=Placeholder()@/job:w/replica:0/task:1/device:GPU:0; c=Placeholder()@/job:w/replica:0/task:1/device:GPU:0; "
                     "y=Neg(x, ^GroupCrossDeviceControlEdges_0/y)@/job:w/replica:0/task:0/device:CPU:0; "
                     "a2=Placeholder()@/job:w/replica:0/task:1/device:GPU:0; b2=Placeholder()@/job:w/replica:0/task:1/device:GPU:1; "
                     "y2=Exp(x, ^GroupCrossDeviceControlEdges_0/y2)@/job:w/replica:0/task:0/device:CPU:0; "
                     "GroupCrossDeviceControlEdges_0/y=NoOp(^a, ^b, ^c)@/job:w/replica:0/task:1/device:GPU:0; "
                     "GroupCrossDeviceControlEdges_0/y2=NoOp(^a2, ^b2)@/job:w/replica:0/task:1/device:GPU:1");
-    expect_event(&f, "dependency.group_cross_device: y: control inputs of 'y' from device "
+    gn_pt_fx_expect_event(&f, "dependency.group_cross_device: y: control inputs of 'y' from device "
                      "'/job:w/replica:0/task:1/device:GPU:0' now come through NoOp 'GroupCrossDeviceControlEdges_0/y' (3)");
-    expect_event(&f, "dependency.group_cross_device: y2: control inputs of 'y2' from host "
+    gn_pt_fx_expect_event(&f, "dependency.group_cross_device: y2: control inputs of 'y2' from host "
                      "'/job:w/replica:0/task:1/device:GPU:1' now come through NoOp 'GroupCrossDeviceControlEdges_0/y2' (2)");
-    expect_event(&f, "dependency.remove_noop: GroupCrossDeviceControlEdges_0/y: NoOp 'GroupCrossDeviceControlEdges_0/y' "
+    gn_pt_fx_expect_event(&f, "dependency.remove_noop: GroupCrossDeviceControlEdges_0/y: NoOp 'GroupCrossDeviceControlEdges_0/y' "
                      "kept: bypassing it would add device crossings");
-    assert_false(run(&f, gn__pass_dependency, g));
-    fx_free(&f);
+    assert_false(gn_pt_fx_run(&f, gn__pass_dependency, g));
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -502,7 +340,7 @@ static void test_group_cross_device(void **state)
 static void test_function_body(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
+    gn_graph *g = gn_pt_load_text(
         PH("x") "node { name: 'call' op: 'f' input: 'x' }\n" UN("y", "Identity", "call")
         "library { function { signature { name: 'f' input_arg { name: 'a' type: DT_FLOAT } output_arg { name: 'r' "
         "type: DT_FLOAT } is_stateful: true control_output: 'side' }\n"
@@ -511,14 +349,14 @@ static void test_function_body(void **state)
         "  node_def { name: 'k' op: 'Neg' input: 'i:output:0' " TF "}\n"
         "  ret { key: 'r' value: 'k:y:0' } control_ret { key: 'side' value: 'n' } } }\n");
     gn_graph *body = gn__graph_find_function(g, "f")->body;
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run_on(&f, gn__pass_dependency, body, "f"));
-    char *d = dump(body);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run_on(&f, gn__pass_dependency, body, "f"));
+    char *d = gn_pt_dump(body);
     if (strstr(d, "i=Identity") || !strstr(d, "n=NoOp(^a)") || !strstr(d, "k=Neg(a)")) fail_msg("body: %s", d);
     free(d);
-    expect_event(&f, "[f it1] dependency.remove_noop: n: NoOp 'n' kept: it is preserved");
-    fx_free(&f);
+    gn_pt_fx_expect_event(&f, "[f it1] dependency.remove_noop: n: NoOp 'n' kept: it is preserved");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -526,7 +364,7 @@ static void test_function_body(void **state)
 static void test_debug_stripper(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
+    gn_graph *g = gn_pt_load_text(
         PH("x") PH("a") PHB("ok") PHB("p")
         "node { name: 'as' op: 'Assert' input: 'ok' input: 'x' attr { key: 'T' value { list { type: DT_FLOAT } } } "
         "attr { key: 'summarize' value { i: 3 } } attr { key: '_class' value { list { s: 'loc:@x' } } } }\n"
@@ -547,13 +385,13 @@ static void test_debug_stripper(void **state)
         "node { name: 'as1' op: 'Assert' input: 'ok' input: 'sw:1' attr { key: 'T' value { list { type: DT_FLOAT } } } }\n"
         "node { name: 'as0' op: 'Assert' input: 'ok' input: 'sw:0' attr { key: 'T' value { list { type: DT_FLOAT } } } }\n"
         "node { name: 'y5' op: 'Relu' input: 'x' input: '^as1' input: '^as0' input: '^if' " TF "}\n");
-    preserve(g, "y,y2,y3,y4,y5,as");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    fx_pass(&f, "debug_stripper");
-    assert_true(run(&f, gn__pass_debug_stripper, g));
-    expect_graph(g, "x=Placeholder(); a=Placeholder(); ok=Placeholder(); p=Placeholder(); as=NoOp(^ok, ^x); "
+    gn_pt_preserve_list(g, "y,y2,y3,y4,y5,as");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_pass(&f, "debug_stripper");
+    assert_true(gn_pt_fx_run(&f, gn__pass_debug_stripper, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); a=Placeholder(); ok=Placeholder(); p=Placeholder(); as=NoOp(^ok, ^x); "
                     "y=Neg(x, ^as); cn=Identity(x); y2=Relu(cn); pr=Identity(x, ^a, ^ok); y3=Exp(pr); str=Const(); "
                     "pv=NoOp(^str); y4=Abs(x, ^pv); sw=Switch(x, p); if=Identity(sw); "
                     "as1=NoOp(^ok, ^ConstantFoldingCtrl/sw_1); as0=NoOp(^ok, ^if); y5=Relu(x, ^as1, ^as0, ^if); "
@@ -565,22 +403,22 @@ static void test_debug_stripper(void **state)
     assert_non_null(gn__node_attr(g, cn, "T"));
     assert_int_equal(g->nodes[pr].n_attr, 1);
     assert_non_null(gn__node_attr(g, pr, "T"));
-    expect_event(&f, "debug_stripper.assert: as: Assert 'as' became a NoOp; its 2 data inputs are now control inputs");
-    expect_event(&f, "debug_stripper.check_numerics: cn: CheckNumerics 'cn' became an Identity of its input");
-    expect_event(&f, "debug_stripper.print: pr: Print 'pr' became an Identity of its first input; 2 other inputs are "
+    gn_pt_fx_expect_event(&f, "debug_stripper.assert: as: Assert 'as' became a NoOp; its 2 data inputs are now control inputs");
+    gn_pt_fx_expect_event(&f, "debug_stripper.check_numerics: cn: CheckNumerics 'cn' became an Identity of its input");
+    gn_pt_fx_expect_event(&f, "debug_stripper.print: pr: Print 'pr' became an Identity of its first input; 2 other inputs are "
                      "now control");
-    expect_event(&f, "debug_stripper.print_v2: pv: PrintV2 'pv' became a NoOp; its 1 data input is now control input");
+    gn_pt_fx_expect_event(&f, "debug_stripper.print_v2: pv: PrintV2 'pv' became a NoOp; its 1 data input is now control input");
     /* CheckNumerics has a CPU kernel: the same values before and after */
-    gn_tensor t = view(DT_FLOAT, xs, sizeof xs, 1, d6);
+    gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
     {
         const char *fn[1] = {"x"}, *xn[1] = {"y2"};
-        check_same(before, g, fn, &t, 1, xn, 1);
+        gn_pt_check_same(before, g, fn, &t, 1, xn, 1);
     }
     /* Assert and Print have none: against the graph without them */
-    gn_graph *ref = load_text(PH("x") UN("y", "Neg", "x") UN("y3", "Exp", "x") UN("y4", "Abs", "x"));
+    gn_graph *ref = gn_pt_load_text(PH("x") UN("y", "Neg", "x") UN("y3", "Exp", "x") UN("y4", "Abs", "x"));
     float av = 1;
     bool okv = true;
-    gn_tensor ts[3] = {t, view(DT_FLOAT, &av, 4, 0, NULL), view(DT_BOOL, &okv, 1, 0, NULL)};
+    gn_tensor ts[3] = {t, gn_pt_view(DT_FLOAT, &av, 4, 0, NULL), gn_pt_view(DT_BOOL, &okv, 1, 0, NULL)};
     const char *xn[3] = {"y", "y3", "y4"}, *fn[3] = {"x", "a", "ok"};
     gn_tensor out[2][3];
     gn_session *s = NULL;
@@ -599,16 +437,16 @@ static void test_debug_stripper(void **state)
     }
     gn_graph_free(ref);
     /* then the dependency optimizer takes the NoOps away where it may */
-    fx_pass(&f, "dependency");
-    run(&f, gn__pass_dependency, g);
-    char *d = dump(g);
+    gn_pt_fx_pass(&f, "dependency");
+    gn_pt_fx_run(&f, gn__pass_dependency, g);
+    char *d = gn_pt_dump(g);
     /* 'as' is preserved: it stays, as a NoOp */
     if (!strstr(d, "as=NoOp(") || strstr(d, "pv=") || strstr(d, "as1=") || strstr(d, "as0=")) fail_msg("after: %s", d);
     free(d);
     /* a second stripping changes nothing */
-    fx_pass(&f, "debug_stripper");
-    assert_false(run(&f, gn__pass_debug_stripper, g));
-    fx_free(&f);
+    gn_pt_fx_pass(&f, "debug_stripper");
+    assert_false(gn_pt_fx_run(&f, gn__pass_debug_stripper, g));
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -616,13 +454,13 @@ static void test_debug_stripper(void **state)
 static void test_debug_stripper_disabled(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x") "node { name: 'cn' op: 'CheckNumerics' input: 'x' " TF
+    gn_graph *g = gn_pt_load_text(PH("x") "node { name: 'cn' op: 'CheckNumerics' input: 'x' " TF
                             "attr { key: 'message' value { s: 'bad' } } }\n" UN("y", "Relu", "cn"));
-    fx f;
-    fx_init(&f, "debug_stripper.check_numerics");
-    assert_false(run(&f, gn__pass_debug_stripper, g));
-    expect_graph(g, "x=Placeholder(); cn=CheckNumerics(x); y=Relu(cn)");
-    fx_free(&f);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, "debug_stripper.check_numerics");
+    assert_false(gn_pt_fx_run(&f, gn__pass_debug_stripper, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); cn=CheckNumerics(x); y=Relu(cn)");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -639,7 +477,7 @@ static gn_graph *chain_graph(size_t n, bool fan)
         else if (i >= 2) o += (size_t)snprintf(t + o, cap - o, "input: '^x%zu' ", i - 2);
         o += (size_t)snprintf(t + o, cap - o, TF "}\n");
     }
-    gn_graph *g = load_text(t);
+    gn_graph *g = gn_pt_load_text(t);
     free(t);
     return g;
 }
@@ -652,12 +490,12 @@ static void test_transitive_reduction_large(void **state)
         gn_graph *g = chain_graph(n, fan);
         char last[32];
         snprintf(last, sizeof last, "x%zu", n - 1);
-        preserve(g, last);
-        fx f;
-        fx_init(&f, NULL);
+        gn_pt_preserve_list(g, last);
+        gn_pt_fx f;
+        gn_pt_fx_init(&f, NULL);
         f.r = (gn_report_free(f.r), NULL);
         f.c.report = NULL;
-        assert_true(run(&f, gn__pass_dependency, g));
+        assert_true(gn_pt_fx_run(&f, gn__pass_dependency, g));
         int64_t us = f.us;
         size_t ctl = 0;
         for (gn_id i = 0; i < g->n_nodes; i++) ctl += g->nodes[i].n_ctrl;
@@ -685,18 +523,18 @@ static void test_transitive_reduction_capped(void **state)
     o += (size_t)snprintf(t + o, cap - o, "node { name: 'end' op: 'Neg' input: 'x%zu'", n - 1);
     for (size_t i = 0; i < n - 1; i += 2) o += (size_t)snprintf(t + o, cap - o, " input: '^x%zu'", i);
     o += (size_t)snprintf(t + o, cap - o, " " TF "}\n");
-    gn_graph *g = load_text(t);
+    gn_graph *g = gn_pt_load_text(t);
     free(t);
-    preserve(g, "end");
-    fx f;
-    fx_init(&f, NULL);
-    run(&f, gn__pass_dependency, g);
+    gn_pt_preserve_list(g, "end");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_run(&f, gn__pass_dependency, g);
     int64_t us = f.us;
     print_message("dependency: %zu sources with far control edges in %.1f ms\n", n / 2, (double)us / 1000.0);
     gn_id end = gn__graph_find(g, "end");
     print_message("dependency: %u of %zu control edges left\n", g->nodes[end].n_ctrl, n / 2);
-    expect_event(&f, "dependency.transitive_reduction");
-    fx_free(&f);
+    gn_pt_fx_expect_event(&f, "dependency.transitive_reduction");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -746,33 +584,13 @@ static const char *const corpus[] = {
     "tensorflow__tensorflow/tensorflow__core__ir__importexport__tests__roundtrip__test10.pbtxt",
 };
 
-/* What the meta-optimizer preserves without fetches. */
-static void mark_default(gn_graph *g)
-{
-    for (gn_id i = 0; i < g->n_nodes; i++) {
-        gn__node *n = &g->nodes[i];
-        if (n->flags & GN__NODE_DEAD) continue;
-        const gn__opdef *od = gn__node_opdef(g, i);
-        if ((!n->n_use && !n->n_cuse) || !od || (od->flags & GN__OPF_STATEFUL) || (n->flags & GN__NODE_FN_RET))
-            n->flags |= GN__NODE_PRESERVE;
-    }
-}
-
-static uint32_t live_nodes(const gn_graph *g)
-{
-    uint32_t n = g->n_live;
-    for (uint32_t f = 0; f < g->n_fns; f++)
-        if (g->fns[f].body) n += g->fns[f].body->n_live;
-    return n;
-}
-
 /* Runs the pass over the graph and every function body; returns whether
  * anything changed. */
-static bool run_all(fx *f, gn__pass_fn fn, gn_graph *g)
+static bool run_all(gn_pt_fx *f, gn__pass_fn fn, gn_graph *g)
 {
-    bool changed = run(f, fn, g);
+    bool changed = gn_pt_fx_run(f, fn, g);
     for (uint32_t i = 0; i < g->n_fns; i++)
-        if (g->fns[i].body) changed |= run_on(f, fn, g->fns[i].body, gn__str(g, g->fns[i].name));
+        if (g->fns[i].body) changed |= gn_pt_fx_run_on(f, fn, g->fns[i].body, gn__str(g, g->fns[i].name));
     return changed;
 }
 
@@ -788,30 +606,30 @@ static void test_corpus(void **state)
             gn_graph_free(g);
             continue;
         }
-        mark_default(g);
+        gn_pt_mark_default_preserved(g);
         for (uint32_t k = 0; k < g->n_fns; k++)
             if (g->fns[k].body) {
-                mark_default(g->fns[k].body);
+                gn_pt_mark_default_preserved(g->fns[k].body);
                 for (uint32_t j = 0; j < g->fns[k].n_control_ret; j++)
                     if (g->fns[k].control_ret_node[j] != GN_NONE)
                         g->fns[k].body->nodes[g->fns[k].control_ret_node[j]].flags |= GN__NODE_PRESERVE;
             }
-        uint32_t before = live_nodes(g);
-        fx f;
-        fx_init(&f, NULL);
-        fx_pass(&f, "debug_stripper");
+        uint32_t before = gn_pt_live_total(g);
+        gn_pt_fx f;
+        gn_pt_fx_init(&f, NULL);
+        gn_pt_fx_pass(&f, "debug_stripper");
         run_all(&f, gn__pass_debug_stripper, g);
-        uint32_t mid = live_nodes(g);
+        uint32_t mid = gn_pt_live_total(g);
         if (run_all(&f, gn__pass_debug_stripper, g)) fail_msg("%s: a second stripping changed the graph", corpus[i]);
-        fx_pass(&f, "dependency");
+        gn_pt_fx_pass(&f, "dependency");
         run_all(&f, gn__pass_dependency, g);
-        uint32_t after = live_nodes(g);
+        uint32_t after = gn_pt_live_total(g);
         if (run_all(&f, gn__pass_dependency, g)) {
-            char *t = report_text(&f);
+            char *t = gn_pt_fx_report_text(&f);
             fail_msg("%s: a second dependency run changed the graph\n%s", corpus[i], t);
         }
         print_message("debug_stripper+dependency %-90.90s %6u -> %6u -> %6u\n", corpus[i], before, mid, after);
-        fx_free(&f);
+        gn_pt_fx_free(&f);
         gn_graph_free(g);
     }
 }
@@ -844,17 +662,17 @@ static void test_corpus_numeric(void **state)
         if (!gn_test_corpus(m->path, path, sizeof path)) continue;
         gn_graph *g = NULL;
         if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("%s: %s", m->path, gn_graph_errmsg(g));
-        preserve(g, m->fetch);
-        preserve(g, m->feed);
-        if (m->feed2) preserve(g, m->feed2);
-        gn_graph *before = clone(g);
+        gn_pt_preserve_list(g, m->fetch);
+        gn_pt_preserve_list(g, m->feed);
+        if (m->feed2) gn_pt_preserve_list(g, m->feed2);
+        gn_graph *before = gn_pt_clone(g);
         uint32_t n0 = g->n_live;
-        fx f;
-        fx_init(&f, NULL);
-        fx_pass(&f, "debug_stripper");
-        run(&f, gn__pass_debug_stripper, g);
-        fx_pass(&f, "dependency");
-        run(&f, gn__pass_dependency, g);
+        gn_pt_fx f;
+        gn_pt_fx_init(&f, NULL);
+        gn_pt_fx_pass(&f, "debug_stripper");
+        gn_pt_fx_run(&f, gn__pass_debug_stripper, g);
+        gn_pt_fx_pass(&f, "dependency");
+        gn_pt_fx_run(&f, gn__pass_dependency, g);
         print_message("dependency (fetch %s) %-70.70s %6u -> %6u\n", m->fetch, m->path, n0, g->n_live);
         int64_t numel = 1;
         for (int32_t k = 0; k < m->rank; k++) numel *= m->dims[k];
@@ -865,11 +683,11 @@ static void test_corpus_numeric(void **state)
             x[k] = ((float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f) * (m->rank == 3 ? 20.0f : 1.0f);
         }
         float one = 1.0f;
-        gn_tensor t[2] = {view(DT_FLOAT, x, (size_t)numel * sizeof *x, m->rank, m->dims), view(DT_FLOAT, &one, 4, 0, NULL)};
+        gn_tensor t[2] = {gn_pt_view(DT_FLOAT, x, (size_t)numel * sizeof *x, m->rank, m->dims), gn_pt_view(DT_FLOAT, &one, 4, 0, NULL)};
         const char *fn[2] = {m->feed, m->feed2}, *xn[1] = {m->fetch};
-        check_same(before, g, fn, t, m->feed2 ? 2 : 1, xn, 1);
+        gn_pt_check_same(before, g, fn, t, m->feed2 ? 2 : 1, xn, 1);
         free(x);
-        fx_free(&f);
+        gn_pt_fx_free(&f);
         gn_graph_free(before);
         gn_graph_free(g);
     }

@@ -16,6 +16,7 @@
 #include "ops/registry.h"
 #include "optimizer/pass.h"
 #include "testutil.h"
+#include "passtest.h"
 
 #define DT_FLOAT 1
 #define DT_BOOL 10
@@ -27,167 +28,6 @@
     "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { " \
     "tensor { dtype: DT_FLOAT tensor_shape { } float_val: " v " } } } }\n"
 
-/* ---- helpers ------------------------------------------------------------------------------ */
-static gn_graph *load_text(const char *text)
-{
-    gn_graph *g = NULL;
-    if (gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g) != GN_OK) fail_msg("load: %s", gn_graph_errmsg(g));
-    return g;
-}
-
-typedef struct fx {
-    gn_options o;
-    gn_report *r;
-    gn__err err;
-    gn__pass_ctx c;
-    int64_t us; /* time of the last pass call alone */
-} fx;
-
-static void fx_init(fx *f, const char *disabled)
-{
-    memset(f, 0, sizeof *f);
-    gn_options_init(&f->o);
-    f->o.disabled_patterns = disabled;
-    /* an empty report to collect the pass's events */
-    gn_graph *g = load_text(PH("x"));
-    gn_options o2;
-    gn_options_init(&o2);
-    o2.disable_meta_optimizer = 1;
-    assert_int_equal(gn_optimize(g, &o2, NULL, &f->r), GN_OK);
-    gn_graph_free(g);
-    f->c.opts = &f->o;
-    f->c.report = f->r;
-    f->c.pass_id = "pruning";
-    f->c.err = &f->err;
-}
-
-static void fx_free(fx *f) { gn_report_free(f->r); }
-
-/* Runs pass fn on g (a function body when fn_name is set), then checks the
- * graph and compacts it as the meta-optimizer does. Returns c.changed. */
-static bool run_on(fx *f, gn__pass_fn fn, gn_graph *g, const char *fn_name)
-{
-    f->c.changed = false;
-    f->c.fn_name = fn_name;
-    f->c.lib = g->lib;
-    gn__err_clear(&f->err);
-    int64_t t0 = gn__now_us();
-    gn_status s = fn(&f->c, g);
-    f->us = gn__now_us() - t0;
-    if (s != GN_OK) fail_msg("pass failed: %s", f->err.msg);
-    if (gn__graph_check_fanouts(g) != GN_OK) fail_msg("fanouts: %s", g->err.msg);
-    if (gn__graph_compact(g) != GN_OK) fail_msg("compact: %s", g->err.msg);
-    const gn_graph *top = g->lib ? g->lib : g;
-    if (gn__graph_validate((gn_graph *)top) != GN_OK) fail_msg("validate: %s", top->err.msg);
-    return f->c.changed;
-}
-
-static bool run(fx *f, gn__pass_fn fn, gn_graph *g) { return run_on(f, fn, g, NULL); }
-
-static char *report_text(fx *f)
-{
-    char *t = NULL;
-    assert_int_equal(gn_report_to_text(f->r, &t), GN_OK);
-    return t;
-}
-
-static void expect_event(fx *f, const char *text)
-{
-    char *t = report_text(f);
-    if (!strstr(t, text)) fail_msg("report lacks:\n  %s\nreport:\n%s", text, t);
-    free(t);
-}
-
-static void expect_no_event(fx *f, const char *text)
-{
-    char *t = report_text(f);
-    if (strstr(t, text)) fail_msg("report has:\n  %s\nreport:\n%s", text, t);
-    free(t);
-}
-
-/* "name=Op(in, in:1, ^ctrl)@device; ..." over the live nodes in order */
-static char *dump(const gn_graph *g)
-{
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    b[0] = 0;
-    for (gn_id i = 0; i < g->n_nodes; i++) {
-        const gn__node *nd = &g->nodes[i];
-        if (nd->flags & GN__NODE_DEAD) continue;
-        if (n + 4096 > cap) b = realloc(b, cap *= 2);
-        n += (size_t)snprintf(b + n, cap - n, "%s%s=%s(", n ? "; " : "", gn__node_name(g, i), gn__node_op(g, i));
-        for (uint32_t k = 0; k < nd->n_in; k++) {
-            if (nd->in[k].index) n += (size_t)snprintf(b + n, cap - n, "%s%s:%u", k ? ", " : "", gn__node_name(g, nd->in[k].node), nd->in[k].index);
-            else n += (size_t)snprintf(b + n, cap - n, "%s%s", k ? ", " : "", gn__node_name(g, nd->in[k].node));
-        }
-        for (uint32_t k = 0; k < nd->n_ctrl; k++)
-            n += (size_t)snprintf(b + n, cap - n, "%s^%s", (k || nd->n_in) ? ", " : "", gn__node_name(g, nd->ctrl[k]));
-        n += (size_t)snprintf(b + n, cap - n, ")");
-        if (nd->device) n += (size_t)snprintf(b + n, cap - n, "@%s", gn__str(g, nd->device));
-    }
-    return b;
-}
-
-static void expect_graph(const gn_graph *g, const char *want)
-{
-    char *got = dump(g);
-    if (strcmp(got, want) != 0) fail_msg("graph:\n  got:  %s\n  want: %s", got, want);
-    free(got);
-}
-
-static void preserve(gn_graph *g, const char *names)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", names);
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-        gn_id id = gn__graph_find(g, t);
-        if (id == GN_NONE) fail_msg("no node %s", t);
-        g->nodes[id].flags |= GN__NODE_PRESERVE;
-    }
-}
-
-static gn_tensor view(int32_t dtype, void *data, size_t nbytes, int32_t rank, const int64_t *dims)
-{
-    gn_tensor t;
-    memset(&t, 0, sizeof t);
-    t.dtype = dtype;
-    t.rank = rank;
-    for (int32_t i = 0; i < rank; i++) t.dims[i] = dims[i];
-    t.data = data;
-    t.nbytes = nbytes;
-    return t;
-}
-
-/* Runs a (before) and b (after) on the same feeds and compares every fetch. */
-static void check_same(const gn_graph *a, const gn_graph *b, const char *const *fn, const gn_tensor *ft, size_t nf,
-                       const char *const *xn, size_t nx)
-{
-    const gn_graph *gs[2] = {a, b};
-    gn_tensor out[2][8];
-    assert_true(nx <= 8);
-    for (int w = 0; w < 2; w++) {
-        gn_session *s = NULL;
-        if (gn_session_new(gs[w], NULL, &s) != GN_OK) fail_msg("session: %s", gn_session_errmsg(s));
-        if (gn_session_run(s, fn, ft, nf, xn, out[w], nx) != GN_OK)
-            fail_msg("run (%s): %s", w ? "after" : "before", gn_session_errmsg(s));
-        gn_session_free(s);
-    }
-    for (size_t i = 0; i < nx; i++) {
-        gn_compare_result cr;
-        assert_int_equal(gn_tensor_compare(&out[1][i], &out[0][i], 0, &cr), GN_OK);
-        if (!cr.match) fail_msg("fetch %s differs: %s (rel %g)", xn[i], cr.why, cr.rel_l2_err);
-        gn_tensor_free(&out[0][i]);
-        gn_tensor_free(&out[1][i]);
-    }
-}
-
-static gn_graph *clone(const gn_graph *g)
-{
-    gn_graph *c = NULL;
-    assert_int_equal(gn_graph_clone(g, &c), GN_OK);
-    return c;
-}
-
 static float xs[6] = {-1.5f, 2.0f, 0.25f, -3.0f, 4.0f, 0.5f};
 static const int64_t d6[1] = {6};
 
@@ -195,24 +35,24 @@ static const int64_t d6[1] = {6};
 static void test_grappler_example(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x") UN("a", "Identity", "x") UN("s", "StopGradient", "a") UN("y", "Relu", "s")
+    gn_graph *g = gn_pt_load_text(PH("x") UN("a", "Identity", "x") UN("s", "StopGradient", "a") UN("y", "Relu", "s")
                                 UN("z", "Exp", "x"));
-    preserve(g, "y");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_pruning, g));
-    expect_graph(g, "x=Placeholder(); y=Relu(x)");
-    expect_event(&f, "pruning.unreachable: z: deleted Exp 'z': no preserved node needs it");
-    expect_event(&f, "pruning.identity: a: bypassed Identity 'a': its consumers now read 'x'");
-    expect_event(&f, "pruning.stop_gradient: s: bypassed StopGradient 's': its consumers now read 'x'");
-    gn_tensor t = view(DT_FLOAT, xs, sizeof xs, 1, d6);
+    gn_pt_preserve_list(g, "y");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); y=Relu(x)");
+    gn_pt_fx_expect_event(&f, "pruning.unreachable: z: deleted Exp 'z': no preserved node needs it");
+    gn_pt_fx_expect_event(&f, "pruning.identity: a: bypassed Identity 'a': its consumers now read 'x'");
+    gn_pt_fx_expect_event(&f, "pruning.stop_gradient: s: bypassed StopGradient 's': its consumers now read 'x'");
+    gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
     const char *fn[1] = {"x"}, *xn[1] = {"y"};
-    check_same(before, g, fn, &t, 1, xn, 1);
+    gn_pt_check_same(before, g, fn, &t, 1, xn, 1);
     /* a second run changes nothing */
-    assert_false(run(&f, gn__pass_pruning, g));
-    expect_graph(g, "x=Placeholder(); y=Relu(x)");
-    fx_free(&f);
+    assert_false(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); y=Relu(x)");
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -221,14 +61,14 @@ static void test_grappler_example(void **state)
 static void test_nothing_preserved(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x") UN("a", "Identity", "x") UN("y", "Relu", "a") UN("z", "Exp", "x"));
-    fx f;
-    fx_init(&f, NULL);
-    assert_false(run(&f, gn__pass_pruning, g));
-    expect_graph(g, "x=Placeholder(); a=Identity(x); y=Relu(a); z=Exp(x)");
-    expect_event(&f, "pruning.unreachable: nothing is preserved (no fetches given): the whole graph is kept");
-    expect_event(&f, "pruning.identity: a: Identity 'a' kept: nothing is preserved (no fetches given)");
-    fx_free(&f);
+    gn_graph *g = gn_pt_load_text(PH("x") UN("a", "Identity", "x") UN("y", "Relu", "a") UN("z", "Exp", "x"));
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_false(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); a=Identity(x); y=Relu(a); z=Exp(x)");
+    gn_pt_fx_expect_event(&f, "pruning.unreachable: nothing is preserved (no fetches given): the whole graph is kept");
+    gn_pt_fx_expect_event(&f, "pruning.identity: a: Identity 'a' kept: nothing is preserved (no fetches given)");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -237,15 +77,15 @@ static void test_nothing_preserved(void **state)
 static void test_outputs_preserved(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x") UN("a", "Identity", "x") UN("y", "Relu", "a") UN("z", "Exp", "x")
+    gn_graph *g = gn_pt_load_text(PH("x") UN("a", "Identity", "x") UN("y", "Relu", "a") UN("z", "Exp", "x")
                                 UN("o", "Identity", "z"));
-    preserve(g, "y,o");
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_pruning, g));
-    expect_graph(g, "x=Placeholder(); y=Relu(x); z=Exp(x); o=Identity(z)");
-    expect_event(&f, "pruning.identity: o: Identity 'o' kept: it is preserved");
-    fx_free(&f);
+    gn_pt_preserve_list(g, "y,o");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); y=Relu(x); z=Exp(x); o=Identity(z)");
+    gn_pt_fx_expect_event(&f, "pruning.identity: o: Identity 'o' kept: it is preserved");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -261,28 +101,28 @@ static void test_identity_refusals(void **state)
         "node { name: 'c' op: 'Identity' input: 'x' input: '^p' " TF "}\n"
         UN("e", "Identity", "x")
         "node { name: 'y' op: 'Mul' input: 'm' input: 'c' input: '^e' " TF "}\n";
-    gn_graph *g = load_text(text);
-    preserve(g, "y");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    assert_false(run(&f, gn__pass_pruning, g));
-    expect_event(&f, "pruning.identity: it: Identity 'it' kept: it follows a Switch");
-    expect_event(&f, "pruning.identity: if: Identity 'if' kept: it follows a Switch");
-    expect_event(&f, "pruning.identity: idm: Identity 'idm' kept: it feeds a Merge ('m')");
-    expect_event(&f, "pruning.identity: c: Identity 'c' kept: it has control inputs");
-    expect_event(&f, "pruning.identity: e: Identity 'e' kept: it drives control dependencies");
-    char *d0 = dump(before), *d1 = dump(g);
+    gn_graph *g = gn_pt_load_text(text);
+    gn_pt_preserve_list(g, "y");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_false(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_fx_expect_event(&f, "pruning.identity: it: Identity 'it' kept: it follows a Switch");
+    gn_pt_fx_expect_event(&f, "pruning.identity: if: Identity 'if' kept: it follows a Switch");
+    gn_pt_fx_expect_event(&f, "pruning.identity: idm: Identity 'idm' kept: it feeds a Merge ('m')");
+    gn_pt_fx_expect_event(&f, "pruning.identity: c: Identity 'c' kept: it has control inputs");
+    gn_pt_fx_expect_event(&f, "pruning.identity: e: Identity 'e' kept: it drives control dependencies");
+    char *d0 = gn_pt_dump(before), *d1 = gn_pt_dump(g);
     assert_string_equal(d0, d1);
     free(d0);
     free(d1);
     bool pv[2] = {true, false};
     for (int k = 0; k < 2; k++) {
-        gn_tensor t[2] = {view(DT_FLOAT, xs, sizeof xs, 1, d6), view(DT_BOOL, &pv[k], 1, 0, NULL)};
+        gn_tensor t[2] = {gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6), gn_pt_view(DT_BOOL, &pv[k], 1, 0, NULL)};
         const char *fn[2] = {"x", "p"}, *xn[1] = {"y"};
-        check_same(before, g, fn, t, 2, xn, 1);
+        gn_pt_check_same(before, g, fn, t, 2, xn, 1);
     }
-    fx_free(&f);
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -291,17 +131,17 @@ static void test_identity_refusals(void **state)
 static void test_identity_after_enter(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x")
+    gn_graph *g = gn_pt_load_text(PH("x")
                             "node { name: 'en' op: 'Enter' input: 'x' " TF
                             "attr { key: 'frame_name' value { s: 'f' } } attr { key: 'is_constant' value { b: true } } }\n"
                             UN("i", "Identity", "en") UN("ex", "Exit", "i") UN("y", "Relu", "ex"));
-    preserve(g, "y");
-    fx f;
-    fx_init(&f, NULL);
-    assert_false(run(&f, gn__pass_pruning, g));
-    expect_graph(g, "x=Placeholder(); en=Enter(x); i=Identity(en); ex=Exit(i); y=Relu(ex)");
-    expect_event(&f, "pruning.identity: i: Identity 'i' kept: it follows an Enter (frame boundary)");
-    fx_free(&f);
+    gn_pt_preserve_list(g, "y");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_false(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); en=Enter(x); i=Identity(en); ex=Exit(i); y=Relu(ex)");
+    gn_pt_fx_expect_event(&f, "pruning.identity: i: Identity 'i' kept: it follows an Enter (frame boundary)");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -309,33 +149,33 @@ static void test_identity_after_enter(void **state)
 static void test_identity_other_device(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
+    gn_graph *g = gn_pt_load_text(
         "node { name: 'x' op: 'Placeholder' device: '/device:GPU:0' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
         "node { name: 'i' op: 'Identity' input: 'x' device: '/device:CPU:0' " TF "}\n"
         "node { name: 'y' op: 'Relu' input: 'i' device: '/device:CPU:0' " TF "}\n");
-    preserve(g, "y");
-    fx f;
-    fx_init(&f, NULL);
-    assert_false(run(&f, gn__pass_pruning, g));
-    expect_event(&f, "Identity 'i' kept: its input 'x' is on another device ('/device:GPU:0' vs '/device:CPU:0')");
-    fx_free(&f);
+    gn_pt_preserve_list(g, "y");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_false(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_fx_expect_event(&f, "Identity 'i' kept: its input 'x' is on another device ('/device:GPU:0' vs '/device:CPU:0')");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
 static void test_identity_ref_input(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
+    gn_graph *g = gn_pt_load_text(
         "node { name: 'v' op: 'VariableV2' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'shape' value { "
         "shape { } } } }\n"
         UN("i", "Identity", "v") UN("y", "Relu", "i"));
-    preserve(g, "y");
-    fx f;
-    fx_init(&f, NULL);
-    assert_false(run(&f, gn__pass_pruning, g));
-    expect_graph(g, "v=VariableV2(); i=Identity(v); y=Relu(i)");
-    expect_event(&f, "pruning.identity: i: Identity 'i' kept: its input 'v' is a reference");
-    fx_free(&f);
+    gn_pt_preserve_list(g, "y");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_false(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_expect_dump(g, "v=VariableV2(); i=Identity(v); y=Relu(i)");
+    gn_pt_fx_expect_event(&f, "pruning.identity: i: Identity 'i' kept: its input 'v' is a reference");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -344,26 +184,26 @@ static void test_identity_ref_input(void **state)
 static void test_stop_gradient_controls(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x") PH("p") PH("q")
+    gn_graph *g = gn_pt_load_text(PH("x") PH("p") PH("q")
                             "node { name: 's' op: 'StopGradient' input: 'x' input: '^p' " TF "}\n"
                             UN("y", "Relu", "s")
                             "node { name: 's2' op: 'StopGradient' input: 'x' input: '^p' input: '^q' " TF "}\n"
                             UN("a", "Neg", "s2") UN("b", "Exp", "s2") UN("c", "Abs", "s2"));
-    preserve(g, "y,a,b,c");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_pruning, g));
-    expect_graph(g, "x=Placeholder(); p=Placeholder(); q=Placeholder(); y=Relu(x, ^p); "
+    gn_pt_preserve_list(g, "y,a,b,c");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); p=Placeholder(); q=Placeholder(); y=Relu(x, ^p); "
                     "s2=StopGradient(x, ^p, ^q); a=Neg(s2); b=Exp(s2); c=Abs(s2)");
-    expect_event(&f, "pruning.stop_gradient: s2: StopGradient 's2' kept: bypassing it would add edges (3 inputs x 3 "
+    gn_pt_fx_expect_event(&f, "pruning.stop_gradient: s2: StopGradient 's2' kept: bypassing it would add edges (3 inputs x 3 "
                      "consumers > 3 + 3)");
     float one = 1;
-    gn_tensor t[3] = {view(DT_FLOAT, xs, sizeof xs, 1, d6), view(DT_FLOAT, &one, 4, 0, NULL),
-                      view(DT_FLOAT, &one, 4, 0, NULL)};
+    gn_tensor t[3] = {gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6), gn_pt_view(DT_FLOAT, &one, 4, 0, NULL),
+                      gn_pt_view(DT_FLOAT, &one, 4, 0, NULL)};
     const char *fn[3] = {"x", "p", "q"}, *xn[4] = {"y", "a", "b", "c"};
-    check_same(before, g, fn, t, 3, xn, 4);
-    fx_free(&f);
+    gn_pt_check_same(before, g, fn, t, 3, xn, 4);
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -372,24 +212,24 @@ static void test_stop_gradient_controls(void **state)
 static void test_noop_const_addn(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x") "node { name: 'n' op: 'NoOp' }\n" CONST("k", "2") CONST("k2", "3")
+    gn_graph *g = gn_pt_load_text(PH("x") "node { name: 'n' op: 'NoOp' }\n" CONST("k", "2") CONST("k2", "3")
                             "node { name: 'a' op: 'AddN' input: 'x' " TF "attr { key: 'N' value { i: 1 } } }\n"
                             "node { name: 'y' op: 'Mul' input: 'a' input: 'k2' input: '^n' input: '^k' " TF "}\n"
                             "node { name: 'keep' op: 'AddN' input: 'x' " TF "attr { key: 'N' value { i: 1 } } }\n");
-    preserve(g, "y,keep");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_pruning, g));
-    expect_graph(g, "x=Placeholder(); k2=Const(); y=Mul(x, k2); keep=AddN(x)");
-    expect_event(&f, "pruning.noop: n: deleted NoOp 'n': it has no inputs, so nothing waits on it");
-    expect_event(&f, "pruning.const_control_only: k: deleted Const 'k': it has no inputs and only control consumers (1)");
-    expect_event(&f, "pruning.addn_single: a: bypassed AddN 'a': its consumers now read 'x'");
-    expect_event(&f, "pruning.addn_single: keep: AddN 'keep' kept: it is preserved");
-    gn_tensor t = view(DT_FLOAT, xs, sizeof xs, 1, d6);
+    gn_pt_preserve_list(g, "y,keep");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); k2=Const(); y=Mul(x, k2); keep=AddN(x)");
+    gn_pt_fx_expect_event(&f, "pruning.noop: n: deleted NoOp 'n': it has no inputs, so nothing waits on it");
+    gn_pt_fx_expect_event(&f, "pruning.const_control_only: k: deleted Const 'k': it has no inputs and only control consumers (1)");
+    gn_pt_fx_expect_event(&f, "pruning.addn_single: a: bypassed AddN 'a': its consumers now read 'x'");
+    gn_pt_fx_expect_event(&f, "pruning.addn_single: keep: AddN 'keep' kept: it is preserved");
+    gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
     const char *fn[1] = {"x"}, *xn[2] = {"y", "keep"};
-    check_same(before, g, fn, &t, 1, xn, 2);
-    fx_free(&f);
+    gn_pt_check_same(before, g, fn, &t, 1, xn, 2);
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -398,14 +238,14 @@ static void test_noop_const_addn(void **state)
 static void test_dedup_control(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x") PH("p") "node { name: 'y' op: 'Mul' input: 'x' input: 'p' input: '^x' " TF "}\n");
-    preserve(g, "y");
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_pruning, g));
-    expect_graph(g, "x=Placeholder(); p=Placeholder(); y=Mul(x, p)");
-    expect_event(&f, "pruning.dedup_control: y: dropped control input '^x' of 'y': 'x' is already a data input");
-    fx_free(&f);
+    gn_graph *g = gn_pt_load_text(PH("x") PH("p") "node { name: 'y' op: 'Mul' input: 'x' input: 'p' input: '^x' " TF "}\n");
+    gn_pt_preserve_list(g, "y");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); p=Placeholder(); y=Mul(x, p)");
+    gn_pt_fx_expect_event(&f, "pruning.dedup_control: y: dropped control input '^x' of 'y': 'x' is already a data input");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -413,28 +253,28 @@ static void test_dedup_control(void **state)
 static void test_identity_n_split(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
+    gn_graph *g = gn_pt_load_text(
         PH("x") UN("a", "Neg", "x") UN("b", "Exp", "x") UN("c", "Abs", "x")
         "node { name: 'n' op: 'IdentityN' input: 'a' input: 'b' input: 'c' attr { key: 'T' value { list { type: "
         "DT_FLOAT type: DT_FLOAT type: DT_FLOAT } } } }\n"
         UN("y", "Relu", "n") UN("z", "Relu", "n:1") UN("w", "Sqrt", "n:2") UN("w2", "Square", "n:2"));
-    preserve(g, "y,w,w2");
-    gn_graph *before = clone(g);
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run(&f, gn__pass_pruning, g));
-    expect_graph(g, "x=Placeholder(); a=Neg(x); c=Abs(x); n=IdentityN(a, c); y=Relu(n); w=Sqrt(n:1); w2=Square(n:1)");
+    gn_pt_preserve_list(g, "y,w,w2");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); a=Neg(x); c=Abs(x); n=IdentityN(a, c); y=Relu(n); w=Sqrt(n:1); w2=Square(n:1)");
     const Tensorflow__AttrValue *t = gn__node_attr(g, gn__graph_find(g, "n"), "T");
     assert_non_null(t);
     assert_int_equal(t->list->n_type, 2);
-    expect_event(&f, "pruning.identity_n_split: n: IdentityN 'n': kept 2 of its 3 ports; the others feed nothing that "
+    gn_pt_fx_expect_event(&f, "pruning.identity_n_split: n: IdentityN 'n': kept 2 of its 3 ports; the others feed nothing that "
                      "is needed");
-    expect_event(&f, "pruning.unreachable: b: deleted Exp 'b'");
-    gn_tensor tx = view(DT_FLOAT, xs, sizeof xs, 1, d6);
+    gn_pt_fx_expect_event(&f, "pruning.unreachable: b: deleted Exp 'b'");
+    gn_tensor tx = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
     const char *fn[1] = {"x"}, *xn[3] = {"y", "w", "w2"};
-    check_same(before, g, fn, &tx, 1, xn, 3);
-    assert_false(run(&f, gn__pass_pruning, g));
-    fx_free(&f);
+    gn_pt_check_same(before, g, fn, &tx, 1, xn, 3);
+    assert_false(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
 }
@@ -443,17 +283,17 @@ static void test_identity_n_split(void **state)
 static void test_identity_n_control_reached(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
+    gn_graph *g = gn_pt_load_text(
         PH("x") UN("a", "Neg", "x") UN("b", "Exp", "x")
         "node { name: 'n' op: 'IdentityN' input: 'a' input: 'b' attr { key: 'T' value { list { type: DT_FLOAT type: "
         "DT_FLOAT } } } }\n"
         "node { name: 'y' op: 'Relu' input: 'x' input: '^n' " TF "}\n");
-    preserve(g, "y");
-    fx f;
-    fx_init(&f, NULL);
-    assert_false(run(&f, gn__pass_pruning, g));
-    expect_graph(g, "x=Placeholder(); a=Neg(x); b=Exp(x); n=IdentityN(a, b); y=Relu(x, ^n)");
-    fx_free(&f);
+    gn_pt_preserve_list(g, "y");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_false(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); a=Neg(x); b=Exp(x); n=IdentityN(a, b); y=Relu(x, ^n)");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -463,20 +303,20 @@ static void test_disabled_patterns(void **state)
     (void)state;
     const char *text = PH("x") UN("a", "Identity", "x") UN("s", "StopGradient", "a") UN("y", "Relu", "s")
         UN("z", "Exp", "x");
-    gn_graph *g = load_text(text);
-    preserve(g, "y");
-    fx f;
-    fx_init(&f, "pruning.identity,pruning.unreachable");
-    assert_true(run(&f, gn__pass_pruning, g));
-    expect_graph(g, "x=Placeholder(); a=Identity(x); y=Relu(a); z=Exp(x)");
-    expect_no_event(&f, "pruning.identity");
-    fx_free(&f);
+    gn_graph *g = gn_pt_load_text(text);
+    gn_pt_preserve_list(g, "y");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, "pruning.identity,pruning.unreachable");
+    assert_true(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); a=Identity(x); y=Relu(a); z=Exp(x)");
+    gn_pt_fx_expect_no_event(&f, "pruning.identity");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
-    g = load_text(text);
-    preserve(g, "y");
-    fx_init(&f, "pruning");
-    assert_false(run(&f, gn__pass_pruning, g));
-    fx_free(&f);
+    g = gn_pt_load_text(text);
+    gn_pt_preserve_list(g, "y");
+    gn_pt_fx_init(&f, "pruning");
+    assert_false(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -499,40 +339,40 @@ static const char *fn_graph =
 static void test_function_body(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(fn_graph);
+    gn_graph *g = gn_pt_load_text(fn_graph);
     gn__function *fnc = gn__graph_find_function(g, "f");
     assert_non_null(fnc);
     gn_graph *body = fnc->body;
-    fx f;
-    fx_init(&f, NULL);
-    assert_true(run_on(&f, gn__pass_pruning, body, "f"));
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    assert_true(gn_pt_fx_run_on(&f, gn__pass_pruning, body, "f"));
     /* the unused stateless node goes; the stateful one and its input stay;
      * the _Arg nodes stay even when unused; the Identity is bypassed */
-    char *d = dump(body);
+    char *d = gn_pt_dump(body);
     if (strstr(d, "dead=") || strstr(d, "i=Identity") || !strstr(d, "rnd=RandomUniform(shape)") ||
         !strstr(d, "unused=_Arg()") || !strstr(d, "n=Neg(a)"))
         fail_msg("body: %s", d);
     free(d);
-    expect_event(&f, "[f it1] pruning.unreachable: dead: deleted Exp 'dead'");
-    fx_free(&f);
+    gn_pt_fx_expect_event(&f, "[f it1] pruning.unreachable: dead: deleted Exp 'dead'");
+    gn_pt_fx_free(&f);
     /* at the top level, an Identity of a call's output stays */
-    preserve(g, "y");
-    fx_init(&f, NULL);
-    assert_false(run(&f, gn__pass_pruning, g));
-    expect_event(&f, "pruning.identity: y: Identity 'y' kept: it is preserved");
-    fx_free(&f);
+    gn_pt_preserve_list(g, "y");
+    gn_pt_fx_init(&f, NULL);
+    assert_false(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_fx_expect_event(&f, "pruning.identity: y: Identity 'y' kept: it is preserved");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
-    g = load_text(fn_graph);
+    g = gn_pt_load_text(fn_graph);
     gn_id y = gn__graph_find(g, "y");
     assert_int_equal(gn__node_add(g, "out", "Relu", NULL), GN_OK);
     gn_id out = gn__graph_find(g, "out");
     assert_int_equal(gn__node_add_input(g, out, (gn__edge){y, 0}), GN_OK);
     assert_int_equal(gn__node_set_attr(g, out, "T", gn__node_attr(g, y, "T")), GN_OK);
-    preserve(g, "out");
-    fx_init(&f, NULL);
-    assert_false(run(&f, gn__pass_pruning, g));
-    expect_event(&f, "pruning.identity: y: Identity 'y' kept: its input 'call' is a function call");
-    fx_free(&f);
+    gn_pt_preserve_list(g, "out");
+    gn_pt_fx_init(&f, NULL);
+    assert_false(gn_pt_fx_run(&f, gn__pass_pruning, g));
+    gn_pt_fx_expect_event(&f, "pruning.identity: y: Identity 'y' kept: its input 'call' is a function call");
+    gn_pt_fx_free(&f);
     gn_graph_free(g);
 }
 
@@ -547,16 +387,16 @@ static void test_deep_chain(void **state)
     for (size_t i = 1; i < n; i++)
         o += (size_t)snprintf(t + o, cap - o, "node { name: 'i%zu' op: 'Identity' input: 'i%zu' " TF "}\n", i, i - 1);
     o += (size_t)snprintf(t + o, cap - o, "node { name: 'y' op: 'Relu' input: 'i%zu' " TF "}\n", n - 1);
-    gn_graph *g = load_text(t);
+    gn_graph *g = gn_pt_load_text(t);
     free(t);
-    preserve(g, "y");
-    fx f;
-    fx_init(&f, "pruning.identity_n_split");
+    gn_pt_preserve_list(g, "y");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, "pruning.identity_n_split");
     f.r = (gn_report_free(f.r), NULL); /* no per-node events for 200000 nodes */
     f.c.report = NULL;
-    assert_true(run(&f, gn__pass_pruning, g));
+    assert_true(gn_pt_fx_run(&f, gn__pass_pruning, g));
     int64_t us = f.us;
-    expect_graph(g, "x=Placeholder(); y=Relu(x)");
+    gn_pt_expect_dump(g, "x=Placeholder(); y=Relu(x)");
     print_message("pruning: 200000-node Identity chain in %.1f ms\n", (double)us / 1000.0);
     gn_graph_free(g);
 }
@@ -607,33 +447,13 @@ static const char *const corpus[] = {
     "tensorflow__tensorflow/tensorflow__core__ir__importexport__tests__roundtrip__test10.pbtxt",
 };
 
-/* What the meta-optimizer preserves without fetches. */
-static void mark_default(gn_graph *g)
-{
-    for (gn_id i = 0; i < g->n_nodes; i++) {
-        gn__node *n = &g->nodes[i];
-        if (n->flags & GN__NODE_DEAD) continue;
-        const gn__opdef *od = gn__node_opdef(g, i);
-        if ((!n->n_use && !n->n_cuse) || !od || (od->flags & GN__OPF_STATEFUL) || (n->flags & GN__NODE_FN_RET))
-            n->flags |= GN__NODE_PRESERVE;
-    }
-}
-
-static uint32_t live_nodes(const gn_graph *g)
-{
-    uint32_t n = g->n_live;
-    for (uint32_t f = 0; f < g->n_fns; f++)
-        if (g->fns[f].body) n += g->fns[f].body->n_live;
-    return n;
-}
-
 /* Runs the pass over the graph and every function body; returns whether
  * anything changed. */
-static bool run_all(fx *f, gn__pass_fn fn, gn_graph *g)
+static bool run_all(gn_pt_fx *f, gn__pass_fn fn, gn_graph *g)
 {
-    bool changed = run(f, fn, g);
+    bool changed = gn_pt_fx_run(f, fn, g);
     for (uint32_t i = 0; i < g->n_fns; i++)
-        if (g->fns[i].body) changed |= run_on(f, fn, g->fns[i].body, gn__str(g, g->fns[i].name));
+        if (g->fns[i].body) changed |= gn_pt_fx_run_on(f, fn, g->fns[i].body, gn__str(g, g->fns[i].name));
     return changed;
 }
 
@@ -649,22 +469,22 @@ static void test_corpus(void **state)
             gn_graph_free(g);
             continue;
         }
-        mark_default(g);
+        gn_pt_mark_default_preserved(g);
         for (uint32_t k = 0; k < g->n_fns; k++)
             if (g->fns[k].body) {
-                mark_default(g->fns[k].body);
+                gn_pt_mark_default_preserved(g->fns[k].body);
                 for (uint32_t j = 0; j < g->fns[k].n_control_ret; j++)
                     if (g->fns[k].control_ret_node[j] != GN_NONE)
                         g->fns[k].body->nodes[g->fns[k].control_ret_node[j]].flags |= GN__NODE_PRESERVE;
             }
-        uint32_t before = live_nodes(g);
-        fx f;
-        fx_init(&f, NULL);
+        uint32_t before = gn_pt_live_total(g);
+        gn_pt_fx f;
+        gn_pt_fx_init(&f, NULL);
         run_all(&f, gn__pass_pruning, g);
-        uint32_t after = live_nodes(g);
+        uint32_t after = gn_pt_live_total(g);
         if (run_all(&f, gn__pass_pruning, g)) fail_msg("%s: a second run changed the graph", corpus[i]);
         print_message("pruning %-100.100s %6u -> %6u\n", corpus[i], before, after);
-        fx_free(&f);
+        gn_pt_fx_free(&f);
         gn_graph_free(g);
     }
 }
@@ -697,14 +517,14 @@ static void test_corpus_numeric(void **state)
         if (!gn_test_corpus(m->path, path, sizeof path)) continue;
         gn_graph *g = NULL;
         if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("%s: %s", m->path, gn_graph_errmsg(g));
-        preserve(g, m->fetch);
-        preserve(g, m->feed);
-        if (m->feed2) preserve(g, m->feed2);
-        gn_graph *before = clone(g);
+        gn_pt_preserve_list(g, m->fetch);
+        gn_pt_preserve_list(g, m->feed);
+        if (m->feed2) gn_pt_preserve_list(g, m->feed2);
+        gn_graph *before = gn_pt_clone(g);
         uint32_t n0 = g->n_live;
-        fx f;
-        fx_init(&f, NULL);
-        run(&f, gn__pass_pruning, g);
+        gn_pt_fx f;
+        gn_pt_fx_init(&f, NULL);
+        gn_pt_fx_run(&f, gn__pass_pruning, g);
         print_message("pruning (fetch %s) %-70.70s %6u -> %6u\n", m->fetch, m->path, n0, g->n_live);
         int64_t numel = 1;
         for (int32_t k = 0; k < m->rank; k++) numel *= m->dims[k];
@@ -715,11 +535,11 @@ static void test_corpus_numeric(void **state)
             x[k] = ((float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f) * (m->rank == 3 ? 20.0f : 1.0f);
         }
         float one = 1.0f;
-        gn_tensor t[2] = {view(DT_FLOAT, x, (size_t)numel * sizeof *x, m->rank, m->dims), view(DT_FLOAT, &one, 4, 0, NULL)};
+        gn_tensor t[2] = {gn_pt_view(DT_FLOAT, x, (size_t)numel * sizeof *x, m->rank, m->dims), gn_pt_view(DT_FLOAT, &one, 4, 0, NULL)};
         const char *fn[2] = {m->feed, m->feed2}, *xn[1] = {m->fetch};
-        check_same(before, g, fn, t, m->feed2 ? 2 : 1, xn, 1);
+        gn_pt_check_same(before, g, fn, t, m->feed2 ? 2 : 1, xn, 1);
         free(x);
-        fx_free(&f);
+        gn_pt_fx_free(&f);
         gn_graph_free(before);
         gn_graph_free(g);
     }

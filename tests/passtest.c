@@ -1,0 +1,421 @@
+/* Helpers shared by the optimizer pass tests: see passtest.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "ops/registry.h"
+#include "passtest.h"
+
+/* ---- graphs and reports --------------------------------------------------------------------- */
+gn_graph *gn_pt_load_text(const char *text)
+{
+    gn_graph *g = NULL;
+    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g);
+    if (s != GN_OK) fail_msg("load: %s", gn_graph_errmsg(g));
+    return g;
+}
+
+gn_graph *gn_pt_clone(const gn_graph *g)
+{
+    gn_graph *c = NULL;
+    assert_int_equal(gn_graph_clone(g, &c), GN_OK);
+    return c;
+}
+
+gn_report *gn_pt_new_report(void)
+{
+    gn_graph *g = gn_pt_load_text("node { name: 'a' op: 'NoOp' }");
+    gn_options o;
+    gn_options_init(&o);
+    o.disable_meta_optimizer = 1;
+    gn_report *r = NULL;
+    assert_int_equal(gn_optimize(g, &o, NULL, &r), GN_OK);
+    assert_non_null(r);
+    gn_graph_free(g);
+    return r;
+}
+
+char *gn_pt_report_text(const gn_report *r)
+{
+    char *t = NULL;
+    assert_int_equal(gn_report_to_text(r, &t), GN_OK);
+    return t;
+}
+
+void gn_pt_expect_report(const gn_report *r, const char *line)
+{
+    char *t = gn_pt_report_text(r);
+    if (!strstr(t, line)) fail_msg("report lacks\n  %s\nreport:\n%s", line, t);
+    gn_free(t);
+}
+
+void gn_pt_expect_no_report(const gn_report *r, const char *what)
+{
+    char *t = gn_pt_report_text(r);
+    if (strstr(t, what)) fail_msg("report has '%s':\n%s", what, t);
+    gn_free(t);
+}
+
+void gn_pt_preserve(gn_graph *g, const char *name)
+{
+    gn_id id = gn__graph_find(g, name);
+    if (id == GN_NONE) fail_msg("no node '%s'", name);
+    g->nodes[id].flags |= GN__NODE_PRESERVE;
+}
+
+void gn_pt_preserve_tensor(gn_graph *g, const char *tensor)
+{
+    char node[512];
+    snprintf(node, sizeof node, "%s", tensor);
+    node[strcspn(node, ":")] = 0;
+    gn_pt_preserve(g, node);
+}
+
+bool gn_pt_run_pass_on(gn__pass_fn fn, const char *pass_id, gn_graph *g, const gn_graph *lib, const char *fn_name,
+                       gn_report *r, const char *disabled, int toggle)
+{
+    gn_options o;
+    gn_options_init(&o);
+    o.disabled_patterns = disabled;
+    gn__err err;
+    gn__err_clear(&err);
+    gn__pass_ctx c;
+    memset(&c, 0, sizeof c);
+    c.opts = &o;
+    c.report = r;
+    c.pass_id = pass_id;
+    c.toggle = toggle;
+    c.fn_name = fn_name;
+    c.lib = lib;
+    c.err = &err;
+    gn_status s = fn(&c, g);
+    if (s != GN_OK) fail_msg("pass failed: %s (%s)", err.msg, g->err.msg);
+    assert_int_equal(gn__graph_compact(g), GN_OK);
+    return c.changed;
+}
+
+/* ---- the exact graph after -------------------------------------------------------------------- */
+void gn_pt_describe(const gn_graph *g, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (gn_id i = 0; i < g->n_nodes && k < n; i++) {
+        if (!gn__node_live(g, i)) continue;
+        const gn__node *nd = gn__node_at(g, i);
+        k += (size_t)snprintf(buf + k, n - k, "  %s = %s(", gn__node_name(g, i), gn__node_op(g, i));
+        for (uint32_t j = 0; j < nd->n_in && k < n; j++)
+            k += (size_t)snprintf(buf + k, n - k, "%s%s:%u", j ? ", " : "", gn__node_name(g, nd->in[j].node),
+                                  nd->in[j].index);
+        for (uint32_t j = 0; j < nd->n_ctrl && k < n; j++)
+            k += (size_t)snprintf(buf + k, n - k, "%s^%s", nd->n_in + j ? ", " : "", gn__node_name(g, nd->ctrl[j]));
+        if (k < n) k += (size_t)snprintf(buf + k, n - k, ")\n");
+    }
+}
+
+bool gn_pt_attr_same(const Tensorflow__AttrValue *a, const Tensorflow__AttrValue *b)
+{
+    size_t na = protobuf_c_message_get_packed_size(&a->base), nb = protobuf_c_message_get_packed_size(&b->base);
+    if (na != nb) return false;
+    uint8_t *x = malloc(na + 1), *y = malloc(nb + 1);
+    protobuf_c_message_pack(&a->base, x);
+    protobuf_c_message_pack(&b->base, y);
+    bool eq = memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    return eq;
+}
+
+void gn_pt_expect_graph(gn_graph *g, const char *want)
+{
+    static char d[16384];
+    gn_graph *w = gn_pt_load_text(want);
+    gn_pt_describe(g, d, sizeof d);
+    if (g->n_live != w->n_live) fail_msg("%u nodes, want %u; got:\n%s", g->n_live, w->n_live, d);
+    for (gn_id i = 0; i < w->n_nodes; i++) {
+        if (!gn__node_live(w, i)) continue;
+        const char *name = gn__node_name(w, i);
+        gn_id j = gn__graph_find(g, name);
+        if (j == GN_NONE) fail_msg("no node '%s'; got:\n%s", name, d);
+        const gn__node *a = gn__node_at(g, j), *b = gn__node_at(w, i);
+        if (strcmp(gn__node_op(g, j), gn__node_op(w, i)) != 0)
+            fail_msg("'%s' is %s, want %s", name, gn__node_op(g, j), gn__node_op(w, i));
+        if (strcmp(gn__str(g, a->device), gn__str(w, b->device)) != 0)
+            fail_msg("'%s' on '%s', want '%s'", name, gn__str(g, a->device), gn__str(w, b->device));
+        if (a->n_in != b->n_in || a->n_ctrl != b->n_ctrl)
+            fail_msg("'%s': %u inputs and %u control, want %u and %u; got:\n%s", name, a->n_in, a->n_ctrl, b->n_in,
+                     b->n_ctrl, d);
+        for (uint32_t k = 0; k < a->n_in; k++)
+            if (strcmp(gn__node_name(g, a->in[k].node), gn__node_name(w, b->in[k].node)) != 0 ||
+                a->in[k].index != b->in[k].index)
+                fail_msg("'%s' input %u is %s:%u, want %s:%u; got:\n%s", name, k, gn__node_name(g, a->in[k].node),
+                         a->in[k].index, gn__node_name(w, b->in[k].node), b->in[k].index, d);
+        for (uint32_t k = 0; k < b->n_ctrl; k++) {
+            bool found = false;
+            for (uint32_t m = 0; m < a->n_ctrl; m++)
+                found |= strcmp(gn__node_name(g, a->ctrl[m]), gn__node_name(w, b->ctrl[k])) == 0;
+            if (!found) fail_msg("'%s' lacks control input ^%s; got:\n%s", name, gn__node_name(w, b->ctrl[k]), d);
+        }
+        if (a->n_attr != b->n_attr) fail_msg("'%s': %u attrs, want %u", name, a->n_attr, b->n_attr);
+        for (uint32_t k = 0; k < b->n_attr; k++) {
+            const Tensorflow__AttrValue *v = gn__node_attr(g, j, gn__str(w, b->attr[k].key));
+            if (!v) fail_msg("'%s' lacks attr '%s'", name, gn__str(w, b->attr[k].key));
+            if (!gn_pt_attr_same(v, b->attr[k].value))
+                fail_msg("'%s': attr '%s' differs", name, gn__str(w, b->attr[k].key));
+        }
+    }
+    if (gn__graph_validate(g) != GN_OK) fail_msg("invalid: %s", g->err.msg);
+    assert_int_equal(gn__graph_check_fanouts(g), GN_OK);
+    gn_graph_free(w);
+}
+
+/* ---- running on the CPU backend ----------------------------------------------------------------- */
+gn_tensor gn_pt_view(int32_t dtype, void *data, size_t nbytes, int32_t rank, const int64_t *dims)
+{
+    gn_tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dtype;
+    t.rank = rank;
+    for (int32_t i = 0; i < rank; i++) t.dims[i] = dims[i];
+    t.data = data;
+    t.nbytes = nbytes;
+    return t;
+}
+
+void gn_pt_run_graph(const gn_graph *g, const char *const *fn, const gn_tensor *ft, size_t nf, const char *const *xn,
+                     gn_tensor *out, size_t nx)
+{
+    gn_session *s = NULL;
+    if (gn_session_new(g, NULL, &s) != GN_OK) fail_msg("session: %s", gn_session_errmsg(s));
+    if (gn_session_run(s, fn, ft, nf, xn, out, nx) != GN_OK) fail_msg("run: %s", gn_session_errmsg(s));
+    gn_session_free(s);
+}
+
+void gn_pt_expect_same_results(const gn_graph *before, const gn_graph *after, const char *const *fn,
+                               const gn_tensor *ft, size_t nf, const char *const *xn, size_t nx, size_t max_nx)
+{
+    gn_tensor a[16], b[16];
+    assert_true(max_nx <= 16);
+    assert_true(nx <= max_nx);
+    gn_pt_run_graph(before, fn, ft, nf, xn, a, nx);
+    gn_pt_run_graph(after, fn, ft, nf, xn, b, nx);
+    for (size_t i = 0; i < nx; i++) {
+        gn_compare_result cr;
+        assert_int_equal(gn_tensor_compare(&b[i], &a[i], 0, &cr), GN_OK);
+        if (!cr.match) fail_msg("fetch '%s' differs: %s (rel L2 %g)", xn[i], cr.why, cr.rel_l2_err);
+        gn_tensor_free(&a[i]);
+        gn_tensor_free(&b[i]);
+    }
+}
+
+/* ---- corpus and golden models ------------------------------------------------------------------ */
+void gn_pt_mark_default_preserved(gn_graph *g)
+{
+    for (gn_id i = 0; i < g->n_nodes; i++) {
+        gn__node *n = &g->nodes[i];
+        if (n->flags & GN__NODE_DEAD) continue;
+        const gn__opdef *op = gn__node_opdef(g, i);
+        if ((n->n_use == 0 && n->n_cuse == 0) || !op || (op->flags & GN__OPF_STATEFUL) || (n->flags & GN__NODE_FN_RET))
+            n->flags |= GN__NODE_PRESERVE;
+    }
+}
+
+void gn_pt_prepare_bodies(gn_graph *g)
+{
+    for (uint32_t f = 0; f < g->n_fns; f++) {
+        gn__function *fn = &g->fns[f];
+        if (!fn->body) continue;
+        gn_pt_mark_default_preserved(fn->body);
+        for (uint32_t k = 0; k < fn->n_control_ret; k++)
+            if (fn->control_ret_node[k] != GN_NONE) fn->body->nodes[fn->control_ret_node[k]].flags |= GN__NODE_PRESERVE;
+    }
+}
+
+void gn_pt_prepare(gn_graph *g)
+{
+    gn_pt_mark_default_preserved(g);
+    gn_pt_prepare_bodies(g);
+}
+
+uint32_t gn_pt_live_total(const gn_graph *g)
+{
+    uint32_t n = g->n_live;
+    for (uint32_t f = 0; f < g->n_fns; f++)
+        if (g->fns[f].body) n += g->fns[f].body->n_live;
+    return n;
+}
+
+void gn_pt_check_valid(gn_graph *g, const char *what)
+{
+    if (gn__graph_validate(g) != GN_OK) fail_msg("%s: invalid after the pass: %s", what, g->err.msg);
+    if (gn__graph_check_fanouts(g) != GN_OK) fail_msg("%s: fanouts: %s", what, g->err.msg);
+    for (uint32_t f = 0; f < g->n_fns; f++)
+        if (g->fns[f].body && gn__graph_check_fanouts(g->fns[f].body) != GN_OK)
+            fail_msg("%s: fanouts of a body: %s", what, g->fns[f].body->err.msg);
+}
+
+char *gn_pt_corpus_list(const char *dir)
+{
+    char *out = NULL;
+    assert_int_equal(gn_test_sh(&out,
+                                "cd '%s' && { find . -name saved_model.pb -o -name saved_model.pbtxt | xargs -r -n1 dirname; "
+                                "find . \\( -name '*.pb' -o -name '*.pbtxt' -o -name '*.pbtxt.gz' \\) ! -name saved_model.pb "
+                                "! -name saved_model.pbtxt ! -name fingerprint.pb ! -name keras_metadata.pb "
+                                "! -name tfhub_module.pb ! -path '*/variables/*' ! -path '*/assets/*'; } | sort",
+                                dir),
+                     0);
+    return out;
+}
+
+size_t gn_pt_read_manifest(gn_pt_golden *m, size_t max)
+{
+    char path[4096];
+    gn_test_data("golden/manifest.txt", path, sizeof path);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[1024];
+    size_t n = 0;
+    gn_pt_golden *cur = NULL;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        char a[512], b[512], c[512];
+        int k = sscanf(line, "%511s %511s %511s", a, b, c);
+        if (k < 1 || a[0] == '#') continue;
+        if (!strcmp(a, "model") && k >= 2 && n < max) {
+            cur = &m[n++];
+            memset(cur, 0, sizeof *cur);
+            snprintf(cur->name, sizeof cur->name, "%s", b);
+        } else if (cur && !strcmp(a, "graph") && k >= 2) {
+            snprintf(cur->graph, sizeof cur->graph, "%s", b);
+        } else if (cur && !strcmp(a, "feed") && k == 3 && cur->nf < 4) {
+            snprintf(cur->feed[cur->nf], sizeof cur->feed[0], "%s", b);
+            snprintf(cur->feed_file[cur->nf], sizeof cur->feed_file[0], "%s", c);
+            cur->nf++;
+        } else if (cur && !strcmp(a, "fetch") && k >= 2 && cur->nx < 4) {
+            snprintf(cur->fetch[cur->nx++], sizeof cur->fetch[0], "%s", b);
+        }
+    }
+    fclose(f);
+    return n;
+}
+
+/* ---- a pass context with its own report ---------------------------------------------------------- */
+void gn_pt_fx_init(gn_pt_fx *f, const char *disabled)
+{
+    memset(f, 0, sizeof *f);
+    gn_options_init(&f->o);
+    f->o.disabled_patterns = disabled;
+    /* an empty report to collect the pass's events */
+    gn_graph *g = gn_pt_load_text("node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n");
+    gn_options o2;
+    gn_options_init(&o2);
+    o2.disable_meta_optimizer = 1;
+    assert_int_equal(gn_optimize(g, &o2, NULL, &f->r), GN_OK);
+    gn_graph_free(g);
+    f->c.opts = &f->o;
+    f->c.report = f->r;
+    f->c.pass_id = "pruning";
+    f->c.err = &f->err;
+}
+
+void gn_pt_fx_free(gn_pt_fx *f) { gn_report_free(f->r); }
+
+bool gn_pt_fx_run_on(gn_pt_fx *f, gn__pass_fn fn, gn_graph *g, const char *fn_name)
+{
+    f->c.changed = false;
+    f->c.fn_name = fn_name;
+    f->c.lib = g->lib;
+    gn__err_clear(&f->err);
+    int64_t t0 = gn__now_us();
+    gn_status s = fn(&f->c, g);
+    f->us = gn__now_us() - t0;
+    if (s != GN_OK) fail_msg("pass failed: %s", f->err.msg);
+    if (gn__graph_check_fanouts(g) != GN_OK) fail_msg("fanouts: %s", g->err.msg);
+    if (gn__graph_compact(g) != GN_OK) fail_msg("compact: %s", g->err.msg);
+    const gn_graph *top = g->lib ? g->lib : g;
+    if (gn__graph_validate((gn_graph *)top) != GN_OK) fail_msg("validate: %s", top->err.msg);
+    return f->c.changed;
+}
+
+char *gn_pt_fx_report_text(gn_pt_fx *f)
+{
+    char *t = NULL;
+    assert_int_equal(gn_report_to_text(f->r, &t), GN_OK);
+    return t;
+}
+
+void gn_pt_fx_expect_event(gn_pt_fx *f, const char *text)
+{
+    char *t = gn_pt_fx_report_text(f);
+    if (!strstr(t, text)) fail_msg("report lacks:\n  %s\nreport:\n%s", text, t);
+    free(t);
+}
+
+void gn_pt_fx_expect_no_event(gn_pt_fx *f, const char *text)
+{
+    char *t = gn_pt_fx_report_text(f);
+    if (strstr(t, text)) fail_msg("report has:\n  %s\nreport:\n%s", text, t);
+    free(t);
+}
+
+char *gn_pt_dump(const gn_graph *g)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap);
+    b[0] = 0;
+    for (gn_id i = 0; i < g->n_nodes; i++) {
+        const gn__node *nd = &g->nodes[i];
+        if (nd->flags & GN__NODE_DEAD) continue;
+        if (n + 4096 > cap) b = realloc(b, cap *= 2);
+        n += (size_t)snprintf(b + n, cap - n, "%s%s=%s(", n ? "; " : "", gn__node_name(g, i), gn__node_op(g, i));
+        for (uint32_t k = 0; k < nd->n_in; k++) {
+            if (nd->in[k].index) n += (size_t)snprintf(b + n, cap - n, "%s%s:%u", k ? ", " : "", gn__node_name(g, nd->in[k].node), nd->in[k].index);
+            else n += (size_t)snprintf(b + n, cap - n, "%s%s", k ? ", " : "", gn__node_name(g, nd->in[k].node));
+        }
+        for (uint32_t k = 0; k < nd->n_ctrl; k++)
+            n += (size_t)snprintf(b + n, cap - n, "%s^%s", (k || nd->n_in) ? ", " : "", gn__node_name(g, nd->ctrl[k]));
+        n += (size_t)snprintf(b + n, cap - n, ")");
+        if (nd->device) n += (size_t)snprintf(b + n, cap - n, "@%s", gn__str(g, nd->device));
+    }
+    return b;
+}
+
+void gn_pt_expect_dump(const gn_graph *g, const char *want)
+{
+    char *got = gn_pt_dump(g);
+    if (strcmp(got, want) != 0) fail_msg("graph:\n  got:  %s\n  want: %s", got, want);
+    free(got);
+}
+
+void gn_pt_preserve_list(gn_graph *g, const char *names)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", names);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        gn_id id = gn__graph_find(g, t);
+        if (id == GN_NONE) fail_msg("no node %s", t);
+        g->nodes[id].flags |= GN__NODE_PRESERVE;
+    }
+}
+
+void gn_pt_check_same(const gn_graph *a, const gn_graph *b, const char *const *fn, const gn_tensor *ft, size_t nf,
+                      const char *const *xn, size_t nx)
+{
+    const gn_graph *gs[2] = {a, b};
+    gn_tensor out[2][8];
+    assert_true(nx <= 8);
+    for (int w = 0; w < 2; w++) {
+        gn_session *s = NULL;
+        if (gn_session_new(gs[w], NULL, &s) != GN_OK) fail_msg("session: %s", gn_session_errmsg(s));
+        if (gn_session_run(s, fn, ft, nf, xn, out[w], nx) != GN_OK)
+            fail_msg("run (%s): %s", w ? "after" : "before", gn_session_errmsg(s));
+        gn_session_free(s);
+    }
+    for (size_t i = 0; i < nx; i++) {
+        gn_compare_result cr;
+        assert_int_equal(gn_tensor_compare(&out[1][i], &out[0][i], 0, &cr), GN_OK);
+        if (!cr.match) fail_msg("fetch %s differs: %s (rel %g)", xn[i], cr.why, cr.rel_l2_err);
+        gn_tensor_free(&out[0][i]);
+        gn_tensor_free(&out[1][i]);
+    }
+}

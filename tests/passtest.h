@@ -1,0 +1,102 @@
+/* Helpers shared by the optimizer pass tests (tests/pass_*_test.c): graphs
+ * from pbtxt text, a pass run with a gn__pass_ctx, the exact graph after, the
+ * original and the rewritten graph run on the CPU backend and compared, the
+ * corpus listing and the golden manifest. Include after testutil.h. */
+#ifndef GRAPNEL_TESTS_PASSTEST_H
+#define GRAPNEL_TESTS_PASSTEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grapnel/grapnel.h"
+#include "grapnel/optimizer.h"
+#include "grapnel/runtime.h"
+#include "graph/ir.h"
+#include "optimizer/pass.h"
+
+/* ---- graphs and reports --------------------------------------------------------------------- */
+gn_graph *gn_pt_load_text(const char *text);
+gn_graph *gn_pt_clone(const gn_graph *g);
+/* An empty report to collect a pass's events (gn_optimize with the meta
+ * optimizer disabled hands one back). */
+gn_report *gn_pt_new_report(void);
+char *gn_pt_report_text(const gn_report *r);
+void gn_pt_expect_report(const gn_report *r, const char *line);
+void gn_pt_expect_no_report(const gn_report *r, const char *what);
+void gn_pt_preserve(gn_graph *g, const char *name);
+/* tensor "node:k" -> preserves node */
+void gn_pt_preserve_tensor(gn_graph *g, const char *tensor);
+
+/* Runs pass fn (id pass_id) over g (a body when fn_name is set) with fresh
+ * options (disabled_patterns, toggle), then compacts, as the meta-optimizer
+ * does. Returns c.changed. */
+bool gn_pt_run_pass_on(gn__pass_fn fn, const char *pass_id, gn_graph *g, const gn_graph *lib, const char *fn_name,
+                       gn_report *r, const char *disabled, int toggle);
+
+/* ---- the exact graph after -------------------------------------------------------------------- */
+void gn_pt_describe(const gn_graph *g, char *buf, size_t n);
+bool gn_pt_attr_same(const Tensorflow__AttrValue *a, const Tensorflow__AttrValue *b);
+/* g has exactly the nodes of the graph `want` describes: names, ops, devices,
+ * data inputs in order, control inputs as a set, attrs (by packed bytes). */
+void gn_pt_expect_graph(gn_graph *g, const char *want);
+
+/* ---- running on the CPU backend ----------------------------------------------------------------- */
+gn_tensor gn_pt_view(int32_t dtype, void *data, size_t nbytes, int32_t rank, const int64_t *dims);
+void gn_pt_run_graph(const gn_graph *g, const char *const *fn, const gn_tensor *ft, size_t nf, const char *const *xn,
+                     gn_tensor *out, size_t nx);
+/* The rewritten graph gives what the original gave (f32 rel L2 <= 1e-5, ints
+ * exact); at most max_nx (<= 16) fetches. */
+void gn_pt_expect_same_results(const gn_graph *before, const gn_graph *after, const char *const *fn,
+                               const gn_tensor *ft, size_t nf, const char *const *xn, size_t nx, size_t max_nx);
+
+/* ---- corpus and golden models ------------------------------------------------------------------ */
+/* What the meta-optimizer preserves without fetches. */
+void gn_pt_mark_default_preserved(gn_graph *g);
+/* gn_pt_mark_default_preserved on every function body, plus its control returns */
+void gn_pt_prepare_bodies(gn_graph *g);
+/* the top level and the bodies */
+void gn_pt_prepare(gn_graph *g);
+uint32_t gn_pt_live_total(const gn_graph *g);
+void gn_pt_check_valid(gn_graph *g, const char *what);
+/* The corpus models under dir, one "./relative/path" a line, sorted; free() it. */
+char *gn_pt_corpus_list(const char *dir);
+
+/* Golden models (tests/data/golden/manifest.txt). */
+typedef struct gn_pt_golden {
+    char name[512], graph[512];
+    char feed[4][512], feed_file[4][512];
+    char fetch[4][512];
+    size_t nf, nx;
+} gn_pt_golden;
+size_t gn_pt_read_manifest(gn_pt_golden *m, size_t max);
+
+/* ---- a pass context with its own report (pass_dependency_test.c, pass_pruning_test.c) ----------- */
+typedef struct gn_pt_fx {
+    gn_options o;
+    gn_report *r;
+    gn__err err;
+    gn__pass_ctx c;
+    int64_t us; /* time of the last pass call alone */
+} gn_pt_fx;
+
+void gn_pt_fx_init(gn_pt_fx *f, const char *disabled);
+void gn_pt_fx_free(gn_pt_fx *f);
+static inline void gn_pt_fx_pass(gn_pt_fx *f, const char *id) { f->c.pass_id = id; }
+/* Runs pass fn on g (a function body when fn_name is set), then checks the
+ * graph and compacts it as the meta-optimizer does. Returns c.changed. */
+bool gn_pt_fx_run_on(gn_pt_fx *f, gn__pass_fn fn, gn_graph *g, const char *fn_name);
+static inline bool gn_pt_fx_run(gn_pt_fx *f, gn__pass_fn fn, gn_graph *g) { return gn_pt_fx_run_on(f, fn, g, NULL); }
+char *gn_pt_fx_report_text(gn_pt_fx *f);
+void gn_pt_fx_expect_event(gn_pt_fx *f, const char *text);
+void gn_pt_fx_expect_no_event(gn_pt_fx *f, const char *text);
+/* "name=Op(in, in:1, ^ctrl)@device; ..." over the live nodes in order; free() it */
+char *gn_pt_dump(const gn_graph *g);
+void gn_pt_expect_dump(const gn_graph *g, const char *want);
+/* names: comma separated */
+void gn_pt_preserve_list(gn_graph *g, const char *names);
+/* Runs a (before) and b (after) on the same feeds and compares every fetch (at most 8). */
+void gn_pt_check_same(const gn_graph *a, const gn_graph *b, const char *const *fn, const gn_tensor *ft, size_t nf,
+                      const char *const *xn, size_t nx);
+
+#endif
