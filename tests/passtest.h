@@ -61,6 +61,9 @@ uint32_t gn_pt_live_total(const gn_graph *g);
 void gn_pt_check_valid(gn_graph *g, const char *what);
 /* The corpus models under dir, one "./relative/path" a line, sorted; free() it. */
 char *gn_pt_corpus_list(const char *dir);
+/* Every corpus model (paths under GN_CORPUS_DIR) the pass suites run over. */
+extern const char *const gn_pt_corpus_models[];
+extern const size_t gn_pt_corpus_model_count;
 
 /* Golden models (tests/data/golden/manifest.txt). */
 typedef struct gn_pt_golden {

@@ -221,10 +221,10 @@ def main():
     a = ap.parse_args()
 
     if a.graph:
-        todo = [(g, g, [], None) for g in a.graph]
+        work_list = [(g, g, [], None) for g in a.graph]
         a.out = "-"
     else:
-        todo = models(a.corpus)
+        work_list = models(a.corpus)
 
     cp = config_proto()
     cluster = gcluster.Cluster()
@@ -237,7 +237,7 @@ def main():
         "# otherwise the nodes nothing consumes, NoOps excluded. Edges = every input entry, control included.",
         "# path\tnodes_before\tnodes_after\tedges_after\ttf_ms",
     ]
-    for rel, full, feeds, fetches in todo:
+    for rel, full, feeds, fetches in work_list:
         try:
             gd = load_graph(full)
         except Exception as e:  # noqa: BLE001

@@ -297,7 +297,9 @@ int gn_cli_verify_bisect(int argc, char **argv)
         free(rest);
         return 1;
     }
-    char dir[] = "/tmp/grapnel-bisect-XXXXXX";
+    const char *tmpdir = getenv("TMPDIR");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/grapnel-bisect-XXXXXX", tmpdir && tmpdir[0] ? tmpdir : "/tmp");
     if (!mkdtemp(dir)) {
         fprintf(stderr, "grapnel verify --bisect: cannot create a temporary directory: %s\n", strerror(errno));
         free(rest);
