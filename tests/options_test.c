@@ -55,11 +55,23 @@ static const key_info k_keys[] = {
 #undef KEY
 #define N_KEYS (sizeof k_keys / sizeof k_keys[0])
 
-/* Rows of options.def, counted and checked against the table above. */
+/* grapnel's own dotted keys, after TensorFlow's; their values are checked by
+ * test_own_keys (the generic loops below cover the keys above only). */
+static const char *const k_own_keys[] = {
+    "layout.policy", "remap.policy", "function.lower_control_flow",
+    "amp.allowlist_add", "amp.allowlist_remove", "amp.inferlist_add", "amp.inferlist_remove",
+    "amp.clearlist_add", "amp.clearlist_remove", "amp.denylist_add", "amp.denylist_remove",
+    "amp.keep_float32",
+};
+#define N_OWN (sizeof k_own_keys / sizeof k_own_keys[0])
+
+/* Rows of options.def, counted and checked against the tables above. */
 #define GN_OPT(key, kind, def, help) +1
+#define GN_OPTK(member, key, kind, def, help) +1
 enum { DEF_ROWS = 0
 #include "optimizer/options.def"
 };
+#undef GN_OPTK
 #undef GN_OPT
 
 static int64_t field(const gn_options *o, const key_info *k)
@@ -136,7 +148,9 @@ static void expect_parse_error(const char *text, const char *msg)
     "disable_meta_optimizer, min_graph_nodes, auto_parallel, use_plugin_optimizers, auto_mixed_precision_mkl, "   \
     "auto_mixed_precision_onednn_bfloat16, auto_mixed_precision_cpu, common_subgraph_elimination, "               \
     "meta_optimizer_iterations, fail_on_optimizer_errors, meta_optimizer_timeout_ms, cpu_layout_conversion, "     \
-    "checked"
+    "checked, layout.policy, remap.policy, function.lower_control_flow, amp.allowlist_add, "                    \
+    "amp.allowlist_remove, amp.inferlist_add, amp.inferlist_remove, amp.clearlist_add, amp.clearlist_remove, "   \
+    "amp.denylist_add, amp.denylist_remove, amp.keep_float32"
 
 #define TOGGLE_VALUES                                                                                 \
     "True, False, None, 'ON', 'OFF', 'AGGRESSIVE', 'DEFAULT', 'EXPERIMENTAL_MLIR', 'EXPERIMENTAL_BOTH' " \
@@ -147,18 +161,20 @@ static void test_keys(void **state)
 {
     (void)state;
     assert_int_equal(gn_options_key_count(), DEF_ROWS);
-    assert_int_equal(gn_options_key_count(), N_KEYS);
-    for (size_t i = 0; i < N_KEYS; i++) {
-        assert_string_equal(gn_options_key(i), k_keys[i].name);
+    assert_int_equal(gn_options_key_count(), N_KEYS + N_OWN);
+    for (size_t i = 0; i < N_KEYS + N_OWN; i++) {
+        assert_string_equal(gn_options_key(i), i < N_KEYS ? k_keys[i].name : k_own_keys[i - N_KEYS]);
         const char *h = gn_options_key_help(i);
         assert_non_null(h);
         assert_true(strlen(h) > 0);
     }
-    assert_null(gn_options_key(N_KEYS));
-    assert_null(gn_options_key_help(N_KEYS));
+    assert_null(gn_options_key(N_KEYS + N_OWN));
+    assert_null(gn_options_key_help(N_KEYS + N_OWN));
     /* options.def's kinds agree with the test's */
 #define GN_OPT(key, k_, def, help) assert_int_equal(key_named(#key)->kind, T_##k_);
+#define GN_OPTK(member, key, k_, def, help)
 #include "optimizer/options.def"
+#undef GN_OPTK
 #undef GN_OPT
 }
 
@@ -789,6 +805,58 @@ static void test_rewriter_config_text(void **state)
     assert_memory_equal(&o, &before, sizeof o);
 }
 
+/* grapnel's own keys: policies by name, lists as strings, printed back, None resets. */
+static void test_own_keys(void **state)
+{
+    (void)state;
+    gn_options o;
+    gn_options_init(&o);
+    assert_int_equal(o.layout_policy, GN_LAYOUT_POLICY_GRAPNEL);
+    assert_int_equal(o.remap_policy, GN_REMAP_POLICY_GRAPNEL);
+    assert_int_equal(o.lower_control_flow, 0);
+    assert_string_equal(o.amp_allowlist_add, "");
+    char err[512];
+    assert_int_equal(gn_options_parse(&o,
+                                      "{'layout.policy': 'NHWC', 'remap.policy': 'tensorflow', "
+                                      "'function.lower_control_flow': True, 'amp.allowlist_add': 'Foo,Bar', "
+                                      "'amp.keep_float32': \"a/b,c\"}",
+                                      err, sizeof err),
+                     GN_OK);
+    assert_int_equal(o.layout_policy, GN_LAYOUT_POLICY_NHWC);
+    assert_int_equal(o.remap_policy, GN_REMAP_POLICY_TENSORFLOW);
+    assert_int_equal(o.lower_control_flow, 1);
+    assert_string_equal(o.amp_allowlist_add, "Foo,Bar");
+    assert_string_equal(o.amp_keep_float32, "a/b,c");
+    char buf[128];
+    assert_int_equal(gn_options_get(&o, "amp.allowlist_add", buf, sizeof buf), GN_OK);
+    assert_string_equal(buf, "'Foo,Bar'");
+    assert_int_equal(gn_options_get(&o, "layout.policy", buf, sizeof buf), GN_OK);
+    assert_string_equal(buf, "'NHWC'");
+    char *text = NULL;
+    assert_int_equal(gn_options_to_string(&o, &text), GN_OK);
+    assert_string_equal(text, "{'disable_model_pruning': False, 'disable_meta_optimizer': False, "
+                              "'layout.policy': 'NHWC', 'remap.policy': 'tensorflow', "
+                              "'function.lower_control_flow': True, 'amp.allowlist_add': 'Foo,Bar', "
+                              "'amp.keep_float32': 'a/b,c'}");
+    gn_options back;
+    gn_options_init(&back);
+    assert_int_equal(gn_options_parse(&back, text, err, sizeof err), GN_OK);
+    assert_memory_equal(&back, &o, sizeof o);
+    gn_free(text);
+    assert_int_equal(gn_options_set(&o, "amp.allowlist_add", "None", err, sizeof err), GN_OK);
+    assert_string_equal(o.amp_allowlist_add, "");
+    assert_int_equal(gn_options_parse(&o, "{'layout.policy': 'NCWH'}", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "option 'layout.policy': 'NCWH' is not one of None, 'grapnel', 'tensorflow', "
+                             "'NCHW', 'NHWC' or an integer 0..3");
+    assert_int_equal(gn_options_parse(&o, "{'amp.alowlist_add': 'X'}", err, sizeof err), GN_ERR_ARG);
+    assert_non_null(strstr(err, "did you mean 'amp.allowlist_add'?"));
+    char big[GN_OPTIONS_STR_MAX + 16];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    assert_int_equal(gn_options_set(&o, "amp.denylist_add", big, err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "option 'amp.denylist_add': value is 1039 bytes, the limit is 1023");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -802,6 +870,7 @@ int main(void)
         cmocka_unit_test(test_to_string),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_struct_size),
+        cmocka_unit_test(test_own_keys),
         cmocka_unit_test(test_rewriter_config_binary),
         cmocka_unit_test(test_rewriter_config_text),
     };

@@ -7,6 +7,9 @@
 #include "grapnel/graph.h"
 #include "grapnel/inspect.h"
 #include "grapnel/runtime.h"
+#include "grapnel/options.h"
+#include "grapnel/optimizer.h"
+#include "grapnel/savedmodel.h"
 
 #define GN_VERSION_MAJOR 0
 #define GN_VERSION_MINOR 1

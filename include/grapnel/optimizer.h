@@ -18,6 +18,24 @@ typedef struct gn_custom_pass {
     void *user;
 } gn_custom_pass;
 
+/* The machine the graph will run on (DESIGN.md, Target). Nodes placed on a
+ * device (`/device:GPU:0`, `/device:CPU:0`) stay there; a node with an empty
+ * device runs on the target's default: the first GPU for a GPU target. */
+typedef enum gn_target_kind { GN_TARGET_CPU = 0, GN_TARGET_GPU = 1 } gn_target_kind;
+
+typedef struct gn_target {
+    int32_t kind;                 /* gn_target_kind */
+    int32_t compute_capability;   /* GPU: major * 10 + minor (90 for sm_90); 0 for CPU */
+    int32_t num_gpus;             /* GPU: at least 1; 0 for CPU */
+} gn_target;
+
+/* Parses "cpu", "gpu" (sm_90, one GPU), "gpu:sm_80", "gpu:sm_90x4" (four GPUs)
+ * or "auto" (asks the CUDA driver, when one is installed, for its first GPU's
+ * compute capability and the GPU count; cpu when there is none). */
+GN_API gn_status gn_target_parse(const char *text, gn_target *out, char *err, size_t errlen);
+/* "cpu", "gpu:sm_90", "gpu:sm_90x4" */
+GN_API void gn_target_to_string(const gn_target *t, char *buf, size_t buflen);
+
 typedef struct gn_optimize_params {
     uint32_t struct_size;                 /* set by gn_optimize_params_init */
     const char *const *fetches;           /* tensors that must be computed ("x", "x:1"); preserved */
@@ -29,6 +47,7 @@ typedef struct gn_optimize_params {
     size_t n_custom_passes;
     const char *dump_dir;                 /* when set: the graph after every pass, as
                                              NNNN_itK_<pass>.pbtxt (sequence-numbered) */
+    gn_target target;                     /* default: cpu */
 } gn_optimize_params;
 
 GN_API void gn_optimize_params_init(gn_optimize_params *p);

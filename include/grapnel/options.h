@@ -29,6 +29,23 @@ typedef enum gn_cpu_layout {
     GN_CPU_LAYOUT_NHWC_TO_NCHW = 2,
 } gn_cpu_layout;
 
+/* layout.policy: where the layout optimizer puts GPU-placed work. */
+typedef enum gn_layout_policy {
+    GN_LAYOUT_POLICY_GRAPNEL = 0,     /* NCHW for GPU work: the layout the CUDA backend runs */
+    GN_LAYOUT_POLICY_TENSORFLOW = 1,  /* TensorFlow's heuristic (keeps NHWC where tensor cores apply) */
+    GN_LAYOUT_POLICY_NCHW = 2,        /* forced, whatever the target */
+    GN_LAYOUT_POLICY_NHWC = 3,
+} gn_layout_policy;
+
+/* remap.policy: which fusions the remapper makes. */
+typedef enum gn_remap_policy {
+    GN_REMAP_POLICY_GRAPNEL = 0,      /* what our backends run (bias + activation into any convolution) */
+    GN_REMAP_POLICY_TENSORFLOW = 1,   /* TensorFlow's own kernel limits (for graphs TensorFlow will run) */
+} gn_remap_policy;
+
+/* Capacity of a string-valued option (comma-separated lists), NUL included. */
+#define GN_OPTIONS_STR_MAX 1024
+
 typedef struct gn_options {
     uint32_t struct_size;       /* sizeof(gn_options), set by gn_options_init */
     int32_t layout_optimizer;   /* gn_toggle */
@@ -61,6 +78,22 @@ typedef struct gn_options {
     /* Pattern ids to disable, comma-separated ("arithmetic.remove_involution,constfold.fold");
      * a pass id disables the whole pass. Borrowed: must outlive the calls using it. */
     const char *disabled_patterns;
+    /* grapnel's own keys (dotted in the dictionary) */
+    int32_t layout_policy;                  /* "layout.policy": gn_layout_policy */
+    int32_t remap_policy;                   /* "remap.policy": gn_remap_policy */
+    int32_t lower_control_flow;             /* "function.lower_control_flow": bool */
+    /* "amp.<list>_add" / "amp.<list>_remove": op names, comma-separated; the
+     * library's version of TensorFlow's TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_*
+     * environment variables (which it never reads) */
+    char amp_allowlist_add[GN_OPTIONS_STR_MAX];
+    char amp_allowlist_remove[GN_OPTIONS_STR_MAX];
+    char amp_inferlist_add[GN_OPTIONS_STR_MAX];
+    char amp_inferlist_remove[GN_OPTIONS_STR_MAX];
+    char amp_clearlist_add[GN_OPTIONS_STR_MAX];
+    char amp_clearlist_remove[GN_OPTIONS_STR_MAX];
+    char amp_denylist_add[GN_OPTIONS_STR_MAX];
+    char amp_denylist_remove[GN_OPTIONS_STR_MAX];
+    char amp_keep_float32[GN_OPTIONS_STR_MAX];   /* "amp.keep_float32": node names kept in float32 */
 } gn_options;
 
 /* Fills TensorFlow's defaults. */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "io/savedmodel.h"
 #include "ops/registry.h"
 
 /* ---- small growable arrays in the arena ------------------------------------- */
@@ -164,6 +165,7 @@ void gn_graph_free(gn_graph *g)
     free(g->names.len);
     free(g->names.slots);
     free(g->source);
+    gn__savedmodel_unref(g->saved);
     gn__arena_free(&g->arena);
     free(g);
 }
@@ -867,6 +869,7 @@ static gn_status clone_into(const gn_graph *src, gn_graph *dst)
     dst->deprecated_version = src->deprecated_version;
     dst->extra = src->extra;
     dst->lib_extra = src->lib_extra;
+    if (src->saved) dst->saved = gn__savedmodel_ref(src->saved);
     if (src->source) {
         dst->source = strdup(src->source);
         if (!dst->source) return gn__fail(&dst->err, GN_ERR_NOMEM, "out of memory");

@@ -153,6 +153,10 @@ struct gn_graph {
     int32_t *opdef_cache;     /* interned op id -> registry index (-2: not looked up) */
     uint32_t opdef_cache_cap;
 
+    /* Top level, loaded from a SavedModel: its MetaGraphDef and directory
+     * (src/io/savedmodel.h), shared with clones; NULL otherwise. */
+    struct gn__savedmodel *saved;
+
     /* Inferred output dtypes and shapes (src/ops/shape.h), NULL until
      * gn_graph_infer_shapes; dropped by any mutation. */
     struct gn__shape_table *shapes;

@@ -12,6 +12,7 @@
 #include "io/wirecheck.h"
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 #include "tensorflow/core/protobuf/saved_model.pb-c.h"
+#include "io/savedmodel.h"
 
 void gn_load_options_init(gn_load_options *o)
 {
@@ -341,7 +342,7 @@ static gn_status pick_meta_graph(const Tensorflow__SavedModel *sm, const char *t
 
 /* ---- load ---------------------------------------------------------------------------- */
 static gn_status load_image(gn_graph *g, const uint8_t *data, size_t len, const char *name,
-                            const gn_load_options *o, bool savedmodel)
+                            const gn_load_options *o, bool savedmodel, const char *dir)
 {
     uint8_t *unz = NULL;
     size_t unz_len = 0;
@@ -368,12 +369,14 @@ static gn_status load_image(gn_graph *g, const uint8_t *data, size_t len, const 
         return gn__fail(&g->err, GN_ERR_NOMEM, "%s: out of memory", name);
     }
     const Tensorflow__GraphDef *gd = NULL;
+    const Tensorflow__SavedModel *sm = NULL;
+    const Tensorflow__MetaGraphDef *mg = NULL;
     if (savedmodel) {
         ProtobufCMessage *m = NULL;
         s = decode_message(&tensorflow__saved_model__descriptor, data, len, text, blob, &m, &g->err);
         if (s == GN_OK) {
-            const Tensorflow__MetaGraphDef *mg = NULL;
-            s = pick_meta_graph((const Tensorflow__SavedModel *)m, o->tags, &mg, &g->err);
+            sm = (const Tensorflow__SavedModel *)m;
+            s = pick_meta_graph(sm, o->tags, &mg, &g->err);
             if (s == GN_OK) {
                 gd = mg->graph_def;
                 if (!gd) s = gn__fail(&g->err, GN_ERR_PARSE, "MetaGraphDef has no graph_def");
@@ -397,6 +400,10 @@ static gn_status load_image(gn_graph *g, const uint8_t *data, size_t len, const 
     }
     gn__source src = {name, savedmodel ? NULL : data, savedmodel ? 0 : len, text};
     s = gn__graph_from_graphdef(g, gd, blob, &src);
+    if (s == GN_OK && savedmodel) {
+        g->saved = gn__savedmodel_new(blob, sm, mg, dir);
+        if (!g->saved) s = gn__fail(&g->err, GN_ERR_NOMEM, "%s: out of memory", name);
+    }
     gn__blob_unref(blob); /* the graph holds its reference */
     if (s == GN_OK && o->validate) {
         s = gn__graph_validate(g);
@@ -444,7 +451,7 @@ gn_status gn_graph_load_buffer(const void *data, size_t size, const char *name, 
     *out = g;
     if (!g) return GN_ERR_NOMEM;
     if (!data && size) return gn__fail(&g->err, GN_ERR_ARG, "NULL data");
-    return load_image(g, data, size, name ? name : "<buffer>", o, o->format == GN_FORMAT_SAVEDMODEL);
+    return load_image(g, data, size, name ? name : "<buffer>", o, o->format == GN_FORMAT_SAVEDMODEL, NULL);
 }
 
 static bool is_dir(const char *p)
@@ -494,12 +501,59 @@ gn_status gn_graph_load(const char *path, const gn_load_options *opts, gn_graph 
     if (s == GN_OK) {
         gn_load_options o2 = *o;
         if (o2.format == GN_FORMAT_SAVEDMODEL) o2.format = GN_FORMAT_AUTO;
-        s = load_image(g, data, len, file ? file : path, &o2, savedmodel);
+        char *dir = NULL;
+        if (savedmodel) {
+            /* the directory: path itself, or the folder holding saved_model.pb[txt] */
+            if (file) {
+                dir = strdup(path);
+            } else {
+                const char *slash = strrchr(path, '/');
+                dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+            }
+            if (dir) {
+                size_t dl = strlen(dir);
+                while (dl > 1 && dir[dl - 1] == '/') dir[--dl] = '\0';
+            }
+        }
+        if (savedmodel && !dir) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+        else s = load_image(g, data, len, file ? file : path, &o2, savedmodel, dir);
+        free(dir);
     }
     free(data);
     free(file);
     if (s == GN_OK) gn__err_clear(&g->err);
     return s;
+}
+
+/* ---- SavedModel state ------------------------------------------------------------------ */
+gn__savedmodel *gn__savedmodel_new(gn__blob *blob, const Tensorflow__SavedModel *sm,
+                                   const Tensorflow__MetaGraphDef *mg, const char *dir)
+{
+    gn__savedmodel *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    if (dir && !(s->dir = strdup(dir))) {
+        free(s);
+        return NULL;
+    }
+    s->refs = 1;
+    s->blob = gn__blob_ref(blob);
+    s->sm = sm;
+    s->mg = mg;
+    return s;
+}
+
+gn__savedmodel *gn__savedmodel_ref(gn__savedmodel *s)
+{
+    if (s) s->refs++;
+    return s;
+}
+
+void gn__savedmodel_unref(gn__savedmodel *s)
+{
+    if (!s || --s->refs) return;
+    gn__blob_unref(s->blob);
+    free(s->dir);
+    free(s);
 }
 
 /* ---- save ---------------------------------------------------------------------------- */

@@ -3,6 +3,7 @@
  * with timing, rollback and an optional validation after every pass; and the
  * report. After tensorflow/core/grappler/optimizers/meta_optimizer.cc
  * (grappler.md section 2). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,6 +365,7 @@ typedef struct run_state {
     bool timed_out;
     uint32_t dump_seq;
     gn__err *err;
+    gn_target target;
 } run_state;
 
 /* Marks what passes must keep: fetches and feeds (top level), else the graph's
@@ -411,6 +413,7 @@ static gn_status run_one(run_state *st, gn_graph *item, const char *item_name, c
         gn__pass_ctx c;
         memset(&c, 0, sizeof c);
         c.opts = st->o;
+        c.target = &st->target;
         c.report = st->r;
         c.pass_id = pass_name;
         c.toggle = toggle;
@@ -510,6 +513,125 @@ void gn_optimize_params_init(gn_optimize_params *p)
 {
     memset(p, 0, sizeof *p);
     p->struct_size = sizeof *p;
+    p->target.kind = GN_TARGET_CPU;
+}
+
+/* ---- target ------------------------------------------------------------------------------- */
+/* Does a device string name a GPU? "/device:GPU:0", "/job:w/replica:0/task:0/device:GPU:1",
+ * "/gpu:0", "GPU:0" (case-insensitive on the type, as TensorFlow's DeviceNameUtils). */
+static bool device_is(const char *d, const char *type)
+{
+    size_t tl = strlen(type);
+    for (const char *p = d; *p; p++) {
+        bool start = p == d || p[-1] == '/' || p[-1] == ':';
+        if (!start) continue;
+        size_t k = 0;
+        while (k < tl && p[k] && (p[k] | 0x20) == (type[k] | 0x20)) k++;
+        if (k == tl && (p[k] == ':' || p[k] == '\0')) {
+            /* "device:GPU" or a legacy "/gpu:0": not a job or task named "gpu" */
+            if (p == d || p[-1] == '/' || (p - d >= 7 && !strncmp(p - 7, "device:", 7))) return true;
+        }
+    }
+    return false;
+}
+
+bool gn__pass_on_gpu(const gn__pass_ctx *c, const gn_graph *g, gn_id id)
+{
+    const char *d = gn__str(g, g->nodes[id].device);
+    if (!d[0]) return c->target && c->target->kind == GN_TARGET_GPU;
+    return device_is(d, "GPU");
+}
+
+bool gn__list_has(const char *list, const char *s)
+{
+    if (!list || !s) return false;
+    size_t n = strlen(s);
+    for (const char *p = list; *p;) {
+        while (*p == ' ' || *p == ',') p++;
+        const char *e = p;
+        while (*e && *e != ',') e++;
+        const char *t = e;
+        while (t > p && t[-1] == ' ') t--;
+        if ((size_t)(t - p) == n && n && !memcmp(p, s, n)) return true;
+        p = e;
+    }
+    return false;
+}
+
+/* "auto": the CUDA driver, loaded at run time so the library needs no driver. */
+static void target_auto(gn_target *t)
+{
+    t->kind = GN_TARGET_CPU;
+    t->compute_capability = 0;
+    t->num_gpus = 0;
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return;
+    typedef int (*init_fn)(unsigned);
+    typedef int (*count_fn)(int *);
+    typedef int (*get_fn)(int *, int);
+    typedef int (*attr_fn)(int *, int, int);
+    init_fn cu_init = (init_fn)dlsym(h, "cuInit");
+    count_fn cu_count = (count_fn)dlsym(h, "cuDeviceGetCount");
+    get_fn cu_get = (get_fn)dlsym(h, "cuDeviceGet");
+    attr_fn cu_attr = (attr_fn)dlsym(h, "cuDeviceGetAttribute");
+    int n = 0, dev = 0, major = 0, minor = 0;
+    /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75, _MINOR 76 */
+    if (cu_init && cu_count && cu_get && cu_attr && cu_init(0) == 0 && cu_count(&n) == 0 && n > 0 &&
+        cu_get(&dev, 0) == 0 && cu_attr(&major, 75, dev) == 0 && cu_attr(&minor, 76, dev) == 0) {
+        t->kind = GN_TARGET_GPU;
+        t->compute_capability = major * 10 + minor;
+        t->num_gpus = n;
+    }
+    dlclose(h);
+}
+
+gn_status gn_target_parse(const char *text, gn_target *out, char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = '\0';
+    if (!out) return GN_ERR_ARG;
+    gn_target t = {GN_TARGET_CPU, 0, 0};
+    const char *bad = NULL;
+    if (!text) {
+        bad = "(null)";
+    } else if (!strcmp(text, "cpu")) {
+    } else if (!strcmp(text, "auto")) {
+        target_auto(&t);
+    } else if (!strncmp(text, "gpu", 3) && (text[3] == '\0' || text[3] == ':')) {
+        t.kind = GN_TARGET_GPU;
+        t.compute_capability = 90;
+        t.num_gpus = 1;
+        if (text[3] == ':') {
+            const char *p = text + 4;
+            if (strncmp(p, "sm_", 3) != 0) {
+                bad = text;
+            } else {
+                char *e = NULL;
+                long cc = strtol(p + 3, &e, 10);
+                long n = 1;
+                if (e && *e == 'x') n = strtol(e + 1, &e, 10);
+                if (e == p + 3 || !e || *e || cc < 10 || cc > 999 || n < 1 || n > 1024) bad = text;
+                t.compute_capability = (int32_t)cc;
+                t.num_gpus = (int32_t)n;
+            }
+        }
+    } else {
+        bad = text;
+    }
+    if (bad) {
+        if (err && errlen)
+            snprintf(err, errlen, "target '%s' is not one of cpu, gpu, gpu:sm_NN, gpu:sm_NNxK, auto", bad);
+        return GN_ERR_ARG;
+    }
+    *out = t;
+    return GN_OK;
+}
+
+void gn_target_to_string(const gn_target *t, char *buf, size_t buflen)
+{
+    if (!buf || !buflen) return;
+    if (!t || t->kind != GN_TARGET_GPU) snprintf(buf, buflen, "cpu");
+    else if (t->num_gpus > 1) snprintf(buf, buflen, "gpu:sm_%dx%d", t->compute_capability, t->num_gpus);
+    else snprintf(buf, buflen, "gpu:sm_%d", t->compute_capability);
 }
 
 static void note_unbuilt(const gn_options *o, gn_report *r)
@@ -540,7 +662,11 @@ gn_status gn_optimize(gn_graph *g, const gn_options *o, const gn_optimize_params
     if (!r) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     if (report) *report = r;
     int64_t t0 = gn__now_us();
-    run_state st = {g, o, params, r, 0, false, 0, &g->err};
+    run_state st = {g, o, params, r, 0, false, 0, &g->err, {GN_TARGET_CPU, 0, 0}};
+    if (params && params->struct_size >= offsetof(gn_optimize_params, target) + sizeof params->target)
+        st.target = params->target;
+    if (st.target.kind == GN_TARGET_GPU && st.target.num_gpus < 1) st.target.num_gpus = 1;
+    if (st.target.kind == GN_TARGET_GPU && st.target.compute_capability <= 0) st.target.compute_capability = 90;
     if (o->meta_optimizer_timeout_ms > 0) st.deadline = t0 + o->meta_optimizer_timeout_ms * 1000;
     gn_status s = GN_OK;
     if (o->disable_meta_optimizer) {

@@ -26,7 +26,7 @@
 #include "tensorflow/core/protobuf/rewriter_config.pb-c.h"
 
 /* ---- the table ---------------------------------------------------------------------- */
-enum { KIND_TOGGLE, KIND_BOOL, KIND_INT, KIND_ITERS, KIND_LAYOUT };
+enum { KIND_TOGGLE, KIND_BOOL, KIND_INT, KIND_ITERS, KIND_LAYOUT, KIND_LPOLICY, KIND_RPOLICY, KIND_STR };
 
 typedef struct opt_row {
     const char *name;
@@ -41,13 +41,21 @@ typedef struct opt_row {
     _Static_assert(sizeof(((gn_options *)0)->key) == 4 ||                                       \
                        (KIND_##kind == KIND_INT && sizeof(((gn_options *)0)->key) == 8),        \
                    #key ": only INT keys may be 64-bit, the others are int32_t");
+#define GN_OPTK(member, key, kind, def, help)                                                   \
+    _Static_assert(KIND_##kind == KIND_STR ? sizeof(((gn_options *)0)->member) == GN_OPTIONS_STR_MAX \
+                                           : sizeof(((gn_options *)0)->member) == 4,           \
+                   key ": STR keys are char[GN_OPTIONS_STR_MAX], the others int32_t");
 #include "optimizer/options.def"
+#undef GN_OPTK
 #undef GN_OPT
 
 static const opt_row k_rows[] = {
 #define GN_OPT(key, kind, def, help) \
     {#key, KIND_##kind, offsetof(gn_options, key), sizeof(((gn_options *)0)->key), (int64_t)(def), help},
+#define GN_OPTK(member, key, kind, def, help) \
+    {key, KIND_##kind, offsetof(gn_options, member), sizeof(((gn_options *)0)->member), (int64_t)(def), help},
 #include "optimizer/options.def"
+#undef GN_OPTK
 #undef GN_OPT
 };
 #define N_ROWS GN__ARRAY_LEN(k_rows)
@@ -63,6 +71,8 @@ static const char *const k_toggle_names[] = {"DEFAULT", "ON", "OFF", "AGGRESSIVE
                                              "EXPERIMENTAL_BOTH"};
 static const char *const k_iters_names[] = {"DEFAULT_NUM_ITERS", "ONE", "TWO"};
 static const char *const k_layout_names[] = {"NO_CONVERSION_ON_CPU", "NCHW_TO_NHWC", "NHWC_TO_NCHW"};
+static const char *const k_lpolicy_names[] = {"grapnel", "tensorflow", "NCHW", "NHWC"};
+static const char *const k_rpolicy_names[] = {"grapnel", "tensorflow"};
 
 static const char *const *kind_names(int kind, size_t *n)
 {
@@ -70,6 +80,8 @@ static const char *const *kind_names(int kind, size_t *n)
     case KIND_TOGGLE: *n = GN__ARRAY_LEN(k_toggle_names); return k_toggle_names;
     case KIND_ITERS: *n = GN__ARRAY_LEN(k_iters_names); return k_iters_names;
     case KIND_LAYOUT: *n = GN__ARRAY_LEN(k_layout_names); return k_layout_names;
+    case KIND_LPOLICY: *n = GN__ARRAY_LEN(k_lpolicy_names); return k_lpolicy_names;
+    case KIND_RPOLICY: *n = GN__ARRAY_LEN(k_rpolicy_names); return k_rpolicy_names;
     default: *n = 0; return NULL;
     }
 }
@@ -84,6 +96,9 @@ static const char *kind_accepted(int kind)
     case KIND_BOOL: return "True, False, None, 'ON', 'OFF', 0 or 1";
     case KIND_ITERS: return "None, 'DEFAULT_NUM_ITERS', 'ONE', 'TWO' or an integer 0..2";
     case KIND_LAYOUT: return "None, 'NO_CONVERSION_ON_CPU', 'NCHW_TO_NHWC', 'NHWC_TO_NCHW' or an integer 0..2";
+    case KIND_LPOLICY: return "None, 'grapnel', 'tensorflow', 'NCHW', 'NHWC' or an integer 0..3";
+    case KIND_RPOLICY: return "None, 'grapnel', 'tensorflow' or an integer 0..1";
+    case KIND_STR: return "a string of comma-separated names, or None";
     default: return "an integer or None";
     }
 }
@@ -97,6 +112,7 @@ const char *gn__toggle_name(int32_t t)
 static int64_t row_get(const gn_options *o, const opt_row *r)
 {
     const char *p = (const char *)o + r->offset;
+    if (r->kind == KIND_STR) return p[0] != '\0'; /* 0: the default "" */
     if (r->width == 8) {
         int64_t v;
         memcpy(&v, p, sizeof v);
@@ -111,6 +127,11 @@ static int64_t row_get(const gn_options *o, const opt_row *r)
 static void row_set(gn_options *o, const opt_row *r, int64_t v)
 {
     char *p = (char *)o + r->offset;
+    if (r->kind == KIND_STR) { /* only the default "" is set this way */
+        (void)v;
+        memset(p, 0, r->width);
+        return;
+    }
     if (r->width == 8) {
         memcpy(p, &v, sizeof v);
     } else {
@@ -180,6 +201,15 @@ static gn_status apply_value(gn_options *o, const opt_row *r, const char *v, siz
         row_set(o, r, r->def);
         return GN_OK;
     }
+    if (r->kind == KIND_STR) {
+        if (n >= r->width)
+            return gn__fail(err, GN_ERR_ARG, "option '%s': value is %zu bytes, the limit is %zu", r->name, n,
+                            r->width - 1);
+        char *p = (char *)o + r->offset;
+        memset(p, 0, r->width);
+        memcpy(p, v, n);
+        return GN_OK;
+    }
     int64_t iv = 0;
     bool overflow = false;
     bool is_int = parse_int(v, n, &iv, &overflow);
@@ -231,6 +261,13 @@ static gn_status apply_value(gn_options *o, const opt_row *r, const char *v, siz
     }
     return gn__fail(err, GN_ERR_ARG, "option '%s': '%.*s%s' is not one of %s", r->name, SHOW(v, n),
                     kind_accepted(r->kind));
+}
+
+/* The dictionary spelling of a STR value: quoted, quotes inside escaped away
+ * by switching to double quotes when the value holds a single one. */
+static void format_str(const char *v, char *buf, size_t len)
+{
+    snprintf(buf, len, strchr(v, '\'') ? "\"%s\"" : "'%s'", v);
 }
 
 /* The dictionary spelling of value v of key r. */
@@ -553,8 +590,9 @@ gn_status gn_options_get(const gn_options *o, const char *key, char *buf, size_t
     GN_TRY(load_opts(&full, o, NULL));
     const opt_row *r = find_row_n(key, strlen(key));
     if (!r) return GN_ERR_ARG;
-    char tmp[32];
-    format_value(r, row_get(&full, r), tmp, sizeof tmp);
+    char tmp[GN_OPTIONS_STR_MAX + 8];
+    if (r->kind == KIND_STR) format_str((const char *)&full + r->offset, tmp, sizeof tmp);
+    else format_value(r, row_get(&full, r), tmp, sizeof tmp);
     if (strlen(tmp) >= buflen) return GN_ERR_ARG;
     memcpy(buf, tmp, strlen(tmp) + 1);
     return GN_OK;
@@ -582,8 +620,9 @@ gn_status gn_options_to_string(const gn_options *o, char **text)
         const opt_row *r = &k_rows[i];
         int64_t v = row_get(&full, r);
         if (v == r->def && !always_printed(r->name)) continue;
-        char val[32];
-        format_value(r, v, val, sizeof val);
+        char val[GN_OPTIONS_STR_MAX + 8];
+        if (r->kind == KIND_STR) format_str((const char *)&full + r->offset, val, sizeof val);
+        else format_value(r, v, val, sizeof val);
         gn__buf_printf(&b, "%s'%s': %s", first ? "" : ", ", r->name, val);
         first = false;
     }

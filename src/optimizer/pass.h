@@ -34,6 +34,7 @@ typedef struct gn__pattern {
 
 typedef struct gn__pass_ctx {
     const gn_options *opts;
+    const gn_target *target;  /* never NULL (cpu by default) */
     gn_report *report;
     const char *pass_id;      /* "constfold" */
     int32_t toggle;           /* the pass's gn_toggle (AGGRESSIVE changes some passes) */
@@ -60,6 +61,12 @@ bool gn__pass_deadline_passed(const gn__pass_ctx *c);
 /* A fresh node name "<base>/<suffix>" or, when taken, "<base>/<suffix>_<k>"
  * with the smallest free k; written into buf. */
 void gn__pass_unique_name(const gn_graph *g, const char *base, const char *suffix, char *buf, size_t buflen);
+/* Is node id GPU-placed? Its device names a GPU ("/device:GPU:0",
+ * "/job:x/replica:0/task:0/device:GPU:1", "/gpu:0"), or it is empty and the
+ * target is a GPU. A node placed on a CPU stays there whatever the target. */
+bool gn__pass_on_gpu(const gn__pass_ctx *c, const gn_graph *g, gn_id id);
+/* Is a comma-separated list (an option value) naming s (exact match)? */
+bool gn__list_has(const char *list, const char *s);
 /* Monotonic clock in microseconds. */
 int64_t gn__now_us(void);
 
@@ -71,6 +78,20 @@ gn_status gn__pass_constfold(gn__pass_ctx *c, gn_graph *g);
 gn_status gn__pass_arithmetic(gn__pass_ctx *c, gn_graph *g);
 gn_status gn__pass_cse(gn__pass_ctx *c, gn_graph *g);
 gn_status gn__pass_shape(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_function(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_impl_selector(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_amp(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_pin_to_host(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_layout(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_remap(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_loop(gn__pass_ctx *c, gn_graph *g);
+extern const gn__pattern gn__patterns_function[];
+extern const gn__pattern gn__patterns_impl_selector[];
+extern const gn__pattern gn__patterns_amp[];
+extern const gn__pattern gn__patterns_pin_to_host[];
+extern const gn__pattern gn__patterns_layout[];
+extern const gn__pattern gn__patterns_remap[];
+extern const gn__pattern gn__patterns_loop[];
 extern const gn__pattern gn__patterns_pruning[];
 extern const gn__pattern gn__patterns_debug_stripper[];
 extern const gn__pattern gn__patterns_dependency[];

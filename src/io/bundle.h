@@ -1,0 +1,80 @@
+/* Tensor bundles (private): TensorFlow's checkpoint format, the
+ * `variables/variables.index` + `variables.data-NNNNN-of-NNNNN` pair of a
+ * SavedModel (reference/trt_savedmodel.md part B, §B3-B5;
+ * tensorflow/core/util/tensor_bundle/tensor_bundle.cc,
+ * tensorflow/core/lib/io/table*.cc, format.cc, block*.cc).
+ *
+ * Reading: the index is a LevelDB-style sorted string table (blocks of
+ * prefix-compressed keys with restart points, an index block, a 48-byte
+ * footer ending in the table magic). Blocks may be Snappy-compressed; every
+ * block's masked CRC-32C is checked, and so is every tensor's. The empty key
+ * holds the BundleHeaderProto; every other key a BundleEntryProto (dtype,
+ * shape, shard_id, offset, size, crc32c, slices). Entries with slices are
+ * assembled from their slice entries; string tensors are decoded from
+ * TensorFlow's varint-length layout.
+ *
+ * Writing: uncompressed blocks, as TensorFlow's writer, one data shard, keys in
+ * sorted order, written atomically (temporary files then rename; a failure
+ * leaves nothing behind).
+ *
+ * Errors name the file and the key: "variables.index: block at byte 1234:
+ * checksum mismatch", "variables.data-00000-of-00001: key 'dense/kernel': 128
+ * bytes at offset 4096 run past the end of the file (2048 bytes)". */
+#ifndef GN_IO_BUNDLE_H
+#define GN_IO_BUNDLE_H
+
+#include "common/common.h"
+#include "ops/kernel.h"
+#include "tensorflow/core/protobuf/tensor_bundle.pb-c.h"
+
+typedef struct gn__bundle gn__bundle;
+
+/* Opens the bundle whose files are `<prefix>.index` and `<prefix>.data-*`
+ * (prefix ".../variables/variables"). Reads and checks the whole index; the
+ * data shards are opened lazily. */
+gn_status gn__bundle_open(const char *prefix, gn__bundle **out, gn__err *err);
+void gn__bundle_close(gn__bundle *b);   /* NULL is a no-op */
+
+/* Keys in sorted order, the header's empty key excluded. Borrowed. */
+size_t gn__bundle_count(const gn__bundle *b);
+const char *gn__bundle_key(const gn__bundle *b, size_t i);
+/* The entry of a key, NULL when absent. Borrowed (lives as long as b). */
+const Tensorflow__BundleEntryProto *gn__bundle_entry(const gn__bundle *b, const char *key);
+/* The header (num_shards, endianness, version). Borrowed. */
+const Tensorflow__BundleHeaderProto *gn__bundle_header(const gn__bundle *b);
+
+/* Reads the full tensor of key into out (a fresh buffer, released with
+ * gn__tensor_release), checking the CRC-32C of the bytes read. Sliced entries
+ * are assembled from their slices. GN_ERR_NOT_FOUND for a missing key,
+ * GN_ERR_PARSE for corrupt data, GN_ERR_IO for a missing or short shard. */
+gn_status gn__bundle_read(gn__bundle *b, const char *key, gn__tensor *out, gn__err *err);
+
+/* ---- writing ------------------------------------------------------------------ */
+typedef struct gn__bundle_writer gn__bundle_writer;
+
+/* Starts a bundle at prefix; nothing appears at `<prefix>.*` before
+ * gn__bundle_writer_finish succeeds. */
+gn_status gn__bundle_writer_new(const char *prefix, gn__bundle_writer **out, gn__err *err);
+/* Adds a tensor (copied). Keys may come in any order; a duplicate is an error. */
+gn_status gn__bundle_writer_add(gn__bundle_writer *w, const char *key, const gn__tensor *t, gn__err *err);
+/* Adds a slice of a larger tensor, as TensorFlow's sharded saves do: `full`
+ * is the full tensor's shape, starts/lengths the slice (length -1: the whole
+ * dimension), t the slice's values. */
+gn_status gn__bundle_writer_add_slice(gn__bundle_writer *w, const char *key, int32_t rank, const int64_t *full,
+                                      const int64_t *starts, const int64_t *lengths, const gn__tensor *t,
+                                      gn__err *err);
+/* Writes `<prefix>.index` and `<prefix>.data-00000-of-00001` atomically and
+ * frees w (also on failure, which leaves no file). */
+gn_status gn__bundle_writer_finish(gn__bundle_writer *w, gn__err *err);
+void gn__bundle_writer_abort(gn__bundle_writer *w);   /* frees w, writes nothing */
+
+/* CRC-32C (Castagnoli) and LevelDB's mask, exposed for fingerprints and tests. */
+uint32_t gn__crc32c(uint32_t crc, const void *data, size_t n);
+static inline uint32_t gn__crc32c_mask(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
+static inline uint32_t gn__crc32c_unmask(uint32_t m)
+{
+    uint32_t r = m - 0xa282ead8u;
+    return (r >> 17) | (r << 15);
+}
+
+#endif

@@ -1,0 +1,34 @@
+/* SavedModel state attached to a graph loaded from a SavedModel (private).
+ *
+ * gn_graph_load on a SavedModel directory (or a saved_model.pb[txt] named
+ * directly) keeps the decoded SavedModel message and the chosen MetaGraphDef
+ * here, shared by reference between a graph and its clones. Everything the
+ * MetaGraphDef holds besides graph_def (signature_def, saver_def,
+ * object_graph_def, asset_file_def, meta_info_def, collection_def) is read from
+ * mg; the graph itself is the IR. Immutable once attached.
+ *
+ * Readers (src/io/savedmodel.c): signatures, variables, assets, freezing.
+ * Writers (src/io/savedmodel_write.c): gn_savedmodel_save and SaveOptions. */
+#ifndef GN_IO_SAVEDMODEL_H
+#define GN_IO_SAVEDMODEL_H
+
+#include "graph/ir.h"
+#include "tensorflow/core/protobuf/meta_graph.pb-c.h"
+#include "tensorflow/core/protobuf/saved_model.pb-c.h"
+
+typedef struct gn__savedmodel {
+    uint32_t refs;
+    gn__blob *blob;                          /* owns sm and everything it points to */
+    const Tensorflow__SavedModel *sm;
+    const Tensorflow__MetaGraphDef *mg;      /* the MetaGraphDef chosen by tag */
+    char *dir;                               /* the SavedModel directory (no trailing '/');
+                                                NULL when loaded from a buffer */
+} gn__savedmodel;
+
+/* Takes a reference on blob; dir is copied (may be NULL). NULL on OOM. */
+gn__savedmodel *gn__savedmodel_new(gn__blob *blob, const Tensorflow__SavedModel *sm,
+                                   const Tensorflow__MetaGraphDef *mg, const char *dir);
+gn__savedmodel *gn__savedmodel_ref(gn__savedmodel *s);
+void gn__savedmodel_unref(gn__savedmodel *s);   /* NULL is a no-op */
+
+#endif

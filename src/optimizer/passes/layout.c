@@ -1,0 +1,13 @@
+/* layout pass: being written; does nothing yet. */
+#include "optimizer/pass.h"
+
+const gn__pattern gn__patterns_layout[] = {
+    {NULL, NULL},
+};
+
+gn_status gn__pass_layout(gn__pass_ctx *c, gn_graph *g)
+{
+    (void)c;
+    (void)g;
+    return GN_OK;
+}
