@@ -82,7 +82,9 @@ bool gn_pt_run_pass_on(gn__pass_fn fn, const char *pass_id, gn_graph *g, const g
     gn__err_clear(&err);
     gn__pass_ctx c;
     memset(&c, 0, sizeof c);
+    gn_target cpu = {GN_TARGET_CPU, 0, 0};
     c.opts = &o;
+    c.target = &cpu;
     c.report = r;
     c.pass_id = pass_id;
     c.toggle = toggle;
@@ -313,6 +315,8 @@ void gn_pt_fx_init(gn_pt_fx *f, const char *disabled)
     assert_int_equal(gn_optimize(g, &o2, NULL, &f->r), GN_OK);
     gn_graph_free(g);
     f->c.opts = &f->o;
+    f->target.kind = GN_TARGET_CPU;
+    f->c.target = &f->target;
     f->c.report = f->r;
     f->c.pass_id = "pruning";
     f->c.err = &f->err;

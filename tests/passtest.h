@@ -77,6 +77,7 @@ size_t gn_pt_read_manifest(gn_pt_golden *m, size_t max);
 /* ---- a pass context with its own report (pass_dependency_test.c, pass_pruning_test.c) ----------- */
 typedef struct gn_pt_fx {
     gn_options o;
+    gn_target target;   /* cpu after gn_pt_fx_init; set kind/cc for GPU passes */
     gn_report *r;
     gn__err err;
     gn__pass_ctx c;
