@@ -1,0 +1,343 @@
+/* The loop optimizer (src/optimizer/passes/loop.c), one pattern at a time: a
+ * small graph before, the exact graph after, refusals with their reasons, and
+ * the original and rewritten graphs run on the CPU backend on the same feeds.
+ * Then every corpus model through the pass (default and AGGRESSIVE): the
+ * graph stays valid. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grapnel/grapnel.h"
+#include "graph/ir.h"
+#include "optimizer/pass.h"
+#include "testutil.h"
+#include "passtest.h"
+
+#define DT_FLOAT 1
+#define DT_INT32 3
+#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
+#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+#define UN(n, op, in) "node { name: '" n "' op: '" op "' input: '" in "' " TF "}\n"
+#define BOOLC(n, v)                                                                                              \
+    "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_BOOL } } attr { key: 'value' value { " \
+    "tensor { dtype: DT_BOOL tensor_shape { } bool_val: " v " } } } }\n"
+#define INTC(n, v, extra)                                                                                        \
+    "node { name: '" n "' op: 'Const' " extra " attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' " \
+    "value { tensor { dtype: DT_INT32 tensor_shape { } int_val: " v " } } } }\n"
+#define FLTC(n, v)                                                                                                \
+    "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { " \
+    "tensor { dtype: DT_FLOAT tensor_shape { } float_val: " v " } } } }\n"
+#define SWITCH(n, x, p) "node { name: '" n "' op: 'Switch' input: '" x "' input: '" p "' " TF "}\n"
+#define MERGE(n, a, b) \
+    "node { name: '" n "' op: 'Merge' input: '" a "' input: '" b "' " TF "attr { key: 'N' value { i: 2 } } }\n"
+
+static float xs[6] = {-1.5f, 2.0f, 0.25f, -3.0f, 4.0f, 0.5f};
+static const int64_t d6[1] = {6};
+
+static void run_loop(gn_pt_fx *f, gn_graph *g, bool expect_change)
+{
+    gn_pt_fx_pass(f, "loop");
+    assert_int_equal(gn_pt_fx_run(f, gn__pass_loop, g), expect_change);
+}
+
+/* ---- loop.dead_branch -------------------------------------------------------------------- */
+static const char *k_cond_graph(void)
+{
+    return PH("x") BOOLC("p", "true") SWITCH("sw", "x", "p") UN("f", "Neg", "sw") UN("f2", "Square", "f")
+        UN("t", "Exp", "sw:1") MERGE("m", "f2", "t") UN("y", "Relu", "m")
+        "node { name: 'idx' op: 'Identity' input: 'm:1' attr { key: 'T' value { type: DT_INT32 } } }\n";
+}
+
+static void test_dead_branch_true(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(k_cond_graph());
+    gn_pt_preserve_list(g, "y,idx");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    run_loop(&f, g, true);
+    gn_pt_expect_dump(g, "x=Placeholder(); p=Const(); sw=Identity(x); t=Exp(sw); m=Identity(t); y=Relu(m); idx=Identity(m/value_index); "
+                         "m/value_index=Const(^t)");
+    gn_pt_fx_expect_event(&f, "loop.dead_branch: sw: predicate is constant true: 2 node(s) of the untaken branch deleted");
+    gn_pt_fx_expect_event(&f, "loop.dead_branch: m: Merge keeps one live input: became an Identity");
+    gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
+    const char *fn[1] = {"x"}, *xn[2] = {"y", "idx"};
+    gn_pt_check_same(before, g, fn, &t, 1, xn, 2);
+    assert_false(gn_pt_fx_run(&f, gn__pass_loop, g));
+    gn_pt_fx_free(&f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
+static void test_dead_branch_false(void **state)
+{
+    (void)state;
+    char text[4096];
+    snprintf(text, sizeof text, "%s", k_cond_graph());
+    char *p = strstr(text, "bool_val: true");
+    assert_non_null(p);
+    memcpy(p, "bool_val: 0   ", 14);
+    gn_graph *g = gn_pt_load_text(text);
+    gn_pt_preserve_list(g, "y,idx");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    run_loop(&f, g, true);
+    gn_pt_expect_dump(g, "x=Placeholder(); p=Const(); sw=Identity(x); f=Neg(sw); f2=Square(f); m=Identity(f2); y=Relu(m); "
+                         "idx=Identity(m/value_index); m/value_index=Const(^f2)");
+    gn_pt_fx_expect_event(&f, "loop.dead_branch: sw: predicate is constant false: 1 node(s) of the untaken branch deleted");
+    gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
+    const char *fn[1] = {"x"}, *xn[2] = {"y", "idx"};
+    gn_pt_check_same(before, g, fn, &t, 1, xn, 2);
+    gn_pt_fx_free(&f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
+/* A dead control input kills the node it gates (but not a Merge). */
+static void test_dead_branch_control(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(PH("x") BOOLC("p", "true") SWITCH("sw", "x", "p") UN("f", "Neg", "sw")
+                                      "node { name: 'g' op: 'Exp' input: 'x' input: '^f' " TF "}\n"
+                                      UN("t", "Exp", "sw:1") MERGE("m", "g", "t") UN("y", "Relu", "m"));
+    gn_pt_preserve_list(g, "y");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    run_loop(&f, g, true);
+    gn_pt_expect_dump(g, "x=Placeholder(); p=Const(); sw=Identity(x); t=Exp(sw); m=Identity(t); y=Relu(m)");
+    gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
+    const char *fn[1] = {"x"}, *xn[1] = {"y"};
+    gn_pt_check_same(before, g, fn, &t, 1, xn, 1);
+    gn_pt_fx_free(&f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
+static void test_dead_branch_refusals(void **state)
+{
+    (void)state;
+    /* a fetched node in the dead branch */
+    gn_graph *g = gn_pt_load_text(k_cond_graph());
+    gn_pt_preserve_list(g, "y,f");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    run_loop(&f, g, false);
+    gn_pt_fx_expect_event(&f, "loop.dead_branch: sw: not rewritten: a node of the dead branch is preserved (fetch or feed)");
+    gn_pt_fx_free(&f);
+    gn_graph_free(g);
+    /* the dead branch reaches an Exit */
+    g = gn_pt_load_text(PH("x") BOOLC("p", "false") SWITCH("sw", "x", "p")
+                        "node { name: 'e' op: 'Exit' input: 'sw:1' " TF "}\n" UN("y", "Relu", "sw"));
+    gn_pt_preserve_list(g, "y");
+    gn_pt_fx_init(&f, NULL);
+    run_loop(&f, g, false);
+    gn_pt_fx_expect_event(&f, "loop.dead_branch: sw: not rewritten: the dead branch reaches a loop boundary (Enter, "
+                              "Exit, NextIteration)");
+    gn_pt_fx_free(&f);
+    gn_graph_free(g);
+    /* disabled by id */
+    g = gn_pt_load_text(k_cond_graph());
+    gn_pt_preserve_list(g, "y,idx");
+    gn_pt_fx_init(&f, "loop.dead_branch");
+    run_loop(&f, g, false);
+    gn_pt_fx_free(&f);
+    gn_graph_free(g);
+}
+
+/* ---- loop.stack_push_removal ------------------------------------------------------------------ */
+#define STACK                                                                                                     \
+    INTC("n", "10", "")                                                                                           \
+    "node { name: 'st' op: 'StackV2' input: 'n' attr { key: 'elem_type' value { type: DT_FLOAT } } "               \
+    "attr { key: 'stack_name' value { s: 's' } } }\n"                                                             \
+    "node { name: 'h' op: 'Identity' input: 'st' attr { key: 'T' value { type: DT_RESOURCE } } }\n"              \
+    "node { name: 'push' op: 'StackPushV2' input: 'h' input: 'x' " TF                                              \
+    "attr { key: 'swap_memory' value { b: false } } }\n" UN("y", "Relu", "push")
+
+static void test_stack_push_removal(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(PH("x") STACK);
+    gn_pt_preserve_list(g, "y");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    run_loop(&f, g, true);
+    gn_pt_expect_dump(g, "x=Placeholder(); n=Const(); st=StackV2(n); h=Identity(st); push=Identity(x, ^h); y=Relu(push)");
+    gn_pt_fx_expect_event(&f, "loop.stack_push_removal: push: stack 'st' is never popped: push became an Identity");
+    assert_null(gn__node_attr(g, gn__graph_find(g, "push"), "swap_memory"));
+    gn_pt_fx_free(&f);
+    gn_graph_free(g);
+    /* popped: nothing changes */
+    g = gn_pt_load_text(PH("x") STACK
+                        "node { name: 'pop' op: 'StackPopV2' input: 'h' attr { key: 'elem_type' value { type: DT_FLOAT } } "
+                        "input: '^push' }\n");
+    gn_pt_preserve_list(g, "y,pop");
+    gn_pt_fx_init(&f, NULL);
+    run_loop(&f, g, false);
+    gn_pt_fx_free(&f);
+    gn_graph_free(g);
+}
+
+/* ---- loop.dead_branch_functional ---------------------------------------------------------------- */
+#define FN(name, op)                                                                                            \
+    "function { signature { name: '" name "' input_arg { name: 'a' type: DT_FLOAT } "                           \
+    "output_arg { name: 'out' type: DT_FLOAT } } node_def { name: 'n' op: '" op "' input: 'a' " TF "} "        \
+    "ret { key: 'out' value: 'n:y:0' } }\n"
+#define LIB "library { " FN("neg_fn", "Neg") FN("exp_fn", "Exp") FN("sq_fn", "Square") "}\n"
+#define FLIST "attr { key: 'Tin' value { list { type: DT_FLOAT } } } attr { key: 'Tout' value { list { type: DT_FLOAT } } } "
+
+static void test_functional_if(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(PH("x") BOOLC("c", "false")
+                                  "node { name: 'if' op: 'StatelessIf' input: 'c' input: 'x' " FLIST
+                                  "attr { key: 'Tcond' value { type: DT_BOOL } } "
+                                  "attr { key: 'then_branch' value { func { name: 'neg_fn' } } } "
+                                  "attr { key: 'else_branch' value { func { name: 'exp_fn' } } } }\n"
+                                  UN("y", "Relu", "if") LIB);
+    gn_pt_preserve_list(g, "y");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    run_loop(&f, g, true);
+    gn_pt_expect_dump(g, "x=Placeholder(); c=Const(); if=PartitionedCall(x); y=Relu(if)");
+    const Tensorflow__AttrValue *fa = gn__node_attr(g, gn__graph_find(g, "if"), "f");
+    assert_non_null(fa);
+    assert_string_equal(fa->func->name, "exp_fn");
+    assert_null(gn__node_attr(g, gn__graph_find(g, "if"), "then_branch"));
+    gn_pt_fx_expect_event(&f, "loop.dead_branch_functional: if: If on constant 0: now a call of 'exp_fn'");
+    gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
+    const char *fn[1] = {"x"}, *xn[1] = {"y"};
+    gn_pt_check_same(before, g, fn, &t, 1, xn, 1);
+    gn_pt_fx_free(&f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
+static void test_functional_case(void **state)
+{
+    (void)state;
+    for (int v = 0; v < 2; v++) {
+        gn_graph *g = gn_pt_load_text(v == 0 ? PH("x") INTC("k", "1", "") "node { name: 'case' op: 'Case' input: 'k' input: 'x' " FLIST
+                                          "attr { key: 'branches' value { list { func { name: 'neg_fn' } func { name: 'exp_fn' } "
+                                          "func { name: 'sq_fn' } } } } }\n" UN("y", "Relu", "case") LIB
+                                             : PH("x") INTC("k", "7", "") "node { name: 'case' op: 'Case' input: 'k' input: 'x' " FLIST
+                                          "attr { key: 'branches' value { list { func { name: 'neg_fn' } func { name: 'exp_fn' } "
+                                          "func { name: 'sq_fn' } } } } }\n" UN("y", "Relu", "case") LIB);
+        gn_pt_preserve_list(g, "y");
+        gn_graph *before = gn_pt_clone(g);
+        gn_pt_fx f;
+        gn_pt_fx_init(&f, NULL);
+        run_loop(&f, g, true);
+        gn_pt_expect_dump(g, "x=Placeholder(); k=Const(); case=StatefulPartitionedCall(x); y=Relu(case)");
+        const Tensorflow__AttrValue *fa = gn__node_attr(g, gn__graph_find(g, "case"), "f");
+        assert_string_equal(fa->func->name, v == 0 ? "exp_fn" : "sq_fn"); /* out of range: the last branch */
+        gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
+        const char *fn[1] = {"x"}, *xn[1] = {"y"};
+        gn_pt_check_same(before, g, fn, &t, 1, xn, 1);
+        gn_pt_fx_free(&f);
+        gn_graph_free(before);
+        gn_graph_free(g);
+    }
+}
+
+/* ---- loop.invariant_motion ----------------------------------------------------------------------- */
+#define ENTER(n, in, t, c)                                                                                   \
+    "node { name: '" n "' op: 'Enter' input: '" in "' attr { key: 'T' value { type: " t " } } "             \
+    "attr { key: 'frame_name' value { s: 'L' } } attr { key: 'is_constant' value { b: " c " } } "            \
+    "attr { key: 'parallel_iterations' value { i: 10 } } }\n"
+#define TI "attr { key: 'T' value { type: DT_INT32 } } "
+static const char *k_loop =
+    PH("x") INTC("i0", "0", "") INTC("lim", "3", "") FLTC("w", "2.0")
+    ENTER("ei", "i0", "DT_INT32", "false") ENTER("ex", "x", "DT_FLOAT", "false")
+    ENTER("ew", "w", "DT_FLOAT", "true") ENTER("en", "lim", "DT_INT32", "true")
+    "node { name: 'mi' op: 'Merge' input: 'ei' input: 'ni' " TI "attr { key: 'N' value { i: 2 } } }\n"
+    "node { name: 'mx' op: 'Merge' input: 'ex' input: 'nx' " TF "attr { key: 'N' value { i: 2 } } }\n"
+    "node { name: 'less' op: 'Less' input: 'mi' input: 'en' " TI "}\n"
+    "node { name: 'cond' op: 'LoopCond' input: 'less' }\n"
+    "node { name: 'si' op: 'Switch' input: 'mi' input: 'cond' " TI "}\n"
+    "node { name: 'sx' op: 'Switch' input: 'mx' input: 'cond' " TF "}\n"
+    "node { name: 'out' op: 'Exit' input: 'sx' " TF "}\n"
+    "node { name: 'ii' op: 'Identity' input: 'si:1' " TI "}\n"
+    "node { name: 'ix' op: 'Identity' input: 'sx:1' " TF "}\n"
+    INTC("one", "1", "input: '^ii'")
+    "node { name: 'inc' op: 'AddV2' input: 'ii' input: 'one' " TI "}\n"
+    UN("sq", "Square", "ew") UN("sq2", "Neg", "sq")
+    "node { name: 'mul' op: 'Mul' input: 'ix' input: 'sq2' " TF "}\n"
+    "node { name: 'ni' op: 'NextIteration' input: 'inc' " TI "}\n"
+    "node { name: 'nx' op: 'NextIteration' input: 'mul' " TF "}\n";
+
+static void test_invariant_motion(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(k_loop);
+    gn_pt_preserve_list(g, "out");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    /* off unless AGGRESSIVE, as Grappler */
+    run_loop(&f, g, false);
+    f.c.toggle = GN_TOGGLE_AGGRESSIVE;
+    run_loop(&f, g, true);
+    gn_pt_fx_expect_event(&f, "loop.invariant_motion: sq: moved out of frame 'L'");
+    gn_pt_fx_expect_event(&f, "loop.invariant_motion: sq2: moved out of frame 'L'");
+    char *d = gn_pt_dump(g);
+    assert_non_null(strstr(d, "sq=Square(w)"));
+    assert_non_null(strstr(d, "sq2=Neg(sq)"));
+    assert_non_null(strstr(d, "mul=Mul(ix, LoopOptimizer/L_enter_1)"));
+    assert_non_null(strstr(d, "LoopOptimizer/L_enter_1=Enter(sq2)"));
+    free(d);
+    gn_pt_check_valid(g, "invariant motion");
+    gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
+    const char *fn[1] = {"x"}, *xn[1] = {"out"};
+    gn_pt_check_same(before, g, fn, &t, 1, xn, 1);
+    gn_pt_fx_free(&f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
+/* ---- corpus ---------------------------------------------------------------------------------------- */
+static void test_corpus(void **state)
+{
+    (void)state;
+    size_t done = 0, changed = 0;
+    for (size_t i = 0; i < gn_pt_corpus_model_count; i++) {
+        char path[1024];
+        if (!gn_test_corpus(gn_pt_corpus_models[i], path, sizeof path)) continue;
+        for (int aggressive = 0; aggressive < 2; aggressive++) {
+            gn_graph *g = NULL;
+            if (gn_graph_load(path, NULL, &g) != GN_OK) {
+                gn_graph_free(g);
+                continue;
+            }
+            gn_pt_prepare(g);
+            gn_pt_fx f;
+            gn_pt_fx_init(&f, NULL);
+            gn_pt_fx_pass(&f, "loop");
+            f.c.toggle = aggressive ? GN_TOGGLE_AGGRESSIVE : GN_TOGGLE_DEFAULT;
+            bool ch = gn_pt_fx_run(&f, gn__pass_loop, g);
+            for (uint32_t k = 0; k < g->n_fns; k++)
+                if (g->fns[k].body) ch |= gn_pt_fx_run_on(&f, gn__pass_loop, g->fns[k].body, gn__str(g, g->fns[k].name));
+            gn_pt_check_valid(g, gn_pt_corpus_models[i]);
+            changed += ch;
+            done++;
+            gn_pt_fx_free(&f);
+            gn_graph_free(g);
+        }
+    }
+    if (done) print_message("loop: %zu corpus runs, %zu changed something\n", done, changed);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dead_branch_true),     cmocka_unit_test(test_dead_branch_false),
+        cmocka_unit_test(test_dead_branch_control),  cmocka_unit_test(test_dead_branch_refusals),
+        cmocka_unit_test(test_stack_push_removal),   cmocka_unit_test(test_functional_if),
+        cmocka_unit_test(test_functional_case),      cmocka_unit_test(test_invariant_motion),
+        cmocka_unit_test(test_corpus),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
