@@ -25,6 +25,8 @@ int gn_cli_verify(int argc, char **argv);
 /* src/cli/cmd_optimize.c */
 int gn_cli_optimize(int argc, char **argv);
 int gn_cli_verify_bisect(int argc, char **argv);
+/* src/cli/cmd_segment.c */
+int gn_cli_segment(int argc, char **argv);
 
 static int cmd_verify(int argc, char **argv)
 {
@@ -306,6 +308,20 @@ static const command commands[] = {
      "  --verify              run input and result on the same random inputs; fail when they disagree\n"
      "  --list-passes         every pass with its option key and pattern ids\n",
      gn_cli_optimize},
+    {"segment", "replace supported subgraphs with engine ops, as TF-TRT (ConversionParams)",
+     "usage: grapnel segment IN -o OUT [--params TEXT] [--backend cpu|cuda] [--fetch NAME ...]\n"
+     "                       [--feed NAME ...] [--dry-run] [--tag TAGS]\n"
+     "  --params TEXT   ConversionParams as a dictionary, e.g. \"{'precision_mode': 'FP16',\n"
+     "                  'minimum_segment_size': 5}\" (fields and defaults of\n"
+     "                  tf.experimental.tensorrt.ConversionParams)\n"
+     "  --backend NAME  whose support decides the segments (default cpu)\n"
+     "  --fetch/--feed  tensors that stay outside every engine (the graph's outputs and inputs)\n"
+     "  --dry-run       print the segments and, per refused node, why; write nothing\n"
+     "  Prints the parameters, one line per engine with its members, one line per node not\n"
+     "  converted with the reason, and the segments left native by minimum_segment_size.\n"
+     "  Engines run their kept native segment on the CPU backend (engine builds, caching\n"
+     "  and FP16/INT8 engines are not built yet).\n",
+     gn_cli_segment},
 };
 
 static const command *find_command(const char *name)

@@ -42,6 +42,12 @@ typedef struct gn__engine_stats {
     uint64_t dynamic_allocs;   /* last run: output buffers taken from the heap */
     uint64_t plan_misses;      /* last run: planned outputs that had to go to the heap */
     uint64_t nodes_run;        /* last run: kernels executed (dead nodes not counted) */
+    /* Grapnel>EngineOp nodes (src/convert/), totals since the engine was
+     * compiled, over every engine op it ran: */
+    uint64_t eng_hits;         /* input shapes found in the op's engine cache */
+    uint64_t eng_builds;       /* engines built (cache misses with allow_build_at_runtime) */
+    uint64_t eng_evictions;    /* least recently used engines dropped to make room */
+    uint64_t eng_fallbacks;    /* misses that ran the native segment instead */
 } gn__engine_stats;
 
 typedef struct gn__backend_iface {

@@ -23,6 +23,12 @@ struct gn__run_ops {
     /* Hands obj to the run: free_fn(obj) is called when the outermost run
      * ends (success or failure). */
     gn_status (*own)(struct gn__run *r, void *obj, void (*free_fn)(void *obj));
+    /* Runs the Grapnel>EngineOp node c->node through its engine cache: an
+     * engine per set of input shapes, at most max_cached_engines_count of
+     * them (least recently used evicted), built on a miss when
+     * allow_build_at_runtime, otherwise the native segment runs. */
+    gn_status (*engine)(struct gn__run *r, gn__kctx *c, const gn__tensor *in, uint32_t n_in, gn__tensor *out,
+                        uint32_t n_out);
 };
 
 struct gn__run {
@@ -33,6 +39,7 @@ struct gn__run {
 gn_status gn__run_call(gn__kctx *c, const char *fn, const gn__tensor *in, uint32_t n_in, gn__tensor *out,
                        uint32_t n_out);
 gn_status gn__run_own(gn__kctx *c, void *obj, void (*free_fn)(void *obj));
+gn_status gn__run_engine(gn__kctx *c, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t n_out);
 
 /* The kernel run for a node whose op is a library function name: calls the
  * function of that name on the node's inputs (src/ops/kernels/control.c). */

@@ -42,6 +42,12 @@ gn_status gn__run_call(gn__kctx *c, const char *fn, const gn__tensor *in, uint32
     return c->run->ops->call(c->run, c, fn, in, n_in, out, n_out);
 }
 
+gn_status gn__run_engine(gn__kctx *c, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t n_out)
+{
+    if (!c->run || !c->run->ops->engine) return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "an engine op needs an executor");
+    return c->run->ops->engine(c->run, c, in, n_in, out, n_out);
+}
+
 gn_status gn__run_own(gn__kctx *c, void *obj, void (*free_fn)(void *obj))
 {
     if (!c->run) {
@@ -198,6 +204,14 @@ static gn_status k_partitioned_call(gn__kctx *c)
     const char *f = func_attr(c, "f");
     if (!f) return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'f' is missing or not a function");
     return call_into_outputs(c, f, c->in, c->n_in);
+}
+
+/* Grapnel>EngineOp on the CPU backend: the engine is the kept native segment,
+ * run as a function (src/convert/segment.c). */
+static gn_status k_engine_op(gn__kctx *c)
+{
+    for (uint32_t k = 0; k < c->n_out; k++) gn__tensor_release(&c->out[k]);
+    return gn__run_engine(c, c->in, c->n_in, c->out, c->n_out);
 }
 
 static gn_status k_if(gn__kctx *c)
@@ -1192,6 +1206,7 @@ const gn__kernel_entry gn__kernels_control[] = {
     {"EmptyTensorList", k_empty_list},
     {"Enter", forward_all},
     {"Exit", forward_all},
+    {"Grapnel>EngineOp", k_engine_op},
     {"If", k_if},
     {"LoopCond", k_loop_cond},
     {"Merge", k_merge},

@@ -114,6 +114,10 @@ static void cpu_engine_stats(void *self, const gn__engine *e, gn__engine_stats *
 {
     (void)self;
     *out = e->stats;
+    out->eng_hits = e->lib->eng_hits;
+    out->eng_builds = e->lib->eng_builds;
+    out->eng_evictions = e->lib->eng_evictions;
+    out->eng_fallbacks = e->lib->eng_fallbacks;
 }
 
 static void cpu_free(void *self)

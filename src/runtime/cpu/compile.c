@@ -35,6 +35,14 @@ void gn__cpu_lib_free(cpu_lib *lib)
     if (!lib) return;
     for (uint32_t i = 0; i < lib->n; i++) gn__xprog_free(lib->e[i].prog);
     free(lib->e);
+    for (uint32_t i = 0; i < lib->n_ec; i++) {
+        for (uint32_t k = 0; k < lib->ec[i].n; k++) {
+            free(lib->ec[i].k[k].rank);
+            free(lib->ec[i].k[k].dims);
+        }
+        free(lib->ec[i].k);
+    }
+    free(lib->ec);
     free(lib);
 }
 

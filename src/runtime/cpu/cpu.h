@@ -94,10 +94,31 @@ typedef struct cpu_lib_entry {
     bool compiling;
 } cpu_lib_entry;
 
+/* The engine cache of one Grapnel>EngineOp node: the input shapes of each
+ * engine built, with the time of its last use. */
+typedef struct cpu_engine_key {
+    uint32_t n_in;
+    int32_t *rank;                /* per input */
+    int64_t *dims;                /* n_in * GN__MAX_DIMS */
+    uint64_t last_use;
+} cpu_engine_key;
+
+typedef struct cpu_engine_cache {
+    const gn_graph *g;
+    gn_id node;
+    uint32_t n, cap;
+    cpu_engine_key *k;
+} cpu_engine_cache;
+
 typedef struct cpu_lib {
     const gn_graph *top;
     uint32_t n, cap;
     cpu_lib_entry *e;
+    /* Grapnel>EngineOp caches, and their counters (gn__engine_stats eng_*) */
+    cpu_engine_cache *ec;
+    uint32_t n_ec, cap_ec;
+    uint64_t clock;
+    uint64_t eng_hits, eng_builds, eng_evictions, eng_fallbacks;
 } cpu_lib;
 
 /* compile.c */

@@ -574,7 +574,95 @@ static gn_status run_own(struct gn__run *rb, void *obj, void (*free_fn)(void *ob
     return GN_OK;
 }
 
-static const struct gn__run_ops run_ops = {run_call, run_own};
+/* ---- Grapnel>EngineOp: the engine cache ------------------------------------------------------ */
+static bool key_matches(const cpu_engine_key *k, const gn__tensor *in, uint32_t n_in)
+{
+    if (k->n_in != n_in) return false;
+    for (uint32_t i = 0; i < n_in; i++) {
+        if (k->rank[i] != in[i].rank) return false;
+        for (int32_t d = 0; d < in[i].rank; d++)
+            if (k->dims[i * GN__MAX_DIMS + (uint32_t)d] != in[i].dims[d]) return false;
+    }
+    return true;
+}
+
+static cpu_engine_cache *engine_cache(cpu_lib *lib, const gn_graph *g, gn_id node)
+{
+    for (uint32_t i = 0; i < lib->n_ec; i++)
+        if (lib->ec[i].g == g && lib->ec[i].node == node) return &lib->ec[i];
+    if (!grow((void **)&lib->ec, &lib->cap_ec, lib->n_ec + 1, sizeof *lib->ec)) return NULL;
+    cpu_engine_cache *c = &lib->ec[lib->n_ec++];
+    memset(c, 0, sizeof *c);
+    c->g = g;
+    c->node = node;
+    return c;
+}
+
+static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *in, uint32_t n_in, gn__tensor *out,
+                            uint32_t n_out)
+{
+    xrun *r = (xrun *)rb;
+    cpu_lib *lib = r->p->lib;
+    const Tensorflow__AttrValue *f = gn__node_attr(c->g, c->node, "segment_func");
+    if (!f || f->value_case != TENSORFLOW__ATTR_VALUE__VALUE_FUNC || !f->func || !f->func->name)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'segment_func' is missing or not a function");
+    if (!lib) return run_call(rb, c, f->func->name, in, n_in, out, n_out);
+    int64_t max = 1;
+    bool allow = true;
+    (void)gn__attr_get_int(c->g, c->node, "max_cached_engines_count", &max);
+    (void)gn__attr_get_bool(c->g, c->node, "allow_build_at_runtime", &allow);
+    if (max < 1) max = 1;
+    cpu_engine_cache *ec = engine_cache(lib, c->g, c->node);
+    if (!ec) return nomem(r);
+    lib->clock++;
+    cpu_engine_key *hit = NULL;
+    for (uint32_t i = 0; i < ec->n && !hit; i++)
+        if (key_matches(&ec->k[i], in, n_in)) hit = &ec->k[i];
+    if (hit) {
+        hit->last_use = lib->clock;
+        lib->eng_hits++;
+    } else if (allow) {
+        /* build: on this backend an engine is the segment compiled and planned for these shapes */
+        if (ec->n >= (uint64_t)max) {
+            uint32_t lru = 0;
+            for (uint32_t i = 1; i < ec->n; i++)
+                if (ec->k[i].last_use < ec->k[lru].last_use) lru = i;
+            free(ec->k[lru].rank);
+            free(ec->k[lru].dims);
+            ec->k[lru] = ec->k[--ec->n];
+            lib->eng_evictions++;
+        }
+        if (!grow((void **)&ec->k, &ec->cap, ec->n + 1, sizeof *ec->k)) return nomem(r);
+        cpu_engine_key *k = &ec->k[ec->n];
+        k->n_in = n_in;
+        k->rank = calloc(n_in + 1, sizeof *k->rank);
+        k->dims = calloc((size_t)(n_in + 1) * GN__MAX_DIMS, sizeof *k->dims);
+        if (!k->rank || !k->dims) {
+            free(k->rank);
+            free(k->dims);
+            return nomem(r);
+        }
+        for (uint32_t i = 0; i < n_in; i++) {
+            k->rank[i] = in[i].rank;
+            for (int32_t d = 0; d < in[i].rank && d < GN__MAX_DIMS; d++)
+                k->dims[i * GN__MAX_DIMS + (uint32_t)d] = in[i].dims[d];
+        }
+        k->last_use = lib->clock;
+        ec->n++;
+        lib->eng_builds++;
+    } else {
+        lib->eng_fallbacks++;
+        return run_call(rb, c, f->func->name, in, n_in, out, n_out);
+    }
+    /* an engine: its own function when the conversion made one (FP16), else the segment */
+    const Tensorflow__AttrValue *ef = gn__node_attr(c->g, c->node, "_engine_func");
+    const char *fn = ef && ef->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && ef->func && ef->func->name
+                         ? ef->func->name
+                         : f->func->name;
+    return run_call(rb, c, fn, in, n_in, out, n_out);
+}
+
+static const struct gn__run_ops run_ops = {run_call, run_own, run_engine};
 
 /* ---- a run ------------------------------------------------------------------------------- */
 static const char *fetch_name(const xprog *p, uint32_t i, char *buf, size_t n)

@@ -1,0 +1,80 @@
+/* grapnel segment: engine conversion (include/grapnel/convert.h). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grapnel/convert.h"
+#include "grapnel/grapnel.h"
+
+int gn_cli_segment(int argc, char **argv);
+
+#define MAX_NAMES 256
+
+int gn_cli_segment(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL, *params = NULL, *backend = "cpu", *tags = NULL;
+    const char *keep[MAX_NAMES];
+    size_t nk = 0;
+    int dry = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool more = i + 1 < argc;
+        if (!strcmp(a, "-o") && more) out = argv[++i];
+        else if (!strcmp(a, "--params") && more) params = argv[++i];
+        else if (!strcmp(a, "--backend") && more) backend = argv[++i];
+        else if (!strcmp(a, "--tag") && more) tags = argv[++i];
+        else if ((!strcmp(a, "--fetch") || !strcmp(a, "--feed")) && more && nk < MAX_NAMES) keep[nk++] = argv[++i];
+        else if (!strcmp(a, "--dry-run")) dry = 1;
+        else if (a[0] != '-' && !in) in = a;
+        else {
+            fprintf(stderr, "grapnel segment: unexpected argument '%s' (see grapnel segment --help)\n", a);
+            return 2;
+        }
+    }
+    if (!in || (!out && !dry)) {
+        fprintf(stderr, "grapnel segment: need IN and -o OUT (or --dry-run); see grapnel segment --help\n");
+        return 2;
+    }
+    gn_conversion_params p;
+    gn_conversion_params_init(&p);
+    char err[1024];
+    if (params && gn_conversion_params_parse(&p, params, err, sizeof err) != GN_OK) {
+        fprintf(stderr, "grapnel segment: --params: %s\n", err);
+        return 2;
+    }
+    gn_load_options lo;
+    gn_load_options_init(&lo);
+    lo.tags = tags;
+    gn_graph *g = NULL;
+    if (gn_graph_load(in, &lo, &g) != GN_OK) {
+        fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
+        gn_graph_free(g);
+        return 1;
+    }
+    gn_segment_params sp;
+    gn_segment_params_init(&sp);
+    sp.backend = backend;
+    sp.preserve = keep;
+    sp.n_preserve = nk;
+    sp.dry_run = dry;
+    char *rep = NULL;
+    size_t n = 0;
+    int rc = 0;
+    if (gn_segment(g, &p, &sp, &rep, &n) != GN_OK) {
+        fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
+        rc = 1;
+    } else {
+        char *pt = NULL;
+        if (gn_conversion_params_to_string(&p, &pt) == GN_OK) printf("params: %s\n", pt);
+        gn_free(pt);
+        fputs(rep, stdout);
+        if (!dry && gn_graph_save(g, out, GN_FORMAT_AUTO) != GN_OK) {
+            fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
+            rc = 1;
+        }
+    }
+    gn_free(rep);
+    gn_graph_free(g);
+    return rc;
+}

@@ -1,0 +1,925 @@
+/* The segmenter (reference/trt_savedmodel.md A4, A5; TF-TRT's segment.cc and
+ * convert_graph.cc), with a backend's `supports` as the candidate test.
+ *
+ * 1. Candidates: live nodes the backend supports, not preserved, placed on
+ *    the backend's device kind (or unplaced), of an op that may sit inside an
+ *    engine (no control flow, calls, stateful ops, graph inputs, Consts: a
+ *    Const input is copied into the segment instead), with every output of a
+ *    dtype engines take (float, half, int32, int8, bool). Every refusal is
+ *    reported with its reason.
+ * 2. Clusters grow with union-find, visiting nodes in reverse topological
+ *    order (from the outputs toward the inputs): a candidate absorbs the
+ *    cluster of each candidate consumer unless that would make a cycle, i.e.
+ *    unless some path leaves its cluster and re-enters the consumer's (a
+ *    depth-first search bounded by topological position).
+ * 3. Clusters with fewer than minimum_segment_size effective nodes (Identity,
+ *    Snapshot and StopGradient do not count), or without a data input from
+ *    outside, stay native.
+ * 4. Each remaining cluster becomes a Grapnel>EngineOp node named
+ *    GrapnelEngineOp_000_<k> whose inputs are the outside tensors the cluster
+ *    reads (first-seen order, members in topological order) and whose outputs
+ *    are the member outputs read outside; the members go into the library
+ *    function "<engine>_native_segment" (GrapnelInputPH_<k> / GrapnelOutputPH_<k>
+ *    arguments, Const inputs copied in), control edges across the boundary
+ *    move to the engine node (not those from Consts). */
+#include <inttypes.h>
+#include <strings.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "grapnel/convert.h"
+#include "graph/ir.h"
+#include "ops/registry.h"
+#include "ops/kernel.h"
+#include "runtime/backend.h"
+
+typedef struct seg {
+    gn_graph *g;
+    gn__err *err;
+    const gn_conversion_params *p;
+    bool cuda;
+    uint32_t n;            /* node count at the start */
+    uint8_t *cand;         /* 1: candidate */
+    uint32_t *parent;      /* union-find */
+    uint32_t *next;        /* member lists: next member of the same cluster (GN_NONE ends) */
+    uint32_t *tail;        /* per root: last member */
+    uint32_t *maxpos;      /* per root: largest topological position of a member */
+    uint32_t *pos;         /* topological position */
+    uint32_t *stamp;       /* DFS visit marks */
+    uint32_t stamp_now;
+    gn_id *stack;
+    gn__buf rep;
+} seg;
+
+static uint32_t find(seg *S, uint32_t x)
+{
+    while (S->parent[x] != x) {
+        S->parent[x] = S->parent[S->parent[x]];
+        x = S->parent[x];
+    }
+    return x;
+}
+
+static bool op_is(const gn_graph *g, gn_id id, const char *op) { return strcmp(gn__node_op(g, id), op) == 0; }
+
+/* Is id (possibly a node made after the start: an engine) a member of cluster root? */
+static bool in_seg(seg *S, gn_id id, uint32_t root) { return id < S->n && S->cand[id] && find(S, id) == root; }
+
+static bool dtype_ok(int32_t dt)
+{
+    switch (dt) {
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT:
+    case TENSORFLOW__DATA_TYPE__DT_HALF:
+    case TENSORFLOW__DATA_TYPE__DT_INT32:
+    case TENSORFLOW__DATA_TYPE__DT_INT8:
+    case TENSORFLOW__DATA_TYPE__DT_BOOL: return true;
+    default: return false;
+    }
+}
+
+/* Device kind of a placement: 'G' GPU, 'C' CPU, 0 none. */
+static char device_kind(const char *d)
+{
+    if (!d[0]) return 0;
+    const char *p = strstr(d, "device:");
+    p = p ? p + 7 : (d[0] == '/' ? d + 1 : d);
+    if (!strncasecmp(p, "GPU", 3)) return 'G';
+    if (!strncasecmp(p, "CPU", 3)) return 'C';
+    return '?';
+}
+
+/* Why node id cannot be in a segment, or NULL. */
+static const char *refusal(seg *S, const gn__backend *b, gn_id id, char *buf, size_t len)
+{
+    const gn_graph *g = S->g;
+    const gn__node *n = &g->nodes[id];
+    if (n->flags & GN__NODE_PRESERVE) return "is a graph input or output (preserved)";
+    char k = device_kind(gn__str(g, n->device));
+    if (k && k != (S->cuda ? 'G' : 'C')) {
+        snprintf(buf, len, "placed on '%s', not on the %s backend's device", gn__str(g, n->device),
+                 S->cuda ? "cuda" : "cpu");
+        return buf;
+    }
+    const gn__opdef *op = gn__node_opdef(g, id);
+    if (!op) {
+        snprintf(buf, len, "op %s is not known", gn__node_op(g, id));
+        return buf;
+    }
+    if (op_is(g, id, "Const") || op_is(g, id, "HostConst")) return "a Const is copied into segments, not clustered";
+    if (op->traits & (GN__T_CONTROL_FLOW | GN__T_FUNCTION_CALL)) return "control flow and calls stay outside engines";
+    if ((op->flags & GN__OPF_STATEFUL) || (op->traits & GN__T_SOURCE)) return "stateful ops and graph inputs stay outside engines";
+    if (gn__graph_find_function(g, gn__node_op(g, id))) return "control flow and calls stay outside engines";
+    if (n->n_in == 0) return "has no inputs";
+    int32_t nout = gn__node_num_outputs(g, id);
+    if (nout < 0) return "its outputs are not known";
+    for (int32_t k2 = 0; k2 < nout; k2++) {
+        int32_t dt = gn__op_output_dtype(op, g, id, (uint32_t)k2);
+        if (!dtype_ok(dt)) {
+            snprintf(buf, len, "output %d is %s, which engines do not take", k2, gn__dtype_name(dt));
+            return buf;
+        }
+    }
+    for (uint32_t k2 = 0; k2 < n->n_in; k2++) {
+        int32_t dt = gn__op_input_dtype(op, g, id, k2);
+        if (dt && !dtype_ok(dt)) {
+            snprintf(buf, len, "input %u is %s, which engines do not take", k2, gn__dtype_name(dt));
+            return buf;
+        }
+    }
+    char why[512] = "";
+    if (!b->iface->supports(b->self, g, id, why, sizeof why)) {
+        snprintf(buf, len, "%s", why[0] ? why : "the backend does not support it");
+        return buf;
+    }
+    return NULL;
+}
+
+/* Would merging cluster a (holding a producer) with cluster c (its consumer)
+ * make a cycle: is there a path from a member of a through a node outside
+ * both to a member of c? */
+static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
+{
+    const gn_graph *g = S->g;
+    uint32_t limit = S->maxpos[c];
+    uint32_t top = 0;
+    if (++S->stamp_now == 0) {
+        memset(S->stamp, 0, S->n * sizeof *S->stamp);
+        S->stamp_now = 1;
+    }
+    for (uint32_t m = a; m != GN_NONE; m = S->next[m]) {
+        const gn__node *nd = &g->nodes[m];
+        for (uint32_t k = 0; k < nd->n_use + nd->n_cuse; k++) {
+            gn_id u = k < nd->n_use ? nd->use[k].node : nd->cuse[k - nd->n_use];
+            if (u >= S->n || S->stamp[u] == S->stamp_now || S->pos[u] > limit) continue;
+            uint32_t r = S->cand[u] ? find(S, u) : GN_NONE;
+            if (r == a || r == c) continue;
+            S->stamp[u] = S->stamp_now;
+            S->stack[top++] = u;
+        }
+    }
+    while (top) {
+        gn_id x = S->stack[--top];
+        const gn__node *nd = &g->nodes[x];
+        for (uint32_t k = 0; k < nd->n_use + nd->n_cuse; k++) {
+            gn_id u = k < nd->n_use ? nd->use[k].node : nd->cuse[k - nd->n_use];
+            if (u >= S->n || S->stamp[u] == S->stamp_now || S->pos[u] > limit) continue;
+            S->stamp[u] = S->stamp_now;
+            if (S->cand[u] && find(S, u) == c) return true;
+            S->stack[top++] = u;
+        }
+    }
+    return false;
+}
+
+static void merge(seg *S, uint32_t a, uint32_t c)
+{
+    /* c joins a: a stays the root (the producer's cluster grows toward the inputs) */
+    S->parent[c] = a;
+    S->next[S->tail[a]] = c;
+    S->tail[a] = S->tail[c];
+    if (S->maxpos[c] > S->maxpos[a]) S->maxpos[a] = S->maxpos[c];
+}
+
+static bool effective(const gn_graph *g, gn_id id)
+{
+    return !op_is(g, id, "Identity") && !op_is(g, id, "Snapshot") && !op_is(g, id, "StopGradient");
+}
+
+/* ---- building one engine ------------------------------------------------------------ */
+typedef struct engine_io {
+    gn__edge *in;        /* outside tensors read (non-Const) */
+    uint32_t n_in, cap_in;
+    gn_id *consts;       /* outside Consts copied in */
+    uint32_t n_consts, cap_consts;
+    gn__edge *out;       /* member outputs read outside */
+    uint32_t n_out, cap_out;
+} engine_io;
+
+static bool push_edge(gn__edge **a, uint32_t *n, uint32_t *cap, gn__edge e)
+{
+    for (uint32_t i = 0; i < *n; i++)
+        if ((*a)[i].node == e.node && (*a)[i].index == e.index) return true;
+    if (*n == *cap) {
+        uint32_t c = *cap ? *cap * 2 : 8;
+        gn__edge *na = realloc(*a, c * sizeof *na);
+        if (!na) return false;
+        *a = na;
+        *cap = c;
+    }
+    (*a)[(*n)++] = e;
+    return true;
+}
+
+static bool push_id(gn_id **a, uint32_t *n, uint32_t *cap, gn_id x)
+{
+    for (uint32_t i = 0; i < *n; i++)
+        if ((*a)[i] == x) return true;
+    if (*n == *cap) {
+        uint32_t c = *cap ? *cap * 2 : 8;
+        gn_id *na = realloc(*a, c * sizeof *na);
+        if (!na) return false;
+        *a = na;
+        *cap = c;
+    }
+    (*a)[(*n)++] = x;
+    return true;
+}
+
+static int32_t edge_dtype(const gn_graph *g, gn__edge e)
+{
+    const gn__opdef *op = gn__node_opdef(g, e.node);
+    return op ? gn__op_output_dtype(op, g, e.node, e.index) : 0;
+}
+
+static Tensorflow__AttrValue *attr_new(gn_graph *g)
+{
+    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
+    if (v) tensorflow__attr_value__init(v);
+    return v;
+}
+
+static Tensorflow__AttrValue *attr_types(gn_graph *g, const int32_t *t, uint32_t n)
+{
+    Tensorflow__AttrValue *v = attr_new(g);
+    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
+    Tensorflow__DataType *ts = gn__graph_value_alloc(g, (n ? n : 1) * sizeof *ts);
+    if (!v || !l || !ts) return NULL;
+    tensorflow__attr_value__list_value__init(l);
+    for (uint32_t i = 0; i < n; i++) ts[i] = (Tensorflow__DataType)t[i];
+    l->n_type = n;
+    l->type = ts;
+    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
+    v->list = l;
+    return v;
+}
+
+static Tensorflow__AttrValue *attr_int(gn_graph *g, int64_t x)
+{
+    Tensorflow__AttrValue *v = attr_new(g);
+    if (!v) return NULL;
+    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
+    v->i = x;
+    return v;
+}
+
+static Tensorflow__AttrValue *attr_bool(gn_graph *g, bool x)
+{
+    Tensorflow__AttrValue *v = attr_new(g);
+    if (!v) return NULL;
+    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_B;
+    v->b = x;
+    return v;
+}
+
+static Tensorflow__AttrValue *attr_str(gn_graph *g, const char *s)
+{
+    Tensorflow__AttrValue *v = attr_new(g);
+    char *c = gn__graph_value_alloc(g, strlen(s) + 1);
+    if (!v || !c) return NULL;
+    memcpy(c, s, strlen(s) + 1);
+    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_S;
+    v->s.data = (uint8_t *)c;
+    v->s.len = strlen(s);
+    return v;
+}
+
+static Tensorflow__AttrValue *attr_type(gn_graph *g, int32_t t)
+{
+    Tensorflow__AttrValue *v = attr_new(g);
+    if (!v) return NULL;
+    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
+    v->type = (Tensorflow__DataType)t;
+    return v;
+}
+
+#define NOMEM(S) gn__fail((S)->err, GN_ERR_NOMEM, "segment: out of memory")
+#define GFAIL(S, g, s) ((s) == GN_OK ? GN_OK : gn__fail((S)->err, (s), "segment: %s", (g)->err.msg))
+
+static gn_status add_arg(seg *S, gn_graph *body, const char *name, int32_t dt, uint32_t idx, bool ret, gn__edge in)
+{
+    gn_id id;
+    GN_TRY(GFAIL(S, body, gn__node_add(body, name, ret ? "_Retval" : "_Arg", &id)));
+    body->nodes[id].flags |= ret ? GN__NODE_FN_RET : GN__NODE_FN_ARG;
+    body->nodes[id].orig_index = idx;
+    Tensorflow__AttrValue *t = attr_type(body, dt), *ix = attr_int(body, idx);
+    if (!t || !ix) return NOMEM(S);
+    GN_TRY(GFAIL(S, body, gn__node_set_attr(body, id, "T", t)));
+    GN_TRY(GFAIL(S, body, gn__node_set_attr(body, id, "index", ix)));
+    if (ret) GN_TRY(GFAIL(S, body, gn__node_add_input(body, id, in)));
+    return GN_OK;
+}
+
+/* Copies node id of g into body under the same name, inputs resolved later. */
+static gn_status copy_node(seg *S, gn_graph *body, gn_id id, gn_id *out)
+{
+    const gn_graph *g = S->g;
+    GN_TRY(GFAIL(S, body, gn__node_add(body, gn__node_name(g, id), gn__node_op(g, id), out)));
+    gn__node_set_device(body, *out, gn__str(g, g->nodes[id].device));
+    for (uint32_t k = 0; k < g->nodes[id].n_attr; k++) {
+        const gn__attr *a = &g->nodes[id].attr[k];
+        GN_TRY(GFAIL(S, body, gn__node_set_attr(body, *out, gn__str(g, a->key), a->value)));
+    }
+    return GN_OK;
+}
+
+/* ---- FP16 engines: the segment computed in float16 -------------------------------------------- */
+#define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
+#define DT_F16 TENSORFLOW__DATA_TYPE__DT_HALF
+
+/* Can node id compute in half: every float type attr it has (but FusedBatchNorm's
+ * U, which stays float) accepts half in the op's definition? */
+static bool half_ok(const gn_graph *b, gn_id id)
+{
+    if (b->nodes[id].flags & (GN__NODE_FN_ARG | GN__NODE_FN_RET)) return false;
+    if (op_is(b, id, "Const")) return true;
+    const gn__opdef *op = gn__node_opdef(b, id);
+    if (!op) return false;
+    Tensorflow__AttrValue h;
+    tensorflow__attr_value__init(&h);
+    h.value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
+    h.type = DT_F16;
+    bool any = false;
+    for (uint32_t k = 0; k < b->nodes[id].n_attr; k++) {
+        const char *key = gn__str(b, b->nodes[id].attr[k].key);
+        const Tensorflow__AttrValue *v = b->nodes[id].attr[k].value;
+        if (!strcmp(key, "U") || key[0] == '_') continue;
+        if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && v->list)
+            for (size_t i = 0; i < v->list->n_type; i++)
+                if (v->list->type[i] == DT_F32) return false; /* type lists: left in float32 */
+        if (v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TYPE || v->type != DT_F32) continue;
+        const gn__attrdef *ad = gn__opdef_attr(op, key);
+        if (!ad || gn__attr_check(op, ad, &h, NULL) != GN_OK) return false;
+        any = true;
+    }
+    return any;
+}
+
+/* Every float type attr of node id becomes half; a float Const is converted. */
+static gn_status node_to_half(seg *S, gn_graph *b, gn_id id)
+{
+    for (uint32_t k = 0; k < b->nodes[id].n_attr; k++) {
+        const char *key = gn__str(b, b->nodes[id].attr[k].key);
+        const Tensorflow__AttrValue *v = b->nodes[id].attr[k].value;
+        if (!strcmp(key, "U") || key[0] == '_') continue;
+        if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE && v->type == DT_F32) {
+            Tensorflow__AttrValue *h = attr_type(b, DT_F16);
+            if (!h) return NOMEM(S);
+            GN_TRY(GFAIL(S, b, gn__node_set_attr(b, id, key, h)));
+        }
+    }
+    if (!op_is(b, id, "Const")) return GN_OK;
+    const Tensorflow__AttrValue *v = gn__node_attr(b, id, "value");
+    if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR || !v->tensor || v->tensor->dtype != DT_F32)
+        return GN_OK;
+    gn__tensor t32, t16;
+    memset(&t32, 0, sizeof t32);
+    GN_TRY(gn__tensor_from_proto(v->tensor, &t32, S->err));
+    int64_t n = gn__tensor_numel(&t32);
+    gn__buffer *buf = gn__buffer_new((size_t)(n > 0 ? n : 1) * sizeof(gn__f16));
+    if (!buf) {
+        gn__tensor_release(&t32);
+        return NOMEM(S);
+    }
+    t16 = t32;
+    t16.buf = buf;
+    t16.data = buf->data;
+    t16.dtype = DT_F16;
+    t16.nbytes = (size_t)n * sizeof(gn__f16);
+    for (int64_t i = 0; i < n; i++) ((gn__f16 *)t16.data)[i] = (gn__f16)((const float *)t32.data)[i];
+    Tensorflow__TensorProto *tp = NULL;
+    gn_status s = gn__tensor_to_proto(&t16, gn__graph_value_allocator(b), &tp, S->err);
+    gn__buffer_unref(buf);
+    gn__tensor_release(&t32);
+    GN_TRY(s);
+    Tensorflow__AttrValue *nv = attr_new(b);
+    if (!nv) return NOMEM(S);
+    nv->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
+    nv->tensor = tp;
+    return GFAIL(S, b, gn__node_set_attr(b, id, "value", nv));
+}
+
+/* The Cast of tensor e to dtype `to` (made once per tensor and direction). */
+static gn_status cast_of(seg *S, gn_graph *b, gn__edge e, int32_t to, gn_id *out)
+{
+    char name[1200];
+    snprintf(name, sizeof name, "%s-%u-CastTo%s", gn__node_name(b, e.node), e.index, to == DT_F16 ? "Fp16" : "Fp32");
+    *out = gn__graph_find(b, name);
+    if (*out != GN_NONE) return GN_OK;
+    GN_TRY(GFAIL(S, b, gn__node_add(b, name, "Cast", out)));
+    Tensorflow__AttrValue *src = attr_type(b, to == DT_F16 ? DT_F32 : DT_F16), *dst = attr_type(b, to),
+                          *tr = attr_bool(b, false);
+    if (!src || !dst || !tr) return NOMEM(S);
+    GN_TRY(GFAIL(S, b, gn__node_set_attr(b, *out, "SrcT", src)));
+    GN_TRY(GFAIL(S, b, gn__node_set_attr(b, *out, "DstT", dst)));
+    GN_TRY(GFAIL(S, b, gn__node_set_attr(b, *out, "Truncate", tr)));
+    return GFAIL(S, b, gn__node_add_input(b, *out, e));
+}
+
+/* The float16 copy of a segment body: every node that can compute in half
+ * does; float tensors crossing between half and float nodes (the arguments
+ * and results included, which keep their types) go through Casts. */
+static gn_status fp16_body(seg *S, const gn_graph *b32, gn_graph **out)
+{
+    *out = NULL;
+    gn_graph *b = NULL;
+    GN_TRY(GFAIL(S, b32, gn__graph_clone(b32, &b)));
+    b->lib = b32->lib;
+    uint32_t n0 = b->n_nodes;
+    uint8_t *conv = calloc(n0 + 1, 1);
+    gn_status s = conv ? GN_OK : NOMEM(S);
+    for (gn_id id = 0; id < n0 && s == GN_OK; id++) conv[id] = gn__node_live(b, id) && half_ok(b, id);
+    /* the dtype each edge carries, read before any attr changes */
+    for (gn_id v = 0; v < n0 && s == GN_OK; v++) {
+        if (!gn__node_live(b, v)) continue;
+        for (uint32_t k = 0; k < b->nodes[v].n_in && s == GN_OK; k++) {
+            gn__edge e = b->nodes[v].in[k];
+            if (e.node >= n0 || conv[e.node] == conv[v]) continue;
+            int32_t dt = edge_dtype(b32, e);
+            if (dt != DT_F32) continue;
+            gn_id c;
+            s = cast_of(S, b, e, conv[v] ? DT_F16 : DT_F32, &c);
+            if (s == GN_OK) s = GFAIL(S, b, gn__node_set_input(b, v, k, (gn__edge){c, 0}));
+        }
+    }
+    for (gn_id id = 0; id < n0 && s == GN_OK; id++)
+        if (conv[id]) s = node_to_half(S, b, id);
+    free(conv);
+    if (s != GN_OK) {
+        gn_graph_free(b);
+        return s;
+    }
+    *out = b;
+    return GN_OK;
+}
+
+static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint32_t nm, uint32_t seq)
+{
+    gn_graph *g = S->g;
+    engine_io io = {0};
+    gn_status s = GN_OK;
+    /* inputs and outputs, members in topological order */
+    for (uint32_t i = 0; i < nm && s == GN_OK; i++) {
+        const gn__node *nd = &g->nodes[members[i]];
+        for (uint32_t k = 0; k < nd->n_in && s == GN_OK; k++) {
+            gn__edge e = nd->in[k];
+            if (in_seg(S, e.node, root)) continue;
+            bool konst = op_is(g, e.node, "Const") && e.index == 0;
+            if (konst ? !push_id(&io.consts, &io.n_consts, &io.cap_consts, e.node)
+                      : !push_edge(&io.in, &io.n_in, &io.cap_in, e))
+                s = NOMEM(S);
+        }
+        for (uint32_t k = 0; k < nd->n_use && s == GN_OK; k++) {
+            gn_id u = nd->use[k].node;
+            if (in_seg(S, u, root)) continue;
+            gn__edge e = {members[i], g->nodes[u].in[nd->use[k].slot].index};
+            if (!push_edge(&io.out, &io.n_out, &io.cap_out, e)) s = NOMEM(S);
+        }
+    }
+    char ename[64], fname[128];
+    snprintf(ename, sizeof ename, "GrapnelEngineOp_000_%03u", seq);
+    for (uint32_t k = 1; gn__graph_find(g, ename) != GN_NONE; k++)
+        snprintf(ename, sizeof ename, "GrapnelEngineOp_000_%03u_%u", seq, k);
+    snprintf(fname, sizeof fname, "%s_native_segment", ename);
+    int32_t *tin = calloc(io.n_in + 1, sizeof *tin), *tout = calloc(io.n_out + 1, sizeof *tout);
+    gn_graph *body = gn__graph_new(GN__GRAPH_FUNCTION);
+    gn_id *map = calloc(nm + io.n_consts + 1, sizeof *map);
+    if (s == GN_OK && (!tin || !tout || !body || !map)) s = NOMEM(S);
+    for (uint32_t i = 0; i < io.n_in && s == GN_OK; i++)
+        if (!(tin[i] = edge_dtype(g, io.in[i])))
+            s = gn__fail(S->err, GN_ERR_GRAPH, "segment: the dtype of '%s:%u' is not known",
+                         gn__node_name(g, io.in[i].node), io.in[i].index);
+    for (uint32_t i = 0; i < io.n_out && s == GN_OK; i++)
+        if (!(tout[i] = edge_dtype(g, io.out[i])))
+            s = gn__fail(S->err, GN_ERR_GRAPH, "segment: the dtype of '%s:%u' is not known",
+                         gn__node_name(g, io.out[i].node), io.out[i].index);
+    /* ---- the body ---- */
+    if (s == GN_OK) {
+        body->lib = g;
+        for (uint32_t k = 0; k < g->n_blobs && s == GN_OK; k++) s = GFAIL(S, body, gn__graph_adopt_blob(body, g->blobs[k]));
+    }
+    char nm_buf[64];
+    for (uint32_t i = 0; i < io.n_in && s == GN_OK; i++) {
+        snprintf(nm_buf, sizeof nm_buf, "GrapnelInputPH_%u", i);
+        s = add_arg(S, body, nm_buf, tin[i], i, false, (gn__edge){0, 0});
+    }
+    for (uint32_t i = 0; i < io.n_consts && s == GN_OK; i++) s = copy_node(S, body, io.consts[i], &map[nm + i]);
+    for (uint32_t i = 0; i < nm && s == GN_OK; i++) s = copy_node(S, body, members[i], &map[i]);
+    for (uint32_t i = 0; i < nm && s == GN_OK; i++) {
+        const gn__node *nd = &g->nodes[members[i]];
+        for (uint32_t k = 0; k < nd->n_in && s == GN_OK; k++) {
+            gn__edge e = nd->in[k], be;
+            if (in_seg(S, e.node, root)) {
+                be = (gn__edge){gn__graph_find(body, gn__node_name(g, e.node)), e.index};
+            } else if (op_is(g, e.node, "Const") && e.index == 0) {
+                be = (gn__edge){gn__graph_find(body, gn__node_name(g, e.node)), 0};
+            } else {
+                uint32_t j = 0;
+                while (io.in[j].node != e.node || io.in[j].index != e.index) j++;
+                snprintf(nm_buf, sizeof nm_buf, "GrapnelInputPH_%u", j);
+                be = (gn__edge){gn__graph_find(body, nm_buf), 0};
+            }
+            s = GFAIL(S, body, gn__node_add_input(body, map[i], be));
+        }
+        /* control edges among members stay; those from outside go to the engine node */
+        for (uint32_t k = 0; k < nd->n_ctrl && s == GN_OK; k++) {
+            gn_id d = nd->ctrl[k];
+            if (in_seg(S, d, root))
+                s = GFAIL(S, body, gn__node_add_control(body, map[i], gn__graph_find(body, gn__node_name(g, d))));
+        }
+    }
+    for (uint32_t i = 0; i < io.n_out && s == GN_OK; i++) {
+        char rn[64];
+        snprintf(rn, sizeof rn, "_retval:GrapnelOutputPH_%u", i);
+        gn__edge be = {gn__graph_find(body, gn__node_name(g, io.out[i].node)), io.out[i].index};
+        s = add_arg(S, body, rn, tout[i], i, true, be);
+    }
+    /* ---- the FunctionDef (signature) ---- */
+    Tensorflow__FunctionDef *fd = NULL;
+    if (s == GN_OK) {
+        fd = gn__graph_value_alloc(g, sizeof *fd);
+        Tensorflow__OpDef *od = gn__graph_value_alloc(g, sizeof *od);
+        Tensorflow__OpDef__ArgDef **ia = gn__graph_value_alloc(g, (io.n_in + 1) * sizeof *ia);
+        Tensorflow__OpDef__ArgDef **oa = gn__graph_value_alloc(g, (io.n_out + 1) * sizeof *oa);
+        char *fn = gn__graph_value_alloc(g, strlen(fname) + 1);
+        if (!fd || !od || !ia || !oa || !fn) s = NOMEM(S);
+        if (s == GN_OK) {
+            tensorflow__function_def__init(fd);
+            tensorflow__op_def__init(od);
+            memcpy(fn, fname, strlen(fname) + 1);
+            od->name = fn;
+            for (uint32_t i = 0; i < io.n_in + io.n_out && s == GN_OK; i++) {
+                bool out = i >= io.n_in;
+                uint32_t j = out ? i - io.n_in : i;
+                Tensorflow__OpDef__ArgDef *a = gn__graph_value_alloc(g, sizeof *a);
+                char *an = gn__graph_value_alloc(g, 32);
+                if (!a || !an) {
+                    s = NOMEM(S);
+                    break;
+                }
+                tensorflow__op_def__arg_def__init(a);
+                snprintf(an, 32, out ? "GrapnelOutputPH_%u" : "GrapnelInputPH_%u", j);
+                a->name = an;
+                a->type = (Tensorflow__DataType)(out ? tout[j] : tin[j]);
+                if (out) oa[j] = a;
+                else ia[j] = a;
+            }
+            od->n_input_arg = io.n_in;
+            od->input_arg = ia;
+            od->n_output_arg = io.n_out;
+            od->output_arg = oa;
+            fd->signature = od;
+        }
+    }
+    /* FP16: the engine's own function, the segment in float16 */
+    char hname[160];
+    snprintf(hname, sizeof hname, "%s_fp16_segment", ename);
+    gn_graph *hbody = NULL;
+    Tensorflow__FunctionDef *hfd = NULL;
+    if (s == GN_OK && S->p->precision_mode == GN_PRECISION_FP16) {
+        s = fp16_body(S, body, &hbody);
+        hfd = s == GN_OK ? gn__graph_value_alloc(g, sizeof *hfd) : NULL;
+        Tensorflow__OpDef *hod = hfd ? gn__graph_value_alloc(g, sizeof *hod) : NULL;
+        char *hn = hod ? gn__graph_value_alloc(g, strlen(hname) + 1) : NULL;
+        if (s == GN_OK && !hn) s = NOMEM(S);
+        if (s == GN_OK) {
+            *hfd = *fd;
+            *hod = *fd->signature;
+            memcpy(hn, hname, strlen(hname) + 1);
+            hod->name = hn;
+            hfd->signature = hod;
+        }
+    }
+    if (s == GN_OK) {
+        s = GFAIL(S, g, gn__graph_add_function(g, fname, fd, body, NULL));
+        if (s == GN_OK) body = NULL; /* owned by g now */
+    }
+    if (s == GN_OK && hbody) {
+        s = GFAIL(S, g, gn__graph_add_function(g, hname, hfd, hbody, NULL));
+        if (s == GN_OK) hbody = NULL;
+    }
+    /* ---- the engine node ---- */
+    gn_id en = GN_NONE;
+    if (s == GN_OK) s = GFAIL(S, g, gn__node_add(g, ename, "Grapnel>EngineOp", &en));
+    for (uint32_t i = 0; i < io.n_in && s == GN_OK; i++) s = GFAIL(S, g, gn__node_add_input(g, en, io.in[i]));
+    if (s == GN_OK) {
+        static const char *const prec[] = {"FP32", "FP16", "INT8"};
+        Tensorflow__AttrValue *f = attr_new(g);
+        Tensorflow__NameAttrList *nl = gn__graph_value_alloc(g, sizeof *nl);
+        char *fnc = gn__graph_value_alloc(g, strlen(fname) + 1);
+        if (!f || !nl || !fnc) {
+            s = NOMEM(S);
+        } else {
+            tensorflow__name_attr_list__init(nl);
+            memcpy(fnc, fname, strlen(fname) + 1);
+            nl->name = fnc;
+            f->value_case = TENSORFLOW__ATTR_VALUE__VALUE_FUNC;
+            f->func = nl;
+        }
+        struct {
+            const char *k;
+            Tensorflow__AttrValue *v;
+        } attrs[] = {
+            {"segment_func", f},
+            {"InT", attr_types(g, tin, io.n_in)},
+            {"OutT", attr_types(g, tout, io.n_out)},
+            {"precision_mode", attr_str(g, prec[S->p->precision_mode])},
+            {"max_cached_engines_count", attr_int(g, S->p->maximum_cached_engines)},
+            {"workspace_size_bytes", attr_int(g, S->p->max_workspace_size_bytes)},
+            {"use_calibration", attr_bool(g, S->p->precision_mode == GN_PRECISION_INT8 && S->p->use_calibration)},
+            {"allow_build_at_runtime", attr_bool(g, S->p->allow_build_at_runtime != 0)},
+            {"static_engine", attr_bool(g, false)},
+            {"calibration_data", attr_str(g, "")},
+            {"minimum_segment_size", attr_int(g, S->p->minimum_segment_size)},
+        };
+        for (size_t k = 0; k < GN__ARRAY_LEN(attrs) && s == GN_OK; k++)
+            s = attrs[k].v ? GFAIL(S, g, gn__node_set_attr(g, en, attrs[k].k, attrs[k].v)) : NOMEM(S);
+        if (s == GN_OK && S->p->precision_mode == GN_PRECISION_FP16) {
+            /* what a built engine runs; the native segment stays the fallback */
+            Tensorflow__AttrValue *hf = attr_new(g);
+            Tensorflow__NameAttrList *hl = gn__graph_value_alloc(g, sizeof *hl);
+            char *hc = gn__graph_value_alloc(g, strlen(hname) + 1);
+            if (!hf || !hl || !hc) {
+                s = NOMEM(S);
+            } else {
+                tensorflow__name_attr_list__init(hl);
+                memcpy(hc, hname, strlen(hname) + 1);
+                hl->name = hc;
+                hf->value_case = TENSORFLOW__ATTR_VALUE__VALUE_FUNC;
+                hf->func = hl;
+                s = GFAIL(S, g, gn__node_set_attr(g, en, "_engine_func", hf));
+            }
+        }
+        /* placement: the members' common device, if any */
+        if (s == GN_OK) gn__node_set_device(g, en, gn__str(g, g->nodes[members[0]].device));
+    }
+    /* control edges across the boundary */
+    for (uint32_t i = 0; i < nm && s == GN_OK; i++) {
+        const gn__node *nd = &g->nodes[members[i]];
+        for (uint32_t k = 0; k < nd->n_ctrl && s == GN_OK; k++) {
+            gn_id d = nd->ctrl[k];
+            if (in_seg(S, d, root) || op_is(g, d, "Const")) continue;
+            s = GFAIL(S, g, gn__node_add_control(g, en, d));
+        }
+        for (uint32_t k = 0; k < nd->n_cuse && s == GN_OK; k++) {
+            gn_id u = nd->cuse[k];
+            if (in_seg(S, u, root)) continue;
+            s = GFAIL(S, g, gn__node_add_control(g, u, en));
+        }
+    }
+    /* readers outside now read the engine */
+    for (uint32_t i = 0; i < io.n_out && s == GN_OK; i++) {
+        const gn__node *nd = &g->nodes[io.out[i].node];
+        for (uint32_t k = 0; k < nd->n_use && s == GN_OK;) {
+            gn__use u = nd->use[k];
+            if (in_seg(S, u.node, root) ||
+                g->nodes[u.node].in[u.slot].index != io.out[i].index) {
+                k++;
+                continue;
+            }
+            s = GFAIL(S, g, gn__node_set_input(g, u.node, u.slot, (gn__edge){en, i}));
+        }
+    }
+    /* members go, consumers first; so do the constants only they read */
+    for (uint32_t i = nm; i-- > 0 && s == GN_OK;) s = GFAIL(S, g, gn__node_remove(g, members[i]));
+    for (uint32_t i = 0; i < io.n_consts && s == GN_OK; i++) {
+        const gn__node *k = &g->nodes[io.consts[i]];
+        if (!k->n_use && !k->n_cuse && !(k->flags & GN__NODE_PRESERVE))
+            s = GFAIL(S, g, gn__node_remove(g, io.consts[i]));
+    }
+    if (s == GN_OK) {
+        gn__buf_printf(&S->rep, "engine %s: %u node(s), %u input(s), %u output(s), %u constant(s) copied in:", ename, nm,
+                       io.n_in, io.n_out, io.n_consts);
+    }
+    gn_graph_free(body);
+    gn_graph_free(hbody);
+    free(map);
+    free(tin);
+    free(tout);
+    free(io.in);
+    free(io.consts);
+    free(io.out);
+    return s;
+}
+
+/* ---- the driver ------------------------------------------------------------------------ */
+void gn_segment_params_init(gn_segment_params *p)
+{
+    if (!p) return;
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->backend = "cpu";
+}
+
+static gn_status mark_preserved(seg *S, const gn_segment_params *sp)
+{
+    for (size_t i = 0; i < sp->n_preserve; i++) {
+        const char *t = sp->preserve[i];
+        if (!t) continue;
+        if (t[0] == '^') t++;
+        const char *colon = strrchr(t, ':');
+        size_t n = colon ? (size_t)(colon - t) : strlen(t);
+        gn_id id = gn__graph_find_n(S->g, t, n);
+        if (id == GN_NONE && colon) id = gn__graph_find(S->g, t);
+        if (id == GN_NONE) return gn__fail(S->err, GN_ERR_NOT_FOUND, "segment: '%s' is not a node of the graph", t);
+        S->g->nodes[id].flags |= GN__NODE_PRESERVE;
+    }
+    return GN_OK;
+}
+
+typedef struct seg_list {
+    uint32_t root;
+    uint32_t first_pos;
+} seg_list;
+
+static int cmp_seg(const void *a, const void *b)
+{
+    const seg_list *x = a, *y = b;
+    return (x->first_pos > y->first_pos) - (x->first_pos < y->first_pos);
+}
+
+gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segment_params *sp, char **report,
+                     size_t *n_engines)
+{
+    if (report) *report = NULL;
+    if (n_engines) *n_engines = 0;
+    if (!g) return GN_ERR_ARG;
+    gn__err_clear(&g->err);
+    gn_conversion_params defp;
+    gn_segment_params defs;
+    if (!p) {
+        gn_conversion_params_init(&defp);
+        p = &defp;
+    }
+    if (!sp) {
+        gn_segment_params_init(&defs);
+        sp = &defs;
+    }
+    char perr[256];
+    if (gn_conversion_params_validate(p, perr, sizeof perr) != GN_OK)
+        return gn__fail(&g->err, GN_ERR_ARG, "%s", perr);
+    seg S;
+    memset(&S, 0, sizeof S);
+    S.g = g;
+    S.err = &g->err;
+    S.p = p;
+    S.cuda = sp->backend && strcmp(sp->backend, "cuda") == 0;
+    gn__buf_init(&S.rep);
+    gn__backend b = {0};
+    gn_status s = gn__backend_open(sp->backend ? sp->backend : "cpu", 0, &b, &g->err);
+    if (s != GN_OK) return s;
+    /* preserved marks are the caller's only for this call */
+    uint32_t n = g->n_nodes;
+    uint8_t *had = malloc(n ? n : 1);
+    if (!had) {
+        gn__backend_close(&b);
+        return gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) had[i] = (g->nodes[i].flags & GN__NODE_PRESERVE) != 0;
+    s = mark_preserved(&S, sp);
+    S.n = n;
+    S.cand = calloc(n + 1, 1);
+    S.parent = malloc((n + 1) * sizeof *S.parent);
+    S.next = malloc((n + 1) * sizeof *S.next);
+    S.tail = malloc((n + 1) * sizeof *S.tail);
+    S.maxpos = malloc((n + 1) * sizeof *S.maxpos);
+    S.pos = calloc(n + 1, sizeof *S.pos);
+    S.stamp = calloc(n + 1, sizeof *S.stamp);
+    S.stack = malloc((n + 1) * sizeof *S.stack);
+    gn_id *order = NULL;
+    uint32_t n_order = 0;
+    if (s == GN_OK && (!S.cand || !S.parent || !S.next || !S.tail || !S.maxpos || !S.pos || !S.stamp || !S.stack))
+        s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
+    if (s == GN_OK) s = gn__graph_topo(g, &order, &n_order);
+    size_t made = 0, dropped = 0;
+    if (s == GN_OK) {
+        for (uint32_t i = 0; i < n_order; i++) S.pos[order[i]] = i;
+        /* 1. candidates */
+        char buf[600];
+        for (uint32_t i = 0; i < n_order; i++) {
+            gn_id id = order[i];
+            S.parent[id] = id;
+            S.next[id] = GN_NONE;
+            S.tail[id] = id;
+            S.maxpos[id] = i;
+            if (p->minimum_segment_size == -1) continue;
+            const char *why = refusal(&S, &b, id, buf, sizeof buf);
+            if (why) {
+                if (!op_is(g, id, "Const") && !op_is(g, id, "NoOp"))
+                    gn__buf_printf(&S.rep, "not converted: %s (%s): %s\n", gn__node_name(g, id), gn__node_op(g, id), why);
+            } else {
+                S.cand[id] = 1;
+            }
+        }
+        /* 2. growth, from the outputs toward the inputs */
+        for (uint32_t i = n_order; i-- > 0;) {
+            gn_id x = order[i];
+            if (!S.cand[x]) continue;
+            bool again = true;
+            while (again) {
+                again = false;
+                uint32_t a = find(&S, x);
+                for (uint32_t m = a; m != GN_NONE && !again; m = S.next[m]) {
+                    const gn__node *nd = &g->nodes[m];
+                    for (uint32_t k = 0; k < nd->n_use; k++) {
+                        gn_id u = nd->use[k].node;
+                        if (!S.cand[u]) continue;
+                        uint32_t c = find(&S, u);
+                        if (c == a || makes_cycle(&S, a, c)) continue;
+                        merge(&S, a, c);
+                        again = true;
+                        break;
+                    }
+                }
+            }
+        }
+        /* 3. segments, by their first member's position */
+        seg_list *segs = malloc((n + 1) * sizeof *segs);
+        uint32_t ns = 0;
+        if (!segs) s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
+        for (uint32_t i = 0; s == GN_OK && i < n_order; i++) {
+            gn_id x = order[i];
+            if (S.cand[x] && find(&S, x) == x) segs[ns++] = (seg_list){x, S.pos[x]};
+        }
+        /* a root's members are not in topological order: first_pos is the smallest */
+        for (uint32_t k = 0; k < ns; k++)
+            for (uint32_t m = segs[k].root; m != GN_NONE; m = S.next[m])
+                if (S.pos[m] < segs[k].first_pos) segs[k].first_pos = S.pos[m];
+        qsort(segs, ns, sizeof *segs, cmp_seg);
+        gn_id *members = malloc((n + 1) * sizeof *members);
+        if (s == GN_OK && !members) s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
+        for (uint32_t k = 0; k < ns && s == GN_OK; k++) {
+            uint32_t nm = 0, eff = 0;
+            bool has_input = false;
+            for (uint32_t i = 0; i < n_order; i++) {
+                gn_id x = order[i];
+                if (!S.cand[x] || find(&S, x) != segs[k].root) continue;
+                members[nm++] = x;
+                eff += effective(g, x);
+                for (uint32_t j = 0; j < g->nodes[x].n_in; j++) {
+                    gn_id pr = g->nodes[x].in[j].node;
+                    if (!in_seg(&S, pr, segs[k].root) && !op_is(g, pr, "Const")) has_input = true;
+                }
+            }
+            if ((int64_t)eff < p->minimum_segment_size || eff == 0) {
+                gn__buf_printf(&S.rep, "segment of %u node(s) starting at %s stays native: %u effective node(s), "
+                                       "minimum_segment_size is %d\n",
+                               nm, gn__node_name(g, members[0]), eff, p->minimum_segment_size);
+                dropped++;
+                continue;
+            }
+            if (!has_input) {
+                gn__buf_printf(&S.rep, "segment starting at %s stays native: it has no inputs (constant folding "
+                                       "should have removed it)\n", gn__node_name(g, members[0]));
+                dropped++;
+                continue;
+            }
+            if (sp->dry_run) {
+                gn__buf_printf(&S.rep, "engine GrapnelEngineOp_000_%03zu (dry run): %u node(s):", made, nm);
+            } else {
+                /* names first: members are removed by build_engine */
+                char names[4096];
+                size_t o = 0;
+                names[0] = '\0';
+                for (uint32_t i = 0; i < nm && o + 2 < sizeof names; i++) {
+                    int w = snprintf(names + o, sizeof names - o, " %s", gn__node_name(g, members[i]));
+                    if (w < 0) break;
+                    o += (size_t)w;
+                }
+                s = build_engine(&S, segs[k].root, members, nm, (uint32_t)made);
+                if (s == GN_OK) gn__buf_printf(&S.rep, "%s\n", names);
+                made++;
+                continue;
+            }
+            for (uint32_t i = 0; i < nm; i++) gn__buf_printf(&S.rep, " %s", gn__node_name(g, members[i]));
+            gn__buf_putc(&S.rep, '\n');
+            made++;
+        }
+        free(members);
+        free(segs);
+    }
+    /* the caller's preserve marks were for this call only (ids are still those of the start) */
+    for (uint32_t i = 0; i < n; i++)
+        if (!had[i]) g->nodes[i].flags &= ~GN__NODE_PRESERVE;
+    if (s == GN_OK && !sp->dry_run && made) s = gn__graph_compact(g);
+    if (s == GN_OK && !sp->dry_run && made) s = gn__graph_validate(g);
+    gn__buf_printf(&S.rep, "%zu engine(s)%s, %zu segment(s) left native\n", made, sp->dry_run ? " (dry run)" : "",
+                   dropped);
+    if (n_engines) *n_engines = made;
+    if (report && s == GN_OK) {
+        *report = gn__buf_take(&S.rep);
+        if (!*report) s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
+    }
+    gn__buf_free(&S.rep);
+    free(order);
+    free(had);
+    free(S.cand);
+    free(S.parent);
+    free(S.next);
+    free(S.tail);
+    free(S.maxpos);
+    free(S.pos);
+    free(S.stamp);
+    free(S.stack);
+    gn__backend_close(&b);
+    return s;
+}

@@ -1,0 +1,387 @@
+/* Engine conversion (src/convert/): ConversionParams with TensorFlow's
+ * defaults and validation, the segmenter (refusals with reasons, cycles
+ * avoided, minimum_segment_size, constants copied in, dry run) and the
+ * converted graphs run on the CPU backend against the originals: the small
+ * graphs here and every golden model. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grapnel/convert.h"
+#include "grapnel/grapnel.h"
+#include "graph/ir.h"
+#include "runtime/backend.h"
+#include "runtime/session.h"
+#include "testutil.h"
+#include "passtest.h"
+
+#define DT_FLOAT 1
+#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
+#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+#define UN(n, op, in) "node { name: '" n "' op: '" op "' input: '" in "' " TF "}\n"
+#define UND(n, op, in, dev) "node { name: '" n "' op: '" op "' input: '" in "' device: '" dev "' " TF "}\n"
+#define BIN(n, op, a, b) "node { name: '" n "' op: '" op "' input: '" a "' input: '" b "' " TF "}\n"
+#define CONST(n, v)                                                                                                  \
+    "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { " \
+    "tensor { dtype: DT_FLOAT tensor_shape { } float_val: " v " } } } }\n"
+
+static float xs[6] = {-1.5f, 2.0f, 0.25f, -3.0f, 4.0f, 0.5f};
+static const int64_t d6[1] = {6};
+
+/* ---- params ------------------------------------------------------------------------------- */
+static void test_params(void **state)
+{
+    (void)state;
+    gn_conversion_params p;
+    gn_conversion_params_init(&p);
+    char *t = NULL;
+    assert_int_equal(gn_conversion_params_to_string(&p, &t), GN_OK);
+    assert_string_equal(t, "{'max_workspace_size_bytes': 1073741824, 'precision_mode': 'FP32', "
+                           "'minimum_segment_size': 3, 'maximum_cached_engines': 1, 'use_calibration': True, "
+                           "'allow_build_at_runtime': True}");
+    gn_free(t);
+    char err[512];
+    assert_int_equal(gn_conversion_params_parse(&p, "{'precision_mode': 'fp16', 'minimum_segment_size': 5, "
+                                                    "\"allow_build_at_runtime\": False}",
+                                                err, sizeof err),
+                     GN_OK);
+    assert_int_equal(p.precision_mode, GN_PRECISION_FP16);
+    assert_int_equal(p.minimum_segment_size, 5);
+    assert_int_equal(p.allow_build_at_runtime, 0);
+    assert_int_equal(gn_conversion_params_parse(&p, "{'minimum_segment_size': None}", err, sizeof err), GN_OK);
+    assert_int_equal(p.minimum_segment_size, 3);
+    assert_int_equal(gn_conversion_params_parse(&p, "{'minimum_segment_size': 0}", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "minimum_segment_size should be positive or -1 (to disable main graph conversion), got 0");
+    assert_int_equal(p.minimum_segment_size, 3); /* unchanged on error */
+    assert_int_equal(gn_conversion_params_parse(&p, "{'precision_mode': 'FP64'}", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "precision_mode 'FP64' is not one of FP32, FP16, INT8 (either case)");
+    assert_int_equal(gn_conversion_params_parse(&p, "{'max_batch_size': 4}", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "unknown conversion parameter 'max_batch_size' (valid: max_workspace_size_bytes, "
+                             "precision_mode, minimum_segment_size, maximum_cached_engines, use_calibration, "
+                             "allow_build_at_runtime)");
+    assert_int_equal(gn_conversion_params_parse(&p, "{'maximum_cached_engines': 0}", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "maximum_cached_engines must be >= 1, got 0");
+    assert_int_equal(gn_conversion_params_parse(&p, "{'minimum_segment_size': -1}", err, sizeof err), GN_OK);
+}
+
+/* ---- segmenting -------------------------------------------------------------------------------- */
+static const char *k_chain = PH("x") UN("a", "Relu", "x") UN("b", "Exp", "a") UND("c", "Neg", "b", "/device:GPU:0")
+    UN("d", "Tanh", "c") UN("e", "Sigmoid", "d") UN("f", "Square", "e") UN("y", "Identity", "f");
+
+static gn_graph *segment(const char *text, const char *params, int dry, char **rep, size_t *n)
+{
+    gn_graph *g = gn_pt_load_text(text);
+    gn_conversion_params p;
+    gn_conversion_params_init(&p);
+    char err[256];
+    if (params) assert_int_equal(gn_conversion_params_parse(&p, params, err, sizeof err), GN_OK);
+    gn_segment_params sp;
+    gn_segment_params_init(&sp);
+    const char *keep[2] = {"x", "y"};
+    sp.preserve = keep;
+    sp.n_preserve = 2;
+    sp.dry_run = dry;
+    gn_status s = gn_segment(g, &p, &sp, rep, n);
+    if (s != GN_OK) fail_msg("gn_segment: %s", gn_graph_errmsg(g));
+    return g;
+}
+
+static void expect_same(const char *text, gn_graph *g)
+{
+    gn_graph *orig = gn_pt_load_text(text);
+    gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
+    const char *fn[1] = {"x"}, *xn[1] = {"y"};
+    gn_pt_check_same(orig, g, fn, &t, 1, xn, 1);
+    gn_graph_free(orig);
+}
+
+static void test_chain(void **state)
+{
+    (void)state;
+    char *rep = NULL;
+    size_t n = 0;
+    gn_graph *g = segment(k_chain, "{'minimum_segment_size': 2}", 0, &rep, &n);
+    assert_int_equal(n, 2);
+    gn_pt_expect_dump(g, "x=Placeholder(); c=Neg(GrapnelEngineOp_000_000)@/device:GPU:0; y=Identity(GrapnelEngineOp_000_001); "
+                         "GrapnelEngineOp_000_000=Grapnel>EngineOp(x); GrapnelEngineOp_000_001=Grapnel>EngineOp(c)");
+    assert_non_null(strstr(rep, "not converted: c (Neg): placed on '/device:GPU:0', not on the cpu backend's device\n"));
+    assert_non_null(strstr(rep, "not converted: y (Identity): is a graph input or output (preserved)\n"));
+    assert_non_null(strstr(rep, "engine GrapnelEngineOp_000_000: 2 node(s), 1 input(s), 1 output(s), 0 constant(s) "
+                                "copied in: a b\n"));
+    assert_non_null(strstr(rep, "engine GrapnelEngineOp_000_001: 3 node(s), 1 input(s), 1 output(s), 0 constant(s) "
+                                "copied in: d e f\n"));
+    assert_non_null(strstr(rep, "2 engine(s), 0 segment(s) left native\n"));
+    /* the kept segment and the engine's attrs */
+    gn_id e = gn__graph_find(g, "GrapnelEngineOp_000_001");
+    const Tensorflow__AttrValue *f = gn__node_attr(g, e, "segment_func");
+    assert_string_equal(f->func->name, "GrapnelEngineOp_000_001_native_segment");
+    const gn__function *fn = gn__graph_find_function(g, "GrapnelEngineOp_000_001_native_segment");
+    assert_non_null(fn);
+    gn_pt_expect_dump(fn->body, "GrapnelInputPH_0=_Arg(); d=Tanh(GrapnelInputPH_0); e=Sigmoid(d); f=Square(e); "
+                                "_retval:GrapnelOutputPH_0=_Retval(f)");
+    const char *pm;
+    size_t pl;
+    assert_true(gn__attr_get_string(g, e, "precision_mode", &pm, &pl));
+    assert_int_equal(pl, 4);
+    assert_memory_equal(pm, "FP32", 4);
+    gn_pt_check_valid(g, "segmented chain");
+    expect_same(k_chain, g);
+    gn_free(rep);
+    gn_graph_free(g);
+    /* minimum_segment_size 3: the two-node segment stays native */
+    g = segment(k_chain, NULL, 0, &rep, &n);
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(rep, "segment of 2 node(s) starting at a stays native: 2 effective node(s), "
+                                "minimum_segment_size is 3\n"));
+    gn_pt_expect_dump(g, "x=Placeholder(); a=Relu(x); b=Exp(a); c=Neg(b)@/device:GPU:0; y=Identity(GrapnelEngineOp_000_000); "
+                         "GrapnelEngineOp_000_000=Grapnel>EngineOp(c)");
+    expect_same(k_chain, g);
+    gn_free(rep);
+    gn_graph_free(g);
+    /* -1: nothing converted */
+    g = segment(k_chain, "{'minimum_segment_size': -1}", 0, &rep, &n);
+    assert_int_equal(n, 0);
+    gn_free(rep);
+    gn_graph_free(g);
+}
+
+/* a -> b (refused) -> c and a -> c: a and c together would need b inside. */
+static void test_no_cycle(void **state)
+{
+    (void)state;
+    const char *text = PH("x") UN("a", "Relu", "x") UND("b", "Exp", "a", "/device:GPU:0") BIN("c", "AddV2", "a", "b")
+        UN("y", "Identity", "c");
+    char *rep = NULL;
+    size_t n = 0;
+    gn_graph *g = segment(text, "{'minimum_segment_size': 1}", 0, &rep, &n);
+    assert_int_equal(n, 2);
+    gn_pt_expect_dump(g, "x=Placeholder(); b=Exp(GrapnelEngineOp_000_000)@/device:GPU:0; y=Identity(GrapnelEngineOp_000_001); "
+                         "GrapnelEngineOp_000_000=Grapnel>EngineOp(x); "
+                         "GrapnelEngineOp_000_001=Grapnel>EngineOp(GrapnelEngineOp_000_000, b)");
+    gn_pt_check_valid(g, "no cycle");
+    expect_same(text, g);
+    gn_free(rep);
+    gn_graph_free(g);
+}
+
+/* Constants are copied in; Identity does not count toward the size. */
+static void test_consts_and_identity(void **state)
+{
+    (void)state;
+    const char *text = PH("x") CONST("k", "2.5") BIN("a", "Mul", "x", "k") UN("i1", "Identity", "a")
+        UN("i2", "Identity", "i1") BIN("b", "AddV2", "i2", "k") UN("y", "Identity", "b");
+    char *rep = NULL;
+    size_t n = 0;
+    gn_graph *g = segment(text, NULL, 0, &rep, &n);
+    assert_int_equal(n, 0); /* 2 effective nodes < 3 */
+    assert_non_null(strstr(rep, "segment of 4 node(s) starting at a stays native: 2 effective node(s), "
+                                "minimum_segment_size is 3\n"));
+    gn_free(rep);
+    gn_graph_free(g);
+    g = segment(text, "{'minimum_segment_size': 2}", 0, &rep, &n);
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(rep, "engine GrapnelEngineOp_000_000: 4 node(s), 1 input(s), 1 output(s), 1 constant(s) "
+                                "copied in: a i1 i2 b\n"));
+    const gn__function *fn = gn__graph_find_function(g, "GrapnelEngineOp_000_000_native_segment");
+    gn_pt_expect_dump(fn->body, "GrapnelInputPH_0=_Arg(); k=Const(); a=Mul(GrapnelInputPH_0, k); i1=Identity(a); "
+                                "i2=Identity(i1); b=AddV2(i2, k); _retval:GrapnelOutputPH_0=_Retval(b)");
+    expect_same(text, g);
+    gn_free(rep);
+    gn_graph_free(g);
+}
+
+static void test_dry_run(void **state)
+{
+    (void)state;
+    char *rep = NULL;
+    size_t n = 0;
+    gn_graph *g = segment(k_chain, "{'minimum_segment_size': 2}", 1, &rep, &n);
+    assert_int_equal(n, 2);
+    gn_pt_expect_dump(g, "x=Placeholder(); a=Relu(x); b=Exp(a); c=Neg(b)@/device:GPU:0; d=Tanh(c); e=Sigmoid(d); "
+                         "f=Square(e); y=Identity(f)");
+    assert_non_null(strstr(rep, "engine GrapnelEngineOp_000_000 (dry run): 2 node(s): a b\n"));
+    assert_non_null(strstr(rep, "engine GrapnelEngineOp_000_001 (dry run): 3 node(s): d e f\n"));
+    assert_non_null(strstr(rep, "2 engine(s) (dry run), 0 segment(s) left native\n"));
+    /* preserve marks were the call's only */
+    assert_int_equal(g->nodes[gn__graph_find(g, "y")].flags & GN__NODE_PRESERVE, 0);
+    gn_free(rep);
+    gn_graph_free(g);
+}
+
+/* ---- the engine cache ------------------------------------------------------------------------------ */
+static void run_len(gn_session *s, int64_t n)
+{
+    float v[8] = {0.5f, -1, 2, 0.25f, -3, 1.5f, 4, -0.5f};
+    gn_tensor t = gn_pt_view(DT_FLOAT, v, (size_t)n * sizeof(float), 1, &n);
+    const char *fn[1] = {"x"}, *xn[1] = {"y"};
+    gn_tensor out;
+    memset(&out, 0, sizeof out);
+    if (gn_session_run(s, fn, &t, 1, xn, &out, 1) != GN_OK) fail_msg("run: %s", gn_session_errmsg(s));
+    assert_int_equal(out.dims[0], n);
+    /* y = square(sigmoid(tanh(-exp(relu(x))))) */
+    for (int64_t i = 0; i < n; i++) {
+        float a = v[i] > 0 ? v[i] : 0, w = 1.0f / (1.0f + expf(-tanhf(-expf(a))));
+        float got = ((float *)out.data)[i];
+        if (fabsf(got - w * w) > 1e-6f) fail_msg("y[%lld] = %g, want %g", (long long)i, got, w * w);
+    }
+    gn_tensor_free(&out);
+}
+
+static void expect_counts(gn_session *s, uint64_t hits, uint64_t builds, uint64_t evictions, uint64_t fallbacks)
+{
+    gn__engine_stats st;
+    uint32_t ne = 0;
+    assert_int_equal(gn__session_stats(s, &st, &ne), GN_OK);
+    if (st.eng_hits != hits || st.eng_builds != builds || st.eng_evictions != evictions || st.eng_fallbacks != fallbacks)
+        fail_msg("hits %llu builds %llu evictions %llu fallbacks %llu; want %llu %llu %llu %llu",
+                 (unsigned long long)st.eng_hits, (unsigned long long)st.eng_builds,
+                 (unsigned long long)st.eng_evictions, (unsigned long long)st.eng_fallbacks,
+                 (unsigned long long)hits, (unsigned long long)builds, (unsigned long long)evictions,
+                 (unsigned long long)fallbacks);
+}
+
+static void test_engine_cache(void **state)
+{
+    (void)state;
+    /* one engine (d, e, f) after c on the GPU; a, b stay native (minimum_segment_size 3) */
+    gn_graph *g = segment(k_chain, "{'maximum_cached_engines': 2}", 0, NULL, NULL);
+    gn_session *s = NULL;
+    assert_int_equal(gn_session_new(g, NULL, &s), GN_OK);
+    run_len(s, 6);
+    expect_counts(s, 0, 1, 0, 0);
+    run_len(s, 3);
+    expect_counts(s, 0, 2, 0, 0);
+    run_len(s, 6);
+    expect_counts(s, 1, 2, 0, 0);
+    run_len(s, 2); /* full: the least recently used ([3]) goes */
+    expect_counts(s, 1, 3, 1, 0);
+    run_len(s, 6);
+    expect_counts(s, 2, 3, 1, 0);
+    run_len(s, 3); /* [3] was evicted: built again, [2] goes */
+    expect_counts(s, 2, 4, 2, 0);
+    gn_session_free(s);
+    gn_graph_free(g);
+    /* no building at run time: every run is the native segment */
+    g = segment(k_chain, "{'allow_build_at_runtime': False}", 0, NULL, NULL);
+    assert_int_equal(gn_session_new(g, NULL, &s), GN_OK);
+    run_len(s, 6);
+    run_len(s, 6);
+    expect_counts(s, 0, 0, 0, 2);
+    gn_session_free(s);
+    gn_graph_free(g);
+}
+
+/* FP16: a float16 copy of the segment is what engines run; inputs and
+ * outputs keep their types; the native segment stays float32. */
+static void test_fp16_engine(void **state)
+{
+    (void)state;
+    gn_graph *g = segment(k_chain, "{'precision_mode': 'FP16'}", 0, NULL, NULL);
+    const gn__function *fn = gn__graph_find_function(g, "GrapnelEngineOp_000_000_fp16_segment");
+    assert_non_null(fn);
+    gn_pt_expect_dump(fn->body, "GrapnelInputPH_0=_Arg(); d=Tanh(GrapnelInputPH_0-0-CastToFp16); e=Sigmoid(d); "
+                                "f=Square(e); _retval:GrapnelOutputPH_0=_Retval(f-0-CastToFp32); "
+                                "GrapnelInputPH_0-0-CastToFp16=Cast(GrapnelInputPH_0); f-0-CastToFp32=Cast(f)");
+    int dt = 0;
+    assert_true(gn__attr_get_type(fn->body, gn__graph_find(fn->body, "e"), "T", &dt));
+    assert_int_equal(dt, 19);
+    const Tensorflow__AttrValue *ef = gn__node_attr(g, gn__graph_find(g, "GrapnelEngineOp_000_000"), "_engine_func");
+    assert_string_equal(ef->func->name, "GrapnelEngineOp_000_000_fp16_segment");
+    gn_pt_check_valid(g, "fp16 chain");
+    /* what it computes: float16 rounding, within 1e-2 of float32 */
+    gn_graph *orig = gn_pt_load_text(k_chain);
+    gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6), a, b;
+    const char *fnm[1] = {"x"}, *xn[1] = {"y"};
+    gn_pt_run_graph(orig, fnm, &t, 1, xn, &a, 1);
+    gn_pt_run_graph(g, fnm, &t, 1, xn, &b, 1);
+    gn_compare_result r;
+    memset(&r, 0, sizeof r);
+    gn_tensor_compare(&b, &a, 1e-2, &r);
+    assert_true(r.match);
+    assert_true(r.rel_l2_err > 0); /* it did run in float16 */
+    gn_tensor_free(&a);
+    gn_tensor_free(&b);
+    gn_graph_free(orig);
+    gn_graph_free(g);
+}
+
+/* ---- golden models: converted graphs give what the originals give ------------------------------- */
+static void golden_at(const char *params, double tol)
+{
+    gn_pt_golden m[16];
+    size_t nm = gn_pt_read_manifest(m, 16);
+    size_t done = 0;
+    for (size_t i = 0; i < nm; i++) {
+        char path[1024];
+        if (!strncmp(m[i].graph, "golden/", 7)) gn_test_data(m[i].graph, path, sizeof path);
+        else if (!gn_test_corpus(m[i].graph + 7, path, sizeof path)) continue;
+        gn_graph *orig = NULL, *g = NULL;
+        assert_int_equal(gn_graph_load(path, NULL, &orig), GN_OK);
+        assert_int_equal(gn_graph_load(path, NULL, &g), GN_OK);
+        const char *keep[8];
+        size_t nk = 0;
+        for (size_t k = 0; k < m[i].nf; k++) keep[nk++] = m[i].feed[k];
+        for (size_t k = 0; k < m[i].nx; k++) keep[nk++] = m[i].fetch[k];
+        gn_conversion_params p;
+        gn_conversion_params_init(&p);
+        char perr[256];
+        assert_int_equal(gn_conversion_params_parse(&p, params, perr, sizeof perr), GN_OK);
+        gn_segment_params sp;
+        gn_segment_params_init(&sp);
+        sp.preserve = keep;
+        sp.n_preserve = nk;
+        size_t n = 0;
+        if (gn_segment(g, &p, &sp, NULL, &n) != GN_OK) fail_msg("%s: %s", m[i].name, gn_graph_errmsg(g));
+        gn_pt_check_valid(g, m[i].name);
+        gn_tensor feeds[4];
+        const char *fnames[4], *xnames[4];
+        for (size_t k = 0; k < m[i].nf; k++) {
+            char fp[1024], rel[600], err[256];
+            snprintf(rel, sizeof rel, "golden/%s", m[i].feed_file[k]);
+            gn_test_data(rel, fp, sizeof fp);
+            if (gn_npy_read(fp, &feeds[k], err, sizeof err) != GN_OK) fail_msg("%s: %s", fp, err);
+            fnames[k] = m[i].feed[k];
+        }
+        for (size_t k = 0; k < m[i].nx; k++) xnames[k] = m[i].fetch[k];
+        gn_tensor want[4], got[4];
+        gn_pt_run_graph(orig, fnames, feeds, m[i].nf, xnames, want, m[i].nx);
+        gn_pt_run_graph(g, fnames, feeds, m[i].nf, xnames, got, m[i].nx);
+        double worst = 0;
+        for (size_t k = 0; k < m[i].nx; k++) {
+            gn_compare_result r;
+            memset(&r, 0, sizeof r);
+            gn_tensor_compare(&got[k], &want[k], tol, &r);
+            if (!r.match)
+                fail_msg("%s %s: fetch %s: rel L2 %.3e above %g (%s)", m[i].name, params, xnames[k], r.rel_l2_err, tol,
+                         r.why);
+            if (r.rel_l2_err > worst) worst = r.rel_l2_err;
+            gn_tensor_free(&want[k]);
+            gn_tensor_free(&got[k]);
+        }
+        print_message("segment %s: %s: %zu engine(s), %zu nodes left, rel L2 %.2e\n", params, m[i].name, n,
+                      gn_graph_node_count(g), worst);
+        for (size_t k = 0; k < m[i].nf; k++) gn_tensor_free(&feeds[k]);
+        gn_graph_free(orig);
+        gn_graph_free(g);
+        done++;
+    }
+    assert_true(done >= 5);
+}
+
+/* FP32 engines: within 1e-5 of the originals; FP16 engines: within 1e-2. */
+static void test_golden(void **state)
+{
+    (void)state;
+    golden_at("{'precision_mode': 'FP32'}", 1e-5);
+    golden_at("{'precision_mode': 'FP16'}", 1e-2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_params),  cmocka_unit_test(test_chain),   cmocka_unit_test(test_no_cycle),
+        cmocka_unit_test(test_consts_and_identity), cmocka_unit_test(test_dry_run), cmocka_unit_test(test_engine_cache), cmocka_unit_test(test_fp16_engine), cmocka_unit_test(test_golden),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
