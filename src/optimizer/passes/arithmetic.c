@@ -251,7 +251,7 @@ gn_status gn__ar_replace(gn__ar *a, gn_id n, gn__edge to)
     uint32_t nu = g->nodes[n].n_use;
     gn__use *uses = nu ? malloc(nu * sizeof *uses) : NULL;
     if (nu && !uses) return gn__fail(a->c->err, GN_ERR_NOMEM, "out of memory");
-    memcpy(uses, g->nodes[n].use, nu * sizeof *uses);
+    if (nu) memcpy(uses, g->nodes[n].use, nu * sizeof *uses);
     gn_status s = GN_OK;
     for (uint32_t i = 0; i < nu && s == GN_OK; i++) {
         gn_id cn = uses[i].node;
