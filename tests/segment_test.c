@@ -165,6 +165,24 @@ static void test_no_cycle(void **state)
     gn_graph_free(g);
 }
 
+/* Two clusters that are each convex but would read each other through
+ * outside nodes (a1 -> w -> b1, b2 -> v -> a2): one merge must be refused. */
+static void test_no_cycle_between_clusters(void **state)
+{
+    (void)state;
+    const char *text = PH("x") UN("a1", "Relu", "x") UND("w", "Exp", "a1", "/device:GPU:0") UN("b2", "Tanh", "x")
+        BIN("b1", "AddV2", "w", "b2") UND("v", "Sigmoid", "b2", "/device:GPU:0") BIN("a2", "AddV2", "a1", "v")
+        BIN("y", "AddV2", "a2", "b1");
+    char *rep = NULL;
+    size_t n = 0;
+    gn_graph *g = segment(text, "{'minimum_segment_size': 1}", 0, &rep, &n);
+    gn_pt_check_valid(g, "two clusters");
+    assert_int_equal(n, 3);
+    expect_same(text, g);
+    gn_free(rep);
+    gn_graph_free(g);
+}
+
 /* Constants are copied in; Identity does not count toward the size. */
 static void test_consts_and_identity(void **state)
 {
@@ -381,6 +399,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params),  cmocka_unit_test(test_chain),   cmocka_unit_test(test_no_cycle),
+        cmocka_unit_test(test_no_cycle_between_clusters),
         cmocka_unit_test(test_consts_and_identity), cmocka_unit_test(test_dry_run), cmocka_unit_test(test_engine_cache), cmocka_unit_test(test_fp16_engine), cmocka_unit_test(test_golden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

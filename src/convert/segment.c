@@ -44,6 +44,14 @@ typedef struct seg {
     uint32_t *next;        /* member lists: next member of the same cluster (GN_NONE ends) */
     uint32_t *tail;        /* per root: last member */
     uint32_t *maxpos;      /* per root: largest topological position of a member */
+    uint32_t *minpos;      /* per root: smallest topological position of a member */
+    /* per root: the producers its members read (data and control), a linked
+     * list concatenated on merges and compacted as entries become internal */
+    uint32_t *ext_head, *ext_tail;
+    gn_id *ext_node;
+    uint32_t *ext_next;
+    uint32_t n_ext;
+    uint32_t *map_in, *map_out;   /* build_engine's tensor lookups, by node id (zero between engines) */
     uint32_t *pos;         /* topological position */
     uint32_t *stamp;       /* DFS visit marks */
     uint32_t stamp_now;
@@ -136,36 +144,72 @@ static const char *refusal(seg *S, const gn__backend *b, gn_id id, char *buf, si
 
 /* Would merging cluster a (holding a producer) with cluster c (its consumer)
  * make a cycle: is there a path from a member of a through a node outside
- * both to a member of c? */
+ * both into c? Searched backwards from the producers c reads that are in
+ * neither cluster, over nodes placed after a's first member (a path out of a
+ * only reaches those). c's producer list drops the entries that have become
+ * internal, so each edge is scanned a bounded number of times. */
 static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
 {
     const gn_graph *g = S->g;
-    uint32_t limit = S->maxpos[c];
+    uint32_t lo = S->minpos[a];
     uint32_t top = 0;
     if (++S->stamp_now == 0) {
         memset(S->stamp, 0, S->n * sizeof *S->stamp);
         S->stamp_now = 1;
     }
-    for (uint32_t m = a; m != GN_NONE; m = S->next[m]) {
-        const gn__node *nd = &g->nodes[m];
-        for (uint32_t k = 0; k < nd->n_use + nd->n_cuse; k++) {
-            gn_id u = k < nd->n_use ? nd->use[k].node : nd->cuse[k - nd->n_use];
-            if (u >= S->n || S->stamp[u] == S->stamp_now || S->pos[u] > limit) continue;
-            uint32_t r = S->cand[u] ? find(S, u) : GN_NONE;
-            if (r == a || r == c) continue;
-            S->stamp[u] = S->stamp_now;
-            S->stack[top++] = u;
+    uint32_t *link = &S->ext_head[c], last = GN_NONE;
+    while (*link != GN_NONE) {
+        uint32_t e = *link;
+        gn_id p = S->ext_node[e];
+        uint32_t r = S->cand[p] ? find(S, p) : GN_NONE;
+        if (r == c) { /* internal now: drop it */
+            *link = S->ext_next[e];
+            continue;
         }
+        last = e;
+        link = &S->ext_next[e];
+        if (r == a || S->pos[p] < lo || S->stamp[p] == S->stamp_now) continue;
+        S->stamp[p] = S->stamp_now;
+        S->stack[top++] = p;
     }
+    S->ext_tail[c] = last;
     while (top) {
         gn_id x = S->stack[--top];
+        uint32_t r = S->cand[x] ? find(S, x) : GN_NONE;
+        if (r == a) return true;
+        if (r == c) continue;
+        if (r != GN_NONE) {
+            /* another cluster is one node to the search (it becomes one engine):
+             * go on from every producer of its members, once */
+            if (S->stamp[r] == S->stamp_now && r != x) continue;
+            S->stamp[r] = S->stamp_now;
+            uint32_t *rl = &S->ext_head[r], rlast = GN_NONE;
+            while (*rl != GN_NONE) {
+                uint32_t e = *rl;
+                gn_id p = S->ext_node[e];
+                if (S->cand[p] && find(S, p) == r) {
+                    *rl = S->ext_next[e];
+                    continue;
+                }
+                rlast = e;
+                rl = &S->ext_next[e];
+                if (S->stamp[p] == S->stamp_now) continue;
+                if (S->cand[p] && find(S, p) == a) return true;
+                if (S->pos[p] < lo) continue;
+                S->stamp[p] = S->stamp_now;
+                S->stack[top++] = p;
+            }
+            S->ext_tail[r] = rlast;
+            continue;
+        }
         const gn__node *nd = &g->nodes[x];
-        for (uint32_t k = 0; k < nd->n_use + nd->n_cuse; k++) {
-            gn_id u = k < nd->n_use ? nd->use[k].node : nd->cuse[k - nd->n_use];
-            if (u >= S->n || S->stamp[u] == S->stamp_now || S->pos[u] > limit) continue;
-            S->stamp[u] = S->stamp_now;
-            if (S->cand[u] && find(S, u) == c) return true;
-            S->stack[top++] = u;
+        for (uint32_t k = 0; k < nd->n_in + nd->n_ctrl; k++) {
+            gn_id p = k < nd->n_in ? nd->in[k].node : nd->ctrl[k - nd->n_in];
+            if (p >= S->n || S->stamp[p] == S->stamp_now) continue;
+            if (S->cand[p] && find(S, p) == a) return true;
+            if (S->pos[p] < lo) continue;
+            S->stamp[p] = S->stamp_now;
+            S->stack[top++] = p;
         }
     }
     return false;
@@ -173,11 +217,17 @@ static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
 
 static void merge(seg *S, uint32_t a, uint32_t c)
 {
-    /* c joins a: a stays the root (the producer's cluster grows toward the inputs) */
+    /* c joins a: a stays the root */
     S->parent[c] = a;
     S->next[S->tail[a]] = c;
     S->tail[a] = S->tail[c];
     if (S->maxpos[c] > S->maxpos[a]) S->maxpos[a] = S->maxpos[c];
+    if (S->minpos[c] < S->minpos[a]) S->minpos[a] = S->minpos[c];
+    if (S->ext_head[c] != GN_NONE) {
+        if (S->ext_head[a] == GN_NONE) S->ext_head[a] = S->ext_head[c];
+        else S->ext_next[S->ext_tail[a]] = S->ext_head[c];
+        S->ext_tail[a] = S->ext_tail[c];
+    }
 }
 
 static bool effective(const gn_graph *g, gn_id id)
@@ -188,32 +238,45 @@ static bool effective(const gn_graph *g, gn_id id)
 /* ---- building one engine ------------------------------------------------------------ */
 typedef struct engine_io {
     gn__edge *in;        /* outside tensors read (non-Const) */
+    uint32_t *in_next;
     uint32_t n_in, cap_in;
     gn_id *consts;       /* outside Consts copied in */
     uint32_t n_consts, cap_consts;
     gn__edge *out;       /* member outputs read outside */
+    uint32_t *out_next;
     uint32_t n_out, cap_out;
 } engine_io;
 
-static bool push_edge(gn__edge **a, uint32_t *n, uint32_t *cap, gn__edge e)
+/* Per-node lookup of the tensors already listed (seg.map_*: entry index + 1,
+ * chained through *next for the outputs of one node), so listing a
+ * segment's inputs and outputs is linear in its edges. */
+static bool push_edge(gn__edge **a, uint32_t **next, uint32_t *n, uint32_t *cap, uint32_t *map, gn__edge e,
+                      uint32_t *index)
 {
-    for (uint32_t i = 0; i < *n; i++)
-        if ((*a)[i].node == e.node && (*a)[i].index == e.index) return true;
+    for (uint32_t j = map[e.node]; j; j = (*next)[j - 1])
+        if ((*a)[j - 1].index == e.index) {
+            if (index) *index = j - 1;
+            return true;
+        }
     if (*n == *cap) {
         uint32_t c = *cap ? *cap * 2 : 8;
         gn__edge *na = realloc(*a, c * sizeof *na);
-        if (!na) return false;
-        *a = na;
+        if (na) *a = na;
+        uint32_t *nn = na ? realloc(*next, c * sizeof *nn) : NULL;
+        if (!nn) return false;
+        *next = nn;
         *cap = c;
     }
-    (*a)[(*n)++] = e;
+    (*a)[*n] = e;
+    (*next)[*n] = map[e.node];
+    map[e.node] = ++*n;
+    if (index) *index = *n - 1;
     return true;
 }
 
-static bool push_id(gn_id **a, uint32_t *n, uint32_t *cap, gn_id x)
+static bool push_id(gn_id **a, uint32_t *n, uint32_t *cap, uint32_t *map, gn_id x)
 {
-    for (uint32_t i = 0; i < *n; i++)
-        if ((*a)[i] == x) return true;
+    if (map[x]) return true;
     if (*n == *cap) {
         uint32_t c = *cap ? *cap * 2 : 8;
         gn_id *na = realloc(*a, c * sizeof *na);
@@ -222,6 +285,7 @@ static bool push_id(gn_id **a, uint32_t *n, uint32_t *cap, gn_id x)
         *cap = c;
     }
     (*a)[(*n)++] = x;
+    map[x] = UINT32_MAX;
     return true;
 }
 
@@ -464,15 +528,15 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
             gn__edge e = nd->in[k];
             if (in_seg(S, e.node, root)) continue;
             bool konst = op_is(g, e.node, "Const") && e.index == 0;
-            if (konst ? !push_id(&io.consts, &io.n_consts, &io.cap_consts, e.node)
-                      : !push_edge(&io.in, &io.n_in, &io.cap_in, e))
+            if (konst ? !push_id(&io.consts, &io.n_consts, &io.cap_consts, S->map_in, e.node)
+                      : !push_edge(&io.in, &io.in_next, &io.n_in, &io.cap_in, S->map_in, e, NULL))
                 s = NOMEM(S);
         }
         for (uint32_t k = 0; k < nd->n_use && s == GN_OK; k++) {
             gn_id u = nd->use[k].node;
             if (in_seg(S, u, root)) continue;
             gn__edge e = {members[i], g->nodes[u].in[nd->use[k].slot].index};
-            if (!push_edge(&io.out, &io.n_out, &io.cap_out, e)) s = NOMEM(S);
+            if (!push_edge(&io.out, &io.out_next, &io.n_out, &io.cap_out, S->map_out, e, NULL)) s = NOMEM(S);
         }
     }
     char ename[64], fname[128];
@@ -514,7 +578,7 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
                 be = (gn__edge){gn__graph_find(body, gn__node_name(g, e.node)), 0};
             } else {
                 uint32_t j = 0;
-                while (io.in[j].node != e.node || io.in[j].index != e.index) j++;
+                (void)push_edge(&io.in, &io.in_next, &io.n_in, &io.cap_in, S->map_in, e, &j); /* found: no growth */
                 snprintf(nm_buf, sizeof nm_buf, "GrapnelInputPH_%u", j);
                 be = (gn__edge){gn__graph_find(body, nm_buf), 0};
             }
@@ -695,9 +759,14 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
     free(map);
     free(tin);
     free(tout);
+    for (uint32_t i = 0; i < io.n_in; i++) S->map_in[io.in[i].node] = 0;
+    for (uint32_t i = 0; i < io.n_consts; i++) S->map_in[io.consts[i]] = 0;
+    for (uint32_t i = 0; i < io.n_out; i++) S->map_out[io.out[i].node] = 0;
     free(io.in);
+    free(io.in_next);
     free(io.consts);
     free(io.out);
+    free(io.out_next);
     return s;
 }
 
@@ -731,11 +800,6 @@ typedef struct seg_list {
     uint32_t first_pos;
 } seg_list;
 
-static int cmp_seg(const void *a, const void *b)
-{
-    const seg_list *x = a, *y = b;
-    return (x->first_pos > y->first_pos) - (x->first_pos < y->first_pos);
-}
 
 gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segment_params *sp, char **report,
                      size_t *n_engines)
@@ -782,12 +846,23 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     S.next = malloc((n + 1) * sizeof *S.next);
     S.tail = malloc((n + 1) * sizeof *S.tail);
     S.maxpos = malloc((n + 1) * sizeof *S.maxpos);
+    S.minpos = malloc((n + 1) * sizeof *S.minpos);
+    S.ext_head = malloc((n + 1) * sizeof *S.ext_head);
+    S.ext_tail = malloc((n + 1) * sizeof *S.ext_tail);
+    size_t n_edges = 0;
+    for (uint32_t i = 0; i < n; i++) n_edges += g->nodes[i].n_in + g->nodes[i].n_ctrl;
+    S.ext_node = malloc((n_edges + 1) * sizeof *S.ext_node);
+    S.ext_next = malloc((n_edges + 1) * sizeof *S.ext_next);
+    /* engines add one node each: ids stay below 2n + 1 */
+    S.map_in = calloc(2 * (size_t)n + 2, sizeof *S.map_in);
+    S.map_out = calloc(2 * (size_t)n + 2, sizeof *S.map_out);
     S.pos = calloc(n + 1, sizeof *S.pos);
     S.stamp = calloc(n + 1, sizeof *S.stamp);
     S.stack = malloc((n + 1) * sizeof *S.stack);
     gn_id *order = NULL;
     uint32_t n_order = 0;
-    if (s == GN_OK && (!S.cand || !S.parent || !S.next || !S.tail || !S.maxpos || !S.pos || !S.stamp || !S.stack))
+    if (s == GN_OK && (!S.cand || !S.parent || !S.next || !S.tail || !S.maxpos || !S.pos || !S.stamp || !S.stack ||
+                        !S.minpos || !S.ext_head || !S.ext_tail || !S.ext_node || !S.ext_next || !S.map_in || !S.map_out))
         s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
     if (s == GN_OK) s = gn__graph_topo(g, &order, &n_order);
     size_t made = 0, dropped = 0;
@@ -801,6 +876,8 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
             S.next[id] = GN_NONE;
             S.tail[id] = id;
             S.maxpos[id] = i;
+            S.minpos[id] = i;
+            S.ext_head[id] = S.ext_tail[id] = GN_NONE;
             if (p->minimum_segment_size == -1) continue;
             const char *why = refusal(&S, &b, id, buf, sizeof buf);
             if (why) {
@@ -808,52 +885,69 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
                     gn__buf_printf(&S.rep, "not converted: %s (%s): %s\n", gn__node_name(g, id), gn__node_op(g, id), why);
             } else {
                 S.cand[id] = 1;
-            }
-        }
-        /* 2. growth, from the outputs toward the inputs */
-        for (uint32_t i = n_order; i-- > 0;) {
-            gn_id x = order[i];
-            if (!S.cand[x]) continue;
-            bool again = true;
-            while (again) {
-                again = false;
-                uint32_t a = find(&S, x);
-                for (uint32_t m = a; m != GN_NONE && !again; m = S.next[m]) {
-                    const gn__node *nd = &g->nodes[m];
-                    for (uint32_t k = 0; k < nd->n_use; k++) {
-                        gn_id u = nd->use[k].node;
-                        if (!S.cand[u]) continue;
-                        uint32_t c = find(&S, u);
-                        if (c == a || makes_cycle(&S, a, c)) continue;
-                        merge(&S, a, c);
-                        again = true;
-                        break;
-                    }
+                const gn__node *nd = &g->nodes[id];
+                for (uint32_t k = 0; k < nd->n_in + nd->n_ctrl; k++) {
+                    gn_id pr = k < nd->n_in ? nd->in[k].node : nd->ctrl[k - nd->n_in];
+                    /* a producer without inputs (Const, Placeholder) is on no path out of a cluster */
+                    if (!g->nodes[pr].n_in && !g->nodes[pr].n_ctrl) continue;
+                    uint32_t e = S.n_ext++;
+                    S.ext_node[e] = pr;
+                    S.ext_next[e] = GN_NONE;
+                    if (S.ext_head[id] == GN_NONE) S.ext_head[id] = e;
+                    else S.ext_next[S.ext_tail[id]] = e;
+                    S.ext_tail[id] = e;
                 }
             }
         }
-        /* 3. segments, by their first member's position */
+        /* 2. growth, from the outputs toward the inputs: each candidate joins
+         * the clusters of its candidate consumers when no cycle follows */
+        for (uint32_t i = n_order; i-- > 0;) {
+            gn_id x = order[i];
+            if (!S.cand[x]) continue;
+            const gn__node *nd = &g->nodes[x];
+            for (uint32_t k = 0; k < nd->n_use; k++) {
+                gn_id u = nd->use[k].node;
+                if (u >= n || !S.cand[u]) continue;
+                uint32_t a = find(&S, x), c = find(&S, u);
+                if (a == c || makes_cycle(&S, a, c)) continue;
+                merge(&S, a, c);
+            }
+        }
+        /* 3. segments, by their first member's position; members bucketed
+         * per root in topological order (a counting sort) */
         seg_list *segs = malloc((n + 1) * sizeof *segs);
+        uint32_t *seg_of = malloc((n + 1) * sizeof *seg_of);
+        uint32_t *start = calloc(n + 2, sizeof *start);
+        gn_id *members = malloc((n + 1) * sizeof *members);
         uint32_t ns = 0;
-        if (!segs) s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
+        if (!segs || !seg_of || !start || !members) s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
         for (uint32_t i = 0; s == GN_OK && i < n_order; i++) {
             gn_id x = order[i];
-            if (S.cand[x] && find(&S, x) == x) segs[ns++] = (seg_list){x, S.pos[x]};
+            if (!S.cand[x]) continue;
+            uint32_t r = find(&S, x);
+            if (S.minpos[r] == i) { /* the first member met: the segment's slot */
+                seg_of[r] = ns;
+                segs[ns++] = (seg_list){r, i};
+            }
+            start[seg_of[r] + 1]++;
         }
-        /* a root's members are not in topological order: first_pos is the smallest */
-        for (uint32_t k = 0; k < ns; k++)
-            for (uint32_t m = segs[k].root; m != GN_NONE; m = S.next[m])
-                if (S.pos[m] < segs[k].first_pos) segs[k].first_pos = S.pos[m];
-        qsort(segs, ns, sizeof *segs, cmp_seg);
-        gn_id *members = malloc((n + 1) * sizeof *members);
-        if (s == GN_OK && !members) s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
-        for (uint32_t k = 0; k < ns && s == GN_OK; k++) {
-            uint32_t nm = 0, eff = 0;
-            bool has_input = false;
-            for (uint32_t i = 0; i < n_order; i++) {
+        for (uint32_t k = 0; s == GN_OK && k < ns; k++) start[k + 1] += start[k];
+        {
+            uint32_t *fill = s == GN_OK ? malloc((ns + 1) * sizeof *fill) : NULL;
+            if (s == GN_OK && !fill) s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
+            for (uint32_t k = 0; s == GN_OK && k < ns; k++) fill[k] = start[k];
+            for (uint32_t i = 0; s == GN_OK && i < n_order; i++) {
                 gn_id x = order[i];
-                if (!S.cand[x] || find(&S, x) != segs[k].root) continue;
-                members[nm++] = x;
+                if (S.cand[x]) members[fill[seg_of[find(&S, x)]]++] = x;
+            }
+            free(fill);
+        }
+        for (uint32_t k = 0; k < ns && s == GN_OK; k++) {
+            uint32_t nm = start[k + 1] - start[k], eff = 0;
+            gn_id *mem = members + start[k];
+            bool has_input = false;
+            for (uint32_t i = 0; i < nm; i++) {
+                gn_id x = mem[i];
                 eff += effective(g, x);
                 for (uint32_t j = 0; j < g->nodes[x].n_in; j++) {
                     gn_id pr = g->nodes[x].in[j].node;
@@ -863,13 +957,13 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
             if ((int64_t)eff < p->minimum_segment_size || eff == 0) {
                 gn__buf_printf(&S.rep, "segment of %u node(s) starting at %s stays native: %u effective node(s), "
                                        "minimum_segment_size is %d\n",
-                               nm, gn__node_name(g, members[0]), eff, p->minimum_segment_size);
+                               nm, gn__node_name(g, mem[0]), eff, p->minimum_segment_size);
                 dropped++;
                 continue;
             }
             if (!has_input) {
                 gn__buf_printf(&S.rep, "segment starting at %s stays native: it has no inputs (constant folding "
-                                       "should have removed it)\n", gn__node_name(g, members[0]));
+                                       "should have removed it)\n", gn__node_name(g, mem[0]));
                 dropped++;
                 continue;
             }
@@ -881,21 +975,23 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
                 size_t o = 0;
                 names[0] = '\0';
                 for (uint32_t i = 0; i < nm && o + 2 < sizeof names; i++) {
-                    int w = snprintf(names + o, sizeof names - o, " %s", gn__node_name(g, members[i]));
+                    int w = snprintf(names + o, sizeof names - o, " %s", gn__node_name(g, mem[i]));
                     if (w < 0) break;
                     o += (size_t)w;
                 }
-                s = build_engine(&S, segs[k].root, members, nm, (uint32_t)made);
+                s = build_engine(&S, segs[k].root, mem, nm, (uint32_t)made);
                 if (s == GN_OK) gn__buf_printf(&S.rep, "%s\n", names);
                 made++;
                 continue;
             }
-            for (uint32_t i = 0; i < nm; i++) gn__buf_printf(&S.rep, " %s", gn__node_name(g, members[i]));
+            for (uint32_t i = 0; i < nm; i++) gn__buf_printf(&S.rep, " %s", gn__node_name(g, mem[i]));
             gn__buf_putc(&S.rep, '\n');
             made++;
         }
         free(members);
         free(segs);
+        free(seg_of);
+        free(start);
     }
     /* the caller's preserve marks were for this call only (ids are still those of the start) */
     for (uint32_t i = 0; i < n; i++)
@@ -917,6 +1013,13 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     free(S.next);
     free(S.tail);
     free(S.maxpos);
+    free(S.minpos);
+    free(S.ext_head);
+    free(S.ext_tail);
+    free(S.ext_node);
+    free(S.ext_next);
+    free(S.map_in);
+    free(S.map_out);
     free(S.pos);
     free(S.stamp);
     free(S.stack);
