@@ -35,7 +35,10 @@ typedef struct gn__bundle gn__bundle;
 gn_status gn__bundle_open(const char *prefix, gn__bundle **out, gn__err *err);
 void gn__bundle_close(gn__bundle *b);   /* NULL is a no-op */
 
-/* Keys in sorted order, the header's empty key excluded. Borrowed. */
+/* Keys in sorted order, the header's empty key excluded, and so are the
+ * per-slice keys of partitioned tensors (gn__bundle_slice_key; any key holding
+ * a NUL byte): a partitioned tensor is listed once, under its own name, and
+ * reads whole. Borrowed. */
 size_t gn__bundle_count(const gn__bundle *b);
 const char *gn__bundle_key(const gn__bundle *b, size_t i);
 /* The entry of a key, NULL when absent. Borrowed (lives as long as b). */
@@ -67,6 +70,14 @@ gn_status gn__bundle_writer_add_slice(gn__bundle_writer *w, const char *key, int
  * frees w (also on failure, which leaves no file). */
 gn_status gn__bundle_writer_finish(gn__bundle_writer *w, gn__err *err);
 void gn__bundle_writer_abort(gn__bundle_writer *w);   /* frees w, writes nothing */
+
+/* The key TensorFlow stores one slice of a partitioned tensor under
+ * (checkpoint::EncodeTensorNameSlice): OrderedCode of the number 0, the name,
+ * the rank, then each dimension's signed start and length, where a dimension
+ * taken whole is start 0, length -1. Such keys start with a NUL byte, so they
+ * never appear among gn__bundle_key's keys. Appends to out (check out->oom). */
+void gn__bundle_slice_key(gn__buf *out, const char *name, size_t name_len, int32_t rank, const int64_t *starts,
+                          const int64_t *lengths);
 
 /* CRC-32C (Castagnoli) and LevelDB's mask, exposed for fingerprints and tests. */
 uint32_t gn__crc32c(uint32_t crc, const void *data, size_t n);
