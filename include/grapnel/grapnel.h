@@ -10,6 +10,7 @@
 #include "grapnel/options.h"
 #include "grapnel/optimizer.h"
 #include "grapnel/savedmodel.h"
+#include "grapnel/save.h"
 
 #define GN_VERSION_MAJOR 0
 #define GN_VERSION_MINOR 1

@@ -19,6 +19,10 @@ GN_API const char *gn_graph_tags(const gn_graph *g);
 /* ---- signatures (sorted by key) ---------------------------------------------- */
 GN_API size_t gn_graph_signature_count(const gn_graph *g);
 GN_API const char *gn_graph_signature_key(const gn_graph *g, size_t i);
+/* The signature a NULL sig means (freezing, `grapnel run`): "serving_default"
+ * when there is one, else the only signature besides "__saved_model_init_op",
+ * else "serving_default" (which then is not found). */
+GN_API const char *gn_graph_default_signature(const gn_graph *g);
 /* The method name ("tensorflow/serving/predict"); NULL when sig is not a signature. */
 GN_API const char *gn_graph_signature_method(const gn_graph *g, const char *sig);
 
@@ -52,14 +56,15 @@ GN_API gn_status gn_graph_variable_count(gn_graph *g, size_t *count);
 GN_API gn_status gn_graph_variable(gn_graph *g, size_t i, gn_variable_info *out);
 
 /* ---- assets ------------------------------------------------------------------- */
+/* From asset_file_def, or for TF1 SavedModels the "saved_model_assets" collection. */
 GN_API size_t gn_graph_asset_count(const gn_graph *g);
 /* The asset's file name inside assets/ and the tensor that receives its path. */
 GN_API const char *gn_graph_asset_filename(const gn_graph *g, size_t i);
 GN_API const char *gn_graph_asset_tensor(const gn_graph *g, size_t i);
 
 /* ---- freezing ------------------------------------------------------------------ */
-/* Builds the frozen inference graph of signature sig (NULL: "serving_default",
- * else the only signature): function calls inlined, variables replaced by
+/* Builds the frozen inference graph of signature sig (NULL: the default
+ * signature, gn_graph_default_signature): function calls inlined, variables replaced by
  * Const nodes holding their checkpoint values, ReadVariableOp by Identity,
  * resource gathers by gathers, restore/save and initializer nodes dropped,
  * pruned to what the signature's outputs need. The result is a plain graph

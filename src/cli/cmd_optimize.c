@@ -15,6 +15,7 @@
 int gn_cli_optimize(int argc, char **argv);
 int gn_cli_verify_bisect(int argc, char **argv);
 int gn_cli_verify(int argc, char **argv);
+int gn_cli_is_savedmodel(const gn_graph *g);   /* src/cli/cmd_savedmodel.c */
 
 #define EXIT_USAGE 2
 
@@ -81,6 +82,7 @@ static int apply_options(gn_options *o, const char *arg)
 
 typedef struct opt_args {
     const char *in, *out, *options, *report, *report_file, *dump_dir, *tags, *disable;
+    const char *target, *signature;
     const char **fetches, **feeds;
     int n_fetches, n_feeds;
     int verify, list;
@@ -120,6 +122,10 @@ static int parse_args(int argc, char **argv, opt_args *a)
             NEED_VALUE a->dump_dir = argv[++i];
         } else if (strcmp(s, "--tag") == 0 || strcmp(s, "--tags") == 0) {
             NEED_VALUE a->tags = argv[++i];
+        } else if (strcmp(s, "--target") == 0) {
+            NEED_VALUE a->target = argv[++i];
+        } else if (strcmp(s, "--signature") == 0) {
+            NEED_VALUE a->signature = argv[++i];
         } else if (strcmp(s, "--verify") == 0) {
             a->verify = 1;
         } else if (strcmp(s, "--list-passes") == 0) {
@@ -173,9 +179,67 @@ static gn_format out_format(const char *out)
     return GN_FORMAT_BINARY;
 }
 
+/* --target TEXT into t (default cpu); prints the error. */
+static int parse_target(const char *cmd, const char *text, gn_target *t)
+{
+    char err[512];
+    if (gn_target_parse(text ? text : "cpu", t, err, sizeof err) != GN_OK) {
+        fprintf(stderr, "grapnel %s: --target: %s\n", cmd, err);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* OUT names a SavedModel directory unless it ends in .pb or .pbtxt. */
+static bool out_is_dir(const char *out)
+{
+    size_t n = strlen(out);
+    struct stat st;
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) return true;
+    return !((n >= 3 && strcmp(out + n - 3, ".pb") == 0) || (n >= 6 && strcmp(out + n - 6, ".pbtxt") == 0));
+}
+
+/* A SavedModel input: *g becomes the frozen graph of the signature, and
+ * without --fetch/--feed the signature's outputs and inputs are the fetches and
+ * feeds (their names go to names, owned by the caller). */
+static int freeze_input(const char *cmd, opt_args *a, gn_graph **g, char ***names, const char **sig_out)
+{
+    const char *sig = a->signature ? a->signature : gn_graph_default_signature(*g);
+    *sig_out = sig;
+    size_t n_in = 0, n_out = 0;
+    if (gn_graph_signature_args(*g, sig, 0, &n_in) != GN_OK || gn_graph_signature_args(*g, sig, 1, &n_out) != GN_OK) {
+        fprintf(stderr, "grapnel %s: %s\n", cmd, gn_graph_errmsg(*g));
+        return 1;
+    }
+    *names = calloc(n_in + n_out + 1, sizeof **names);
+    if (!*names) return 1;
+    size_t k = 0;
+    for (int32_t o = 0; o <= 1; o++) {
+        size_t n = o ? n_out : n_in;
+        bool want = o ? a->n_fetches == 0 : a->n_feeds == 0;
+        for (size_t j = 0; want && j < n; j++) {
+            gn_signature_arg arg;
+            if (gn_graph_signature_arg(*g, sig, o, j, &arg) != GN_OK || !((*names)[k] = strdup(arg.tensor))) return 1;
+            if (o) a->fetches[a->n_fetches++] = (*names)[k];
+            else a->feeds[a->n_feeds++] = (*names)[k];
+            k++;
+        }
+    }
+    gn_graph *fz = NULL;
+    if (gn_graph_freeze(*g, sig, &fz) != GN_OK) {
+        fprintf(stderr, "grapnel %s: %s\n", cmd, gn_graph_errmsg(*g));
+        gn_graph_free(fz);
+        return 1;
+    }
+    gn_graph_free(*g);
+    *g = fz;
+    return 0;
+}
+
 int gn_cli_optimize(int argc, char **argv)
 {
     opt_args a = {0};
+    char **sig_names = NULL;
     int rc = parse_args(argc, argv, &a);
     if (rc) goto out;
     if (a.list) {
@@ -190,6 +254,8 @@ int gn_cli_optimize(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
+    gn_target target;
+    if ((rc = parse_target("optimize", a.target, &target))) goto out;
     gn_options o;
     if (load_options(&o, a.options)) {
         rc = 1;
@@ -206,8 +272,22 @@ int gn_cli_optimize(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    const char *sig = NULL;
+    if (gn_cli_is_savedmodel(g)) {
+        if (freeze_input("optimize", &a, &g, &sig_names, &sig)) {
+            gn_graph_free(g);
+            rc = 1;
+            goto out;
+        }
+    } else if (a.signature) {
+        fprintf(stderr, "grapnel optimize: --signature: %s is not a SavedModel\n", a.in);
+        gn_graph_free(g);
+        rc = EXIT_USAGE;
+        goto out;
+    }
     gn_optimize_params p;
     gn_optimize_params_init(&p);
+    p.target = target;
     p.fetches = a.fetches;
     p.n_fetches = (size_t)a.n_fetches;
     p.feeds = a.feeds;
@@ -229,14 +309,27 @@ int gn_cli_optimize(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    if (gn_graph_save(g, a.out, out_format(a.out)) != GN_OK) {
+    if (out_is_dir(a.out)) {
+        /* a SavedModel: the serving signature from the fetches and feeds */
+        gn_save_params sp;
+        gn_save_params_init(&sp);
+        sp.feeds = a.feeds;
+        sp.n_feeds = (size_t)a.n_feeds;
+        sp.fetches = a.fetches;
+        sp.n_fetches = (size_t)a.n_fetches;
+        sp.signature_key = sig;
+        if (gn_savedmodel_save(g, a.out, NULL, &sp) != GN_OK) {
+            fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
+            rc = 1;
+        }
+    } else if (gn_graph_save(g, a.out, out_format(a.out)) != GN_OK) {
         fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
         rc = 1;
     }
     gn_graph_free(g);
     if (!rc && a.verify) {
         /* grapnel verify IN OUT [--fetch ...] */
-        char **vargv = calloc((size_t)(2 * a.n_fetches + 2 * a.n_feeds + 8), sizeof *vargv);
+        char **vargv = calloc((size_t)(2 * a.n_fetches + 2 * a.n_feeds + 10), sizeof *vargv);
         if (!vargv) {
             rc = 1;
             goto out;
@@ -245,6 +338,10 @@ int gn_cli_optimize(int argc, char **argv)
         vargv[k++] = "verify";
         vargv[k++] = (char *)a.in;
         vargv[k++] = (char *)a.out;
+        if (sig) {
+            vargv[k++] = "--signature";
+            vargv[k++] = (char *)sig;
+        }
         if (a.tags) {
             vargv[k++] = "--tag";
             vargv[k++] = (char *)a.tags;
@@ -257,6 +354,9 @@ int gn_cli_optimize(int argc, char **argv)
         free(vargv);
     }
 out:
+    if (sig_names)
+        for (size_t i = 0; sig_names[i]; i++) free(sig_names[i]);
+    free(sig_names);
     free(a.fetches);
     free(a.feeds);
     return rc;
@@ -269,7 +369,7 @@ static int cmp_str(const void *x, const void *y) { return strcmp(*(char *const *
 
 int gn_cli_verify_bisect(int argc, char **argv)
 {
-    const char *options = NULL, *a_path = NULL, *tags = NULL;
+    const char *options = NULL, *a_path = NULL, *tags = NULL, *target_text = NULL, *signature = NULL;
     char **rest = calloc((size_t)argc + 4, sizeof *rest);
     if (!rest) return 1;
     int nrest = 0, npos = 0;
@@ -279,6 +379,11 @@ int gn_cli_verify_bisect(int argc, char **argv)
             options = argv[++i];
             continue;
         }
+        if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) {
+            target_text = argv[++i];
+            continue;
+        }
+        if (strcmp(argv[i], "--signature") == 0 && i + 1 < argc) signature = argv[i + 1];
         if ((strcmp(argv[i], "--tag") == 0 || strcmp(argv[i], "--tags") == 0) && i + 1 < argc) tags = argv[i + 1];
         if (argv[i][0] != '-' && npos < 2 && (i == 1 || argv[i - 1][0] != '-' || strchr(argv[i - 1], '=') ||
                                               strcmp(argv[i - 1], "--bisect") == 0)) {
@@ -289,6 +394,11 @@ int gn_cli_verify_bisect(int argc, char **argv)
     }
     if (!a_path) {
         fprintf(stderr, "grapnel verify --bisect: model A is required\n");
+        free(rest);
+        return EXIT_USAGE;
+    }
+    gn_target target;
+    if (parse_target("verify", target_text, &target)) {
         free(rest);
         return EXIT_USAGE;
     }
@@ -314,9 +424,20 @@ int gn_cli_verify_bisect(int argc, char **argv)
         fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
         rc = 1;
     }
+    if (!rc && gn_cli_is_savedmodel(g)) {
+        /* the frozen signature is what is optimized (and what verify runs) */
+        gn_graph *fz = NULL;
+        if (gn_graph_freeze(g, signature, &fz) != GN_OK) {
+            fprintf(stderr, "grapnel verify: %s\n", gn_graph_errmsg(g));
+            rc = 1;
+        }
+        gn_graph_free(g);
+        g = fz;
+    }
     if (!rc) {
         gn_optimize_params p;
         gn_optimize_params_init(&p);
+        p.target = target;
         p.dump_dir = dir;
         if (gn_optimize(g, &o, &p, NULL) != GN_OK) {
             fprintf(stderr, "grapnel: %s: %s\n", a_path, gn_graph_errmsg(g));

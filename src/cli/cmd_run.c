@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "grapnel/grapnel.h"
 #include "grapnel/runtime.h"
@@ -527,6 +528,9 @@ typedef struct run_opts {
     double tol;
     const char *tags;
     const char *backend;
+    const char *signature;    /* run: a SavedModel signature */
+    const char *output_dir;   /* run --signature: write each output as DIR/<key>.npy */
+    char **labels;            /* run --signature: the output key of each fetch (or NULL) */
 } run_opts;
 
 static void opts_free(run_opts *o)
@@ -537,6 +541,9 @@ static void opts_free(run_opts *o)
     free(o->feeds);
     free(o->fetches);
     free(o->shapes);
+    if (o->labels)
+        for (int i = 0; i < o->n_fetches; i++) free(o->labels[i]);
+    free(o->labels);
 }
 
 static int usage(const run_opts *o, const char *fmt, const char *arg)
@@ -591,7 +598,8 @@ static int parse_opts(int argc, char **argv, run_opts *o, int n_models)
     o->tol = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v, *iv = (const char *)1;
-        if ((v = opt_value(argc, argv, &i, "--feed", &iv))) {
+        if ((v = opt_value(argc, argv, &i, "--feed", &iv)) ||
+            (n_models == 1 && (v = opt_value(argc, argv, &i, "--input", &iv)))) {
             if (!iv) return usage(o, "%s needs NAME=FILE.npy", a);
             if (add_kv(&o->feeds, &o->n_feeds, v, 0) || !o->feeds[o->n_feeds - 1].value[0])
                 return usage(o, "--feed '%s': expected NAME=FILE.npy", v);
@@ -621,6 +629,14 @@ static int parse_opts(int argc, char **argv, run_opts *o, int n_models)
         } else if ((v = opt_value(argc, argv, &i, "--tag", &iv)) || (v = opt_value(argc, argv, &i, "--tags", &iv))) {
             if (!iv) return usage(o, "%s needs a value", a);
             o->tags = v;
+        } else if ((v = opt_value(argc, argv, &i, "--signature", &iv))) {
+            if (!iv || !*v) return usage(o, "%s needs a signature key", a);
+            o->signature = v;
+        } else if (n_models == 1 && (v = opt_value(argc, argv, &i, "--output-dir", &iv))) {
+            if (!iv || !*v) return usage(o, "%s needs a directory", a);
+            o->output_dir = v;
+        } else if (n_models == 2 && (v = opt_value(argc, argv, &i, "--target", &iv))) {
+            return usage(o, "%s: the target is for the optimizer: use it with --bisect (or grapnel optimize)", a);
         } else if ((v = opt_value(argc, argv, &i, "--backend", &iv))) {
             if (!iv) return usage(o, "%s needs a value", a);
             o->backend = v;
@@ -1037,6 +1053,110 @@ static int add_random_feeds(const run_opts *o, const gview *v, const namelist *f
     return rc;
 }
 
+/* ---- SavedModel signatures ---------------------------------------------------------------------------- */
+int gn_cli_is_savedmodel(const gn_graph *g);   /* src/cli/cmd_savedmodel.c */
+
+/* Replaces kv a's name (keeping its value). */
+static int kv_rename(kv *a, const char *name)
+{
+    size_t nl = strlen(name), vl = a->value ? strlen(a->value) : 0;
+    char *n = malloc(nl + vl + 2);
+    if (!n) return -1;
+    memcpy(n, name, nl + 1);
+    char *v = NULL;
+    if (a->value) {
+        v = n + nl + 1;
+        memcpy(v, a->value, vl + 1);
+    }
+    free(a->name);
+    a->name = n;
+    a->value = v;
+    return 0;
+}
+
+/* The tensor of signature key's input or output `key`; NULL when none. */
+static const char *sig_tensor(gn_graph *g, const char *sig, int32_t outputs, const char *key, gn_signature_arg *arg)
+{
+    size_t n = 0;
+    if (gn_graph_signature_args(g, sig, outputs, &n) != GN_OK) return NULL;
+    for (size_t k = 0; k < n; k++)
+        if (gn_graph_signature_arg(g, sig, outputs, k, arg) == GN_OK && strcmp(arg->key, key) == 0)
+            return arg->tensor;
+    return NULL;
+}
+
+/* run on a SavedModel: freezes the signature (--signature, default
+ * serving_default) and maps feeds and fetches named by the signature's keys to
+ * its tensors; without --fetch, every output of the signature is fetched,
+ * labelled by its key. *g is replaced by the frozen graph. */
+static int use_signature(run_opts *o, gn_graph **g, int side)
+{
+    const char *sig = NULL;
+    if (!gn_cli_is_savedmodel(*g)) {
+        if (!o->signature || side > 0) return 0;
+        fprintf(stderr, "grapnel %s: --signature: %s is not a SavedModel\n", o->cmd, o->models[0]);
+        return 1;
+    }
+    if (side > 0 && o->labels) goto freeze;   /* names already mapped by the other side */
+    if (strcmp(o->cmd, "run") == 0 && !o->signature && o->n_fetches > 0) {
+        /* fetches by graph tensor names: run the graph as it is, unless they are signature keys */
+        const char *key = gn_graph_default_signature(*g);
+        gn_signature_arg arg;
+        if (!gn_graph_signature_method(*g, key) || !sig_tensor(*g, key, 1, o->fetches[0].name, &arg)) return 0;
+    }
+    sig = o->signature ? o->signature : gn_graph_default_signature(*g);
+    size_t n_out = 0;
+    if (gn_graph_signature_args(*g, sig, 1, &n_out) != GN_OK) {
+        fprintf(stderr, "grapnel %s: %s\n", o->cmd, gn_graph_errmsg(*g));
+        return 1;
+    }
+    gn_signature_arg arg;
+    for (int i = 0; i < o->n_feeds; i++)
+        if (sig_tensor(*g, sig, 0, o->feeds[i].name, &arg) && kv_rename(&o->feeds[i], arg.tensor)) return 1;
+    if (o->n_fetches == 0) {
+        o->fetches = calloc(n_out + 1, sizeof *o->fetches);
+        o->labels = calloc(n_out + 1, sizeof *o->labels);
+        if (!o->fetches || !o->labels) return 1;
+        for (size_t k = 0; k < n_out; k++) {
+            if (gn_graph_signature_arg(*g, sig, 1, k, &arg) != GN_OK) return 1;
+            size_t need = strlen(arg.tensor) + (o->output_dir ? strlen(o->output_dir) + strlen(arg.key) + 8 : 0) + 2;
+            char *n = malloc(need);
+            o->labels[k] = strdup(arg.key);
+            if (!n || !o->labels[k]) {
+                free(n);
+                return 1;
+            }
+            o->fetches[k].name = n;
+            o->fetches[k].value = NULL;
+            o->n_fetches = (int)k + 1;
+            strcpy(n, arg.tensor);
+            if (o->output_dir) {
+                o->fetches[k].value = n + strlen(n) + 1;
+                sprintf(o->fetches[k].value, "%s/%s.npy", o->output_dir, arg.key);
+            }
+        }
+    } else {
+        o->labels = calloc((size_t)o->n_fetches + 1, sizeof *o->labels);
+        if (!o->labels) return 1;
+        for (int i = 0; i < o->n_fetches; i++) {
+            if (!sig_tensor(*g, sig, 1, o->fetches[i].name, &arg)) continue;
+            if (!(o->labels[i] = strdup(arg.key)) || kv_rename(&o->fetches[i], arg.tensor)) return 1;
+        }
+    }
+freeze:;
+    gn_graph *fz = NULL;
+    if (!sig) sig = o->signature ? o->signature : gn_graph_default_signature(*g);
+    if (gn_graph_freeze(*g, sig, &fz) != GN_OK) {
+        fprintf(stderr, "grapnel %s: %s\n", o->cmd, gn_graph_errmsg(*g));
+        gn_graph_free(fz);
+        return 1;
+    }
+    gn_graph_free(*g);
+    *g = fz;
+    gn_graph_infer_shapes(fz);
+    return 0;
+}
+
 /* ---- loading and running ----------------------------------------------------------------------------- */
 static gn_graph *load_model(const run_opts *o, const char *path)
 {
@@ -1144,7 +1264,18 @@ int gn_cli_run(int argc, char **argv)
     feedset fs = {0};
     namelist fetches = {0}, user = {0};
     sd.g = load_model(&o, o.models[0]);
-    if (!sd.g || gview_init(&sd.v, sd.g)) rc = 1;
+    if (!sd.g) rc = 1;
+    if (!rc) rc = use_signature(&o, &sd.g, 0);
+    if (!rc && o.output_dir && !o.labels) {
+        fprintf(stderr, "grapnel run: --output-dir writes a SavedModel signature's outputs: %s is run without one\n",
+                o.models[0]);
+        rc = EXIT_USAGE;
+    }
+    if (!rc && o.output_dir && mkdir(o.output_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "grapnel run: --output-dir %s: %s\n", o.output_dir, strerror(errno));
+        rc = 1;
+    }
+    if (!rc && gview_init(&sd.v, sd.g)) rc = 1;
     if (!rc) rc = load_feeds(&o, &fs, &user);
     if (!rc) rc = prepare_fetches(&o, &sd.v, &fetches);
     if (!rc) rc = add_random_feeds(&o, &sd.v, &fetches, &fs);
@@ -1154,6 +1285,7 @@ int gn_cli_run(int argc, char **argv)
         char shp[256];
         shape_tuple(t, shp, sizeof shp);
         const char *file = o.n_fetches ? o.fetches[i].value : NULL;
+        const char *label = o.labels && o.labels[i] ? o.labels[i] : fetches.s[i];
         if (file) {
             char err[1024];
             if (gn_npy_write(file, t, err, sizeof err) != GN_OK) {
@@ -1161,10 +1293,10 @@ int gn_cli_run(int argc, char **argv)
                 rc = 1;
                 break;
             }
-            printf("%s: %s %s -> %s\n", fetches.s[i], gn_dtype_numpy_name(t->dtype), shp, file);
+            printf("%s: %s %s -> %s\n", label, gn_dtype_numpy_name(t->dtype), shp, file);
         } else {
             char *text = format_array(t);
-            printf("%s: %s %s\n%s\n", fetches.s[i], gn_dtype_numpy_name(t->dtype), shp, text ? text : "");
+            printf("%s: %s %s\n%s\n", label, gn_dtype_numpy_name(t->dtype), shp, text ? text : "");
             free(text);
         }
     }
@@ -1189,10 +1321,10 @@ int gn_cli_verify(int argc, char **argv)
     feedset fs = {0};
     namelist fetches = {0}, user = {0};
     a.g = load_model(&o, o.models[0]);
-    if (!a.g || gview_init(&a.v, a.g)) rc = 1;
+    if (!a.g || use_signature(&o, &a.g, 0) || gview_init(&a.v, a.g)) rc = 1;
     if (!rc) {
         b.g = load_model(&o, o.models[1]);
-        if (!b.g || gview_init(&b.v, b.g)) rc = 1;
+        if (!b.g || use_signature(&o, &b.g, 1) || gview_init(&b.v, b.g)) rc = 1;
     }
     if (!rc) rc = load_feeds(&o, &fs, &user);
     if (!rc) rc = prepare_fetches(&o, &a.v, &fetches);

@@ -22,11 +22,17 @@ static const command *find_command(const char *name);
 /* src/cli/cmd_run.c */
 int gn_cli_run(int argc, char **argv);
 int gn_cli_verify(int argc, char **argv);
+/* src/cli/cmd_segment.c */
+int gn_cli_segment(int argc, char **argv);
 /* src/cli/cmd_optimize.c */
 int gn_cli_optimize(int argc, char **argv);
 int gn_cli_verify_bisect(int argc, char **argv);
-/* src/cli/cmd_segment.c */
-int gn_cli_segment(int argc, char **argv);
+/* src/cli/cmd_savedmodel.c */
+int gn_cli_freeze(int argc, char **argv);
+int gn_cli_savedmodel_inspect(gn_graph *g, FILE *out);
+int gn_cli_is_savedmodel(const gn_graph *g);
+/* src/cli/cmd_save.c */
+int gn_cli_save(int argc, char **argv);
 
 static int cmd_verify(int argc, char **argv)
 {
@@ -160,6 +166,7 @@ static int cmd_inspect(int argc, char **argv)
         rc = 1;
     } else {
         fputs(text, stdout);
+        if (gn_cli_is_savedmodel(g)) rc = gn_cli_savedmodel_inspect(g, stdout);
     }
     gn_free(text);
     gn_graph_free(g);
@@ -277,6 +284,11 @@ static const command commands[] = {
      "                         an empty DIMS (x=) or 'scalar' makes a scalar\n"
      "  --tag TAGS             SavedModel: the MetaGraphDef with this tag set\n"
      "  --backend NAME         cpu (default) or cuda\n"
+     "  --signature NAME       SavedModel: freeze and run this signature (default serving_default);\n"
+     "                         --feed/--input and --fetch then also take its input and output keys,\n"
+     "                         and without --fetch every output is fetched, labelled by its key\n"
+     "  --input KEY=FILE.npy   the same as --feed\n"
+     "  --output-dir DIR       with a signature: write each output as DIR/<key>.npy\n"
      "  Placeholders not fed get random values: floats uniform in [-1, 1), integers in [0, 10).\n",
      gn_cli_run},
     {"verify", "run two graphs on the same inputs and compare their outputs",
@@ -290,7 +302,9 @@ static const command commands[] = {
      "  exit status: 0 all fetches match; 1 a fetch differs (integer and bool fetches must be\n"
      "  equal, NaNs in the same places) or either graph fails to run; 2 usage error\n"
      "  --bisect [--options TEXT|@FILE]  re-run the optimizer on A pass by pass and name the\n"
-     "                         first pass whose output disagrees with A (B is not used)\n",
+     "                         first pass whose output disagrees with A (B is not used)\n"
+     "  --target T             with --bisect: the optimizer's target (cpu, gpu, gpu:sm_90, gpu:sm_90x4, auto)\n"
+     "  --signature NAME       a SavedModel A (or B) is frozen at this signature (default serving_default)\n",
      cmd_verify},
     {"optimize", "rewrite a model with the optimizer passes (Grappler's pipeline)",
      "usage: grapnel optimize IN -o OUT [--options TEXT|@FILE] [--fetch NAME ...] [--feed NAME ...]\n"
@@ -306,8 +320,32 @@ static const command commands[] = {
      "  --disable IDS         comma-separated pattern ids (or pass ids) to turn off,\n"
      "                        e.g. arithmetic.remove_redundant_reshape,constfold\n"
      "  --verify              run input and result on the same random inputs; fail when they disagree\n"
-     "  --list-passes         every pass with its option key and pattern ids\n",
+     "  --list-passes         every pass with its option key and pattern ids\n"
+     "  --target T            cpu (default), gpu, gpu:sm_90, gpu:sm_90x4 (four GPUs) or auto\n"
+     "  --signature NAME      SavedModel IN: the signature frozen, then optimized with its outputs as\n"
+     "                        fetches and inputs as feeds (default serving_default)\n"
+     "  OUT ending in .pb/.pbtxt is a GraphDef; any other OUT a SavedModel directory\n",
      gn_cli_optimize},
+    {"freeze", "freeze a SavedModel signature into a self-contained GraphDef",
+     "usage: grapnel freeze DIR -o OUT.pb [--signature NAME] [--tag TAGS]\n"
+     "  Variables become constants (values from DIR/variables), function calls are inlined, and the\n"
+     "  graph is pruned to the signature's outputs; its feeds and fetches are the signature's tensors.\n"
+     "  --signature NAME     default: serving_default (or the only signature)\n"
+     "  -o OUT               .pb (binary) or .pbtxt (text)\n"
+     "  --tag TAGS           the MetaGraphDef with this tag set (comma-separated)\n",
+     gn_cli_freeze},
+    {"save", "write a GraphDef or SavedModel as a SavedModel, with tf.saved_model.SaveOptions",
+     "usage: grapnel save IN DIR [--feed NAME ...] [--fetch NAME ...] [--signature KEY] [--tag TAGS]\n"
+     "                   [--save-options \"{...}\"]\n"
+     "  IN is a GraphDef (.pb/.pbtxt) or a SavedModel directory; DIR must not exist or be empty.\n"
+     "  --fetch NAME          a signature output (GraphDef input: required); repeatable\n"
+     "  --feed NAME           a signature input (default: every Placeholder); repeatable\n"
+     "  --signature KEY       the signature written from --feed/--fetch (default serving_default)\n"
+     "  --tag TAGS            SavedModel input: the MetaGraphDef to load; the tags written\n"
+     "  --save-options TEXT   SaveOptions as a Python dict, e.g.\n"
+     "                        \"{'save_debug_info': True, 'namespace_whitelist': ['Custom']}\"\n"
+     "  On failure nothing is left at DIR.\n",
+     gn_cli_save},
     {"segment", "replace supported subgraphs with engine ops, as TF-TRT (ConversionParams)",
      "usage: grapnel segment IN -o OUT [--params TEXT] [--backend cpu|cuda] [--fetch NAME ...]\n"
      "                       [--feed NAME ...] [--dry-run] [--tag TAGS]\n"

@@ -1,0 +1,12 @@
+/* FarmHash Fingerprint64 (farmhashna::Hash64), as
+ * TensorFlow's tensorflow/core/platform/fingerprint.h computes them (private).
+ * Used for fingerprint.pb (reference/trt_savedmodel.md §B9). */
+#ifndef GN_IO_FARMHASH_H
+#define GN_IO_FARMHASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+uint64_t gn__fingerprint64(const void *data, size_t len);
+
+#endif

@@ -1,0 +1,728 @@
+/* Freezing a SavedModel signature into a self-contained inference graph
+ * (reference/trt_savedmodel.md §B10; TensorFlow's convert_to_constants.py).
+ *
+ *  1. The signature's outputs (and inputs) must name tensors of the graph.
+ *  2. Variable nodes are mapped to checkpoint keys on the loaded graph: TF2
+ *     through the object graph (a call's captured inputs are its concrete
+ *     function's bound_inputs, SavedObjectGraph node ids, which are also the
+ *     ids of the checkpoint's TrackableObjectGraph, whose attributes carry the
+ *     checkpoint key); TF1 through the restore ops (RestoreV2's tensor_names,
+ *     output k assigned to a variable); else by name.
+ *  3. On a clone: prune to what the outputs need, inline every call, replace
+ *     variables by Const nodes holding the checkpoint values and rewrite their
+ *     readers (ReadVariableOp -> Identity, ResourceGather -> GatherV2,
+ *     ResourceGatherNd -> GatherNd, VariableShape -> Shape, resource-typed
+ *     pass-through ops get their dtype), prune again, compact, validate. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grapnel/savedmodel.h"
+#include "io/bundle.h"
+#include "io/savedmodel.h"
+#include "io/savedmodel_impl.h"
+#include "ops/kernel.h"
+#include "ops/registry.h"
+#include "optimizer/inline.h"
+#include "tensorflow/core/protobuf/trackable_object_graph.pb-c.h"
+
+enum { DT_INT32 = 3, DT_STRING = 7, DT_BOOL = 10, DT_RESOURCE = 20 };
+
+/* variable node name -> checkpoint key ("" when a sliced restore makes it unusable) */
+typedef struct var_key {
+    char *node;
+    char *key;
+    bool sliced;
+} var_key;
+
+typedef struct freezer {
+    gn_graph *g;        /* the loaded graph (errors go here) */
+    gn_graph *f;        /* the graph being frozen */
+    const char *sig;
+    var_key *map;
+    size_t n_map, cap_map;
+    gn__bundle *bundle;
+    bool bundle_tried;
+} freezer;
+
+static gn_status oom(freezer *z)
+{
+    return gn__fail(&z->g->err, GN_ERR_NOMEM, "out of memory");
+}
+
+static const char *map_find(const freezer *z, const char *node, bool *sliced)
+{
+    for (size_t i = 0; i < z->n_map; i++)
+        if (strcmp(z->map[i].node, node) == 0) {
+            if (sliced) *sliced = z->map[i].sliced;
+            return z->map[i].key;
+        }
+    return NULL;
+}
+
+static gn_status map_add(freezer *z, const char *node, const char *key, size_t key_len, bool sliced)
+{
+    if (map_find(z, node, NULL)) return GN_OK;   /* the first mapping wins */
+    if (z->n_map == z->cap_map) {
+        size_t cap = z->cap_map ? 2 * z->cap_map : 32;
+        var_key *m = realloc(z->map, cap * sizeof *m);
+        if (!m) return oom(z);
+        z->map = m;
+        z->cap_map = cap;
+    }
+    char *n = strdup(node), *k = malloc(key_len + 1);
+    if (!n || !k) {
+        free(n);
+        free(k);
+        return oom(z);
+    }
+    memcpy(k, key, key_len);
+    k[key_len] = 0;
+    z->map[z->n_map++] = (var_key){n, k, sliced};
+    return GN_OK;
+}
+
+static gn_status need_bundle(freezer *z, const char *why_node)
+{
+    if (z->bundle) return GN_OK;
+    if (!z->bundle_tried) {
+        z->bundle_tried = true;
+        GN_TRY(gn__savedmodel_open_bundle(z->g, &z->bundle));
+    }
+    if (z->bundle) return GN_OK;
+    if (!z->g->saved->dir)
+        return gn__fail(&z->g->err, GN_ERR_IO,
+                        "freezing signature '%s': variable '%s' needs a value, and a SavedModel loaded from a "
+                        "buffer has no variables directory",
+                        z->sig, why_node);
+    return gn__fail(&z->g->err, GN_ERR_IO,
+                    "%s/variables/variables.index: no such file (freezing signature '%s': variable '%s' needs "
+                    "a value)",
+                    z->g->saved->dir, z->sig, why_node);
+}
+
+/* ---- TF2: object graph ------------------------------------------------------------ */
+static const char *func_attr(const gn_graph *g, gn_id id)
+{
+    const Tensorflow__AttrValue *a = gn__node_attr(g, id, "f");
+    if (a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && a->func) return a->func->name;
+    return NULL;
+}
+
+static gn_status map_object_graph(freezer *z)
+{
+    gn_graph *g = z->g;
+    const Tensorflow__SavedObjectGraph *og = g->saved->mg->object_graph_def;
+    if (!og || og->n_concrete_functions == 0) return GN_OK;
+    /* does any top-level call capture a variable? then the checkpoint's object graph is needed */
+    Tensorflow__TrackableObjectGraph *tog = NULL;
+    gn_status st = GN_OK;
+    for (gn_id id = 0; id < g->n_nodes && st == GN_OK; id++) {
+        if (!gn__node_live(g, id)) continue;
+        const char *op = gn__node_op(g, id);
+        if (strcmp(op, "StatefulPartitionedCall") != 0 && strcmp(op, "PartitionedCall") != 0) continue;
+        const char *fn = func_attr(g, id);
+        if (!fn) continue;
+        const Tensorflow__SavedConcreteFunction *cf = NULL;
+        for (size_t i = 0; i < og->n_concrete_functions; i++)
+            if (strcmp(og->concrete_functions[i]->key, fn) == 0) cf = og->concrete_functions[i]->value;
+        if (!cf || cf->n_bound_inputs == 0) continue;
+        const gn__node *n = gn__node_at(g, id);
+        if (cf->n_bound_inputs > n->n_in) continue;
+        uint32_t first = n->n_in - (uint32_t)cf->n_bound_inputs;
+        for (size_t j = 0; j < cf->n_bound_inputs && st == GN_OK; j++) {
+            int32_t obj = cf->bound_inputs[j];
+            if (obj < 0 || (size_t)obj >= og->n_nodes) continue;
+            if (og->nodes[obj]->kind_case != TENSORFLOW__SAVED_OBJECT__KIND_VARIABLE) continue;
+            gn_id p = n->in[first + j].node;
+            const char *pop = gn__node_op(g, p);
+            if (strcmp(pop, "VarHandleOp") != 0) continue;
+            const char *pname = gn__node_name(g, p);
+            if (map_find(z, pname, NULL)) continue;
+            if (!tog) {
+                st = need_bundle(z, pname);
+                if (st != GN_OK) break;
+                gn__tensor t = {0};
+                st = gn__bundle_read(z->bundle, "_CHECKPOINTABLE_OBJECT_GRAPH", &t, &g->err);
+                if (st != GN_OK) break;
+                if (t.dtype != DT_STRING || gn__tensor_numel(&t) != 1) {
+                    gn__tensor_release(&t);
+                    st = gn__fail(&g->err, GN_ERR_PARSE,
+                                  "variables.index: key '_CHECKPOINTABLE_OBJECT_GRAPH' is not a string scalar");
+                    break;
+                }
+                const gn__tstring *s = t.data;
+                tog = tensorflow__trackable_object_graph__unpack(NULL, s->len, (const uint8_t *)s->ptr);
+                gn__tensor_release(&t);
+                if (!tog) {
+                    st = gn__fail(&g->err, GN_ERR_PARSE,
+                                  "variables.index: key '_CHECKPOINTABLE_OBJECT_GRAPH' does not decode as a "
+                                  "TrackableObjectGraph");
+                    break;
+                }
+            }
+            if ((size_t)obj >= tog->n_nodes) continue;
+            const Tensorflow__TrackableObjectGraph__TrackableObject *to = tog->nodes[obj];
+            for (size_t a = 0; a < to->n_attributes; a++) {
+                const Tensorflow__TrackableObjectGraph__TrackableObject__SerializedTensor *at = to->attributes[a];
+                if (at->name && strcmp(at->name, "VARIABLE_VALUE") == 0 && at->checkpoint_key) {
+                    st = map_add(z, pname, at->checkpoint_key, strlen(at->checkpoint_key), false);
+                    break;
+                }
+            }
+        }
+    }
+    if (tog) tensorflow__trackable_object_graph__free_unpacked(tog, NULL);
+    return st;
+}
+
+/* ---- TF1: restore ops ---------------------------------------------------------------- */
+static bool const_strings(const gn_graph *g, gn_id id, gn__tensor *out, gn__err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (strcmp(gn__node_op(g, id), "Const") != 0) return false;
+    const Tensorflow__AttrValue *v = gn__node_attr(g, id, "value");
+    if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR) return false;
+    if (gn__tensor_from_proto(v->tensor, out, err) != GN_OK) {
+        gn__err_clear(err);
+        return false;
+    }
+    if (out->dtype != DT_STRING) {
+        gn__tensor_release(out);
+        return false;
+    }
+    return true;
+}
+
+/* The variable an assignment of a restored value writes: Assign(ref, value) or
+ * AssignVariableOp(resource, value), possibly after Identity nodes. */
+static gn_id assigned_var(const gn_graph *g, gn_id c, uint32_t slot)
+{
+    const char *op = gn__node_op(g, c);
+    if ((strcmp(op, "Assign") == 0 || strcmp(op, "AssignVariableOp") == 0) && slot == 1) {
+        const gn__node *n = gn__node_at(g, c);
+        gn_id v = n->in[0].node;
+        while (strcmp(gn__node_op(g, v), "Identity") == 0 && gn__node_at(g, v)->n_in > 0)
+            v = gn__node_at(g, v)->in[0].node;
+        return v;
+    }
+    return GN_NONE;
+}
+
+static gn_status map_restore_ops(freezer *z)
+{
+    gn_graph *g = z->g;
+    for (gn_id id = 0; id < g->n_nodes; id++) {
+        if (!gn__node_live(g, id)) continue;
+        const char *op = gn__node_op(g, id);
+        if (strcmp(op, "RestoreV2") != 0 && strcmp(op, "RestoreSlice") != 0 && strcmp(op, "Restore") != 0)
+            continue;
+        const gn__node *n = gn__node_at(g, id);
+        if (n->n_in < 2) continue;
+        gn__tensor names = {0}, slices = {0};
+        gn__err scratch = {0};
+        if (!const_strings(g, n->in[1].node, &names, &scratch)) continue;
+        bool have_slices = n->n_in >= 3 && strcmp(op, "RestoreV2") == 0 &&
+                           const_strings(g, n->in[2].node, &slices, &scratch);
+        int64_t nn = gn__tensor_numel(&names);
+        const gn__tstring *nm = names.data, *sl = have_slices ? slices.data : NULL;
+        int64_t ns = have_slices ? gn__tensor_numel(&slices) : 0;
+        gn_status st = GN_OK;
+        for (uint32_t u = 0; u < n->n_use && st == GN_OK; u++) {
+            gn_id c = n->use[u].node;
+            /* which output of the restore op does c read? */
+            const gn__node *cn = gn__node_at(g, c);
+            uint32_t slot = n->use[u].slot, out = cn->in[slot].index;
+            if ((int64_t)out >= nn && strcmp(op, "RestoreV2") == 0) continue;
+            int64_t ki = strcmp(op, "RestoreV2") == 0 ? (int64_t)out : 0;
+            gn_id v = assigned_var(g, c, slot);
+            if (v == GN_NONE && strcmp(gn__node_op(g, c), "Identity") == 0) {
+                /* resource variables: AssignVariableOp(var, Identity(RestoreV2:k)) */
+                const gn__node *in = gn__node_at(g, c);
+                for (uint32_t w = 0; w < in->n_use && v == GN_NONE; w++)
+                    v = assigned_var(g, in->use[w].node, in->use[w].slot);
+            }
+            if (v == GN_NONE) continue;
+            bool sliced = sl && ki < ns && sl[ki].len > 0;
+            st = map_add(z, gn__node_name(g, v), nm[ki].ptr, nm[ki].len, sliced);
+        }
+        gn__tensor_release(&names);
+        gn__tensor_release(&slices);
+        GN_TRY(st);
+    }
+    return GN_OK;
+}
+
+/* ---- pruning ---------------------------------------------------------------------- */
+/* Removes every node the fetches do not need (data and control inputs). */
+static gn_status prune(freezer *z, char *const *fetch, size_t n_fetch)
+{
+    gn_graph *f = z->f;
+    uint8_t *keep = calloc(f->n_nodes ? f->n_nodes : 1, 1);
+    gn_id *stack = malloc((f->n_nodes ? f->n_nodes : 1) * sizeof *stack);
+    if (!keep || !stack) {
+        free(keep);
+        free(stack);
+        return oom(z);
+    }
+    uint32_t sp = 0;
+    for (size_t i = 0; i < n_fetch; i++) {
+        gn_id id = gn__graph_find(f, fetch[i]);
+        if (id == GN_NONE) {
+            free(keep);
+            free(stack);
+            return gn__fail(&z->g->err, GN_ERR_INTERNAL, "freezing signature '%s': node '%s' was lost", z->sig,
+                            fetch[i]);
+        }
+        if (!keep[id]) {
+            keep[id] = 1;
+            stack[sp++] = id;
+        }
+    }
+    while (sp) {
+        const gn__node *n = gn__node_at(f, stack[--sp]);
+        for (uint32_t k = 0; k < n->n_in + n->n_ctrl; k++) {
+            gn_id p = k < n->n_in ? n->in[k].node : n->ctrl[k - n->n_in];
+            if (!keep[p]) {
+                keep[p] = 1;
+                stack[sp++] = p;
+            }
+        }
+    }
+    free(stack);
+    gn_id *order = NULL;
+    uint32_t n_order = 0;
+    gn_status st = gn__graph_topo(f, &order, &n_order);
+    if (st != GN_OK) {
+        free(keep);
+        gn__fail(&z->g->err, st, "freezing signature '%s': %s", z->sig, f->err.msg);
+        return st;
+    }
+    for (uint32_t i = n_order; i-- > 0 && st == GN_OK;)
+        if (!keep[order[i]]) st = gn__node_remove(f, order[i]);
+    free(order);
+    free(keep);
+    if (st != GN_OK) gn__fail(&z->g->err, st, "freezing signature '%s': %s", z->sig, f->err.msg);
+    return st;
+}
+
+/* ---- attr building --------------------------------------------------------------- */
+static Tensorflow__AttrValue *attr_new(gn_graph *f)
+{
+    Tensorflow__AttrValue *v = gn__graph_value_alloc(f, sizeof *v);
+    if (v) tensorflow__attr_value__init(v);
+    return v;
+}
+
+static gn_status set_type(freezer *z, gn_id id, const char *key, int32_t dtype)
+{
+    Tensorflow__AttrValue *v = attr_new(z->f);
+    if (!v) return oom(z);
+    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
+    v->type = (Tensorflow__DataType)dtype;
+    return gn__node_set_attr(z->f, id, key, v);
+}
+
+static gn_status set_int(freezer *z, gn_id id, const char *key, int64_t i)
+{
+    Tensorflow__AttrValue *v = attr_new(z->f);
+    if (!v) return oom(z);
+    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
+    v->i = i;
+    return gn__node_set_attr(z->f, id, key, v);
+}
+
+static gn_status set_tensor(freezer *z, gn_id id, const gn__tensor *t)
+{
+    Tensorflow__TensorProto *p = NULL;
+    GN_TRY(gn__tensor_to_proto(t, gn__graph_value_allocator(z->f), &p, &z->g->err));
+    Tensorflow__AttrValue *v = attr_new(z->f);
+    if (!v) return oom(z);
+    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
+    v->tensor = p;
+    GN_TRY(set_type(z, id, "dtype", t->dtype));
+    return gn__node_set_attr(z->f, id, "value", v);
+}
+
+/* Drops every attr but the internal ones ("_class", ...) that still hold. */
+static gn_status clear_attrs(freezer *z, gn_id id)
+{
+    gn__node *n = gn__node_at(z->f, id);
+    while (true) {
+        const char *drop = NULL;
+        for (uint32_t i = 0; i < n->n_attr && !drop; i++) {
+            const char *k = gn__str(z->f, n->attr[i].key);
+            if (k[0] != '_' || strcmp(k, "_output_shapes") == 0) drop = k;
+        }
+        if (!drop) return GN_OK;
+        GN_TRY(gn__node_remove_attr(z->f, id, drop));
+        n = gn__node_at(z->f, id);
+    }
+}
+
+/* Replaces a node's op and drops its inputs. */
+static gn_status make_const(freezer *z, gn_id id, const gn__tensor *t)
+{
+    gn_graph *f = z->f;
+    while (gn__node_at(f, id)->n_in) GN_TRY(gn__node_remove_input(f, id, gn__node_at(f, id)->n_in - 1));
+    GN_TRY(clear_attrs(z, id));
+    GN_TRY(gn__node_set_op(f, id, "Const"));
+    return set_tensor(z, id, t);
+}
+
+/* ---- conversion -------------------------------------------------------------------- */
+static bool is_var_op(const char *op)
+{
+    return strcmp(op, "VarHandleOp") == 0 || strcmp(op, "VariableV2") == 0 || strcmp(op, "Variable") == 0;
+}
+
+static bool is_table_op(const char *op)
+{
+    return strcmp(op, "HashTableV2") == 0 || strcmp(op, "HashTable") == 0 ||
+           strcmp(op, "MutableHashTableV2") == 0 || strcmp(op, "MutableHashTable") == 0 ||
+           strcmp(op, "MutableDenseHashTableV2") == 0 || strcmp(op, "MutableHashTableOfTensorsV2") == 0 ||
+           strcmp(op, "AnonymousHashTable") == 0;
+}
+
+static bool is_passthrough(const char *op)
+{
+    static const char *const ops[] = {"Identity", "Snapshot", "Enter", "Exit", "NextIteration", "Switch", "Merge",
+                                      "RefIdentity", "RefEnter", "RefExit", "RefNextIteration", "RefSwitch",
+                                      "RefMerge"};
+    for (size_t i = 0; i < GN__ARRAY_LEN(ops); i++)
+        if (strcmp(op, ops[i]) == 0) return true;
+    return false;
+}
+
+static bool is_write_op(const char *op)
+{
+    return strncmp(op, "Assign", 6) == 0 || strncmp(op, "ResourceScatter", 15) == 0 ||
+           strncmp(op, "ScatterN", 8) == 0 || strncmp(op, "Scatter", 7) == 0 ||
+           strncmp(op, "ResourceApply", 13) == 0 || strncmp(op, "ResourceSparseApply", 19) == 0 ||
+           strncmp(op, "Apply", 5) == 0 || strcmp(op, "DestroyResourceOp") == 0 || strcmp(op, "CountUpTo") == 0 ||
+           strcmp(op, "ResourceCountUpTo") == 0;
+}
+
+typedef struct work {
+    gn_id node;
+    int32_t out;      /* output whose consumers to visit; -1: all */
+} work;
+
+static gn_status convert_consumer(freezer *z, gn_id c, uint32_t slot, const char *var, int32_t dtype, work *wl,
+                                  uint32_t *n_wl, uint32_t cap_wl)
+{
+    gn_graph *f = z->f;
+    const char *op = gn__node_op(f, c);
+    const char *name = gn__node_name(f, c);
+    if (strcmp(op, "ReadVariableOp") == 0) {
+        GN_TRY(gn__node_remove_attr(f, c, "dtype"));
+        GN_TRY(gn__node_set_op(f, c, "Identity"));
+        return set_type(z, c, "T", dtype);
+    }
+    if (strcmp(op, "ResourceGather") == 0) {
+        int64_t bd = 0;
+        gn__attr_get_int(f, c, "batch_dims", &bd);
+        if (bd != 0)
+            return gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                            "freezing signature '%s': node '%s' (ResourceGather) has batch_dims %lld: only 0 is "
+                            "supported",
+                            z->sig, name, (long long)bd);
+        size_t nl = strlen(name) + 8;
+        char *an = malloc(nl);
+        if (!an) return oom(z);
+        snprintf(an, nl, "%s/axis", name);
+        gn_id ax = GN_NONE;
+        gn_status st = gn__node_add(f, an, "Const", &ax);
+        free(an);
+        GN_TRY(st);
+        gn__node_at(f, ax)->device = gn__node_at(f, c)->device;
+        int32_t zero = 0;
+        gn__tensor t = {.dtype = DT_INT32, .rank = 0, .data = &zero, .nbytes = 4};
+        GN_TRY(set_tensor(z, ax, &t));
+        GN_TRY(gn__node_remove_attr(f, c, "dtype"));
+        GN_TRY(gn__node_remove_attr(f, c, "validate_indices"));
+        GN_TRY(gn__node_set_op(f, c, "GatherV2"));
+        GN_TRY(set_type(z, c, "Tparams", dtype));
+        GN_TRY(set_type(z, c, "Taxis", DT_INT32));
+        GN_TRY(set_int(z, c, "batch_dims", 0));
+        return gn__node_add_input(f, c, (gn__edge){ax, 0});
+    }
+    if (strcmp(op, "ResourceGatherNd") == 0) {
+        GN_TRY(gn__node_remove_attr(f, c, "dtype"));
+        GN_TRY(gn__node_set_op(f, c, "GatherNd"));
+        return set_type(z, c, "Tparams", dtype);
+    }
+    if (strcmp(op, "VariableShape") == 0) {
+        GN_TRY(gn__node_set_op(f, c, "Shape"));
+        return set_type(z, c, "T", dtype);
+    }
+    if (strcmp(op, "VarIsInitializedOp") == 0 || strcmp(op, "IsVariableInitialized") == 0) {
+        GN_TRY(gn__node_remove_input(f, c, slot));
+        GN_TRY(clear_attrs(z, c));
+        GN_TRY(gn__node_set_op(f, c, "Const"));
+        bool yes = true;
+        gn__tensor t = {.dtype = DT_BOOL, .rank = 0, .data = &yes, .nbytes = 1};
+        return set_tensor(z, c, &t);
+    }
+    if (strcmp(op, "IdentityN") == 0) {
+        const Tensorflow__AttrValue *tl = gn__node_attr(f, c, "T");
+        if (tl && tl->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && tl->list && slot < tl->list->n_type &&
+            (int)tl->list->type[slot] == DT_RESOURCE) {
+            Tensorflow__AttrValue *v = attr_new(f);
+            Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(f, sizeof *l);
+            Tensorflow__DataType *ty = gn__graph_value_alloc(f, (tl->list->n_type + 1) * sizeof *ty);
+            if (!v || !l || !ty) return oom(z);
+            tensorflow__attr_value__list_value__init(l);
+            memcpy(ty, tl->list->type, tl->list->n_type * sizeof *ty);
+            ty[slot] = (Tensorflow__DataType)dtype;
+            l->n_type = tl->list->n_type;
+            l->type = ty;
+            v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
+            v->list = l;
+            GN_TRY(gn__node_set_attr(f, c, "T", v));
+            GN_TRY(gn__node_remove_attr(f, c, "_output_shapes"));
+            if (*n_wl < cap_wl) wl[(*n_wl)++] = (work){c, (int32_t)slot};
+        }
+        return GN_OK;
+    }
+    if (is_passthrough(op)) {
+        int t = 0;
+        bool res = gn__attr_get_type(f, c, "T", &t) && t == DT_RESOURCE;
+        bool ref = strncmp(op, "Ref", 3) == 0;
+        if (!res && !ref) return GN_OK;   /* a value already (Identity of a ref variable) */
+        if (ref) GN_TRY(gn__node_set_op(f, c, op + 3));
+        if (res || ref) GN_TRY(set_type(z, c, "T", dtype));
+        GN_TRY(gn__node_remove_attr(f, c, "_output_shapes"));
+        if (*n_wl < cap_wl) wl[(*n_wl)++] = (work){c, -1};
+        return GN_OK;
+    }
+    if (is_write_op(op))
+        return gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                        "freezing signature '%s': node '%s' (%s) writes variable '%s': a frozen graph holds "
+                        "constants",
+                        z->sig, name, op, var);
+    return gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                    "freezing signature '%s': node '%s' (%s) takes variable '%s' as input %u: it cannot be "
+                    "frozen",
+                    z->sig, name, op, var, slot);
+}
+
+static gn_status convert_var(freezer *z, gn_id id)
+{
+    gn_graph *f = z->f;
+    char *var = strdup(gn__node_name(f, id));
+    if (!var) return oom(z);
+    const char *op = gn__node_op(f, id);
+    bool sliced = false;
+    const char *key = map_find(z, var, &sliced);
+    gn_status st = GN_OK;
+    if (!key) {
+        /* by name: TF1 checkpoints keyed by the variable's name, or its shared_name */
+        st = need_bundle(z, var);
+        if (st == GN_OK) {
+            const char *sn = NULL;
+            size_t snl = 0;
+            if (gn__bundle_entry(z->bundle, var)) key = var;
+            else if (gn__attr_get_string(f, id, "shared_name", &sn, &snl) && snl) {
+                char *s = strndup(sn, snl);
+                if (!s) st = oom(z);
+                else if (gn__bundle_entry(z->bundle, s)) {
+                    st = map_add(z, var, s, snl, false);
+                    key = map_find(z, var, NULL);
+                }
+                free(s);
+            }
+            if (st == GN_OK && !key)
+                st = gn__fail(&z->g->err, GN_ERR_NOT_FOUND,
+                              "freezing signature '%s': variable '%s' (%s): no checkpoint key maps to it",
+                              z->sig, var, op);
+        }
+    }
+    if (st == GN_OK && sliced)
+        st = gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                      "freezing signature '%s': variable '%s' is restored from a slice of '%s': partitioned "
+                      "variables are not supported",
+                      z->sig, var, key);
+    if (st == GN_OK) st = need_bundle(z, var);
+    gn__tensor t = {0};
+    if (st == GN_OK) {
+        st = gn__bundle_read(z->bundle, key, &t, &z->g->err);
+        if (st != GN_OK) gn__err_prefix(&z->g->err, "freezing signature '%s': variable '%s'", z->sig, var);
+    }
+    int dt = 0;
+    if (st == GN_OK && gn__attr_get_type(f, id, "dtype", &dt) && dt % 100 != t.dtype)
+        st = gn__fail(&z->g->err, GN_ERR_GRAPH,
+                      "freezing signature '%s': variable '%s' is %s but checkpoint key '%s' holds %s", z->sig, var,
+                      gn__dtype_name(dt % 100), key, gn__dtype_name(t.dtype));
+    if (st == GN_OK) st = make_const(z, id, &t);
+    int32_t dtype = t.dtype;
+    gn__tensor_release(&t);
+    if (st != GN_OK) {
+        free(var);
+        return st;
+    }
+    /* readers, through pass-through ops */
+    uint32_t cap = f->n_nodes + 16, n_wl = 0;
+    work *wl = malloc(cap * sizeof *wl);
+    if (!wl) {
+        free(var);
+        return oom(z);
+    }
+    wl[n_wl++] = (work){id, -1};
+    for (uint32_t w = 0; w < n_wl && st == GN_OK; w++) {
+        work cur = wl[w];
+        /* snapshot the uses: conversion may add fanouts (ResourceGather's axis) */
+        const gn__node *n = gn__node_at(f, cur.node);
+        uint32_t nu = n->n_use;
+        gn__use *uses = malloc((nu ? nu : 1) * sizeof *uses);
+        if (!uses) {
+            st = oom(z);
+            break;
+        }
+        memcpy(uses, n->use, nu * sizeof *uses);
+        for (uint32_t u = 0; u < nu && st == GN_OK; u++) {
+            const gn__node *cn = gn__node_at(f, uses[u].node);
+            if (cur.out >= 0 && cn->in[uses[u].slot].index != (uint32_t)cur.out) continue;
+            st = convert_consumer(z, uses[u].node, uses[u].slot, var, dtype, wl, &n_wl, cap);
+        }
+        free(uses);
+    }
+    free(wl);
+    free(var);
+    return st;
+}
+
+/* "node:k" -> node id and output; GN_NONE when the node is absent. */
+static gn_id find_tensor(const gn_graph *g, const char *t, uint32_t *index)
+{
+    const char *c = strrchr(t, ':');
+    *index = 0;
+    if (c && c[1]) {
+        char *end = NULL;
+        unsigned long k = strtoul(c + 1, &end, 10);
+        if (end && *end == 0) {
+            *index = (uint32_t)k;
+            return gn__graph_find_n(g, t, (size_t)(c - t));
+        }
+    }
+    return gn__graph_find(g, t);
+}
+
+static void free_names(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) free(v[i]);
+    free(v);
+}
+
+gn_status gn_graph_freeze(gn_graph *g, const char *sig, gn_graph **out)
+{
+    *out = NULL;
+    if (!g) return GN_ERR_ARG;
+    gn__err_clear(&g->err);
+    if (!g->saved) return gn__fail(&g->err, GN_ERR_ARG, "freezing needs a graph loaded from a SavedModel");
+    if (!sig) sig = gn_graph_default_signature(g);
+    const Tensorflow__SignatureDef *sd = gn__savedmodel_signature(g, sig);
+    if (!sd) {
+        char *list = gn__savedmodel_signature_list(g);
+        gn__fail(&g->err, GN_ERR_NOT_FOUND, "no signature '%s' in the SavedModel (signatures: %s)", sig,
+                 list ? list : "?");
+        free(list);
+        return GN_ERR_NOT_FOUND;
+    }
+    /* the signature's tensors */
+    size_t n_fetch = sd->n_outputs;
+    char **fetch = calloc(n_fetch + 1, sizeof *fetch);
+    if (!fetch) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    for (int32_t o = 0; o <= 1; o++) {
+        size_t n = o ? sd->n_outputs : sd->n_inputs;
+        for (size_t k = 0; k < n; k++) {
+            const char *key = NULL;
+            const Tensorflow__TensorInfo *ti = gn__savedmodel_sig_arg(sd, o, k, &key);
+            const char *t = gn__savedmodel_tensor_name(ti);
+            const char *what = o ? "output" : "input";
+            if (ti->encoding_case != TENSORFLOW__TENSOR_INFO__ENCODING_NAME) {
+                free_names(fetch, n_fetch);
+                return gn__fail(&g->err, GN_ERR_UNSUPPORTED,
+                                "signature '%s': %s '%s' is a %s tensor: only dense tensors can be frozen", sig, what,
+                                key,
+                                ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE ? "sparse"
+                                                                                                   : "composite");
+            }
+            uint32_t index = 0;
+            gn_id id = find_tensor(g, t, &index);
+            if (id == GN_NONE) {
+                free_names(fetch, n_fetch);
+                return gn__fail(&g->err, GN_ERR_NOT_FOUND,
+                                "signature '%s': %s '%s' names tensor '%s', which is not in the graph", sig, what,
+                                key, t);
+            }
+            int32_t no = gn__node_num_outputs(g, id);
+            if (no >= 0 && index >= (uint32_t)no) {
+                free_names(fetch, n_fetch);
+                return gn__fail(&g->err, GN_ERR_NOT_FOUND,
+                                "signature '%s': %s '%s' names tensor '%s', but node '%s' has %d output%s", sig,
+                                what, key, t, gn__node_name(g, id), no, no == 1 ? "" : "s");
+            }
+            if (o && !(fetch[k] = strdup(gn__node_name(g, id)))) {
+                free_names(fetch, n_fetch);
+                return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+            }
+        }
+    }
+
+    freezer z = {.g = g, .sig = sig};
+    gn_status st = map_object_graph(&z);
+    if (st == GN_OK) st = map_restore_ops(&z);
+    if (st == GN_OK) st = gn__graph_clone(g, &z.f);
+    if (st == GN_OK) {
+        gn__savedmodel_unref(z.f->saved);
+        z.f->saved = NULL;
+        st = prune(&z, fetch, n_fetch);
+    }
+    /* every call opened, so variable handles reach their readers */
+    bool has_calls = false;
+    for (gn_id id = 0; st == GN_OK && id < z.f->n_nodes && !has_calls; id++)
+        if (gn__node_live(z.f, id) && (func_attr(z.f, id) || gn__graph_find_function(z.f, gn__node_op(z.f, id))))
+            has_calls = true;
+    if (st == GN_OK && has_calls) {
+        gn__inline_opts io = {.ignore_noinline = true, .drop_unused_fns = true};
+        st = gn__inline_calls(z.f, &io, NULL, &z.f->err);
+        if (st != GN_OK) gn__fail(&g->err, st, "freezing signature '%s': %s", sig, z.f->err.msg);
+        else st = prune(&z, fetch, n_fetch);
+    }
+    for (gn_id id = 0; st == GN_OK && id < z.f->n_nodes; id++) {
+        if (!gn__node_live(z.f, id)) continue;
+        const char *op = gn__node_op(z.f, id);
+        if (is_table_op(op))
+            st = gn__fail(&g->err, GN_ERR_UNSUPPORTED,
+                          "freezing signature '%s': node '%s' (%s) is a lookup table: tables cannot be frozen", sig,
+                          gn__node_name(z.f, id), op);
+    }
+    uint32_t n0 = z.f ? z.f->n_nodes : 0;
+    for (gn_id id = 0; st == GN_OK && id < n0; id++)
+        if (gn__node_live(z.f, id) && is_var_op(gn__node_op(z.f, id))) st = convert_var(&z, id);
+    if (st == GN_OK) st = prune(&z, fetch, n_fetch);
+    if (st == GN_OK) {
+        st = gn__graph_compact(z.f);
+        if (st == GN_OK) st = gn__graph_validate(z.f);
+        if (st != GN_OK) gn__fail(&g->err, st, "freezing signature '%s': %s", sig, z.f->err.msg);
+    }
+    /* a failure of a graph call leaves its message on the graph being frozen */
+    if (st != GN_OK && !g->err.msg[0])
+        gn__fail(&g->err, st, "freezing signature '%s': %s", sig,
+                 z.f && z.f->err.msg[0] ? z.f->err.msg : gn_status_str(st));
+    free_names(fetch, n_fetch);
+    for (size_t i = 0; i < z.n_map; i++) {
+        free(z.map[i].node);
+        free(z.map[i].key);
+    }
+    free(z.map);
+    gn__bundle_close(z.bundle);
+    if (st != GN_OK) {
+        gn_graph_free(z.f);
+        return st;
+    }
+    gn__err_clear(&z.f->err);
+    *out = z.f;
+    return GN_OK;
+}

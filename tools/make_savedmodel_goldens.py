@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Writes TensorFlow's results for the corpus SavedModels' signatures under
+tests/data/savedmodel/<model>/<signature>/: in_<key>.npy (deterministic inputs)
+and out_<key>.npy (what TensorFlow computes), for tests/savedmodel_test.c.
+
+TF2 models run through tf.saved_model.load(...).signatures[sig]; TF1 ones
+through the v1 loader in a session (feeds and fetches by the signature's
+tensor names). Unknown dims are 2. Floats are uniform in [-1, 1) from
+RandomState(seed), seed fixed per model.
+
+    /root/tfvenv/bin/python tools/make_savedmodel_goldens.py
+"""
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+CORPUS = "/work/shared/corpus"
+MODEL = None
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "savedmodel")
+
+# (short name, corpus directory, TF1?, signatures)
+MODELS = [
+    ("half_plus_two_pbtxt", "tensorflow__tensorflow/tensorflow__cc__saved_model__testdata__half_plus_two_pbtxt__00000123",
+     True, ["serving_default", "regress_x2_to_y3"]),
+    ("half_plus_two_cpu", "tensorflow__serving/tensorflow_serving__servables__tensorflow__testdata__saved_model_half_plus_two_cpu__00000123",
+     True, ["serving_default", "regress_x2_to_y3"]),
+    ("half_plus_two_tf2_cpu", "tensorflow__serving/tensorflow_serving__servables__tensorflow__testdata__saved_model_half_plus_two_tf2_cpu__00000123",
+     False, ["serving_default", "regress_x2_to_y3"]),
+    ("counter", "tensorflow__serving/tensorflow_serving__servables__tensorflow__testdata__saved_model_counter__00000123",
+     True, ["get_counter"]),
+    ("lstm_from_sequential", "SciSharp__TensorFlow.NET/test__TensorFlowNET.Keras.UnitTest__Assets__lstm_from_sequential",
+     False, ["serving_default"]),
+    ("kws_ref_model", "mlcommons__tiny/benchmark__training__keyword_spotting__trained_models__kws_ref_model",
+     False, ["serving_default"]),
+    ("regression_savedmodel", "tensorflow__rust/examples__regression_savedmodel", False, ["w", "b"]),
+    ("SimpleWhileLoop", "tensorflow__tensorflow/tensorflow__c__experimental__saved_model__internal__testdata__SimpleWhileLoop",
+     False, ["serving_default"]),
+]
+
+
+# inputs chosen by hand where random ones would not exercise the model (a
+# loop that runs `value` times)
+FIXED = {("SimpleWhileLoop", "value"): np.float32(7.5)}
+
+
+def make_input(rng, spec_dtype, shape):
+    shape = [2 if d is None or d < 0 else d for d in shape]
+    if spec_dtype.is_floating:
+        return rng.uniform(-1, 1, size=shape).astype(spec_dtype.as_numpy_dtype)
+    if spec_dtype.is_integer:
+        return rng.randint(0, 10, size=shape).astype(spec_dtype.as_numpy_dtype)
+    raise ValueError("unsupported input dtype %s" % spec_dtype)
+
+
+def save(dirpath, prefix, arrays):
+    os.makedirs(dirpath, exist_ok=True)
+    for k, v in sorted(arrays.items()):
+        np.save(os.path.join(dirpath, "%s_%s.npy" % (prefix, k)), np.asarray(v))
+
+
+def run_tf1(path, sigs, seed):
+    res = {}
+    with tf.Graph().as_default():
+        with tf.compat.v1.Session() as sess:
+            mg = tf.compat.v1.saved_model.loader.load(sess, ["serve"], path)
+            for i, sig in enumerate(sigs):
+                sd = mg.signature_def[sig]
+                rng = np.random.RandomState(seed + i)
+                feeds, ins = {}, {}
+                for k in sorted(sd.inputs):
+                    ti = sd.inputs[k]
+                    shape = [d.size for d in ti.tensor_shape.dim]
+                    v = make_input(rng, tf.as_dtype(ti.dtype), shape)
+                    if (MODEL, k) in FIXED:
+                        v = FIXED[(MODEL, k)]
+                    ins[k] = v
+                    feeds[ti.name] = v
+                keys = sorted(sd.outputs)
+                outs = sess.run([sd.outputs[k].name for k in keys], feed_dict=feeds)
+                res[sig] = (ins, dict(zip(keys, outs)))
+    return res
+
+
+def run_tf2(path, sigs, seed):
+    m = tf.saved_model.load(path)
+    res = {}
+    for i, sig in enumerate(sigs):
+        f = m.signatures[sig]
+        rng = np.random.RandomState(seed + i)
+        ins = {}
+        _, kw = f.structured_input_signature
+        for k in sorted(kw):
+            spec = kw[k]
+            ins[k] = make_input(rng, spec.dtype, spec.shape.as_list() if spec.shape.rank is not None else [])
+            if (MODEL, k) in FIXED:
+                ins[k] = FIXED[(MODEL, k)]
+        out = f(**{k: tf.constant(v) for k, v in ins.items()})
+        res[sig] = (ins, {k: v.numpy() for k, v in out.items()})
+    return res
+
+
+def main():
+    global MODEL
+    only = set(sys.argv[1:])
+    for seed, (name, rel, tf1, sigs) in enumerate(MODELS):
+        if only and name not in only:
+            continue
+        MODEL = name
+        path = os.path.join(CORPUS, rel)
+        if tf1:
+            res = run_tf1(path, sigs, 1000 + 10 * seed)
+        else:
+            try:
+                res = run_tf2(path, sigs, 1000 + 10 * seed)
+            except AttributeError as e:
+                # TF 2.21's object loader cannot restore some old Keras optimizers'
+                # slots; the v1 loader runs the same signature graph
+                print(name, "tf.saved_model.load failed (%s): using the v1 loader" % e)
+                res = run_tf1(path, sigs, 1000 + 10 * seed)
+        for sig, (ins, outs) in res.items():
+            d = os.path.join(OUT, name, sig)
+            save(d, "in", ins)
+            save(d, "out", outs)
+            print(name, sig, {k: v.shape for k, v in ins.items()}, {k: (v.dtype, v.shape) for k, v in outs.items()})
+
+
+if __name__ == "__main__":
+    main()
