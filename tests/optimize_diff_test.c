@@ -674,6 +674,10 @@ static void test_corpus(void **state)
      * consumers, so the second run sees different survivors. Everything else
      * (validity, reload, numerics) is still asserted for them. */
     static const char *const k_known_not_idempotent[] = {
+        /* function pass: constfold / loop turn If(const pred) into a call of the
+         * taken branch in iteration 1; the call is inlined in iteration 2 and
+         * what that opens is only cleaned up by a second optimize */
+        "tensorflow__tfx/tfx__components__testdata__trainer__current__Format-Serving__export__chicago-taxi__1646034756",
         "tensorflow__tfx/tfx__components__testdata__trainer__current__Format-Serving__graph.pbtxt",
         "tensorflow__tfx/tfx__components__testdata__transform__transform_graph__transform_fn",
     };
