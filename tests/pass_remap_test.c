@@ -1,0 +1,1143 @@
+/* The remapper (src/optimizer/passes/remap.c), one pattern at a time: a small
+ * graph before, the exact graph after, the fused node's attributes, the
+ * refusals with their reasons, both policies on the same graph, and the
+ * original and the rewritten graph run on the CPU backend on the same feeds
+ * (relative L2 <= 1e-5 for fusions, which compute the same arithmetic in the
+ * same order; <= 1e-4 where a batch norm is folded into weights or into
+ * scale-and-offset, which rounds differently). Then the golden models and the
+ * corpus CNNs through gn_optimize with the default options for targets cpu
+ * and gpu:sm_90: the result validates, the number of fused nodes per model
+ * is exact, and the outputs agree with the original within 1e-4. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grapnel/grapnel.h"
+#include "grapnel/optimizer.h"
+#include "grapnel/options.h"
+#include "grapnel/runtime.h"
+#include "graph/ir.h"
+#include "ops/kernel.h"
+#include "optimizer/pass.h"
+#include "testutil.h"
+#include "passtest.h"
+
+#define DT_FLOAT 1
+#define DT_DOUBLE 2
+
+/* ---- graph text ------------------------------------------------------------------------------- */
+typedef struct gb {
+    char *s;
+    size_t n, cap;
+    uint64_t seed;
+} gb;
+
+static void gb_init(gb *b)
+{
+    b->cap = 1 << 16;
+    b->s = malloc(b->cap);
+    b->s[0] = 0;
+    b->n = 0;
+    b->seed = 0x2545F4914F6CDD1Dull;
+}
+
+static void add(gb *b, const char *fmt, ...) GN__PRINTF(2, 3);
+static void add(gb *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int w = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+        va_end(ap);
+        if (w >= 0 && (size_t)w < b->cap - b->n) {
+            b->n += (size_t)w;
+            return;
+        }
+        b->cap *= 2;
+        b->s = realloc(b->s, b->cap);
+    }
+}
+
+static float rnd(gb *b, float lo, float hi)
+{
+    b->seed = b->seed * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + (hi - lo) * (float)((double)(b->seed >> 40) / (double)(1ull << 24));
+}
+
+static void shape(gb *b, const int64_t *d, int r)
+{
+    add(b, "shape {");
+    for (int i = 0; i < r; i++) add(b, " dim { size: %lld }", (long long)d[i]);
+    add(b, " }");
+}
+
+static void ph(gb *b, const char *name, const char *dt, const int64_t *d, int r)
+{
+    add(b, "node { name: '%s' op: 'Placeholder' attr { key: 'dtype' value { type: %s } } attr { key: 'shape' value { ",
+        name, dt);
+    shape(b, d, r);
+    add(b, " } } }\n");
+}
+
+/* A float (or double) constant with values in [lo, hi). */
+static void cst(gb *b, const char *name, const char *dt, const int64_t *d, int r, float lo, float hi)
+{
+    add(b, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: %s } } attr { key: 'value' value { tensor "
+           "{ dtype: %s tensor_shape {", name, dt, dt);
+    int64_t n = 1;
+    for (int i = 0; i < r; i++) {
+        add(b, " dim { size: %lld }", (long long)d[i]);
+        n *= d[i];
+    }
+    add(b, " }");
+    for (int64_t i = 0; i < n; i++) add(b, " %s: %.6g", strcmp(dt, "DT_DOUBLE") ? "float_val" : "double_val", rnd(b, lo, hi));
+    add(b, " } } } }\n");
+}
+
+static void unary(gb *b, const char *name, const char *op, const char *in, const char *dt)
+{
+    add(b, "node { name: '%s' op: '%s' input: '%s' attr { key: 'T' value { type: %s } } }\n", name, op, in, dt);
+}
+
+static void conv(gb *b, const char *name, const char *op, const char *x, const char *w, const char *dt, const char *fmt,
+                 const char *pad)
+{
+    add(b, "node { name: '%s' op: '%s' input: '%s' input: '%s' attr { key: 'T' value { type: %s } } "
+           "attr { key: 'data_format' value { s: '%s' } } attr { key: 'padding' value { s: '%s' } } "
+           "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+           "attr { key: 'dilations' value { list { i: 1 i: 1 i: 1 i: 1 } } }",
+        name, op, x, w, dt, fmt, pad);
+    if (!strcmp(op, "Conv2D")) add(b, " attr { key: 'use_cudnn_on_gpu' value { b: true } }");
+    add(b, " }\n");
+}
+
+static void bias(gb *b, const char *name, const char *x, const char *bb, const char *dt, const char *fmt)
+{
+    add(b, "node { name: '%s' op: 'BiasAdd' input: '%s' input: '%s' attr { key: 'T' value { type: %s } } attr { key: "
+           "'data_format' value { s: '%s' } } }\n",
+        name, x, bb, dt, fmt);
+}
+
+static void binary(gb *b, const char *name, const char *op, const char *x, const char *y, const char *dt)
+{
+    add(b, "node { name: '%s' op: '%s' input: '%s' input: '%s' attr { key: 'T' value { type: %s } } }\n", name, op, x,
+        y, dt);
+}
+
+static void matmul(gb *b, const char *name, const char *x, const char *w, bool tb)
+{
+    add(b, "node { name: '%s' op: 'MatMul' input: '%s' input: '%s' attr { key: 'T' value { type: DT_FLOAT } } "
+           "attr { key: 'transpose_a' value { b: false } } attr { key: 'transpose_b' value { b: %s } } }\n",
+        name, x, w, tb ? "true" : "false");
+}
+
+/* FusedBatchNormV3 with parameters p/scale, p/offset, p/mean, p/var (constants made here when mk). */
+static void fbn(gb *b, const char *name, const char *x, const char *p, int64_t ch, const char *fmt, bool training,
+                bool mk)
+{
+    if (mk) {
+        char n[128];
+        int64_t d[1] = {ch};
+        snprintf(n, sizeof n, "%s/scale", p);
+        cst(b, n, "DT_FLOAT", d, 1, 0.5f, 1.5f);
+        snprintf(n, sizeof n, "%s/offset", p);
+        cst(b, n, "DT_FLOAT", d, 1, -0.5f, 0.5f);
+        snprintf(n, sizeof n, "%s/mean", p);
+        cst(b, n, "DT_FLOAT", d, 1, -0.3f, 0.3f);
+        snprintf(n, sizeof n, "%s/var", p);
+        cst(b, n, "DT_FLOAT", d, 1, 0.2f, 2.0f);
+    }
+    add(b, "node { name: '%s' op: 'FusedBatchNormV3' input: '%s' input: '%s/scale' input: '%s/offset' input: "
+           "'%s/mean' input: '%s/var' attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'U' value { type: "
+           "DT_FLOAT } } attr { key: 'epsilon' value { f: 0.001 } } attr { key: 'data_format' value { s: '%s' } } "
+           "attr { key: 'is_training' value { b: %s } } }\n",
+        name, x, p, p, p, p, fmt, training ? "true" : "false");
+}
+
+/* ---- running -------------------------------------------------------------------------------- */
+typedef struct feed {
+    const char *name;
+    int32_t dtype;
+    int rank;
+    int64_t dims[4];
+} feed;
+
+static void fill(gn_tensor *t, uint64_t seed)
+{
+    int64_t n = gn_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        double v = (double)(seed >> 40) / (double)(1ull << 24) * 4.0 - 2.0;
+        if (t->dtype == DT_DOUBLE) ((double *)t->data)[i] = v;
+        else ((float *)t->data)[i] = (float)v;
+    }
+}
+
+/* Runs before and after on random feeds; every fetch agrees within tol (rel L2). */
+static void expect_same(const gn_graph *before, const gn_graph *after, const feed *fd, size_t nf,
+                        const char *const *xn, size_t nx, double tol)
+{
+    gn_tensor ft[4], a[4], c[4];
+    const char *fn[4];
+    assert_true(nf <= 4 && nx <= 4);
+    for (size_t i = 0; i < nf; i++) {
+        assert_int_equal(gn_tensor_alloc(fd[i].dtype, fd[i].rank, fd[i].dims, &ft[i]), GN_OK);
+        fill(&ft[i], 77 + i);
+        fn[i] = fd[i].name;
+    }
+    gn_pt_run_graph(before, fn, ft, nf, xn, a, nx);
+    gn_pt_run_graph(after, fn, ft, nf, xn, c, nx);
+    for (size_t i = 0; i < nx; i++) {
+        gn_compare_result cr;
+        assert_int_equal(gn_tensor_compare(&c[i], &a[i], tol, &cr), GN_OK);
+        if (!cr.match) fail_msg("fetch '%s' differs: %s (rel L2 %g)", xn[i], cr.why, cr.rel_l2_err);
+        gn_tensor_free(&a[i]);
+        gn_tensor_free(&c[i]);
+    }
+    for (size_t i = 0; i < nf; i++) gn_tensor_free(&ft[i]);
+}
+
+typedef struct rx {
+    gn_pt_fx f;
+    gn_graph *g, *before;
+} rx;
+
+/* Loads text, preserves `keep`, runs the pass for target (cpu / gpu:sm_90) and policy. */
+static bool rx_run(rx *x, const char *text, const char *keep, bool gpu, int policy)
+{
+    x->g = gn_pt_load_text(text);
+    gn_pt_preserve_list(x->g, keep);
+    x->before = gn_pt_clone(x->g);
+    gn_pt_fx_init(&x->f, NULL);
+    gn_pt_fx_pass(&x->f, "remap");
+    if (gpu) {
+        x->f.target.kind = GN_TARGET_GPU;
+        x->f.target.compute_capability = 90;
+        x->f.target.num_gpus = 1;
+    }
+    x->f.o.remap_policy = policy;
+    return gn_pt_fx_run(&x->f, gn__pass_remap, x->g);
+}
+
+static void rx_free(rx *x)
+{
+    gn_pt_fx_free(&x->f);
+    gn_graph_free(x->g);
+    gn_graph_free(x->before);
+}
+
+static void expect_attr_str(const gn_graph *g, const char *node, const char *key, const char *want)
+{
+    gn_id id = gn__graph_find(g, node);
+    assert_true(id != GN_NONE);
+    const char *s = NULL;
+    size_t n = 0;
+    if (!gn__attr_get_string(g, id, key, &s, &n)) fail_msg("%s: no string attr %s", node, key);
+    if (n != strlen(want) || memcmp(s, want, n)) fail_msg("%s.%s = '%.*s', want '%s'", node, key, (int)n, s, want);
+}
+
+/* fused_ops as "a,b" */
+static void expect_fused_ops(const gn_graph *g, const char *node, const char *want)
+{
+    gn_id id = gn__graph_find(g, node);
+    assert_true(id != GN_NONE);
+    const Tensorflow__AttrValue *v = gn__node_attr(g, id, "fused_ops");
+    assert_non_null(v);
+    assert_int_equal(v->value_case, TENSORFLOW__ATTR_VALUE__VALUE_LIST);
+    char buf[256] = "";
+    size_t o = 0;
+    for (size_t i = 0; i < v->list->n_s; i++)
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%.*s", i ? "," : "", (int)v->list->s[i].len,
+                              (const char *)v->list->s[i].data);
+    if (strcmp(buf, want)) fail_msg("%s fused_ops [%s], want [%s]", node, buf, want);
+}
+
+static void expect_int_attr(const gn_graph *g, const char *node, const char *key, int64_t want)
+{
+    int64_t v = -999;
+    assert_true(gn__attr_get_int(g, gn__graph_find(g, node), key, &v));
+    assert_int_equal(v, want);
+}
+
+static void expect_float_attr(const gn_graph *g, const char *node, const char *key, float want)
+{
+    float v = -999;
+    assert_true(gn__attr_get_float(g, gn__graph_find(g, node), key, &v));
+    if (fabsf(v - want) > 1e-7f) fail_msg("%s.%s = %g, want %g", node, key, v, want);
+}
+
+static const int64_t d_x[4] = {2, 6, 6, 3}, d_w33[4] = {3, 3, 3, 4}, d_b4[1] = {4};
+static const feed f_x = {"x", DT_FLOAT, 4, {2, 6, 6, 3}};
+
+/* ---- remap.contraction_bias_act ------------------------------------------------------------- */
+static void conv_bias_act_text(gb *b, const char *act, const char *dt, const char *op, const int64_t *wd)
+{
+    ph(b, "x", dt, d_x, 4);
+    int64_t bd[1] = {!strcmp(op, "DepthwiseConv2dNative") ? wd[2] * wd[3] : wd[3]};
+    cst(b, "w", dt, wd, 4, -1, 1);
+    cst(b, "b", dt, bd, 1, -1, 1);
+    conv(b, "conv", op, "x", "w", dt, "NHWC", "SAME");
+    bias(b, "bias", "conv", "b", dt, "NHWC");
+    if (act) {
+        if (!strcmp(act, "LeakyRelu"))
+            add(b, "node { name: 'act' op: 'LeakyRelu' input: 'bias' attr { key: 'T' value { type: %s } } attr { key: "
+                   "'alpha' value { f: 0.3 } } }\n",
+                dt);
+        else unary(b, "act", act, "bias", dt);
+    }
+}
+
+static void test_conv_bias_relu(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    conv_bias_act_text(&b, "Relu", "DT_FLOAT", "Conv2D", d_w33);
+    rx x;
+    assert_true(rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b)");
+    expect_fused_ops(x.g, "act", "BiasAdd,Relu");
+    expect_int_attr(x.g, "act", "num_args", 1);
+    expect_float_attr(x.g, "act", "epsilon", 0.0f);
+    expect_attr_str(x.g, "act", "padding", "SAME");
+    expect_attr_str(x.g, "act", "data_format", "NHWC");
+    assert_non_null(gn__node_attr(x.g, gn__graph_find(x.g, "act"), "strides"));
+    assert_non_null(gn__node_attr(x.g, gn__graph_find(x.g, "act"), "dilations"));
+    assert_non_null(gn__node_attr(x.g, gn__graph_find(x.g, "act"), "use_cudnn_on_gpu"));
+    assert_non_null(gn__node_attr(x.g, gn__graph_find(x.g, "act"), "TArgs"));
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: act: fused Conv2D 'conv' + BiasAdd 'bias' + Relu 'act' into "
+                                "_FusedConv2D");
+    const char *xn[1] = {"act"};
+    expect_same(x.before, x.g, &f_x, 1, xn, 1, 1e-5);
+    /* a second run finds nothing */
+    assert_false(gn_pt_fx_run(&x.f, gn__pass_remap, x.g));
+    rx_free(&x);
+    free(b.s);
+}
+
+/* Every activation the fused kernels take, into Conv2D, DepthwiseConv2dNative (1x1 too). */
+static void test_activations(void **state)
+{
+    (void)state;
+    static const char *const acts[] = {"Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid"};
+    static const int64_t d_dw[4] = {3, 3, 3, 2}, d_w11[4] = {1, 1, 3, 5};
+    const struct {
+        const char *op, *fused;
+        const int64_t *wd;
+    } convs[] = {{"Conv2D", "_FusedConv2D", d_w33}, {"Conv2D", "_FusedConv2D", d_w11},
+                 {"DepthwiseConv2dNative", "_FusedDepthwiseConv2dNative", d_dw}};
+    for (size_t c = 0; c < 3; c++)
+        for (size_t a = 0; a < 6; a++) {
+            gb b;
+            gb_init(&b);
+            conv_bias_act_text(&b, acts[a], "DT_FLOAT", convs[c].op, convs[c].wd);
+            rx x;
+            for (int gpu = 0; gpu < 2; gpu++) {
+                assert_true(rx_run(&x, b.s, "act", gpu, GN_REMAP_POLICY_GRAPNEL));
+                char want[256], ops[64];
+                snprintf(want, sizeof want, "x=Placeholder(); w=Const(); b=Const(); act=%s(x, w, b)", convs[c].fused);
+                gn_pt_expect_dump(x.g, want);
+                snprintf(ops, sizeof ops, "BiasAdd,%s", acts[a]);
+                expect_fused_ops(x.g, "act", ops);
+                if (a == 3) expect_float_attr(x.g, "act", "leakyrelu_alpha", 0.3f);
+                else assert_null(gn__node_attr(x.g, gn__graph_find(x.g, "act"), "leakyrelu_alpha"));
+                const char *xn[1] = {"act"};
+                expect_same(x.before, x.g, &f_x, 1, xn, 1, 1e-5);
+                rx_free(&x);
+            }
+            free(b.s);
+        }
+}
+
+/* Conv2D + BiasAdd alone, NCHW. */
+static void test_conv_bias_nchw(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    int64_t xd[4] = {2, 3, 6, 6};
+    ph(&b, "x", "DT_FLOAT", xd, 4);
+    cst(&b, "w", "DT_FLOAT", d_w33, 4, -1, 1);
+    cst(&b, "b", "DT_FLOAT", d_b4, 1, -1, 1);
+    conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NCHW", "VALID");
+    bias(&b, "bias", "conv", "b", "DT_FLOAT", "NCHW");
+    unary(&b, "y", "Neg", "bias", "DT_FLOAT");
+    rx x;
+    assert_true(rx_run(&x, b.s, "y", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); y=Neg(bias)");
+    expect_fused_ops(x.g, "bias", "BiasAdd");
+    expect_attr_str(x.g, "bias", "data_format", "NCHW");
+    const feed f = {"x", DT_FLOAT, 4, {2, 3, 6, 6}};
+    const char *xn[1] = {"y"};
+    expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
+    rx_free(&x);
+    free(b.s);
+}
+
+/* NCHW Conv2D + AddV2 of a [C, 1, 1] constant (what the layout optimizer makes of a bias): the
+ * constant becomes a vector "<add>/bias". */
+static void test_conv_add_nchw(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    int64_t xd[4] = {2, 3, 6, 6}, bd[3] = {4, 1, 1};
+    ph(&b, "x", "DT_FLOAT", xd, 4);
+    cst(&b, "w", "DT_FLOAT", d_w33, 4, -1, 1);
+    cst(&b, "b", "DT_FLOAT", bd, 3, -1, 1);
+    conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NCHW", "SAME");
+    binary(&b, "add", "AddV2", "conv", "b", "DT_FLOAT");
+    unary(&b, "r", "Elu", "add", "DT_FLOAT");
+    rx x;
+    assert_true(rx_run(&x, b.s, "r", true, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); r=_FusedConv2D(x, w, add/bias); add/bias=Const()");
+    expect_fused_ops(x.g, "r", "BiasAdd,Elu");
+    const feed f = {"x", DT_FLOAT, 4, {2, 3, 6, 6}};
+    const char *xn[1] = {"r"};
+    expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
+    rx_free(&x);
+    free(b.s);
+    /* a [C, 1, 1] constant with an NHWC convolution is no bias: nothing */
+    gb_init(&b);
+    int64_t xh[4] = {2, 4, 4, 3}, bh[3] = {4, 1, 1};
+    ph(&b, "x", "DT_FLOAT", xh, 4);
+    cst(&b, "w", "DT_FLOAT", d_w33, 4, -1, 1);
+    cst(&b, "b", "DT_FLOAT", bh, 3, -1, 1);
+    conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "SAME");
+    binary(&b, "add", "AddV2", "conv", "b", "DT_FLOAT");
+    assert_false(rx_run(&x, b.s, "add", false, GN_REMAP_POLICY_GRAPNEL));
+    rx_free(&x);
+    free(b.s);
+}
+
+/* MatMul + AddV2 of a 1-D constant (a bias by TensorFlow's rule) + Tanh; MatMul + BiasAdd + Sigmoid. */
+static void test_matmul(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    int64_t xd[2] = {3, 5}, wd[2] = {5, 4}, wtd[2] = {4, 5}, bd[1] = {4};
+    ph(&b, "x", "DT_FLOAT", xd, 2);
+    cst(&b, "w", "DT_FLOAT", wd, 2, -1, 1);
+    cst(&b, "wt", "DT_FLOAT", wtd, 2, -1, 1);
+    cst(&b, "b", "DT_FLOAT", bd, 1, -1, 1);
+    matmul(&b, "mm", "x", "w", false);
+    binary(&b, "add", "AddV2", "b", "mm", "DT_FLOAT");
+    unary(&b, "t", "Tanh", "add", "DT_FLOAT");
+    matmul(&b, "mm2", "x", "wt", true);
+    bias(&b, "bias2", "mm2", "b", "DT_FLOAT", "NHWC");
+    unary(&b, "s", "Sigmoid", "bias2", "DT_FLOAT");
+    rx x;
+    assert_true(rx_run(&x, b.s, "t,s", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); wt=Const(); b=Const(); t=_FusedMatMul(x, w, b); "
+                           "s=_FusedMatMul(x, wt, b)");
+    expect_fused_ops(x.g, "t", "BiasAdd,Tanh");
+    expect_fused_ops(x.g, "s", "BiasAdd,Sigmoid");
+    bool tb = false;
+    assert_true(gn__attr_get_bool(x.g, gn__graph_find(x.g, "s"), "transpose_b", &tb));
+    assert_true(tb);
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: t: fused MatMul 'mm' + AddV2 'add' + Tanh 't' into _FusedMatMul");
+    const feed f = {"x", DT_FLOAT, 2, {3, 5}};
+    const char *xn[2] = {"t", "s"};
+    expect_same(x.before, x.g, &f, 1, xn, 2, 1e-5);
+    rx_free(&x);
+    free(b.s);
+}
+
+/* MatMul + BiasAdd + Gelu written out: the tanh form grouped as Keras writes it, the erf form
+ * grouped as TensorFlow's pattern, and a Gelu whose input has a consumer outside it. */
+static void scalar(gb *b, const char *name, double v)
+{
+    add(b, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+           "tensor { dtype: DT_FLOAT tensor_shape { } float_val: %.9g } } } }\n",
+        name, v);
+}
+
+static void test_matmul_gelu(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    int64_t xd[2] = {3, 5}, wd[2] = {5, 4}, bd[1] = {4};
+    ph(&b, "x", "DT_FLOAT", xd, 2);
+    cst(&b, "w", "DT_FLOAT", wd, 2, -1, 1);
+    cst(&b, "b", "DT_FLOAT", bd, 1, -1, 1);
+    scalar(&b, "half", 0.5);
+    scalar(&b, "one", 1.0);
+    scalar(&b, "three", 3.0);
+    scalar(&b, "k", 0.044715);
+    scalar(&b, "c", 0.7978845608);
+    scalar(&b, "sqrt2", 1.4142135624);
+    /* tanh form */
+    matmul(&b, "mm", "x", "w", false);
+    bias(&b, "ba", "mm", "b", "DT_FLOAT", "NHWC");
+    binary(&b, "pow", "Pow", "ba", "three", "DT_FLOAT");
+    binary(&b, "kx3", "Mul", "k", "pow", "DT_FLOAT");
+    binary(&b, "inner", "AddV2", "ba", "kx3", "DT_FLOAT");
+    binary(&b, "scaled", "Mul", "c", "inner", "DT_FLOAT");
+    unary(&b, "tanh", "Tanh", "scaled", "DT_FLOAT");
+    binary(&b, "onep", "AddV2", "one", "tanh", "DT_FLOAT");
+    binary(&b, "hx", "Mul", "half", "ba", "DT_FLOAT");
+    binary(&b, "gelu", "Mul", "hx", "onep", "DT_FLOAT");
+    /* erf form */
+    matmul(&b, "mm2", "x", "w", false);
+    bias(&b, "ba2", "mm2", "b", "DT_FLOAT", "NHWC");
+    binary(&b, "div", "RealDiv", "ba2", "sqrt2", "DT_FLOAT");
+    unary(&b, "erf", "Erf", "div", "DT_FLOAT");
+    binary(&b, "onep2", "AddV2", "erf", "one", "DT_FLOAT");
+    binary(&b, "h2", "Mul", "onep2", "half", "DT_FLOAT");
+    binary(&b, "gelu2", "Mul", "ba2", "h2", "DT_FLOAT");
+    rx x;
+    assert_true(rx_run(&x, b.s, "gelu,gelu2", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); gelu=_FusedMatMul(x, w, b); gelu2=_FusedMatMul(x, w, b)");
+    expect_fused_ops(x.g, "gelu", "BiasAdd,GeluApproximate");
+    expect_fused_ops(x.g, "gelu2", "BiasAdd,GeluExact");
+    gn_pt_fx_expect_event(&x.f, "remap.matmul_gelu: gelu: fused MatMul 'mm' + BiasAdd 'ba' + Gelu (tanh) 'gelu' into "
+                                "_FusedMatMul");
+    gn_pt_fx_expect_event(&x.f, "remap.matmul_gelu: gelu2: fused MatMul 'mm2' + BiasAdd 'ba2' + Gelu (erf) 'gelu2' into "
+                                "_FusedMatMul");
+    const feed f = {"x", DT_FLOAT, 2, {3, 5}};
+    const char *xn[2] = {"gelu", "gelu2"};
+    expect_same(x.before, x.g, &f, 1, xn, 2, 1e-5);
+    rx_free(&x);
+    /* TensorFlow on a GPU: not fused (cuBLASLt); MatMul + BiasAdd is not fused either */
+    assert_false(rx_run(&x, b.s, "gelu,gelu2", true, GN_REMAP_POLICY_TENSORFLOW));
+    gn_pt_fx_expect_event(&x.f, "remap.matmul_gelu: gelu: MatMul 'mm' + BiasAdd 'ba' + Gelu (tanh) 'gelu' not fused: "
+                                "TensorFlow fuses MatMul on GPU only with cuBLASLt (TF_USE_CUBLASLT)");
+    rx_free(&x);
+    /* the erf's input fetched: the erf form is not matched, MatMul + BiasAdd alone is fused */
+    assert_true(rx_run(&x, b.s, "gelu,gelu2,div", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); half=Const(); one=Const(); sqrt2=Const(); "
+                           "gelu=_FusedMatMul(x, w, b); ba2=_FusedMatMul(x, w, b); div=RealDiv(ba2, sqrt2); "
+                           "erf=Erf(div); onep2=AddV2(erf, one); h2=Mul(onep2, half); gelu2=Mul(ba2, h2)");
+    rx_free(&x);
+    free(b.s);
+}
+
+/* ---- refusals --------------------------------------------------------------------------------- */
+static void test_refusals(void **state)
+{
+    (void)state;
+    /* the BiasAdd has a second consumer: Conv2D + BiasAdd alone is fused, the Relu stays */
+    gb b;
+    gb_init(&b);
+    conv_bias_act_text(&b, "Relu", "DT_FLOAT", "Conv2D", d_w33);
+    unary(&b, "other", "Neg", "bias", "DT_FLOAT");
+    rx x;
+    assert_true(rx_run(&x, b.s, "act,other", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); act=Relu(bias); "
+                           "other=Neg(bias)");
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: act: Conv2D 'conv' + BiasAdd 'bias' + Relu 'act' not "
+                                "fused: BiasAdd has a second consumer");
+    const char *xn[2] = {"act", "other"};
+    expect_same(x.before, x.g, &f_x, 1, xn, 2, 1e-5);
+    rx_free(&x);
+    free(b.s);
+
+    /* the BiasAdd is fetched: same */
+    gb_init(&b);
+    conv_bias_act_text(&b, "Relu", "DT_FLOAT", "Conv2D", d_w33);
+    assert_true(rx_run(&x, b.s, "act,bias", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); act=Relu(bias)");
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: act: Conv2D 'conv' + BiasAdd 'bias' + Relu 'act' not "
+                                "fused: BiasAdd 'bias' is preserved (fetch)");
+    rx_free(&x);
+    free(b.s);
+
+    /* the convolution is fetched: nothing */
+    gb_init(&b);
+    conv_bias_act_text(&b, "Relu", "DT_FLOAT", "Conv2D", d_w33);
+    assert_false(rx_run(&x, b.s, "act,conv", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: bias: Conv2D 'conv' + BiasAdd 'bias' not fused: Conv2D "
+                                "'conv' is preserved (fetch)");
+    rx_free(&x);
+    free(b.s);
+
+    /* float64 on a GPU target */
+    gb_init(&b);
+    conv_bias_act_text(&b, "Relu", "DT_DOUBLE", "Conv2D", d_w33);
+    assert_false(rx_run(&x, b.s, "act", true, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: act: Conv2D 'conv' + BiasAdd 'bias' + Relu 'act' not "
+                                "fused: dtype not supported on this target (float64 on GPU)");
+    rx_free(&x);
+    /* ... but on the CPU our kernel takes it */
+    assert_true(rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b)");
+    const feed fd = {"x", DT_DOUBLE, 4, {2, 6, 6, 3}};
+    const char *xa[1] = {"act"};
+    expect_same(x.before, x.g, &fd, 1, xa, 1, 1e-5);
+    rx_free(&x);
+    free(b.s);
+
+    /* the pattern disabled by id */
+    gb_init(&b);
+    conv_bias_act_text(&b, "Relu", "DT_FLOAT", "Conv2D", d_w33);
+    x.g = gn_pt_load_text(b.s);
+    gn_pt_preserve_list(x.g, "act");
+    x.before = gn_pt_clone(x.g);
+    gn_pt_fx_init(&x.f, "remap.contraction_bias_act");
+    gn_pt_fx_pass(&x.f, "remap");
+    assert_false(gn_pt_fx_run(&x.f, gn__pass_remap, x.g));
+    rx_free(&x);
+    free(b.s);
+}
+
+/* ---- policies --------------------------------------------------------------------------------- */
+static void test_policy_gpu(void **state)
+{
+    (void)state;
+    static const int64_t d_dw[4] = {3, 3, 3, 2}, d_w11[4] = {1, 1, 3, 5};
+    const struct {
+        const char *act, *op;
+        const int64_t *wd;
+        const char *tf_dump, *tf_event;
+    } cases[] = {
+        /* TensorFlow fuses Conv2D + BiasAdd + Relu on GPU (spatial filter) */
+        {"Relu", "Conv2D", d_w33, "x=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b)", NULL},
+        {"Relu6", "Conv2D", d_w33, "x=Placeholder(); w=Const(); b=Const(); conv=Conv2D(x, w); bias=BiasAdd(conv, b); act=Relu6(bias)",
+         "remap.contraction_bias_act: act: Conv2D 'conv' + BiasAdd 'bias' + Relu6 'act' not fused: activation not "
+         "supported by the fused kernel (TensorFlow's GPU kernel takes Relu only)"},
+        {"Relu", "Conv2D", d_w11, "x=Placeholder(); w=Const(); b=Const(); conv=Conv2D(x, w); bias=BiasAdd(conv, b); act=Relu(bias)",
+         "remap.contraction_bias_act: act: Conv2D 'conv' + BiasAdd 'bias' + Relu 'act' not fused: 1x1 filter: "
+         "TensorFlow fuses only spatial convolutions on GPU"},
+        {"Relu", "DepthwiseConv2dNative", d_dw,
+         "x=Placeholder(); w=Const(); b=Const(); conv=DepthwiseConv2dNative(x, w); bias=BiasAdd(conv, b); act=Relu(bias)",
+         "remap.contraction_bias_act: act: DepthwiseConv2dNative 'conv' + BiasAdd 'bias' + Relu 'act' not fused: "
+         "TensorFlow has no GPU kernel for _FusedDepthwiseConv2dNative"},
+        {NULL, "Conv2D", d_w33, "x=Placeholder(); w=Const(); b=Const(); conv=Conv2D(x, w); bias=BiasAdd(conv, b)",
+         "remap.contraction_bias_act: bias: Conv2D 'conv' + BiasAdd 'bias' not fused: TensorFlow's GPU kernel fuses a "
+         "convolution only with an activation"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gb b;
+        gb_init(&b);
+        conv_bias_act_text(&b, cases[i].act, "DT_FLOAT", cases[i].op, cases[i].wd);
+        const char *root = cases[i].act ? "act" : "bias";
+        rx x;
+        /* grapnel: fused */
+        assert_true(rx_run(&x, b.s, root, true, GN_REMAP_POLICY_GRAPNEL));
+        char want[256];
+        snprintf(want, sizeof want, "x=Placeholder(); w=Const(); b=Const(); %s=%s(x, w, b)", root,
+                 strcmp(cases[i].op, "Conv2D") ? "_FusedDepthwiseConv2dNative" : "_FusedConv2D");
+        gn_pt_expect_dump(x.g, want);
+        const char *xn[1] = {root};
+        expect_same(x.before, x.g, &f_x, 1, xn, 1, 1e-5);
+        rx_free(&x);
+        /* tensorflow: TensorFlow's GPU rulebook */
+        bool ch = rx_run(&x, b.s, root, true, GN_REMAP_POLICY_TENSORFLOW);
+        assert_int_equal(ch, cases[i].tf_event == NULL);
+        gn_pt_expect_dump(x.g, cases[i].tf_dump);
+        if (cases[i].tf_event) gn_pt_fx_expect_event(&x.f, cases[i].tf_event);
+        expect_same(x.before, x.g, &f_x, 1, xn, 1, 1e-5);
+        rx_free(&x);
+        /* tensorflow on a CPU target: TensorFlow's CPU remapper fuses all of these */
+        assert_true(rx_run(&x, b.s, root, false, GN_REMAP_POLICY_TENSORFLOW));
+        gn_pt_expect_dump(x.g, want);
+        rx_free(&x);
+        free(b.s);
+    }
+}
+
+/* The option key end to end: gn_optimize with the remapper alone and "remap.policy". */
+static void test_policy_option(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    conv_bias_act_text(&b, "Relu6", "DT_FLOAT", "Conv2D", d_w33);
+    const char *fetch[1] = {"act"};
+    const char *policies[2] = {"grapnel", "tensorflow"};
+    const char *want[2] = {"x=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b)",
+                           "x=Placeholder(); w=Const(); b=Const(); conv=Conv2D(x, w); bias=BiasAdd(conv, b); act=Relu6(bias)"};
+    for (int k = 0; k < 2; k++) {
+        gn_graph *g = gn_pt_load_text(b.s);
+        gn_options o;
+        gn_options_init(&o);
+        char text[1024], err[256];
+        snprintf(text, sizeof text,
+                 "{'layout_optimizer': False, 'constant_folding': False, 'arithmetic_optimization': False, "
+                 "'dependency_optimization': False, 'common_subgraph_elimination': False, 'remap.policy': '%s'}",
+                 policies[k]);
+        if (gn_options_parse(&o, text, err, sizeof err) != GN_OK) fail_msg("options: %s", err);
+        gn_optimize_params p;
+        gn_optimize_params_init(&p);
+        p.fetches = fetch;
+        p.n_fetches = 1;
+        assert_int_equal(gn_target_parse("gpu:sm_90", &p.target, err, sizeof err), GN_OK);
+        gn_report *r = NULL;
+        assert_int_equal(gn_optimize(g, &o, &p, &r), GN_OK);
+        gn_pt_expect_dump(g, want[k]);
+        gn_report_free(r);
+        gn_graph_free(g);
+    }
+    free(b.s);
+}
+
+/* A node placed on /device:CPU:0 follows the CPU rules on a GPU target. */
+static void test_policy_placement(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    conv_bias_act_text(&b, "Relu6", "DT_FLOAT", "Conv2D", d_w33);
+    char *t = strdup(b.s);
+    /* place the three pattern nodes on the CPU */
+    gb c;
+    gb_init(&c);
+    for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strstr(line, "name: 'conv'") || strstr(line, "name: 'bias'") || strstr(line, "name: 'act'")) {
+            size_t n = strlen(line);
+            add(&c, "%.*s device: '/device:CPU:0' }\n", (int)(n - 1), line);
+        } else {
+            add(&c, "%s\n", line);
+        }
+    }
+    rx x;
+    assert_true(rx_run(&x, c.s, "act", true, GN_REMAP_POLICY_TENSORFLOW));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b)@/device:CPU:0");
+    rx_free(&x);
+    free(t);
+    free(b.s);
+    free(c.s);
+}
+
+/* ---- batch norm --------------------------------------------------------------------------------- */
+static void test_fold_batchnorm(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    ph(&b, "x", "DT_FLOAT", d_x, 4);
+    cst(&b, "w", "DT_FLOAT", d_w33, 4, -1, 1);
+    conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "SAME");
+    fbn(&b, "bn", "conv", "p", 4, "NHWC", false, true);
+    unary(&b, "r", "Relu", "bn", "DT_FLOAT");
+    /* with a BiasAdd between, into a depthwise convolution */
+    static const int64_t d_dw[4] = {3, 3, 3, 2}, d6[1] = {6};
+    cst(&b, "w2", "DT_FLOAT", d_dw, 4, -1, 1);
+    cst(&b, "b2", "DT_FLOAT", d6, 1, -1, 1);
+    conv(&b, "dw", "DepthwiseConv2dNative", "x", "w2", "DT_FLOAT", "NHWC", "VALID");
+    bias(&b, "dwb", "dw", "b2", "DT_FLOAT", "NHWC");
+    fbn(&b, "bn2", "dwb", "q", 6, "NHWC", false, true);
+    unary(&b, "y2", "Neg", "bn2", "DT_FLOAT");
+    rx x;
+    assert_true(rx_run(&x, b.s, "r,y2", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); r=_FusedConv2D(x, bn/folded_filter, bn/folded_bias); "
+                           "bn2=_FusedDepthwiseConv2dNative(x, bn2/folded_filter, bn2/folded_bias); y2=Neg(bn2); "
+                           "bn/folded_filter=Const(); bn/folded_bias=Const(); bn2/folded_filter=Const(); "
+                           "bn2/folded_bias=Const()");
+    gn_pt_fx_expect_event(&x.f, "remap.fold_batchnorm: bn: folded Conv2D 'conv' + FusedBatchNormV3 'bn' into the filter "
+                                "and a bias (4 channels)");
+    gn_pt_fx_expect_event(&x.f, "remap.fold_batchnorm: bn2: folded DepthwiseConv2dNative 'dw' + BiasAdd 'dwb' + "
+                                "FusedBatchNormV3 'bn2' into the filter and a bias (6 channels)");
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: r: fused Conv2D 'conv' + BiasAdd 'bn' + Relu 'r' into "
+                                "_FusedConv2D");
+    expect_fused_ops(x.g, "r", "BiasAdd,Relu");
+    const char *xn[2] = {"r", "y2"};
+    expect_same(x.before, x.g, &f_x, 1, xn, 2, 1e-4);
+    rx_free(&x);
+
+    /* the batch norm fetched: not folded (nor rewritten); Conv2D + BiasAdd still fused */
+    assert_true(rx_run(&x, b.s, "r,bn2", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_fx_expect_event(&x.f, "remap.fold_batchnorm: bn2: DepthwiseConv2dNative 'dw' + BiasAdd 'dwb' + "
+                                "FusedBatchNormV3 'bn2' not folded: FusedBatchNormV3 'bn2' is preserved (fetch)");
+    gn_pt_fx_expect_event(&x.f, "remap.batchnorm_scale_offset: bn2: FusedBatchNormV3 'bn2' not rewritten: "
+                                "FusedBatchNormV3 'bn2' is preserved (fetch)");
+    gn_pt_expect_dump(x.g, "x=Placeholder(); r=_FusedConv2D(x, bn/folded_filter, bn/folded_bias); w2=Const(); "
+                           "b2=Const(); dwb=_FusedDepthwiseConv2dNative(x, w2, b2); q/scale=Const(); q/offset=Const(); "
+                           "q/mean=Const(); q/var=Const(); bn2=FusedBatchNormV3(dwb, q/scale, q/offset, q/mean, "
+                           "q/var); y2=Neg(bn2); bn/folded_filter=Const(); bn/folded_bias=Const()");
+    const char *xb[2] = {"r", "bn2"};
+    expect_same(x.before, x.g, &f_x, 1, xb, 2, 1e-4);
+    rx_free(&x);
+    free(b.s);
+}
+
+/* Keras' inference batch norm after a depthwise convolution: Mul and AddV2 of per-channel constants. */
+static void test_fold_scale(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    static const int64_t d_dw[4] = {3, 3, 3, 2}, d6[1] = {6};
+    ph(&b, "x", "DT_FLOAT", d_x, 4);
+    cst(&b, "w", "DT_FLOAT", d_dw, 4, -1, 1);
+    cst(&b, "s", "DT_FLOAT", d6, 1, 0.5f, 2);
+    cst(&b, "o", "DT_FLOAT", d6, 1, -1, 1);
+    conv(&b, "dw", "DepthwiseConv2dNative", "x", "w", "DT_FLOAT", "NHWC", "SAME");
+    binary(&b, "mul", "Mul", "dw", "s", "DT_FLOAT");
+    binary(&b, "add", "AddV2", "mul", "o", "DT_FLOAT");
+    unary(&b, "r", "Relu6", "add", "DT_FLOAT");
+    rx x;
+    assert_true(rx_run(&x, b.s, "r", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); o=Const(); r=_FusedDepthwiseConv2dNative(x, mul/folded_filter, o); "
+                           "mul/folded_filter=Const()");
+    gn_pt_fx_expect_event(&x.f, "remap.fold_scale: mul: folded DepthwiseConv2dNative 'dw' + Mul 'mul' into the filter");
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: r: fused DepthwiseConv2dNative 'mul' + AddV2 'add' + Relu6 "
+                                "'r' into _FusedDepthwiseConv2dNative");
+    const char *xn[1] = {"r"};
+    expect_same(x.before, x.g, &f_x, 1, xn, 1, 1e-4);
+    rx_free(&x);
+    /* the convolution has another consumer: refused */
+    unary(&b, "z", "Neg", "dw", "DT_FLOAT");
+    assert_false(rx_run(&x, b.s, "r,z", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_fx_expect_event(&x.f, "remap.fold_scale: mul: DepthwiseConv2dNative 'dw' + Mul 'mul' not folded: "
+                                "DepthwiseConv2dNative has a second consumer");
+    rx_free(&x);
+    free(b.s);
+}
+
+/* Conv2D + FusedBatchNorm (+ Relu) with a filter that is not a constant. */
+static void test_conv_batchnorm(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    ph(&b, "x", "DT_FLOAT", d_x, 4);
+    ph(&b, "w", "DT_FLOAT", d_w33, 4);
+    conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "SAME");
+    fbn(&b, "bn", "conv", "p", 4, "NHWC", false, true);
+    unary(&b, "r", "Relu", "bn", "DT_FLOAT");
+    conv(&b, "conv2", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "VALID");
+    fbn(&b, "bn2", "conv2", "p", 4, "NHWC", false, false);
+    unary(&b, "y2", "Neg", "bn2", "DT_FLOAT");
+    rx x;
+    assert_true(rx_run(&x, b.s, "r,y2", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Placeholder(); p/scale=Const(); p/offset=Const(); p/mean=Const(); "
+                           "p/var=Const(); r=_FusedConv2D(x, w, p/scale, p/offset, p/mean, p/var); "
+                           "bn2=_FusedConv2D(x, w, p/scale, p/offset, p/mean, p/var); y2=Neg(bn2)");
+    expect_fused_ops(x.g, "r", "FusedBatchNorm,Relu");
+    expect_fused_ops(x.g, "bn2", "FusedBatchNorm");
+    expect_int_attr(x.g, "r", "num_args", 4);
+    expect_float_attr(x.g, "r", "epsilon", 0.001f);
+    gn_pt_fx_expect_event(&x.f, "remap.fold_batchnorm: bn: Conv2D 'conv' + FusedBatchNormV3 'bn' not folded: filter is "
+                                "not a constant");
+    gn_pt_fx_expect_event(&x.f, "remap.conv_batchnorm_act: r: fused Conv2D 'conv' + FusedBatchNormV3 'bn' + Relu 'r' "
+                                "into _FusedConv2D");
+    feed f[2] = {f_x, {"w", DT_FLOAT, 4, {3, 3, 3, 4}}};
+    const char *xn[2] = {"r", "y2"};
+    expect_same(x.before, x.g, f, 2, xn, 2, 1e-5);
+    rx_free(&x);
+
+    /* TensorFlow on a GPU: not fused into the convolution; FusedBatchNorm + Relu -> _FusedBatchNormEx */
+    assert_true(rx_run(&x, b.s, "r,y2", true, GN_REMAP_POLICY_TENSORFLOW));
+    gn_pt_fx_expect_event(&x.f, "remap.conv_batchnorm_act: r: Conv2D 'conv' + FusedBatchNormV3 'bn' + Relu 'r' not "
+                                "fused: TensorFlow fuses Conv2D + FusedBatchNorm on CPU only");
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Placeholder(); conv=Conv2D(x, w); p/scale=Const(); p/offset=Const(); "
+                           "p/mean=Const(); p/var=Const(); bn=_FusedBatchNormEx(conv, p/scale, p/offset, p/mean, "
+                           "p/var); r=Identity(bn); conv2=Conv2D(x, w); bn2=Add(bn2/Mul, bn2/offset); y2=Neg(bn2); "
+                           "bn2/scale=Const(); bn2/offset=Const(); bn2/Mul=Mul(conv2, bn2/scale)");
+    expect_same(x.before, x.g, f, 2, xn, 2, 1e-4);
+    rx_free(&x);
+    free(b.s);
+}
+
+/* FusedBatchNorm + AddV2(side) + Relu -> _FusedBatchNormEx; the Relu becomes an Identity. */
+static void test_batchnorm_ex(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    int64_t d4[4] = {2, 5, 5, 4}, d4c[4] = {2, 4, 5, 5};
+    ph(&b, "x", "DT_FLOAT", d4, 4);
+    ph(&b, "side", "DT_FLOAT", d4, 4);
+    ph(&b, "xc", "DT_FLOAT", d4c, 4);
+    fbn(&b, "bn", "x", "p", 4, "NHWC", false, true);
+    binary(&b, "add", "AddV2", "bn", "side", "DT_FLOAT");
+    unary(&b, "r", "Relu", "add", "DT_FLOAT");
+    fbn(&b, "bnc", "xc", "p", 4, "NCHW", false, false);
+    unary(&b, "rc", "Relu", "bnc", "DT_FLOAT");
+    const char *after_grapnel =
+        "x=Placeholder(); side=Placeholder(); xc=Placeholder(); p/scale=Const(); p/offset=Const(); p/mean=Const(); "
+        "p/var=Const(); bn=_FusedBatchNormEx(x, p/scale, p/offset, p/mean, p/var, side); r=Identity(bn); "
+        "bnc=_FusedBatchNormEx(xc, p/scale, p/offset, p/mean, p/var); rc=Identity(bnc)";
+    rx x;
+    assert_true(rx_run(&x, b.s, "r,rc", true, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, after_grapnel);
+    expect_attr_str(x.g, "bn", "activation_mode", "Relu");
+    expect_int_attr(x.g, "bn", "num_side_inputs", 1);
+    expect_int_attr(x.g, "bnc", "num_side_inputs", 0);
+    gn_pt_fx_expect_event(&x.f, "remap.batchnorm_ex: bn: fused FusedBatchNormV3 'bn' + AddV2 'add' + Relu 'r' into "
+                                "_FusedBatchNormEx");
+    feed f[3] = {{"x", DT_FLOAT, 4, {2, 5, 5, 4}}, {"side", DT_FLOAT, 4, {2, 5, 5, 4}}, {"xc", DT_FLOAT, 4, {2, 4, 5, 5}}};
+    const char *xn[2] = {"r", "rc"};
+    expect_same(x.before, x.g, f, 3, xn, 2, 1e-5);
+    rx_free(&x);
+    /* TensorFlow on a GPU: NHWC only; the NCHW one becomes scale-and-offset */
+    assert_true(rx_run(&x, b.s, "r,rc", true, GN_REMAP_POLICY_TENSORFLOW));
+    gn_pt_fx_expect_event(&x.f, "remap.batchnorm_ex: rc: FusedBatchNormV3 'bnc' + Relu 'rc' not fused: TensorFlow fuses "
+                                "FusedBatchNorm + Relu on GPU only in NHWC");
+    gn_pt_expect_dump(x.g, "x=Placeholder(); side=Placeholder(); xc=Placeholder(); p/scale=Const(); p/offset=Const(); "
+                           "p/mean=Const(); p/var=Const(); bn=_FusedBatchNormEx(x, p/scale, p/offset, p/mean, p/var, "
+                           "side); r=Identity(bn); bnc=Add(bnc/Mul, bnc/offset); rc=Relu(bnc); bnc/scale=Const(); "
+                           "bnc/offset=Const(); bnc/Mul=Mul(xc, bnc/scale)");
+    expect_same(x.before, x.g, f, 3, xn, 2, 1e-4);
+    rx_free(&x);
+    /* TensorFlow on a CPU: no side input */
+    assert_true(rx_run(&x, b.s, "r,rc", false, GN_REMAP_POLICY_TENSORFLOW));
+    gn_pt_fx_expect_event(&x.f, "remap.batchnorm_ex: r: FusedBatchNormV3 'bn' + AddV2 'add' + Relu 'r' not fused: "
+                                "TensorFlow's CPU kernel takes no side input");
+    rx_free(&x);
+    free(b.s);
+}
+
+/* A standalone inference FusedBatchNorm with constant parameters -> Mul + Add, NHWC and NCHW. */
+static void test_batchnorm_scale_offset(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    int64_t d4[4] = {2, 5, 5, 4}, d4c[4] = {2, 4, 5, 5};
+    ph(&b, "x", "DT_FLOAT", d4, 4);
+    ph(&b, "xc", "DT_FLOAT", d4c, 4);
+    fbn(&b, "bn", "x", "p", 4, "NHWC", false, true);
+    unary(&b, "y", "Neg", "bn", "DT_FLOAT");
+    fbn(&b, "bnc", "xc", "p", 4, "NCHW", false, false);
+    unary(&b, "yc", "Neg", "bnc", "DT_FLOAT");
+    fbn(&b, "bnp", "x", "p", 4, "NHWC", false, false);
+    fbn(&b, "bnt", "x", "p", 4, "NHWC", true, false);
+    unary(&b, "yt", "Neg", "bnt", "DT_FLOAT");
+    rx x;
+    assert_true(rx_run(&x, b.s, "y,yc,bnp,yt", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); xc=Placeholder(); p/scale=Const(); p/offset=Const(); p/mean=Const(); "
+                           "p/var=Const(); bn=Add(bn/Mul, bn/offset); y=Neg(bn); bnc=Add(bnc/Mul, bnc/offset); "
+                           "yc=Neg(bnc); bnp=FusedBatchNormV3(x, p/scale, p/offset, p/mean, p/var); "
+                           "bnt=FusedBatchNormV3(x, p/scale, p/offset, p/mean, p/var); yt=Neg(bnt); bnc/scale=Const(); "
+                           "bnc/offset=Const(); bnc/Mul=Mul(xc, bnc/scale); bn/scale=Const(); bn/offset=Const(); "
+                           "bn/Mul=Mul(x, bn/scale)");
+    gn_pt_fx_expect_event(&x.f, "remap.batchnorm_scale_offset: bn: FusedBatchNormV3 'bn' (4 channels) rewritten as Mul "
+                                "+ Add");
+    gn_pt_fx_expect_event(&x.f, "remap.batchnorm_scale_offset: bnp: FusedBatchNormV3 'bnp' not rewritten: "
+                                "FusedBatchNormV3 'bnp' is preserved (fetch)");
+    /* NCHW: the constants are [C, 1, 1] */
+    gn__tensor t;
+    const Tensorflow__AttrValue *v = gn__node_attr(x.g, gn__graph_find(x.g, "bnc/scale"), "value");
+    assert_non_null(v);
+    gn__err e;
+    gn__err_clear(&e);
+    assert_int_equal(gn__tensor_from_proto(v->tensor, &t, &e), GN_OK);
+    assert_int_equal(t.rank, 3);
+    assert_int_equal(t.dims[0], 4);
+    gn__tensor_release(&t);
+    feed f[2] = {{"x", DT_FLOAT, 4, {2, 5, 5, 4}}, {"xc", DT_FLOAT, 4, {2, 4, 5, 5}}};
+    const char *xn[4] = {"y", "yc", "bnp", "yt"};
+    expect_same(x.before, x.g, f, 2, xn, 4, 1e-4);
+    rx_free(&x);
+    free(b.s);
+}
+
+/* ---- golden models and corpus CNNs through gn_optimize ------------------------------------------ */
+static uint32_t count_fused_in(const gn_graph *g)
+{
+    uint32_t n = 0;
+    for (gn_id i = 0; i < g->n_nodes; i++)
+        if (gn__node_live(g, i) && !strncmp(gn__node_op(g, i), "_Fused", 6)) n++;
+    return n;
+}
+
+static uint32_t count_fused(const gn_graph *g)
+{
+    uint32_t n = count_fused_in(g);
+    for (uint32_t f = 0; f < g->n_fns; f++)
+        if (g->fns[f].body) n += count_fused_in(g->fns[f].body);
+    return n;
+}
+
+/* Every toggle off but remapping, pruning off. */
+#define REMAP_ALONE                                                                                          \
+    "{'layout_optimizer': False, 'constant_folding': False, 'shape_optimization': False, 'remapping': True, "  \
+    "'arithmetic_optimization': False, 'dependency_optimization': False, 'loop_optimization': False, "         \
+    "'function_optimization': False, 'debug_stripper': False, 'scoped_allocator_optimization': False, "        \
+    "'pin_to_host_optimization': False, 'implementation_selector': False, 'auto_mixed_precision': False, "     \
+    "'common_subgraph_elimination': False, 'auto_parallel': False, 'disable_model_pruning': True}"
+
+/* The four runs per model: the remapper alone and the default pipeline, for cpu and gpu:sm_90. */
+static const char *const k_run_name[4] = {"alone/cpu", "alone/gpu:sm_90", "default/cpu", "default/gpu:sm_90"};
+
+/* Optimizes g for run k (k_run_name); returns the fused-node count. */
+static uint32_t optimize_for(gn_graph *g, int k, const char *const *fn, size_t nf, const char *const *xn, size_t nx,
+                             const char *what)
+{
+    const char *target = k & 1 ? "gpu:sm_90" : "cpu";
+    gn_options o;
+    gn_options_init(&o);
+    char perr[256];
+    if (k < 2 && gn_options_parse(&o, REMAP_ALONE, perr, sizeof perr) != GN_OK) fail_msg("options: %s", perr);
+    o.checked = 1;
+    o.fail_on_optimizer_errors = 1;
+    gn_optimize_params p;
+    gn_optimize_params_init(&p);
+    p.fetches = xn;
+    p.n_fetches = nx;
+    p.feeds = fn;
+    p.n_feeds = nf;
+    char err[256];
+    assert_int_equal(gn_target_parse(target, &p.target, err, sizeof err), GN_OK);
+    gn_report *r = NULL;
+    gn_status s = gn_optimize(g, &o, &p, &r);
+    if (s != GN_OK) fail_msg("%s (%s): gn_optimize: %s", what, target, gn_graph_errmsg(g));
+    gn_report_free(r);
+    gn_pt_check_valid(g, what);
+    return count_fused(g);
+}
+
+typedef struct model_case {
+    const char *name;      /* golden model name, or a corpus path */
+    uint32_t fused[4];     /* per run, k_run_name */
+} model_case;
+
+/* _Fused* nodes per golden model after each run (k_run_name). The remapper alone sees the frozen
+ * graphs as they are (Identity between a weight and its convolution: no batch-norm folding); the
+ * default pipeline's counts also depend on what the other passes leave (constant folding pushes
+ * Keras' batch-norm Mul into Conv2D filters; the layout optimizer's NCHW biases on GPU; function
+ * inlining of SavedModel layers) and were recorded with the passes of 2026-11-30. */
+static const model_case k_golden[] = {
+    {"cnn_bn_residual", {1, 1, 5, 5}},   {"mobilenet_v2", {0, 0, 6, 6}},  {"lstm", {1, 1, 1, 1}},
+    {"lstm_v1", {1, 1, 1, 1}},           {"transformer", {0, 0, 0, 0}},   {"ds_cnn_s", {10, 10, 10, 10}},
+    {"tfonnx_fc_layers", {3, 3, 3, 3}},  {"tfonnx_lstm", {28, 28, 29, 29}}, {"tfonnx_gru", {57, 57, 57, 57}},
+};
+
+static void run_golden(const gn_pt_golden *m, const model_case *mc)
+{
+    char path[4096], file[4096], e[512];
+    if (!strncmp(m->graph, "corpus/", 7)) {
+        if (!gn_test_corpus(m->graph + 7, path, sizeof path)) {
+            print_message("    %s: corpus absent: skipped\n", m->name);
+            return;
+        }
+    } else {
+        gn_test_data(m->graph, path, sizeof path);
+    }
+    gn_tensor ft[4];
+    const char *fn[4], *xn[4];
+    for (size_t i = 0; i < m->nf; i++) {
+        char rel[600];
+        snprintf(rel, sizeof rel, "golden/%s", m->feed_file[i]);
+        gn_test_data(rel, file, sizeof file);
+        if (gn_npy_read(file, &ft[i], e, sizeof e) != GN_OK) fail_msg("%s: %s", m->name, e);
+        fn[i] = m->feed[i];
+    }
+    for (size_t i = 0; i < m->nx; i++) xn[i] = m->fetch[i];
+    gn_graph *orig = NULL;
+    if (gn_graph_load(path, NULL, &orig) != GN_OK) fail_msg("load %s: %s", path, gn_graph_errmsg(orig));
+    gn_tensor ref[4];
+    gn_pt_run_graph(orig, fn, ft, m->nf, xn, ref, m->nx);
+    for (int t = 0; t < 4; t++) {
+        gn_graph *g = gn_pt_clone(orig);
+        uint32_t nfused = optimize_for(g, t, fn, m->nf, xn, m->nx, m->name);
+        gn_tensor out[4];
+        gn_pt_run_graph(g, fn, ft, m->nf, xn, out, m->nx);
+        double worst = 0;
+        for (size_t i = 0; i < m->nx; i++) {
+            gn_compare_result cr;
+            assert_int_equal(gn_tensor_compare(&out[i], &ref[i], 1e-4, &cr), GN_OK);
+            if (!cr.match)
+                fail_msg("%s (%s): fetch %s differs: %s (rel L2 %g)", m->name, k_run_name[t], xn[i], cr.why, cr.rel_l2_err);
+            if (cr.rel_l2_err > worst) worst = cr.rel_l2_err;
+            gn_tensor_free(&out[i]);
+        }
+        print_message("    %-18s %-17s %3u fused nodes, rel L2 %.2e\n", m->name, k_run_name[t], nfused, worst);
+        if (nfused != mc->fused[t])
+            fail_msg("%s (%s): %u fused nodes, expected %u", m->name, k_run_name[t], nfused, mc->fused[t]);
+        gn_graph_free(g);
+    }
+    for (size_t i = 0; i < m->nx; i++) gn_tensor_free(&ref[i]);
+    for (size_t i = 0; i < m->nf; i++) gn_tensor_free(&ft[i]);
+    gn_graph_free(orig);
+}
+
+static void test_golden_models(void **state)
+{
+    (void)state;
+    static gn_pt_golden m[32];
+    size_t n = gn_pt_read_manifest(m, 32);
+    assert_true(n >= sizeof k_golden / sizeof k_golden[0]);
+    for (size_t k = 0; k < sizeof k_golden / sizeof k_golden[0]; k++) {
+        size_t i = 0;
+        while (i < n && strcmp(m[i].name, k_golden[k].name)) i++;
+        if (i == n) fail_msg("golden model %s not in the manifest", k_golden[k].name);
+        run_golden(&m[i], &k_golden[k]);
+    }
+}
+
+/* CRNN_S fed at Mfcc with a fixed pseudo-random input. */
+static void test_kws_crnn(void **state)
+{
+    (void)state;
+    char path[4096];
+    const char *rel = "ARM-software__ML-KWS-for-MCU/Pretrained_models__CRNN__CRNN_S.pb";
+    if (!gn_test_corpus(rel, path, sizeof path)) skip();
+    gn_graph *orig = NULL;
+    if (gn_graph_load(path, NULL, &orig) != GN_OK) fail_msg("load %s: %s", path, gn_graph_errmsg(orig));
+    feed f = {"Mfcc:0", DT_FLOAT, 3, {1, 49, 10, 0}};
+    const char *fn[1] = {"Mfcc:0"}, *xn[1] = {"labels_softmax:0"};
+    const uint32_t want[4] = {4, 4, 7, 7};
+    for (int t = 0; t < 4; t++) {
+        gn_graph *g = gn_pt_clone(orig);
+        uint32_t nfused = optimize_for(g, t, fn, 1, xn, 1, "CRNN_S");
+        print_message("    %-18s %-17s %3u fused nodes\n", "CRNN_S", k_run_name[t], nfused);
+        expect_same(orig, g, &f, 1, xn, 1, 1e-4);
+        if (nfused != want[t]) fail_msg("CRNN_S (%s): %u fused nodes, expected %u", k_run_name[t], nfused, want[t]);
+        gn_graph_free(g);
+    }
+    gn_graph_free(orig);
+}
+
+/* Models the CPU runtime does not run end to end here (training steps, a
+ * SavedModel whose layers live in functions): the default pipeline for both
+ * targets, validity and the fused-node count. */
+static const model_case k_count_only[] = {
+    {"mlcommons__tiny/benchmark__training__keyword_spotting__trained_models__kws_ref_model", {73, 73, 132, 111}},
+    {"tensorflow__tensorflow/tensorflow__compiler__jit__tests__keras_imagenet_main.pbtxt", {34, 34, 34, 34}},
+    {"tensorflow__tensorflow/tensorflow__compiler__jit__tests__keras_imagenet_main_graph_mode.pbtxt", {1, 1, 1, 1}},
+};
+
+static void test_corpus_counts(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof k_count_only / sizeof k_count_only[0]; k++) {
+        char path[4096];
+        if (!gn_test_corpus(k_count_only[k].name, path, sizeof path)) {
+            print_message("    %s: corpus absent: skipped\n", k_count_only[k].name);
+            continue;
+        }
+        gn_graph *orig = NULL;
+        if (gn_graph_load(path, NULL, &orig) != GN_OK) fail_msg("load %s: %s", path, gn_graph_errmsg(orig));
+        for (int t = 0; t < 4; t++) {
+            gn_graph *g = gn_pt_clone(orig);
+            uint32_t nfused = optimize_for(g, t, NULL, 0, NULL, 0, k_count_only[k].name);
+            print_message("    %-40.40s %-17s %3u fused nodes\n", strrchr(k_count_only[k].name, '/') + 1, k_run_name[t],
+                          nfused);
+            if (nfused != k_count_only[k].fused[t])
+                fail_msg("%s (%s): %u fused nodes, expected %u", k_count_only[k].name, k_run_name[t], nfused,
+                         k_count_only[k].fused[t]);
+            gn_graph_free(g);
+        }
+        gn_graph_free(orig);
+    }
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_conv_bias_relu),
+    cmocka_unit_test(test_activations),
+    cmocka_unit_test(test_conv_bias_nchw),
+    cmocka_unit_test(test_conv_add_nchw),
+    cmocka_unit_test(test_matmul),
+    cmocka_unit_test(test_matmul_gelu),
+    cmocka_unit_test(test_refusals),
+    cmocka_unit_test(test_policy_gpu),
+    cmocka_unit_test(test_policy_option),
+    cmocka_unit_test(test_policy_placement),
+    cmocka_unit_test(test_fold_batchnorm),
+    cmocka_unit_test(test_fold_scale),
+    cmocka_unit_test(test_conv_batchnorm),
+    cmocka_unit_test(test_batchnorm_ex),
+    cmocka_unit_test(test_batchnorm_scale_offset),
+    cmocka_unit_test(test_golden_models),
+    cmocka_unit_test(test_kws_crnn),
+    cmocka_unit_test(test_corpus_counts),
+};
+
+int main(void) { return cmocka_run_group_tests(tests, NULL, NULL); }
