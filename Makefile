@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo test unit asan clean bench
+.PHONY: all deps build demo test unit asan clean bench install-test
 
 all: build
 
@@ -26,7 +26,11 @@ asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
-test: unit asan
+# installs into a temporary prefix; builds and runs the C and Python examples and the pytest suite
+install-test: build
+	bash scripts/test-install.sh $(BUILD)
+
+test: unit asan install-test
 
 bench: build
 	bash bench/run.sh $(BUILD)

@@ -2,7 +2,8 @@
 # Installs the Debian packages grapnel needs to build and test, when missing.
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
-      zlib1g-dev libsnappy-dev libopenblas-dev gzip python3)
+      zlib1g-dev libsnappy-dev libopenblas-dev gzip python3
+      python3-venv python3-pip python3-numpy python3-pytest)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

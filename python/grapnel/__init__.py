@@ -1,0 +1,947 @@
+"""grapnel: a Grappler-style optimizer for TensorFlow graphs, from Python.
+
+A thin layer over the grapnel shared library (through ctypes: nothing to
+compile at install time). Load a GraphDef (``.pb``/``.pbtxt``) or a SavedModel
+directory, inspect it, optimize it with TensorFlow's optimizer options, run it
+on the CPU reference backend with numpy arrays, compare two graphs, save it::
+
+    import grapnel, numpy as np
+    with grapnel.load("model.pb") as g:
+        report = g.optimize({"constant_folding": True, "layout_optimizer": False})
+        y, = g.run({"x": np.ones((1, 4), np.float32)}, ["y"])
+
+Every failure raises :class:`grapnel.Error` carrying the library's message.
+"""
+from __future__ import annotations
+
+import ast
+import ctypes
+import json
+import os
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _lib
+from ._lib import lib
+
+__all__ = [
+    "Error", "Graph", "load", "loads", "version", "library_path", "option_keys", "option_help",
+    "default_options", "parse_options", "options_text", "list_passes", "DTYPES", "dtype_to_numpy",
+    "dtype_from_numpy", "has_savedmodel", "has_savedmodel_save", "parse_save_options",
+    "save_options_text",
+]
+
+__version__ = "0.1.0"
+
+
+class Error(Exception):
+    """A grapnel call failed. ``str(e)`` is the library's message; ``code`` the
+    gn_status number and ``status`` its text ("invalid argument", ...)."""
+
+    def __init__(self, message: str, code: int = 1, report: Optional[dict] = None):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = _lib.status_str(code)
+        #: for a failed optimize(): the per-pass record, as optimize() returns it
+        self.report = report
+
+
+def version() -> str:
+    """The library's version ("0.1.0")."""
+    return lib.gn_version().decode()
+
+
+#: The file the shared library was loaded from.
+library_path: str = _lib.path
+
+# ---- dtypes ---------------------------------------------------------------------------------------------
+#: TensorFlow DataType number -> numpy dtype (DT_STRING maps to object arrays of bytes).
+DTYPES: Dict[int, np.dtype] = {
+    1: np.dtype(np.float32), 2: np.dtype(np.float64), 3: np.dtype(np.int32), 4: np.dtype(np.uint8),
+    5: np.dtype(np.int16), 6: np.dtype(np.int8), 7: np.dtype(object), 8: np.dtype(np.complex64),
+    9: np.dtype(np.int64), 10: np.dtype(np.bool_), 17: np.dtype(np.uint16), 18: np.dtype(np.complex128),
+    19: np.dtype(np.float16), 22: np.dtype(np.uint32), 23: np.dtype(np.uint64),
+}
+_DT_STRING = 7
+_DT_BFLOAT16 = 14
+_FROM_NUMPY = {v: k for k, v in DTYPES.items() if k != _DT_STRING}
+
+
+def dtype_to_numpy(dtype: int) -> np.dtype:
+    """numpy dtype of a TensorFlow DataType number. bfloat16 (14), which numpy
+    lacks, is widened to float32 on fetch and reported as float32 here."""
+    if dtype == _DT_BFLOAT16:
+        return np.dtype(np.float32)
+    try:
+        return DTYPES[dtype]
+    except KeyError:
+        raise Error(f"dtype {_lib.s(lib.gn_dtype_name(dtype)) or dtype} has no numpy equivalent", 7) from None
+
+
+def dtype_from_numpy(dtype: Any) -> int:
+    """TensorFlow DataType number of a numpy dtype (bytes, str and object: DT_STRING)."""
+    dt = np.dtype(dtype)
+    if dt.kind in "SUO":
+        return _DT_STRING
+    try:
+        return _FROM_NUMPY[dt.newbyteorder("=")]
+    except KeyError:
+        raise Error(f"numpy dtype {dt} has no TensorFlow equivalent", 1) from None
+
+
+class _Feed:
+    """A numpy array seen as a gn_tensor (borrowed; keeps what it points to alive)."""
+
+    def __init__(self, value: Any):
+        arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+        if arr.ndim > _lib.GN_TENSOR_MAX_DIMS:
+            raise Error(f"rank {arr.ndim} exceeds {_lib.GN_TENSOR_MAX_DIMS}", 1)
+        t = _lib.gn_tensor()
+        t.dtype = dtype_from_numpy(arr.dtype)
+        t.rank = arr.ndim
+        for i, d in enumerate(arr.shape):
+            t.dims[i] = d
+        if t.dtype == _DT_STRING:
+            flat = [v if isinstance(v, bytes) else str(v).encode() for v in arr.reshape(-1).tolist()]
+            strs = (_lib.gn_string * max(len(flat), 1))()
+            self._keep: Any = (flat, strs)
+            for i, b in enumerate(flat):
+                strs[i].data = ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p)
+                strs[i].len = len(b)
+            t.data = ctypes.cast(strs, ctypes.c_void_p)
+            t.nbytes = ctypes.sizeof(_lib.gn_string) * len(flat)
+        else:
+            arr = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))
+            self._keep = arr
+            t.data = arr.ctypes.data if arr.size else None
+            t.nbytes = arr.nbytes
+        self.tensor = t
+
+
+def _to_numpy(t: _lib.gn_tensor) -> np.ndarray:
+    """Copies a library tensor into a new numpy array."""
+    shape = tuple(t.dims[i] for i in range(t.rank))
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if t.dtype == _DT_STRING:
+        out = np.empty(n, dtype=object)
+        if n:
+            strs = ctypes.cast(t.data, ctypes.POINTER(_lib.gn_string))
+            for i in range(n):
+                out[i] = ctypes.string_at(strs[i].data, strs[i].len) if strs[i].len else b""
+        return out.reshape(shape)
+    if t.dtype == _DT_BFLOAT16:
+        raw = np.empty(n, dtype=np.uint16)
+        if n:
+            ctypes.memmove(raw.ctypes.data, t.data, raw.nbytes)
+        return (raw.astype(np.uint32) << 16).view(np.float32).reshape(shape)
+    out = np.empty(shape, dtype=dtype_to_numpy(t.dtype))
+    if out.nbytes:
+        if t.nbytes < out.nbytes:
+            raise Error(f"tensor of {t.nbytes} bytes for {out.nbytes} expected", 10)
+        ctypes.memmove(out.ctypes.data, t.data, out.nbytes)
+    return out
+
+
+# ---- options --------------------------------------------------------------------------------------------
+def option_keys() -> List[str]:
+    """Every option key: TensorFlow's experimental optimizer dictionary keys, the
+    RewriterConfig-only fields, then grapnel's own dotted keys."""
+    return [lib.gn_options_key(i).decode() for i in range(lib.gn_options_key_count())]
+
+
+def option_help() -> Dict[str, str]:
+    """Key -> one line on what it does here."""
+    return {lib.gn_options_key(i).decode(): _lib.s(lib.gn_options_key_help(i))
+            for i in range(lib.gn_options_key_count())}
+
+
+def _py_value(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _value_text(key: str, v: Any) -> str:
+    if v is None or isinstance(v, bool):
+        return repr(v)
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, str):
+        return repr(v)
+    if isinstance(v, (list, tuple)):   # lists of names for the comma-separated keys
+        return repr(",".join(str(x) for x in v))
+    raise Error(f"option '{key}': value {v!r} of type {type(v).__name__} is not a bool, int or str", 1)
+
+
+def options_text(options: Union[Mapping[str, Any], str, None]) -> str:
+    """The dictionary text gn_options_parse reads, from a dict such as
+    ``{'constant_folding': True, 'min_graph_nodes': -1}`` (a str is passed through)."""
+    if options is None:
+        return "{}"
+    if isinstance(options, str):
+        return options
+    if not isinstance(options, Mapping):
+        raise Error(f"options must be a dict, not {type(options).__name__}", 1)
+    parts = []
+    for k, v in options.items():
+        if not isinstance(k, str):
+            raise Error(f"option key {k!r} is not a str", 1)
+        parts.append(f"{k!r}: {_value_text(k, v)}")
+    return "{" + ", ".join(parts) + "}"
+
+
+class _Options:
+    """A gn_options in a buffer owned here (its size read back from struct_size)."""
+
+    def __init__(self, options: Union[Mapping[str, Any], str, None] = None):
+        self.buf = ctypes.create_string_buffer(_lib.OPTIONS_BUF)
+        lib.gn_options_init(self.buf)
+        size = ctypes.c_uint32.from_buffer(self.buf).value
+        if size > _lib.OPTIONS_BUF:
+            raise Error(f"gn_options is {size} bytes, more than the {_lib.OPTIONS_BUF} reserved", 10)
+        # kept alive: gn_options holds borrowed pointers into the parsed text
+        self.text = options_text(options).encode()
+        err = ctypes.create_string_buffer(2048)
+        rc = lib.gn_options_parse(self.buf, self.text, err, len(err))
+        if rc != _lib.GN_OK:
+            raise Error(_lib.s(err.value) or _lib.status_str(rc), rc)
+
+    def get(self, key: str) -> Any:
+        val = ctypes.create_string_buffer(_OPT_VALUE_MAX)
+        rc = lib.gn_options_get(self.buf, key.encode(), val, len(val))
+        if rc != _lib.GN_OK:
+            raise Error(f"option '{key}': {_lib.status_str(rc)}", rc)
+        return _py_value(val.value.decode())
+
+    def to_dict(self) -> Dict[str, Any]:
+        p = ctypes.c_void_p()
+        rc = lib.gn_options_to_string(self.buf, ctypes.byref(p))
+        if rc != _lib.GN_OK:
+            raise Error("gn_options_to_string: " + _lib.status_str(rc), rc)
+        text = _lib.take_string(p.value)
+        return ast.literal_eval(text)
+
+
+#: Room for one option's printed value (GN_OPTIONS_STR_MAX plus quotes).
+_OPT_VALUE_MAX = 1024 + 16
+
+
+def default_options() -> Dict[str, Any]:
+    """Every key with its default value (TensorFlow's, for TensorFlow's keys)."""
+    o = _Options()
+    return {k: o.get(k) for k in option_keys()}
+
+
+def parse_options(options: Union[Mapping[str, Any], str, None]) -> Dict[str, Any]:
+    """Parses options (dict or dictionary text) and returns the keys that differ
+    from the defaults, as ``tf.config.optimizer.get_experimental_options()`` prints
+    them. Raises Error naming a bad key (with the nearest valid one) or value."""
+    return _Options(options).to_dict()
+
+
+def list_passes() -> str:
+    """The pass catalogue: each pass, its option key, and its pattern ids."""
+    p = ctypes.c_void_p()
+    rc = lib.gn_optimizer_list_passes(ctypes.byref(p))
+    if rc != _lib.GN_OK:
+        raise Error(_lib.status_str(rc), rc)
+    return _lib.take_string(p.value)
+
+
+def has_savedmodel() -> bool:
+    """Whether the library has SavedModel signatures and freezing (savedmodel.h)."""
+    return _lib.has("gn_graph_freeze") and _lib.has("gn_graph_signature_count")
+
+
+def has_savedmodel_save() -> bool:
+    """Whether the library can write SavedModels (save.h)."""
+    return _lib.has("gn_savedmodel_save") and _lib.has("gn_save_options_parse")
+
+
+_SHARDING_KEY = "experimental_sharding_callback"
+
+
+def save_options_text(options: Union[Mapping[str, Any], str, None]) -> str:
+    """The dict text gn_save_options_parse reads, from a dict with the fields of
+    ``tf.saved_model.SaveOptions`` (``{'save_debug_info': True, 'namespace_whitelist':
+    ['Custom'], 'experimental_variable_policy': 'save_variable_devices',
+    'experimental_sharding_callback': 'MaxShardSizePolicy(1000000)'}``)."""
+    if options is None:
+        return "{}"
+    if isinstance(options, str):
+        return options
+    if not isinstance(options, Mapping):
+        raise Error(f"save options must be a dict, not {type(options).__name__}", 1)
+
+    def val(k: str, v: Any) -> str:
+        if v is None or isinstance(v, bool):
+            return repr(v)
+        if isinstance(v, (int, np.integer)):
+            return str(int(v))
+        if isinstance(v, str):
+            # sharding callbacks are calls in the dict text: ShardByTaskPolicy(), MaxShardSizePolicy(N)
+            if k == _SHARDING_KEY and v.rstrip().endswith(")"):
+                return v
+            return repr(v)
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(val(k, x) for x in v) + "]"
+        if isinstance(v, Mapping):
+            return "{" + ", ".join(f"{val(k, a)}: {val(k, b)}" for a, b in v.items()) + "}"
+        raise Error(f"save option '{k}': value {v!r} of type {type(v).__name__} is not supported", 1)
+
+    return "{" + ", ".join(f"{k!r}: {val(k, v)}" for k, v in options.items()) + "}"
+
+
+def _save_value(node: Any, src: str) -> Any:
+    if isinstance(node, ast.Dict):
+        return {_save_value(k, src): _save_value(v, src) for k, v in zip(node.keys, node.values)}
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_save_value(x, src) for x in node.elts]
+    if isinstance(node, ast.Attribute):          # VariablePolicy.SAVE_VARIABLE_DEVICES
+        return node.attr.lower()
+    if isinstance(node, ast.Call):               # ShardByTaskPolicy(), MaxShardSizePolicy(N)
+        return ast.get_source_segment(src, node)
+    return ast.literal_eval(node)
+
+
+class _SaveOptions:
+    """A gn_save_options in a buffer owned here; cleared (its strings freed) once."""
+
+    def __init__(self, options: Union[Mapping[str, Any], str, None] = None):
+        if not has_savedmodel_save():
+            raise Error("this grapnel library cannot write SavedModels (save.h not built)", 7)
+        self.buf = ctypes.create_string_buffer(_lib.SAVE_OPTIONS_BUF)
+        lib.gn_save_options_init(self.buf)
+        size = ctypes.c_uint32.from_buffer(self.buf).value
+        if size > _lib.SAVE_OPTIONS_BUF:
+            raise Error(f"gn_save_options is {size} bytes, more than the {_lib.SAVE_OPTIONS_BUF} reserved", 10)
+        self.live = True
+        err = ctypes.create_string_buffer(2048)
+        rc = lib.gn_save_options_parse(self.buf, save_options_text(options).encode(), err, len(err))
+        if rc != _lib.GN_OK:
+            self.close()
+            raise Error(_lib.s(err.value) or _lib.status_str(rc), rc)
+
+    def close(self) -> None:
+        if self.live:
+            lib.gn_save_options_clear(self.buf)
+            self.live = False
+
+    def __del__(self) -> None:
+        self.close()
+
+    def to_dict(self) -> Dict[str, Any]:
+        p = lib.gn_save_options_to_string(self.buf)
+        if not p:
+            raise Error("gn_save_options_to_string: out of memory", 3)
+        text = _lib.take_string(p)
+        return _save_value(ast.parse(text, mode="eval").body, text)
+
+
+def parse_save_options(options: Union[Mapping[str, Any], str, None]) -> Dict[str, Any]:
+    """Parses SaveOptions (dict or dict text) and returns every field with its
+    value (policies as lower-case names, sharding callbacks as call text).
+    Raises Error naming an unknown field or a value of the wrong kind."""
+    o = _SaveOptions(options)
+    try:
+        return o.to_dict()
+    finally:
+        o.close()
+
+
+# ---- graphs ---------------------------------------------------------------------------------------------
+_FORMATS = {None: 0, "auto": 0, "binary": 1, "pb": 1, "text": 2, "pbtxt": 2, "savedmodel": 3}
+_PLACEHOLDERS = ("Placeholder", "PlaceholderV2", "_Arg")
+
+
+def _format(fmt: Optional[str]) -> int:
+    try:
+        return _FORMATS[fmt.lower() if isinstance(fmt, str) else fmt]
+    except KeyError:
+        raise Error(f"format {fmt!r}: expected one of 'auto', 'binary', 'text'", 1) from None
+
+
+def _canon(name: str) -> str:
+    return name[:-2] if name.endswith(":0") else name
+
+
+def _node_of(tensor: str) -> str:
+    t = tensor[1:] if tensor.startswith("^") else tensor
+    head, sep, tail = t.rpartition(":")
+    return head if sep and tail.isdigit() else t
+
+
+def _load_opts(fmt: Optional[str], tags: Optional[str], validate: bool) -> Tuple[_lib.gn_load_options, Any]:
+    o = _lib.gn_load_options()
+    lib.gn_load_options_init(ctypes.byref(o))
+    o.format = _format(fmt)
+    keep = tags.encode() if tags is not None else None
+    o.tags = keep
+    o.validate = 1 if validate else 0
+    return o, keep
+
+
+def _from_handle(h: ctypes.c_void_p, rc: int, what: str) -> "Graph":
+    if rc != _lib.GN_OK:
+        msg = _lib.s(lib.gn_graph_errmsg(h)) if h.value else ""
+        lib.gn_graph_free(h)
+        raise Error(msg or f"{what}: {_lib.status_str(rc)}", rc)
+    return Graph(h.value)
+
+
+def load(path: Union[str, os.PathLike], tags: Optional[Union[str, Sequence[str]]] = None,
+         format: Optional[str] = None, validate: bool = True) -> "Graph":
+    """Loads a ``.pb``, ``.pbtxt`` (optionally gzip-compressed) or a SavedModel
+    directory. ``tags`` picks a SavedModel MetaGraphDef ("serve" or a list of
+    tags); by default the only one, else the one tagged "serve"."""
+    if tags is not None and not isinstance(tags, str):
+        tags = ",".join(tags)
+    o, keep = _load_opts(format, tags, validate)
+    h = ctypes.c_void_p()
+    rc = lib.gn_graph_load(os.fsencode(path), ctypes.byref(o), ctypes.byref(h))
+    del keep
+    return _from_handle(h, rc, os.fspath(path))
+
+
+def loads(data: Union[bytes, str], format: Optional[str] = None, name: str = "<memory>",
+          validate: bool = True) -> "Graph":
+    """Loads a GraphDef from memory: bytes (binary or text, detected) or a str
+    (text format)."""
+    if isinstance(data, str):
+        data = data.encode()
+        if format is None:
+            format = "text"
+    o, keep = _load_opts(format, None, validate)
+    h = ctypes.c_void_p()
+    rc = lib.gn_graph_load_buffer(data, len(data), name.encode(), ctypes.byref(o), ctypes.byref(h))
+    del keep
+    return _from_handle(h, rc, name)
+
+
+class Graph:
+    """One TensorFlow graph (with its function library) held by the library.
+
+    The handle is freed exactly once: by :meth:`close`, at the end of a
+    ``with`` block, or when the object is collected. A Graph is used by one
+    thread at a time."""
+
+    def __init__(self, handle: int):
+        self._h: Optional[int] = handle
+        self._sessions: Dict[Tuple[str, int, int], int] = {}
+        self._shapes = False
+
+    # -- lifetime --
+    def close(self) -> None:
+        """Frees the graph and its cached sessions (idempotent)."""
+        self._drop_sessions()
+        h, self._h = self._h, None
+        if h:
+            lib.gn_graph_free(h)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:   # interpreter shutdown
+            pass
+
+    def __enter__(self) -> "Graph":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._h is None
+
+    def _handle(self) -> int:
+        if self._h is None:
+            raise Error("the graph is closed", 2)
+        return self._h
+
+    def _drop_sessions(self) -> None:
+        for s in self._sessions.values():
+            lib.gn_session_free(s)
+        self._sessions.clear()
+
+    def _changed(self) -> None:
+        self._drop_sessions()
+        self._shapes = False
+
+    def _check(self, rc: int, what: str) -> None:
+        if rc != _lib.GN_OK:
+            msg = _lib.s(lib.gn_graph_errmsg(self._h)) if self._h else ""
+            raise Error(msg or f"{what}: {_lib.status_str(rc)}", rc)
+
+    def __repr__(self) -> str:
+        if self._h is None:
+            return "<grapnel.Graph closed>"
+        return f"<grapnel.Graph {self.node_count} nodes>"
+
+    # -- structure --
+    @property
+    def node_count(self) -> int:
+        """Live nodes of the top-level graph."""
+        return int(lib.gn_graph_node_count(self._handle()))
+
+    def __len__(self) -> int:
+        return self.node_count
+
+    def infer_shapes(self) -> None:
+        """Infers every node's output dtypes and shapes (used by nodes(outputs) and run defaults)."""
+        self._drop_sessions()
+        self._check(lib.gn_graph_infer_shapes(self._handle()), "infer_shapes")
+        self._shapes = True
+
+    def _ensure_shapes(self) -> None:
+        if not self._shapes:
+            self._drop_sessions()   # a session needs its graph unchanged
+            lib.gn_graph_infer_shapes(self._handle())   # partial results are still useful
+            self._shapes = True
+
+    def _inputs_of(self, i: int) -> List[str]:
+        h = self._handle()
+        buf = ctypes.create_string_buffer(4096)
+        out = []
+        for k in range(lib.gn_graph_node_input_count(h, i)):
+            self._check(lib.gn_graph_node_input(h, i, k, buf, len(buf)), "node_input")
+            out.append(buf.value.decode())
+        return out
+
+    def _outputs_of(self, i: int) -> List[Dict[str, Any]]:
+        h = self._handle()
+        n = lib.gn_graph_node_output_count(h, i)
+        outs = []
+        dims = (ctypes.c_int64 * _lib.GN_TENSOR_MAX_DIMS)()
+        for k in range(max(n, 0)):
+            dt = lib.gn_graph_node_output_dtype(h, i, k)
+            rank = lib.gn_graph_node_output_shape(h, i, k, dims, _lib.GN_TENSOR_MAX_DIMS)
+            shape = None if rank < 0 else tuple(None if dims[j] < 0 else int(dims[j])
+                                                for j in range(min(rank, _lib.GN_TENSOR_MAX_DIMS)))
+            outs.append({"dtype": _lib.s(lib.gn_dtype_name(dt)) if dt else None,
+                         "shape": shape})
+        return outs
+
+    def nodes(self, outputs: bool = False) -> List[Dict[str, Any]]:
+        """Every node: ``{'name', 'op', 'device', 'inputs'}`` (inputs in TensorFlow's
+        spelling, "^x" for control inputs); with outputs=True also
+        ``'outputs': [{'dtype': 'float', 'shape': (None, 4)}, ...]`` (shapes inferred)."""
+        h = self._handle()
+        if outputs:
+            self._ensure_shapes()
+        out = []
+        for i in range(lib.gn_graph_node_count(h)):
+            d: Dict[str, Any] = {"name": _lib.s(lib.gn_graph_node_name(h, i)), "op": _lib.s(lib.gn_graph_node_op(h, i)),
+                                 "device": _lib.s(lib.gn_graph_node_device(h, i)), "inputs": self._inputs_of(i)}
+            if outputs:
+                d["outputs"] = self._outputs_of(i)
+            out.append(d)
+        return out
+
+    def functions(self) -> Dict[str, int]:
+        """Function library: name -> node count of its body."""
+        h = self._handle()
+        return {_lib.s(lib.gn_graph_function_name(h, i)): int(lib.gn_graph_function_node_count(h, i))
+                for i in range(lib.gn_graph_function_count(h))}
+
+    def placeholders(self) -> List[Dict[str, Any]]:
+        """The graph's inputs: ``{'name', 'dtype' (numpy name or None), 'shape'}``
+        for every Placeholder (shape entries None when unknown)."""
+        self._ensure_shapes()
+        h = self._handle()
+        out = []
+        for i in range(lib.gn_graph_node_count(h)):
+            if _lib.s(lib.gn_graph_node_op(h, i)) not in _PLACEHOLDERS:
+                continue
+            dt = lib.gn_graph_node_output_dtype(h, i, 0)
+            o = self._outputs_of(i)
+            out.append({"name": _lib.s(lib.gn_graph_node_name(h, i)),
+                        "dtype": _lib.s(lib.gn_dtype_numpy_name(dt)) if dt else None,
+                        "dtype_enum": int(dt),
+                        "shape": o[0]["shape"] if o else None})
+        return out
+
+    def outputs(self) -> List[str]:
+        """The default fetches, as ``grapnel run`` picks them: the inputs of
+        _Retval nodes when there are any, else every output of nodes whose data
+        outputs nothing consumes (NoOps and placeholders excluded)."""
+        self._ensure_shapes()
+        nodes = self.nodes()
+        if any(n["op"] == "_Retval" for n in nodes):
+            res: List[str] = []
+            for n in nodes:
+                if n["op"] == "_Retval" and n["inputs"] and not n["inputs"][0].startswith("^"):
+                    c = _canon(n["inputs"][0])
+                    if c not in res:
+                        res.append(c)
+            return res
+        used = {_node_of(x) for n in nodes for x in n["inputs"] if not x.startswith("^")}
+        h = self._handle()
+        res = []
+        for i, n in enumerate(nodes):
+            if n["name"] in used or n["op"] == "NoOp" or n["op"] in _PLACEHOLDERS:
+                continue
+            no = lib.gn_graph_node_output_count(h, i)
+            if no == 0:
+                continue
+            res += [n["name"] if k == 0 else f"{n['name']}:{k}" for k in range(max(no, 1))]
+        return res
+
+    def inspect(self, shapes: bool = False) -> Dict[str, Any]:
+        """A summary: ``{'nodes': count, 'ops': {op: count}, 'inputs': placeholders(),
+        'outputs': outputs(), 'functions': {name: nodes}, 'devices': [...],
+        'text': the `grapnel inspect` report}`` (with shapes=True the text lists
+        every node's outputs)."""
+        h = self._handle()
+        p = ctypes.c_void_p()
+        self._check(lib.gn_graph_inspect(h, 1 if shapes else 0, ctypes.byref(p)), "inspect")
+        text = _lib.take_string(p.value)
+        ops: Dict[str, int] = {}
+        devices = set()
+        for i in range(lib.gn_graph_node_count(h)):
+            op = _lib.s(lib.gn_graph_node_op(h, i))
+            ops[op] = ops.get(op, 0) + 1
+            devices.add(_lib.s(lib.gn_graph_node_device(h, i)))
+        return {"nodes": self.node_count, "ops": dict(sorted(ops.items())), "inputs": self.placeholders(),
+                "outputs": self.outputs(), "functions": self.functions(), "devices": sorted(devices),
+                "text": text}
+
+    def to_dot(self) -> str:
+        """Graphviz dot text of the graph and its function bodies."""
+        p = ctypes.c_void_p()
+        self._check(lib.gn_graph_to_dot(self._handle(), ctypes.byref(p)), "to_dot")
+        return _lib.take_string(p.value)
+
+    def validate(self) -> None:
+        """Raises Error (naming the node) when the graph is structurally invalid."""
+        self._check(lib.gn_graph_validate(self._handle()), "validate")
+
+    def clone(self) -> "Graph":
+        """An independent copy (tensor payloads shared internally)."""
+        h = ctypes.c_void_p()
+        rc = lib.gn_graph_clone(self._handle(), ctypes.byref(h))
+        if rc != _lib.GN_OK:
+            lib.gn_graph_free(h)
+            self._check(rc, "clone")
+        return Graph(h.value)
+
+    # -- saving --
+    def save(self, path: Union[str, os.PathLike], format: Optional[str] = None) -> None:
+        """Writes the graph as a GraphDef, atomically: text for names ending in
+        .pbtxt/.txt, binary otherwise (or as ``format`` says: 'binary'/'text')."""
+        self._check(lib.gn_graph_save(self._handle(), os.fsencode(path), _format(format)), os.fspath(path))
+
+    def serialize(self, format: str = "binary") -> bytes:
+        """The GraphDef as bytes ('binary') or its text format ('text')."""
+        p, n = ctypes.c_void_p(), ctypes.c_size_t()
+        self._check(lib.gn_graph_serialize(self._handle(), _format(format), ctypes.byref(p), ctypes.byref(n)),
+                    "serialize")
+        try:
+            return ctypes.string_at(p.value, n.value) if n.value else b""
+        finally:
+            lib.gn_free(p.value)
+
+    # -- optimizing --
+    def optimize(self, options: Union[Mapping[str, Any], str, None] = None, fetches: Optional[Iterable[str]] = None,
+                 feeds: Optional[Iterable[str]] = None, target: str = "cpu",
+                 dump_dir: Optional[Union[str, os.PathLike]] = None) -> Dict[str, Any]:
+        """Rewrites the graph in place with Grappler's pipeline.
+
+        ``options`` is the dictionary ``tf.config.optimizer.set_experimental_options``
+        takes (``{'constant_folding': True, 'layout_optimizer': False}``), with
+        grapnel's dotted keys too (``{'layout.policy': 'NCHW'}``); keys not named
+        keep TensorFlow's defaults. ``fetches``/``feeds`` name tensors that must be
+        kept; ``target`` is "cpu", "gpu", "gpu:sm_80", ... Returns the report:
+        ``{'total_micros', 'passes': [{'pass', 'iteration', 'nodes_before',
+        'nodes_after', 'changed', ...}], 'events', 'notes', 'text'}``."""
+        h = self._handle()
+        opts = _Options(options)
+        params = _lib.gn_optimize_params()
+        lib.gn_optimize_params_init(ctypes.byref(params))
+        err = ctypes.create_string_buffer(1024)
+        rc = lib.gn_target_parse(target.encode(), ctypes.byref(params.target), err, len(err))
+        if rc != _lib.GN_OK:
+            raise Error(_lib.s(err.value) or f"target '{target}': {_lib.status_str(rc)}", rc)
+        fe = [f.encode() for f in (fetches or [])]
+        fd = [f.encode() for f in (feeds or [])]
+        fe_arr = (ctypes.c_char_p * max(len(fe), 1))(*fe)
+        fd_arr = (ctypes.c_char_p * max(len(fd), 1))(*fd)
+        params.fetches, params.n_fetches = fe_arr, len(fe)
+        params.feeds, params.n_feeds = fd_arr, len(fd)
+        dd = os.fsencode(dump_dir) if dump_dir is not None else None
+        params.dump_dir = dd
+        self._changed()
+        rep = ctypes.c_void_p()
+        rc = lib.gn_optimize(h, opts.buf, ctypes.byref(params), ctypes.byref(rep))
+        report: Dict[str, Any] = {}
+        if rep.value:
+            try:
+                p = ctypes.c_void_p()
+                if lib.gn_report_to_json(rep.value, ctypes.byref(p)) == _lib.GN_OK:
+                    report = json.loads(_lib.take_string(p.value))
+                if lib.gn_report_to_text(rep.value, ctypes.byref(p)) == _lib.GN_OK:
+                    report["text"] = _lib.take_string(p.value)
+            finally:
+                lib.gn_report_free(rep.value)
+        if rc != _lib.GN_OK:
+            msg = _lib.s(lib.gn_graph_errmsg(h)) or f"optimize: {_lib.status_str(rc)}"
+            raise Error(msg, rc, report)
+        return report
+
+    # -- running --
+    def _session(self, backend: str, seed: int, num_threads: int) -> int:
+        key = (backend, seed, num_threads)
+        s = self._sessions.get(key)
+        if s:
+            return s
+        o = _lib.gn_session_options()
+        lib.gn_session_options_init(ctypes.byref(o))
+        b = backend.encode()
+        o.backend = b
+        o.seed = seed
+        o.num_threads = num_threads
+        hs = ctypes.c_void_p()
+        rc = lib.gn_session_new(self._handle(), ctypes.byref(o), ctypes.byref(hs))
+        if rc != _lib.GN_OK:
+            msg = _lib.s(lib.gn_session_errmsg(hs)) if hs.value else ""
+            lib.gn_session_free(hs)
+            raise Error(msg or f"session on '{backend}': {_lib.status_str(rc)}", rc)
+        self._sessions[key] = hs.value
+        return hs.value
+
+    def _run(self, feeds: Mapping[str, Any], fetches: Sequence[str], backend: str, seed: int,
+             num_threads: int) -> List[np.ndarray]:
+        s = self._session(backend, seed, num_threads)
+        fv = [_Feed(v) for v in feeds.values()]
+        fnames = (ctypes.c_char_p * max(len(fv), 1))(*[k.encode() for k in feeds.keys()])
+        ftens = (_lib.gn_tensor * max(len(fv), 1))(*[f.tensor for f in fv])
+        onames = (ctypes.c_char_p * max(len(fetches), 1))(*[k.encode() for k in fetches])
+        outs = (_lib.gn_tensor * max(len(fetches), 1))()
+        rc = lib.gn_session_run(s, fnames, ftens, len(fv), onames, outs, len(fetches))
+        try:
+            if rc != _lib.GN_OK:
+                raise Error(_lib.s(lib.gn_session_errmsg(s)) or f"run: {_lib.status_str(rc)}", rc)
+            return [_to_numpy(outs[i]) for i in range(len(fetches))]
+        finally:
+            for i in range(len(fetches)):
+                lib.gn_tensor_free(ctypes.byref(outs[i]))
+
+    def run(self, feeds: Optional[Mapping[str, Any]] = None,
+            fetches: Union[str, Sequence[str], None] = None, backend: str = "cpu", seed: int = 0,
+            num_threads: int = 0) -> Union[np.ndarray, List[np.ndarray], Dict[str, np.ndarray]]:
+        """Runs the graph on a backend ("cpu").
+
+        ``feeds`` maps tensor names ("x" or "x:0"; any tensor, the graph is cut
+        there) to arrays; ``fetches`` is a list of tensor names (returns a list of
+        arrays, in order), one name (returns one array), or None (the graph's
+        outputs(); returns a dict name -> array). ``seed`` seeds random ops.
+        A session per (backend, seed, num_threads) is kept and reused until the
+        graph changes."""
+        feeds = dict(feeds or {})
+        if fetches is None:
+            names = self.outputs()
+            if not names:
+                raise Error("the graph has no outputs to fetch: name them with fetches=", 1)
+            return dict(zip(names, self._run(feeds, names, backend, seed, num_threads)))
+        if isinstance(fetches, str):
+            return self._run(feeds, [fetches], backend, seed, num_threads)[0]
+        return self._run(feeds, list(fetches), backend, seed, num_threads)
+
+    def _needed_placeholders(self, fetches: Sequence[str], fed: Iterable[str]) -> List[str]:
+        nodes = self.nodes()
+        by_name = {n["name"]: n for n in nodes}
+        fed_c = {_canon(f) for f in fed}
+        seen, stack, out = set(), [], []
+        for f in fetches:
+            if _canon(f) in fed_c:
+                continue
+            n = _node_of(f)
+            if n in by_name and n not in seen:
+                seen.add(n)
+                stack.append(n)
+        while stack:
+            n = by_name[stack.pop()]
+            if n["op"] in _PLACEHOLDERS:
+                out.append(n["name"])
+                continue
+            for x in n["inputs"]:
+                ctrl = x.startswith("^")
+                if not ctrl and _canon(x) in fed_c:
+                    continue
+                m = _node_of(x)
+                if m not in by_name or m in seen or (ctrl and m in fed_c):
+                    continue
+                seen.add(m)
+                stack.append(m)
+        return out
+
+    def random_feeds(self, fetches: Optional[Sequence[str]] = None, feeds: Optional[Mapping[str, Any]] = None,
+                     seed: int = 0, dim: int = 1,
+                     shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Dict[str, np.ndarray]:
+        """Random arrays for the placeholders the fetches need that ``feeds``
+        does not cover: floats uniform in [-1, 1), integers in 0..9, bools
+        random; shapes from the placeholder (unknown dims = ``dim``) or ``shapes``."""
+        fetches = list(fetches) if fetches is not None else self.outputs()
+        feeds = dict(feeds or {})
+        shapes = {_canon(k): v for k, v in (shapes or {}).items()}
+        info = {p["name"]: p for p in self.placeholders()}
+        rng = np.random.default_rng(seed)
+        out: Dict[str, np.ndarray] = {}
+        for name in self._needed_placeholders(fetches, feeds.keys()):
+            p = info[name]
+            if name in shapes:
+                shape = tuple(int(d) for d in shapes[name])
+            elif p["shape"] is None:
+                raise Error(f"placeholder '{name}' has no known shape: give one with shapes= or feed it", 1)
+            else:
+                shape = tuple(dim if d is None else d for d in p["shape"])
+            if not p["dtype_enum"]:
+                raise Error(f"placeholder '{name}' has no known dtype: feed it", 1)
+            dt = dtype_to_numpy(p["dtype_enum"])
+            if dt.kind == "f":
+                a = rng.uniform(-1.0, 1.0, size=shape).astype(dt)
+            elif dt.kind == "b":
+                a = rng.integers(0, 2, size=shape).astype(bool)
+            elif dt == np.uint8:
+                a = rng.integers(0, 256, size=shape).astype(dt)
+            elif dt.kind in "iu":
+                a = rng.integers(0, 10, size=shape).astype(dt)
+            else:
+                raise Error(f"cannot make random {dt} data for placeholder '{name}': feed it", 7)
+            out[name] = a
+        return out
+
+    def verify(self, other: "Graph", feeds: Optional[Mapping[str, Any]] = None,
+               fetches: Optional[Sequence[str]] = None, tol: Optional[float] = None, seed: int = 0, dim: int = 1,
+               shapes: Optional[Mapping[str, Sequence[int]]] = None, backend: str = "cpu") -> Dict[str, Dict[str, Any]]:
+        """Runs this graph (the reference) and ``other`` on the same inputs and
+        compares every fetch, as ``grapnel verify`` does. Feeds not given are
+        random (``random_feeds``, drawn for both graphs' placeholders); fetches
+        default to this graph's outputs(). ``tol`` is the relative L2 error
+        allowed (None: 1e-5 for float32/64, 1e-2 for float16).
+
+        Returns ``{fetch: {'match': bool, 'max_abs_err', 'rel_l2_err', 'tol',
+        'n_diff', 'n_nan_mismatch', 'why', 'dtype', 'shape'}}``."""
+        fetches = list(fetches) if fetches is not None else self.outputs()
+        all_feeds = dict(feeds or {})
+        all_feeds.update(self.random_feeds(fetches, all_feeds, seed, dim, shapes))
+        all_feeds.update(other.random_feeds(fetches, all_feeds, seed, dim, shapes))
+        user = {_canon(k) for k in (feeds or {})}
+
+        def for_graph(g: Graph) -> Dict[str, Any]:
+            names = {n["name"] for n in g.nodes()}
+            return {k: v for k, v in all_feeds.items() if _node_of(k) in names or _canon(k) in user}
+
+        ref = self._run(for_graph(self), fetches, backend, seed, 0)
+        got = other._run(for_graph(other), fetches, backend, seed, 0)
+        result: Dict[str, Dict[str, Any]] = {}
+        for name, r, a in zip(fetches, ref, got):
+            cr = _lib.gn_compare_result()
+            fa, fr = _Feed(a), _Feed(r)
+            rc = lib.gn_tensor_compare(ctypes.byref(fa.tensor), ctypes.byref(fr.tensor), -1.0 if tol is None else tol,
+                                       ctypes.byref(cr))
+            if rc != _lib.GN_OK:
+                raise Error(f"compare '{name}': {_lib.status_str(rc)}", rc)
+            result[name] = {"match": bool(cr.match), "max_abs_err": cr.max_abs_err, "rel_l2_err": cr.rel_l2_err,
+                            "tol": cr.tol, "n_diff": int(cr.n_diff), "n_nan_mismatch": int(cr.n_nan_mismatch),
+                            "why": cr.why.decode("utf-8", "replace"), "dtype": str(r.dtype), "shape": r.shape}
+        return result
+
+    # -- SavedModel (present when the library exports savedmodel.h) --
+    def _need(self, fn: str) -> None:
+        if not _lib.has(fn):
+            raise Error(f"this grapnel library has no {fn} (SavedModel support not built)", 7)
+
+    @property
+    def tags(self) -> str:
+        """The chosen MetaGraphDef's tags ("serve"); "" for a GraphDef."""
+        self._need("gn_graph_tags")
+        return _lib.s(lib.gn_graph_tags(self._handle()))
+
+    def signatures(self) -> Dict[str, Dict[str, Any]]:
+        """SavedModel signatures: ``{key: {'method', 'inputs': {k: {'tensor', 'dtype',
+        'shape'}}, 'outputs': {...}}}``; {} for a GraphDef."""
+        self._need("gn_graph_signature_count")
+        h = self._handle()
+        res: Dict[str, Dict[str, Any]] = {}
+        for i in range(lib.gn_graph_signature_count(h)):
+            key = lib.gn_graph_signature_key(h, i)
+            entry: Dict[str, Any] = {"method": _lib.s(lib.gn_graph_signature_method(h, key))}
+            for side, which in (("inputs", 0), ("outputs", 1)):
+                n = ctypes.c_size_t()
+                self._check(lib.gn_graph_signature_args(h, key, which, ctypes.byref(n)), "signature_args")
+                args = {}
+                for k in range(n.value):
+                    a = _lib.gn_signature_arg()
+                    self._check(lib.gn_graph_signature_arg(h, key, which, k, ctypes.byref(a)), "signature_arg")
+                    shape = None if a.rank < 0 else tuple(None if a.dims[j] < 0 else int(a.dims[j])
+                                                          for j in range(min(a.rank, 8)))
+                    args[_lib.s(a.key)] = {"tensor": _lib.s(a.tensor),
+                                           "dtype": _lib.s(lib.gn_dtype_numpy_name(a.dtype)) if a.dtype else None,
+                                           "shape": shape}
+                entry[side] = args
+            res[_lib.s(key)] = entry
+        return res
+
+    def variables(self) -> List[Dict[str, Any]]:
+        """The SavedModel's variables: ``{'name', 'dtype', 'shape', 'bytes'}``."""
+        self._need("gn_graph_variable_count")
+        h = self._handle()
+        n = ctypes.c_size_t()
+        self._check(lib.gn_graph_variable_count(h, ctypes.byref(n)), "variables")
+        out = []
+        for i in range(n.value):
+            v = _lib.gn_variable_info()
+            self._check(lib.gn_graph_variable(h, i, ctypes.byref(v)), "variable")
+            out.append({"name": _lib.s(v.name), "dtype": _lib.s(lib.gn_dtype_numpy_name(v.dtype)),
+                        "shape": tuple(int(v.dims[j]) for j in range(max(min(v.rank, 8), 0))), "bytes": int(v.bytes)})
+        return out
+
+    def freeze(self, signature: Optional[str] = None) -> "Graph":
+        """The frozen inference graph of a SavedModel signature (None:
+        "serving_default", else the only one): variables become constants,
+        function calls are inlined. Its feeds and fetches are the signature's
+        tensor names (signatures())."""
+        self._need("gn_graph_freeze")
+        h = ctypes.c_void_p()
+        rc = lib.gn_graph_freeze(self._handle(), signature.encode() if signature is not None else None,
+                                 ctypes.byref(h))
+        if rc != _lib.GN_OK:
+            msg = _lib.s(lib.gn_graph_errmsg(self._h))
+            lib.gn_graph_free(h)
+            raise Error(msg or f"freeze: {_lib.status_str(rc)}", rc)
+        return Graph(h.value)
+
+    def save_savedmodel(self, directory: Union[str, os.PathLike],
+                        save_options: Union[Mapping[str, Any], str, None] = None,
+                        feeds: Optional[Sequence[str]] = None, fetches: Optional[Sequence[str]] = None,
+                        signature_key: Optional[str] = None, tags: Optional[Union[str, Sequence[str]]] = None) -> None:
+        """Writes the graph as a SavedModel directory (which must not exist, or be
+        empty). ``save_options`` has the fields of ``tf.saved_model.SaveOptions``
+        (see parse_save_options). For a GraphDef, ``feeds``/``fetches`` name the
+        serving signature's inputs and outputs (no feeds: every Placeholder); a
+        SavedModel keeps its signatures. ``signature_key`` defaults to
+        "serving_default", ``tags`` to the loaded ones, else "serve"."""
+        h = self._handle()
+        opts = _SaveOptions(save_options)
+        try:
+            p = _lib.gn_save_params()
+            lib.gn_save_params_init(ctypes.byref(p))
+            fd = [f.encode() for f in (feeds or [])]
+            fe = [f.encode() for f in (fetches or [])]
+            fd_arr = (ctypes.c_char_p * max(len(fd), 1))(*fd)
+            fe_arr = (ctypes.c_char_p * max(len(fe), 1))(*fe)
+            p.feeds, p.n_feeds = fd_arr, len(fd)
+            p.fetches, p.n_fetches = fe_arr, len(fe)
+            sk = signature_key.encode() if signature_key is not None else None
+            if tags is not None and not isinstance(tags, str):
+                tags = ",".join(tags)
+            tg = tags.encode() if tags is not None else None
+            p.signature_key, p.tags = sk, tg
+            self._check(lib.gn_savedmodel_save(h, os.fsencode(directory), opts.buf, ctypes.byref(p)),
+                        os.fspath(directory))
+        finally:
+            opts.close()
