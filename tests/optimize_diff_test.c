@@ -50,6 +50,8 @@ typedef struct opt_config {
     int alone;             /* 1: ALL_OFF, then `on` */
     const char *on;        /* dictionary text turning the pass on */
     const char *disabled;  /* gn_options.disabled_patterns */
+    const char *target;    /* gn_target_parse text; NULL: cpu */
+    double tol;            /* relative L2 against the original (and TensorFlow); 0: by dtype / manifest */
 } opt_config;
 
 static const opt_config k_configs[] = {
@@ -63,6 +65,15 @@ static const opt_config k_configs[] = {
     {"shape", 1, "{'shape_optimization': True}", NULL},
     {"arithmetic", 1, "{'arithmetic_optimization': True}", NULL},
     {"dependency", 1, "{'dependency_optimization': True}", NULL},
+    {"function", 1, "{'function_optimization': True}", NULL},
+    {"loop", 1, "{'loop_optimization': True}", NULL},
+    {"remap", 1, "{'remapping': True}", NULL},
+    /* the GPU-targeted passes, checked on the CPU backend: batch-norm folding changes
+     * rounding (1e-4), float16 is float16 (1e-2) */
+    {"remap", 1, "{'remapping': True}", NULL, "gpu:sm_90", 1e-4},
+    {"layout", 1, "{'layout_optimizer': True}", NULL, "gpu:sm_90", 0},
+    {"auto_mixed_precision", 1, "{'auto_mixed_precision': True}", NULL, "gpu:sm_90", 1e-2},
+    {"default", 0, NULL, NULL, "gpu:sm_90", 1e-4},
 };
 #define N_CONFIGS (sizeof k_configs / sizeof k_configs[0])
 
@@ -107,6 +118,10 @@ static int optimize(gn_graph *g, const opt_config *c, const char *const *fetches
     }
     gn_optimize_params p;
     gn_optimize_params_init(&p);
+    if (c->target && gn_target_parse(c->target, &p.target, perr, sizeof perr) != GN_OK) {
+        snprintf(err, errlen, "target: %s", perr);
+        return -1;
+    }
     p.fetches = fetches;
     p.n_fetches = n_fetches;
     p.feeds = feeds;
@@ -331,6 +346,8 @@ typedef struct golden_ctx {
 static void golden_config(golden_ctx *gc, const gn_graph *orig, const opt_config *c, char *err, int *not_idempotent)
 {
     const golden_model *m = gc->m;
+    char label[96];
+    snprintf(label, sizeof label, "%.40s%s%.40s", c->name, c->target ? "@" : "", c->target ? c->target : "");
     char e[2048] = "", cp[4096] = "";
     gn_graph *g1 = NULL, *g2 = NULL;
     void *b1 = NULL, *b2 = NULL, *b3 = NULL;
@@ -339,54 +356,54 @@ static void golden_config(golden_ctx *gc, const gn_graph *orig, const opt_config
     memset(outs, 0, sizeof outs);
     *not_idempotent = 0;
     if (gn_graph_clone(orig, &g1) != GN_OK) {
-        add_err(err, "[%s] clone failed", c->name);
+        add_err(err, "[%s] clone failed", label);
         goto done;
     }
     if (gn_graph_load(gc->path, NULL, &g2) != GN_OK) {
-        add_err(err, "[%s] reload: %s", c->name, gn_graph_errmsg(g2));
+        add_err(err, "[%s] reload: %s", label, gn_graph_errmsg(g2));
         goto done;
     }
     if (optimize(g1, c, gc->fetch_names, m->n_fetches, gc->feed_names, m->n_feeds, NULL, 0, e, sizeof e) ||
         optimize(g2, c, gc->fetch_names, m->n_fetches, gc->feed_names, m->n_feeds, NULL, 0, e, sizeof e)) {
-        add_err(err, "[%s] %s", c->name, e);
+        add_err(err, "[%s] %s", label, e);
         goto done;
     }
     if (serialize(g1, &b1, &n1, e, sizeof e) || serialize(g2, &b2, &n2, e, sizeof e)) {
-        add_err(err, "[%s] %s", c->name, e);
+        add_err(err, "[%s] %s", label, e);
         goto done;
     }
     long long d = first_diff(b1, n1, b2, n2);
     if (d >= 0)
         add_err(err, "[%s] not deterministic: two loads optimize to different bytes (%zu vs %zu bytes, first "
                      "difference at byte %lld)",
-                c->name, n1, n2, d);
+                label, n1, n2, d);
     /* numerics: optimized vs the original, and vs TensorFlow */
     if (run_graph(g1, gc->feed_names, gc->feeds, m->n_feeds, gc->fetch_names, outs, m->n_fetches, e, sizeof e)) {
-        add_err(err, "[%s] optimized graph: %s", c->name, e);
+        add_err(err, "[%s] optimized graph: %s", label, e);
     } else {
         for (size_t i = 0; i < m->n_fetches; i++) {
             gn_compare_result r1, r2;
             memset(&r1, 0, sizeof r1);
             memset(&r2, 0, sizeof r2);
-            gn_tensor_compare(&outs[i], &gc->orig_outs[i], gn_compare_default_tol(gc->orig_outs[i].dtype), &r1);
-            gn_tensor_compare(&outs[i], &gc->tf_refs[i], m->tol, &r2);
+            gn_tensor_compare(&outs[i], &gc->orig_outs[i], c->tol > 0 ? c->tol : gn_compare_default_tol(gc->orig_outs[i].dtype), &r1);
+            gn_tensor_compare(&outs[i], &gc->tf_refs[i], c->tol > m->tol ? c->tol : m->tol, &r2);
             if (!r1.match)
                 add_err(err, "[%s] fetch %s: optimized vs original: %s (rel L2 %.3e, max abs %.3e, %lld differ)",
-                        c->name, gc->fetch_names[i], r1.why[0] ? r1.why : "mismatch", r1.rel_l2_err, r1.max_abs_err,
+                        label, gc->fetch_names[i], r1.why[0] ? r1.why : "mismatch", r1.rel_l2_err, r1.max_abs_err,
                         (long long)r1.n_diff);
             if (!r2.match)
                 add_err(err, "[%s] fetch %s: optimized vs TensorFlow: %s (rel L2 %.3e, max abs %.3e, tol %g)",
-                        c->name, gc->fetch_names[i], r2.why[0] ? r2.why : "mismatch", r2.rel_l2_err, r2.max_abs_err,
+                        label, gc->fetch_names[i], r2.why[0] ? r2.why : "mismatch", r2.rel_l2_err, r2.max_abs_err,
                         m->tol);
         }
     }
     /* idempotence: optimizing the result again changes nothing */
     if (optimize(g1, c, gc->fetch_names, m->n_fetches, gc->feed_names, m->n_feeds, cp, sizeof cp, e, sizeof e)) {
-        add_err(err, "[%s] second optimization: %s", c->name, e);
+        add_err(err, "[%s] second optimization: %s", label, e);
         goto done;
     }
     if (serialize(g1, &b3, &n3, e, sizeof e)) {
-        add_err(err, "[%s] %s", c->name, e);
+        add_err(err, "[%s] %s", label, e);
         goto done;
     }
     d = first_diff(b1, n1, b3, n3);
@@ -394,7 +411,7 @@ static void golden_config(golden_ctx *gc, const gn_graph *orig, const opt_config
         *not_idempotent = 1;
         add_err(err, "[%s] not idempotent: optimizing the result again changed it (%zu -> %zu bytes, first "
                      "difference at byte %lld; passes that changed it: %s)",
-                c->name, n1, n3, d, cp[0] ? cp : "none reported");
+                label, n1, n3, d, cp[0] ? cp : "none reported");
     }
 done:
     for (size_t i = 0; i < MAX_IO; i++) gn_tensor_free(&outs[i]);

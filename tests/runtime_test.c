@@ -151,12 +151,21 @@ static void test_backend_names(void **state)
     assert_int_equal(o.struct_size, sizeof o);
     o.backend = "cuda";
     gn_session *s = NULL;
-    assert_int_equal(gn_session_new(g, &o, &s), GN_ERR_UNSUPPORTED);
-    assert_string_equal(gn_session_errmsg(s), "the CUDA backend is not built in");
     const char *c[1] = {"c"};
     gn_tensor out[1];
-    assert_int_equal(gn_session_run(s, NULL, NULL, 0, c, out, 1), GN_ERR_MISUSE);
-    gn_session_free(s);
+#ifdef GN_HAVE_CUDA   /* built with the CUDA backend (tests/cuda_test.c): a GPU may be present */
+    if (gn_session_new(g, &o, &s) == GN_OK) {
+        gn_session_free(s);
+    } else {
+        assert_int_equal(strncmp(gn_session_errmsg(s), "no CUDA device: ", 16), 0);
+#else
+    {
+        assert_int_equal(gn_session_new(g, &o, &s), GN_ERR_UNSUPPORTED);
+        assert_string_equal(gn_session_errmsg(s), "the CUDA backend is not built in");
+#endif
+        assert_int_equal(gn_session_run(s, NULL, NULL, 0, c, out, 1), GN_ERR_MISUSE);
+        gn_session_free(s);
+    }
     o.backend = "tpu";
     assert_int_equal(gn_session_new(g, &o, &s), GN_ERR_NOT_FOUND);
     assert_string_equal(gn_session_errmsg(s), "no backend named 'tpu' (known: cpu, cuda)");

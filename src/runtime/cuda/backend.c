@@ -1,0 +1,1678 @@
+/* The CUDA backend: the backend interface (runtime/backend.h) over cuDNN,
+ * cuBLAS and our kernels (cuda.h). See cuda.h for the layout of the code.
+ *
+ * cuBLAS and cuDNN are loaded with dlopen when the backend opens, so the
+ * library loads where they are missing: the ops that need them are then
+ * unsupported, with the loader's message. float32 GEMMs and convolutions use
+ * no TF32 (CUBLAS_COMPUTE_32F, CUDNN_FMA_MATH), so float32 results match the
+ * CPU backend within 1e-5 relative L2. */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cublas_v2.h>
+#include <cudnn.h>
+
+#include "runtime/backend.h"
+#include "runtime/cuda/cuda.h"
+#include "runtime/prune.h"
+
+#define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
+#define DT_F16 TENSORFLOW__DATA_TYPE__DT_HALF
+#define DT_I32 TENSORFLOW__DATA_TYPE__DT_INT32
+#define DT_I64 TENSORFLOW__DATA_TYPE__DT_INT64
+#define MAX_PLANS 8
+#define ALIGN 256
+#define WORKSPACE_LIMIT ((size_t)512 << 20)   /* per convolution; cuDNN algorithms needing more are skipped */
+
+/* ---- libraries loaded at open ---------------------------------------------- */
+#define CUBLAS_FNS(X)                                                                                                  \
+    X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode) X(cublasGemmEx)               \
+    X(cublasGemmStridedBatchedEx) X(cublasGetStatusString)
+#define CUDNN_FNS(X)                                                                                                   \
+    X(cudnnCreate) X(cudnnDestroy) X(cudnnSetStream) X(cudnnGetErrorString) X(cudnnCreateTensorDescriptor)          \
+    X(cudnnDestroyTensorDescriptor) X(cudnnSetTensor4dDescriptor) X(cudnnCreateFilterDescriptor)                    \
+    X(cudnnDestroyFilterDescriptor) X(cudnnSetFilter4dDescriptor) X(cudnnCreateConvolutionDescriptor)               \
+    X(cudnnDestroyConvolutionDescriptor) X(cudnnSetConvolution2dDescriptor) X(cudnnSetConvolutionGroupCount)         \
+    X(cudnnSetConvolutionMathType) X(cudnnGetConvolution2dForwardOutputDim) X(cudnnGetConvolutionForwardAlgorithm_v7) \
+    X(cudnnGetConvolutionForwardWorkspaceSize) X(cudnnConvolutionForward)
+#define FIELD(name) __typeof__(&name) p_##name;
+
+typedef struct cu_backend {
+    int device;
+    cudaStream_t stream;
+    size_t ws_limit;
+    void *blas_lib, *dnn_lib;
+    cublasHandle_t blas;          /* NULL: cuBLAS unavailable (blas_why says why) */
+    cudnnHandle_t dnn;            /* NULL: cuDNN unavailable (dnn_why) */
+    char blas_why[256], dnn_why[256];
+    CUBLAS_FNS(FIELD)
+    CUDNN_FNS(FIELD)
+} cu_backend;
+
+/* ---- ops --------------------------------------------------------------------- */
+enum {
+    OP_NOOP, OP_ALIAS, OP_RESHAPE, OP_SQUEEZE, OP_EXPAND, OP_UNARY, OP_CAST, OP_BINARY, OP_BIAS_ADD, OP_MATMUL,
+    OP_BMM, OP_CONV, OP_POOL, OP_BN, OP_SOFTMAX, OP_TRANSPOSE, OP_CONCAT, OP_REDUCE, OP_PAD,
+};
+enum { NEED_NONE = 0, NEED_BLAS = 1, NEED_DNN = 2 };
+
+typedef struct op_info {
+    const char *name;
+    int kind, sub;
+    int need;
+} op_info;
+
+static const op_info k_ops[] = {   /* sorted by name (strcmp) */
+    {"Abs", OP_UNARY, GN__CU_ABS, 0},
+    {"Add", OP_BINARY, GN__CU_ADD, 0},
+    {"AddV2", OP_BINARY, GN__CU_ADD, 0},
+    {"AvgPool", OP_POOL, 0, 0},
+    {"BatchMatMulV2", OP_BMM, 0, NEED_BLAS},
+    {"BiasAdd", OP_BIAS_ADD, 0, 0},
+    {"Cast", OP_CAST, 0, 0},
+    {"ConcatV2", OP_CONCAT, 0, 0},
+    {"Conv2D", OP_CONV, 0, NEED_DNN},
+    {"DepthwiseConv2dNative", OP_CONV, 1, NEED_DNN},
+    {"Elu", OP_UNARY, GN__CU_ELU, 0},
+    {"Exp", OP_UNARY, GN__CU_EXP, 0},
+    {"ExpandDims", OP_EXPAND, 0, 0},
+    {"FusedBatchNorm", OP_BN, 0, 0},
+    {"FusedBatchNormV2", OP_BN, 0, 0},
+    {"FusedBatchNormV3", OP_BN, 0, 0},
+    {"Identity", OP_ALIAS, 0, 0},
+    {"Log", OP_UNARY, GN__CU_LOG, 0},
+    {"MatMul", OP_MATMUL, 0, NEED_BLAS},
+    {"MaxPool", OP_POOL, 1, 0},
+    {"Maximum", OP_BINARY, GN__CU_MAX, 0},
+    {"Mean", OP_REDUCE, 1, 0},
+    {"Minimum", OP_BINARY, GN__CU_MIN, 0},
+    {"Mul", OP_BINARY, GN__CU_MUL, 0},
+    {"Neg", OP_UNARY, GN__CU_NEG, 0},
+    {"NoOp", OP_NOOP, 0, 0},
+    {"Pad", OP_PAD, 0, 0},
+    {"Pow", OP_BINARY, GN__CU_POW, 0},
+    {"RealDiv", OP_BINARY, GN__CU_DIV, 0},
+    {"Relu", OP_UNARY, GN__CU_RELU, 0},
+    {"Relu6", OP_UNARY, GN__CU_RELU6, 0},
+    {"Reshape", OP_RESHAPE, 0, 0},
+    {"Rsqrt", OP_UNARY, GN__CU_RSQRT, 0},
+    {"Sigmoid", OP_UNARY, GN__CU_SIGMOID, 0},
+    {"Softmax", OP_SOFTMAX, 0, 0},
+    {"Sqrt", OP_UNARY, GN__CU_SQRT, 0},
+    {"Square", OP_UNARY, GN__CU_SQUARE, 0},
+    {"SquaredDifference", OP_BINARY, GN__CU_SQDIFF, 0},
+    {"Squeeze", OP_SQUEEZE, 0, 0},
+    {"Sub", OP_BINARY, GN__CU_SUB, 0},
+    {"Sum", OP_REDUCE, 0, 0},
+    {"Tanh", OP_UNARY, GN__CU_TANH, 0},
+    {"Transpose", OP_TRANSPOSE, 0, 0},
+    {"_FusedConv2D", OP_CONV, 2, NEED_DNN},
+    {"_FusedDepthwiseConv2dNative", OP_CONV, 3, NEED_DNN},
+    {"_FusedMatMul", OP_MATMUL, 1, NEED_BLAS},
+};
+
+static int op_cmp(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, ((const op_info *)elem)->name);
+}
+
+static const op_info *op_find(const char *op)
+{
+    return bsearch(op, k_ops, GN__ARRAY_LEN(k_ops), sizeof k_ops[0], op_cmp);
+}
+
+/* ---- attrs ----------------------------------------------------------------- */
+static const Tensorflow__AttrValue__ListValue *attr_list(const gn_graph *g, gn_id id, const char *key)
+{
+    const Tensorflow__AttrValue *a = gn__node_attr(g, id, key);
+    return a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST ? a->list : NULL;
+}
+
+static bool attr_str_is(const gn_graph *g, gn_id id, const char *key, const char *dflt, const char *want)
+{
+    const char *s = NULL;
+    size_t n = 0;
+    if (!gn__attr_get_string(g, id, key, &s, &n)) {
+        s = dflt;
+        n = strlen(dflt);
+    }
+    return n == strlen(want) && memcmp(s, want, n) == 0;
+}
+
+static bool list_str_eq(const ProtobufCBinaryData *s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s->len == n && !memcmp(s->data, lit, n);
+}
+
+enum { PAD_VALID, PAD_SAME, PAD_EXPLICIT };
+
+/* Per-node attributes, parsed once at compile. */
+typedef struct cnode {
+    gn_id id;
+    const op_info *op;
+    uint32_t n_in;
+    uint32_t *in;                 /* value per data input */
+    uint32_t out;                 /* value of output 0 */
+    int act;                      /* fused activation (GN__CU_*), GN__CU_ID: none */
+    bool has_bias;
+    float alpha, eps;
+    bool ta, tb, nchw, keep_dims;
+    int pad;
+    int64_t stride[2], dil[2], ksize[2], explicit_pad[4];   /* H, W; explicit: top, bottom, left, right */
+    int32_t dst_dtype;            /* Cast */
+    int64_t squeeze[GN__MAX_DIMS];
+    uint32_t n_squeeze;
+} cnode;
+
+/* Parses fused_ops of _FusedMatMul / _FusedConv2D: BiasAdd, then at most one activation. */
+static bool parse_fused(const gn_graph *g, gn_id id, cnode *n, char *why, size_t why_len)
+{
+    const Tensorflow__AttrValue__ListValue *l = attr_list(g, id, "fused_ops");
+    static const struct {
+        const char *name;
+        int act;
+    } acts[] = {
+        {"Relu", GN__CU_RELU}, {"Relu6", GN__CU_RELU6}, {"Elu", GN__CU_ELU}, {"LeakyRelu", GN__CU_LEAKY_RELU},
+        {"Tanh", GN__CU_TANH}, {"Sigmoid", GN__CU_SIGMOID}, {"GeluApproximate", GN__CU_GELU_APPROX},
+        {"GeluExact", GN__CU_GELU_EXACT},
+    };
+    n->act = GN__CU_ID;
+    n->has_bias = false;
+    if (!l || l->n_s < 1 || !list_str_eq(&l->s[0], "BiasAdd") || l->n_s > 2) goto bad;
+    n->has_bias = true;
+    if (l->n_s == 2) {
+        n->act = -1;
+        for (size_t i = 0; i < GN__ARRAY_LEN(acts); i++)
+            if (list_str_eq(&l->s[1], acts[i].name)) n->act = acts[i].act;
+        if (n->act < 0) goto bad;
+    }
+    n->alpha = 0.2f;
+    gn__attr_get_float(g, id, "leakyrelu_alpha", &n->alpha);
+    return true;
+bad:
+    snprintf(why, why_len, "fused_ops other than [BiasAdd] or [BiasAdd, activation] are not supported yet");
+    return false;
+}
+
+static bool float_type_attr(const gn_graph *g, gn_id id, const char *key, char *why, size_t why_len)
+{
+    int t = 0;
+    if (!gn__attr_get_type(g, id, key, &t)) return true;
+    if (t == DT_F32 || t == DT_F16) return true;
+    snprintf(why, why_len, "%s %s is not supported (float32 and float16 only)", key, gn_dtype_numpy_name(t));
+    return false;
+}
+
+static bool is_const_input(const gn_graph *g, gn_id id, uint32_t slot)
+{
+    const gn__node *nd = gn__node_at(g, id);
+    if (slot >= nd->n_in) return false;
+    const char *op = gn__node_op(g, nd->in[slot].node);
+    return strcmp(op, "Const") == 0 || strcmp(op, "HostConst") == 0;
+}
+
+/* Parses node id into n (when not NULL); false with why when it cannot run here. */
+static bool parse_node(const cu_backend *b, const gn_graph *g, gn_id id, cnode *n, char *why, size_t why_len)
+{
+    cnode tmp;
+    if (!n) n = &tmp;
+    memset(n, 0, sizeof *n);
+    n->id = id;
+    const char *opname = gn__node_op(g, id);
+    const op_info *op = op_find(opname);
+    if (!op) {
+        snprintf(why, why_len, "op %s has no CUDA kernel yet", opname);
+        return false;
+    }
+    n->op = op;
+    if (op->need & NEED_BLAS && !b->blas) {
+        snprintf(why, why_len, "needs cuBLAS: %s", b->blas_why);
+        return false;
+    }
+    if (op->need & NEED_DNN && !b->dnn) {
+        snprintf(why, why_len, "needs cuDNN: %s", b->dnn_why);
+        return false;
+    }
+    const gn__node *nd = gn__node_at(g, id);
+    switch (op->kind) {
+    case OP_NOOP:
+    case OP_ALIAS: return true;
+    case OP_UNARY:
+    case OP_BINARY:
+    case OP_SOFTMAX: return float_type_attr(g, id, "T", why, why_len);
+    case OP_BIAS_ADD:
+        n->nchw = attr_str_is(g, id, "data_format", "NHWC", "NCHW");
+        return float_type_attr(g, id, "T", why, why_len);
+    case OP_CAST: {
+        int st = 0, dt = 0;
+        gn__attr_get_type(g, id, "SrcT", &st);
+        gn__attr_get_type(g, id, "DstT", &dt);
+        n->dst_dtype = dt;
+        if ((st == DT_F32 || st == DT_F16) && (dt == DT_F32 || dt == DT_F16)) return true;
+        snprintf(why, why_len, "Cast %s -> %s is not supported (float32 <-> float16 only)", gn_dtype_numpy_name(st),
+                 gn_dtype_numpy_name(dt));
+        return false;
+    }
+    case OP_RESHAPE:
+    case OP_EXPAND:
+    case OP_TRANSPOSE:
+    case OP_PAD:
+    case OP_REDUCE:
+        if (!is_const_input(g, id, 1)) {
+            snprintf(why, why_len, "input 1 must be a Const");
+            return false;
+        }
+        if (op->kind == OP_REDUCE) {
+            gn__attr_get_bool(g, id, "keep_dims", &n->keep_dims);
+            return float_type_attr(g, id, "T", why, why_len);
+        }
+        return true;
+    case OP_SQUEEZE: {
+        const Tensorflow__AttrValue__ListValue *l = attr_list(g, id, "squeeze_dims");
+        if (l && l->n_i > GN__MAX_DIMS) {
+            snprintf(why, why_len, "too many squeeze_dims");
+            return false;
+        }
+        n->n_squeeze = l ? (uint32_t)l->n_i : 0;
+        for (uint32_t i = 0; i < n->n_squeeze; i++) n->squeeze[i] = l->i[i];
+        return true;
+    }
+    case OP_CONCAT:
+        if (nd->n_in < 2 || !is_const_input(g, id, nd->n_in - 1)) {
+            snprintf(why, why_len, "the axis input must be a Const");
+            return false;
+        }
+        return true;
+    case OP_MATMUL:
+    case OP_BMM:
+        if (op->kind == OP_MATMUL) {
+            gn__attr_get_bool(g, id, "transpose_a", &n->ta);
+            gn__attr_get_bool(g, id, "transpose_b", &n->tb);
+        } else {
+            gn__attr_get_bool(g, id, "adj_x", &n->ta);
+            gn__attr_get_bool(g, id, "adj_y", &n->tb);
+        }
+        n->act = GN__CU_ID;
+        if (op->sub == 1 && !parse_fused(g, id, n, why, why_len)) return false;
+        return float_type_attr(g, id, "T", why, why_len);
+    case OP_CONV:
+    case OP_POOL: {
+        n->nchw = attr_str_is(g, id, "data_format", "NHWC", "NCHW");
+        if (!n->nchw && !attr_str_is(g, id, "data_format", "NHWC", "NHWC")) {
+            snprintf(why, why_len, "data_format must be NHWC or NCHW");
+            return false;
+        }
+        int hd = n->nchw ? 2 : 1, wd = hd + 1;
+        const Tensorflow__AttrValue__ListValue *st = attr_list(g, id, "strides");
+        const Tensorflow__AttrValue__ListValue *dl = attr_list(g, id, "dilations");
+        const Tensorflow__AttrValue__ListValue *ks = attr_list(g, id, "ksize");
+        if (!st || st->n_i != 4 || (op->kind == OP_POOL && (!ks || ks->n_i != 4)) || (dl && dl->n_i != 4)) {
+            snprintf(why, why_len, "strides%s must have 4 entries", op->kind == OP_POOL ? " and ksize" : "");
+            return false;
+        }
+        int cd = n->nchw ? 1 : 3;
+        if (st->i[0] != 1 || st->i[cd] != 1 || (dl && (dl->i[0] != 1 || dl->i[cd] != 1)) ||
+            (ks && op->kind == OP_POOL && (ks->i[0] != 1 || ks->i[cd] != 1))) {
+            snprintf(why, why_len, "strides, dilations and ksize over batch or channels are not supported");
+            return false;
+        }
+        n->stride[0] = st->i[hd];
+        n->stride[1] = st->i[wd];
+        n->dil[0] = dl ? dl->i[hd] : 1;
+        n->dil[1] = dl ? dl->i[wd] : 1;
+        if (op->kind == OP_POOL) {
+            n->ksize[0] = ks->i[hd];
+            n->ksize[1] = ks->i[wd];
+        }
+        if (n->stride[0] < 1 || n->stride[1] < 1 || n->dil[0] < 1 || n->dil[1] < 1 ||
+            (op->kind == OP_POOL && (n->ksize[0] < 1 || n->ksize[1] < 1))) {
+            snprintf(why, why_len, "strides, dilations and ksize must be positive");
+            return false;
+        }
+        if (attr_str_is(g, id, "padding", "", "SAME")) n->pad = PAD_SAME;
+        else if (attr_str_is(g, id, "padding", "", "VALID")) n->pad = PAD_VALID;
+        else if (op->kind == OP_CONV && attr_str_is(g, id, "padding", "", "EXPLICIT")) {
+            n->pad = PAD_EXPLICIT;
+            const Tensorflow__AttrValue__ListValue *ep = attr_list(g, id, "explicit_paddings");
+            if (!ep || ep->n_i != 8) {
+                snprintf(why, why_len, "explicit_paddings must have 8 entries");
+                return false;
+            }
+            for (int k = 0; k < 2; k++) {
+                n->explicit_pad[k] = ep->i[2 * hd + k];
+                n->explicit_pad[2 + k] = ep->i[2 * wd + k];
+            }
+            for (int k = 0; k < 4; k++)
+                if (n->explicit_pad[k] < 0) {
+                    snprintf(why, why_len, "explicit_paddings must not be negative");
+                    return false;
+                }
+        } else {
+            snprintf(why, why_len, "padding must be SAME or VALID%s", op->kind == OP_CONV ? " or EXPLICIT" : "");
+            return false;
+        }
+        n->act = GN__CU_ID;
+        if (op->sub >= 2 && !parse_fused(g, id, n, why, why_len)) return false;
+        return float_type_attr(g, id, "T", why, why_len);
+    }
+    case OP_BN: {
+        bool training = true;
+        gn__attr_get_bool(g, id, "is_training", &training);
+        if (training) {
+            snprintf(why, why_len, "is_training=true is not supported (inference only)");
+            return false;
+        }
+        n->nchw = attr_str_is(g, id, "data_format", "NHWC", "NCHW");
+        n->eps = 0.0001f;
+        gn__attr_get_float(g, id, "epsilon", &n->eps);
+        if (!float_type_attr(g, id, "T", why, why_len)) return false;
+        return float_type_attr(g, id, "U", why, why_len);
+    }
+    default: break;
+    }
+    snprintf(why, why_len, "internal: unhandled op kind");
+    return false;
+}
+
+/* ---- values, engine, plans --------------------------------------------------- */
+enum { V_FEED, V_CONST, V_NODE };
+
+typedef struct cval {
+    int kind;
+    uint32_t feed;                /* V_FEED */
+    gn__tensor host;              /* V_CONST: the value on the host (owned) */
+    size_t dev_off;               /* V_CONST: offset in the engine's weights */
+} cval;
+
+typedef struct cconv {            /* per convolution node, per plan */
+    cudnnTensorDescriptor_t x, y;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv;
+    cudnnConvolutionFwdAlgo_t algo;
+    size_t ws_bytes;
+    bool prepad;
+    int64_t pp_in[4], pp_before[4], pp_out[4];   /* pre-padding of the input (4-D, data layout) */
+    int64_t w_dims[4];            /* TensorFlow filter dims */
+    int32_t w_perm[4];            /* to cuDNN's filter layout */
+    int64_t c_out, inner;         /* epilogue: channels, elements per channel run */
+} cconv;
+
+enum { SCR_W, SCR_PAD, SCR_WS, N_SCR };
+
+typedef struct cplan {
+    int32_t *key_dtype, *key_rank;
+    int64_t *key_dims;            /* n_feeds * GN__MAX_DIMS */
+    int32_t *dtype, *rank;        /* per value */
+    int64_t *dims;                /* per value * GN__MAX_DIMS */
+    uint32_t *root;               /* storage owner (aliases point at their input's root) */
+    size_t *off, *bytes;          /* per value: arena offset and size (roots with storage) */
+    size_t *scr_off;              /* per node * N_SCR */
+    size_t *scr_bytes;
+    cconv **conv;                 /* per node, NULL unless a convolution */
+    void *arena;
+    size_t arena_bytes, planned_bytes;
+} cplan;
+
+struct gn__engine {
+    cu_backend *b;
+    const gn_graph *g;
+    uint32_t n_feeds, n_fetches;
+    uint32_t n_vals;
+    cval *vals;
+    uint32_t n_nodes;
+    cnode *nodes;                 /* in execution order */
+    uint32_t *fetch_val;
+    void *weights;                /* device: all Const values */
+    size_t weights_bytes;
+    cplan *plans[MAX_PLANS];
+    uint32_t n_plans;
+    gn__engine_stats stats;
+};
+
+static size_t align_up(size_t v)
+{
+    return (v + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+static gn_status cuda_fail(gn__err *err, const char *what, cudaError_t e)
+{
+    return gn__fail(err, GN_ERR_BACKEND, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+#define NODE_FMT "node '%s' (%s): "
+#define NODE_ARGS(e, n) gn__node_name((e)->g, (n)->id), gn__node_op((e)->g, (n)->id)
+
+static gn_status node_fail(const gn__engine *e, const cnode *n, gn__err *err, gn_status code, const char *fmt, ...)
+    GN__PRINTF(5, 6);
+static gn_status node_fail(const gn__engine *e, const cnode *n, gn__err *err, gn_status code, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return gn__fail(err, code, NODE_FMT "%s", NODE_ARGS(e, n), msg);
+}
+
+#define CK_CUDA(call)                                                                                         \
+    do {                                                                                                      \
+        cudaError_t ce_ = (call);                                                                             \
+        if (ce_ != cudaSuccess)                                                                               \
+            return node_fail(e, n, err, GN_ERR_BACKEND, "%s: %s", #call, cudaGetErrorString(ce_));           \
+    } while (0)
+#define CK_DNN(call)                                                                                          \
+    do {                                                                                                      \
+        cudnnStatus_t ds_ = (call);                                                                           \
+        if (ds_ != CUDNN_STATUS_SUCCESS)                                                                      \
+            return node_fail(e, n, err, GN_ERR_BACKEND, "%s: %s", #call, b->p_cudnnGetErrorString(ds_));      \
+    } while (0)
+#define CK_BLAS(call)                                                                                         \
+    do {                                                                                                      \
+        cublasStatus_t bs_ = (call);                                                                          \
+        if (bs_ != CUBLAS_STATUS_SUCCESS)                                                                     \
+            return node_fail(e, n, err, GN_ERR_BACKEND, "%s: %s", #call, b->p_cublasGetStatusString(bs_));    \
+    } while (0)
+
+static int64_t *vdims(cplan *p, uint32_t v)
+{
+    return &p->dims[(size_t)v * GN__MAX_DIMS];
+}
+
+static int64_t numel_of(const cplan *p, uint32_t v)
+{
+    int64_t n = 1;
+    for (int32_t d = 0; d < p->rank[v]; d++) n *= p->dims[(size_t)v * GN__MAX_DIMS + d];
+    return n;
+}
+
+static const char *shape_str(const cplan *p, uint32_t v, char *buf, size_t len)
+{
+    size_t pos = (size_t)snprintf(buf, len, "[");
+    for (int32_t d = 0; d < p->rank[v] && pos < len; d++)
+        pos += (size_t)snprintf(buf + pos, len - pos, "%s%lld", d ? "," : "", (long long)p->dims[(size_t)v * GN__MAX_DIMS + d]);
+    if (pos < len) snprintf(buf + pos, len - pos, "]");
+    return buf;
+}
+
+static void *vptr(const gn__engine *e, const cplan *p, uint32_t v)
+{
+    uint32_t r = p->root[v];
+    if (e->vals[r].kind == V_CONST) return (char *)e->weights + e->vals[r].dev_off;
+    return (char *)p->arena + p->off[r];
+}
+
+static void cconv_free(const cu_backend *b, cconv *c)
+{
+    if (!c) return;
+    if (c->x) b->p_cudnnDestroyTensorDescriptor(c->x);
+    if (c->y) b->p_cudnnDestroyTensorDescriptor(c->y);
+    if (c->w) b->p_cudnnDestroyFilterDescriptor(c->w);
+    if (c->conv) b->p_cudnnDestroyConvolutionDescriptor(c->conv);
+    free(c);
+}
+
+static void plan_free(const gn__engine *e, cplan *p)
+{
+    if (!p) return;
+    if (p->conv)
+        for (uint32_t i = 0; i < e->n_nodes; i++) cconv_free(e->b, p->conv[i]);
+    if (p->arena) cudaFree(p->arena);
+    free(p->key_dtype);
+    free(p->key_rank);
+    free(p->key_dims);
+    free(p->dtype);
+    free(p->rank);
+    free(p->dims);
+    free(p->root);
+    free(p->off);
+    free(p->bytes);
+    free(p->scr_off);
+    free(p->scr_bytes);
+    free(p->conv);
+    free(p);
+}
+
+/* Integer values of Const value v (int32 or int64), at most max. */
+static gn_status const_ints(const gn__engine *e, const cnode *n, uint32_t v, int64_t *out, int64_t max, int64_t *count,
+                            gn__err *err)
+{
+    const cval *c = &e->vals[v];
+    if (c->kind != V_CONST) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "shape argument must be a Const");
+    const gn__tensor *t = &c->host;
+    int64_t k = gn__tensor_numel(t);
+    if (k > max) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "shape argument has %lld values", (long long)k);
+    for (int64_t i = 0; i < k; i++) {
+        if (t->dtype == DT_I32) out[i] = ((const int32_t *)t->data)[i];
+        else if (t->dtype == DT_I64) out[i] = ((const int64_t *)t->data)[i];
+        else return node_fail(e, n, err, GN_ERR_GRAPH, "shape argument must be int32 or int64");
+    }
+    *count = k;
+    return GN_OK;
+}
+
+static bool is_float(int32_t dt)
+{
+    return dt == DT_F32 || dt == DT_F16;
+}
+
+/* TensorFlow's window: output size and padding before/after for one spatial dim. */
+static gn_status window(const gn__engine *e, const cnode *n, int64_t in, int64_t k, int64_t dil, int64_t stride,
+                        const int64_t *explicit_pad, int64_t *out, int64_t *before, int64_t *after, gn__err *err)
+{
+    int64_t eff = (k - 1) * dil + 1;
+    if (n->pad == PAD_VALID) {
+        *before = *after = 0;
+        if (in < eff) return node_fail(e, n, err, GN_ERR_GRAPH, "window %lld larger than input %lld", (long long)eff, (long long)in);
+        *out = (in - eff) / stride + 1;
+    } else if (n->pad == PAD_SAME) {
+        *out = (in + stride - 1) / stride;
+        int64_t total = (*out - 1) * stride + eff - in;
+        if (total < 0) total = 0;
+        *before = total / 2;
+        *after = total - *before;
+    } else {
+        *before = explicit_pad[0];
+        *after = explicit_pad[1];
+        if (in + *before + *after < eff) return node_fail(e, n, err, GN_ERR_GRAPH, "window larger than padded input");
+        *out = (in + *before + *after - eff) / stride + 1;
+    }
+    return GN_OK;
+}
+
+/* Output shape (and per-node plan state) of node k. */
+static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
+{
+    cu_backend *b = e->b;
+    cnode *n = &e->nodes[k];
+    if (n->op->kind == OP_NOOP) return GN_OK;
+    uint32_t o = n->out, x = n->in[0];
+    int64_t *od = vdims(p, o), *xd = vdims(p, x);
+    int32_t xr = p->rank[x];
+    char s1[160], s2[160];
+    p->root[o] = o;
+    p->dtype[o] = p->dtype[x];
+    p->rank[o] = xr;
+    memcpy(od, xd, sizeof(int64_t) * GN__MAX_DIMS);
+    bool need_float = true;
+    switch (n->op->kind) {
+    case OP_ALIAS:
+        need_float = false;
+        p->root[o] = p->root[x];
+        break;
+    case OP_RESHAPE: {
+        need_float = false;
+        int64_t s[GN__MAX_DIMS], cnt = 0, known = 1, neg = -1;
+        GN_TRY(const_ints(e, n, n->in[1], s, GN__MAX_DIMS, &cnt, err));
+        for (int64_t d = 0; d < cnt; d++) {
+            if (s[d] == -1 && neg < 0) neg = d;
+            else if (s[d] < 0) return node_fail(e, n, err, GN_ERR_GRAPH, "bad shape value %lld", (long long)s[d]);
+            else known *= s[d];
+        }
+        int64_t total = numel_of(p, x);
+        if (neg >= 0) s[neg] = known ? total / known : 0;
+        int64_t prod = 1;
+        for (int64_t d = 0; d < cnt; d++) prod *= s[d];
+        if (prod != total) return node_fail(e, n, err, GN_ERR_GRAPH, "cannot reshape %s to %lld elements", shape_str(p, x, s1, sizeof s1), (long long)prod);
+        p->rank[o] = (int32_t)cnt;
+        memcpy(od, s, sizeof(int64_t) * (size_t)cnt);
+        p->root[o] = p->root[x];
+        break;
+    }
+    case OP_SQUEEZE: {
+        need_float = false;
+        uint8_t drop[GN__MAX_DIMS] = {0};
+        for (uint32_t i = 0; i < n->n_squeeze; i++) {
+            int64_t a = n->squeeze[i] < 0 ? n->squeeze[i] + xr : n->squeeze[i];
+            if (a < 0 || a >= xr || xd[a] != 1) return node_fail(e, n, err, GN_ERR_GRAPH, "cannot squeeze dim %lld of %s", (long long)n->squeeze[i], shape_str(p, x, s1, sizeof s1));
+            drop[a] = 1;
+        }
+        int32_t r = 0;
+        for (int32_t d = 0; d < xr; d++)
+            if (!(n->n_squeeze ? drop[d] : xd[d] == 1)) od[r++] = xd[d];
+        p->rank[o] = r;
+        p->root[o] = p->root[x];
+        break;
+    }
+    case OP_EXPAND: {
+        need_float = false;
+        int64_t a, cnt = 0;
+        GN_TRY(const_ints(e, n, n->in[1], &a, 1, &cnt, err));
+        if (cnt != 1) return node_fail(e, n, err, GN_ERR_GRAPH, "axis must be one value");
+        if (a < 0) a += xr + 1;
+        if (a < 0 || a > xr || xr >= GN__MAX_DIMS) return node_fail(e, n, err, GN_ERR_GRAPH, "bad axis");
+        for (int32_t d = xr; d > a; d--) od[d] = xd[d - 1];
+        od[a] = 1;
+        p->rank[o] = xr + 1;
+        p->root[o] = p->root[x];
+        break;
+    }
+    case OP_UNARY:
+    case OP_SOFTMAX:
+        if (n->op->kind == OP_SOFTMAX && xr < 1) return node_fail(e, n, err, GN_ERR_GRAPH, "Softmax needs rank >= 1");
+        break;
+    case OP_CAST: p->dtype[o] = n->dst_dtype; break;
+    case OP_BINARY: {
+        uint32_t y = n->in[1];
+        int64_t *yd = vdims(p, y);
+        int32_t yr = p->rank[y], r = xr > yr ? xr : yr;
+        if (p->dtype[y] != p->dtype[x]) return node_fail(e, n, err, GN_ERR_GRAPH, "dtypes differ");
+        for (int32_t d = 0; d < r; d++) {
+            int64_t a = d - (r - xr) >= 0 ? xd[d - (r - xr)] : 1, c = d - (r - yr) >= 0 ? yd[d - (r - yr)] : 1;
+            if (a != c && a != 1 && c != 1)
+                return node_fail(e, n, err, GN_ERR_GRAPH, "shapes %s and %s do not broadcast", shape_str(p, x, s1, sizeof s1), shape_str(p, y, s2, sizeof s2));
+            od[d] = a == 1 ? c : a;
+        }
+        p->rank[o] = r;
+        break;
+    }
+    case OP_BIAS_ADD: {
+        uint32_t y = n->in[1];
+        int32_t cd = n->nchw ? 1 : xr - 1;
+        if (xr < 2 || p->rank[y] != 1 || vdims(p, y)[0] != xd[cd] || p->dtype[y] != p->dtype[x])
+            return node_fail(e, n, err, GN_ERR_GRAPH, "bias %s does not match input %s", shape_str(p, y, s1, sizeof s1), shape_str(p, x, s2, sizeof s2));
+        break;
+    }
+    case OP_MATMUL:
+    case OP_BMM: {
+        uint32_t y = n->in[1];
+        int64_t *yd = vdims(p, y);
+        int32_t yr = p->rank[y];
+        if (p->dtype[y] != p->dtype[x]) return node_fail(e, n, err, GN_ERR_GRAPH, "dtypes differ");
+        if (xr < 2 || yr < 2 || (n->op->kind == OP_MATMUL && (xr != 2 || yr != 2)))
+            return node_fail(e, n, err, GN_ERR_GRAPH, "bad operand ranks");
+        int64_t m = n->ta ? xd[xr - 1] : xd[xr - 2], kx = n->ta ? xd[xr - 2] : xd[xr - 1];
+        int64_t ky = n->tb ? yd[yr - 1] : yd[yr - 2], nn = n->tb ? yd[yr - 2] : yd[yr - 1];
+        if (kx != ky) return node_fail(e, n, err, GN_ERR_GRAPH, "inner dims differ: %s and %s", shape_str(p, x, s1, sizeof s1), shape_str(p, y, s2, sizeof s2));
+        int32_t r = xr > yr ? xr : yr;
+        for (int32_t d = 0; d < r - 2; d++) {
+            int64_t a = d - (r - xr) >= 0 ? xd[d - (r - xr)] : 1, c = d - (r - yr) >= 0 ? yd[d - (r - yr)] : 1;
+            if (a != c && a != 1 && c != 1) return node_fail(e, n, err, GN_ERR_GRAPH, "batch dims do not broadcast");
+            od[d] = a == 1 ? c : a;
+        }
+        od[r - 2] = m;
+        od[r - 1] = nn;
+        p->rank[o] = r;
+        if (n->has_bias) {
+            uint32_t bv = n->in[2];
+            if (p->rank[bv] != 1 || vdims(p, bv)[0] != nn || p->dtype[bv] != p->dtype[x])
+                return node_fail(e, n, err, GN_ERR_GRAPH, "bias %s does not match %lld columns", shape_str(p, bv, s1, sizeof s1), (long long)nn);
+        }
+        break;
+    }
+    case OP_CONV: {
+        uint32_t w = n->in[1];
+        int64_t *wd = vdims(p, w);
+        bool dw = n->op->sub == 1 || n->op->sub == 3;
+        if (xr != 4 || p->rank[w] != 4 || p->dtype[w] != p->dtype[x])
+            return node_fail(e, n, err, GN_ERR_GRAPH, "input %s and filter %s must be 4-D of one dtype", shape_str(p, x, s1, sizeof s1), shape_str(p, w, s2, sizeof s2));
+        int hd = n->nchw ? 2 : 1, cdim = n->nchw ? 1 : 3;
+        int64_t N = xd[0], C = xd[cdim], H = xd[hd], W = xd[hd + 1];
+        int64_t kh = wd[0], kw = wd[1], ci = wd[2], co = dw ? wd[2] * wd[3] : wd[3];
+        if (dw ? ci != C : (ci < 1 || C % ci != 0 || co % (C / ci) != 0))
+            return node_fail(e, n, err, GN_ERR_GRAPH, "filter %s does not match input %s", shape_str(p, w, s1, sizeof s1), shape_str(p, x, s2, sizeof s2));
+        int64_t oh, ow, bh, ah, bw, aw;
+        GN_TRY(window(e, n, H, kh, n->dil[0], n->stride[0], &n->explicit_pad[0], &oh, &bh, &ah, err));
+        GN_TRY(window(e, n, W, kw, n->dil[1], n->stride[1], &n->explicit_pad[2], &ow, &bw, &aw, err));
+        od[0] = N;
+        od[cdim] = co;
+        od[hd] = oh;
+        od[hd + 1] = ow;
+        if (n->has_bias) {
+            uint32_t bv = n->in[2];
+            if (p->rank[bv] != 1 || vdims(p, bv)[0] != co || p->dtype[bv] != p->dtype[x])
+                return node_fail(e, n, err, GN_ERR_GRAPH, "bias %s does not match %lld channels", shape_str(p, bv, s1, sizeof s1), (long long)co);
+        }
+        if (!is_float(p->dtype[x])) break;
+        cconv *c = calloc(1, sizeof *c);
+        if (!c) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+        p->conv[k] = c;
+        c->c_out = co;
+        c->inner = n->nchw ? oh * ow : 1;
+        /* cuDNN pads symmetrically: the rest is padded here first */
+        int64_t ph = bh < ah ? bh : ah, pw = bw < aw ? bw : aw;
+        int64_t Hp = H + (bh - ph) + (ah - ph), Wp = W + (bw - pw) + (aw - pw);
+        size_t es = p->dtype[x] == DT_F16 ? 2 : 4;
+        if (Hp != H || Wp != W) {
+            c->prepad = true;
+            memcpy(c->pp_in, xd, sizeof c->pp_in);
+            memset(c->pp_before, 0, sizeof c->pp_before);
+            c->pp_before[hd] = bh - ph;
+            c->pp_before[hd + 1] = bw - pw;
+            memcpy(c->pp_out, xd, sizeof c->pp_out);
+            c->pp_out[hd] = Hp;
+            c->pp_out[hd + 1] = Wp;
+            p->scr_bytes[(size_t)k * N_SCR + SCR_PAD] = (size_t)(N * C * Hp * Wp) * es;
+        }
+        memcpy(c->w_dims, wd, sizeof c->w_dims);
+        /* TensorFlow HWIO (depthwise: HWIM) to KCRS (NCHW) or KRSC (NHWC) */
+        static const int32_t perm_kcrs[4] = {3, 2, 0, 1}, perm_krsc[4] = {3, 0, 1, 2}, perm_dw[4] = {2, 3, 0, 1};
+        memcpy(c->w_perm, dw ? perm_dw : n->nchw ? perm_kcrs : perm_krsc, sizeof c->w_perm);
+        p->scr_bytes[(size_t)k * N_SCR + SCR_W] = (size_t)(kh * kw * wd[2] * wd[3]) * es;
+        cudnnDataType_t dt = p->dtype[x] == DT_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+        cudnnTensorFormat_t fmt = n->nchw ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+        int64_t groups = dw ? C : C / ci, fc = dw ? 1 : ci;
+        if (N > INT32_MAX || C > INT32_MAX || Hp > INT32_MAX || Wp > INT32_MAX || co > INT32_MAX)
+            return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "dims too large for cuDNN");
+        CK_DNN(b->p_cudnnCreateTensorDescriptor(&c->x));
+        CK_DNN(b->p_cudnnCreateTensorDescriptor(&c->y));
+        CK_DNN(b->p_cudnnCreateFilterDescriptor(&c->w));
+        CK_DNN(b->p_cudnnCreateConvolutionDescriptor(&c->conv));
+        CK_DNN(b->p_cudnnSetTensor4dDescriptor(c->x, fmt, dt, (int)N, (int)C, (int)Hp, (int)Wp));
+        CK_DNN(b->p_cudnnSetFilter4dDescriptor(c->w, dt, fmt, (int)co, (int)fc, (int)kh, (int)kw));
+        CK_DNN(b->p_cudnnSetConvolution2dDescriptor(c->conv, (int)ph, (int)pw, (int)n->stride[0], (int)n->stride[1],
+                                                   (int)n->dil[0], (int)n->dil[1], CUDNN_CROSS_CORRELATION,
+                                                   CUDNN_DATA_FLOAT));
+        CK_DNN(b->p_cudnnSetConvolutionGroupCount(c->conv, (int)groups));
+        CK_DNN(b->p_cudnnSetConvolutionMathType(c->conv, dt == CUDNN_DATA_HALF ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+        int yn, yc, yh, yw;
+        CK_DNN(b->p_cudnnGetConvolution2dForwardOutputDim(c->conv, c->x, c->w, &yn, &yc, &yh, &yw));
+        if (yn != N || yc != co || yh != oh || yw != ow)
+            return node_fail(e, n, err, GN_ERR_INTERNAL, "cuDNN output %dx%dx%dx%d, expected %lldx%lldx%lldx%lld", yn, yc, yh, yw,
+                             (long long)N, (long long)co, (long long)oh, (long long)ow);
+        CK_DNN(b->p_cudnnSetTensor4dDescriptor(c->y, fmt, dt, yn, yc, yh, yw));
+        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        int got = 0;
+        CK_DNN(b->p_cudnnGetConvolutionForwardAlgorithm_v7(b->dnn, c->x, c->w, c->conv, c->y,
+                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf));
+        bool found = false;
+        for (int i = 0; i < got && !found; i++) {
+            if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > b->ws_limit) continue;
+            size_t ws = 0;
+            if (b->p_cudnnGetConvolutionForwardWorkspaceSize(b->dnn, c->x, c->w, c->conv, c->y, perf[i].algo, &ws) !=
+                    CUDNN_STATUS_SUCCESS || ws > b->ws_limit)
+                continue;
+            c->algo = perf[i].algo;
+            c->ws_bytes = ws;
+            found = true;
+        }
+        if (!found)
+            return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "cuDNN has no forward algorithm for this convolution within a %zu-byte workspace", b->ws_limit);
+        p->scr_bytes[(size_t)k * N_SCR + SCR_WS] = c->ws_bytes;
+        break;
+    }
+    case OP_POOL: {
+        if (xr != 4) return node_fail(e, n, err, GN_ERR_GRAPH, "input %s must be 4-D", shape_str(p, x, s1, sizeof s1));
+        int hd = n->nchw ? 2 : 1;
+        int64_t oh, ow, bh, ah, bw, aw;
+        GN_TRY(window(e, n, xd[hd], n->ksize[0], 1, n->stride[0], NULL, &oh, &bh, &ah, err));
+        GN_TRY(window(e, n, xd[hd + 1], n->ksize[1], 1, n->stride[1], NULL, &ow, &bw, &aw, err));
+        od[hd] = oh;
+        od[hd + 1] = ow;
+        break;
+    }
+    case OP_BN: {
+        int32_t cd = n->nchw ? 1 : xr - 1;
+        if (xr < 2) return node_fail(e, n, err, GN_ERR_GRAPH, "input must have rank >= 2");
+        for (uint32_t i = 1; i < 5; i++) {
+            uint32_t v = n->in[i];
+            if (p->rank[v] != 1 || vdims(p, v)[0] != xd[cd] || !is_float(p->dtype[v]) || p->dtype[v] != p->dtype[n->in[1]])
+                return node_fail(e, n, err, GN_ERR_GRAPH, "argument %u %s does not match %lld channels", i, shape_str(p, v, s1, sizeof s1), (long long)xd[cd]);
+        }
+        break;
+    }
+    case OP_TRANSPOSE: {
+        need_float = false;
+        int64_t pm[GN__MAX_DIMS], cnt = 0;
+        GN_TRY(const_ints(e, n, n->in[1], pm, GN__MAX_DIMS, &cnt, err));
+        uint8_t seen[GN__MAX_DIMS] = {0};
+        if (cnt != xr) return node_fail(e, n, err, GN_ERR_GRAPH, "perm has %lld entries for rank %d", (long long)cnt, xr);
+        for (int32_t d = 0; d < xr; d++) {
+            if (pm[d] < 0 || pm[d] >= xr || seen[pm[d]]++) return node_fail(e, n, err, GN_ERR_GRAPH, "bad perm");
+            od[d] = xd[pm[d]];
+        }
+        break;
+    }
+    case OP_CONCAT: {
+        need_float = false;
+        int64_t a, cnt = 0;
+        GN_TRY(const_ints(e, n, n->in[n->n_in - 1], &a, 1, &cnt, err));
+        if (a < 0) a += xr;
+        if (cnt != 1 || a < 0 || a >= xr) return node_fail(e, n, err, GN_ERR_GRAPH, "bad axis");
+        od[a] = 0;
+        for (uint32_t i = 0; i + 1 < n->n_in; i++) {
+            uint32_t v = n->in[i];
+            bool ok = p->rank[v] == xr && p->dtype[v] == p->dtype[x];
+            for (int32_t d = 0; ok && d < xr; d++) ok = d == a || vdims(p, v)[d] == xd[d];
+            if (!ok) return node_fail(e, n, err, GN_ERR_GRAPH, "input %u %s does not match %s", i, shape_str(p, v, s1, sizeof s1), shape_str(p, x, s2, sizeof s2));
+            od[a] += vdims(p, v)[a];
+        }
+        break;
+    }
+    case OP_REDUCE: {
+        int64_t ax[GN__MAX_DIMS], cnt = 0;
+        GN_TRY(const_ints(e, n, n->in[1], ax, GN__MAX_DIMS, &cnt, err));
+        uint8_t red[GN__MAX_DIMS] = {0};
+        for (int64_t i = 0; i < cnt; i++) {
+            int64_t a = ax[i] < 0 ? ax[i] + xr : ax[i];
+            if (a < 0 || a >= xr) return node_fail(e, n, err, GN_ERR_GRAPH, "bad reduction axis %lld", (long long)ax[i]);
+            red[a] = 1;
+        }
+        int32_t r = 0;
+        for (int32_t d = 0; d < xr; d++) {
+            if (!red[d]) od[r++] = xd[d];
+            else if (n->keep_dims) od[r++] = 1;
+        }
+        p->rank[o] = r;
+        break;
+    }
+    case OP_PAD: {
+        need_float = false;
+        int64_t pd[2 * GN__MAX_DIMS], cnt = 0;
+        GN_TRY(const_ints(e, n, n->in[1], pd, 2 * GN__MAX_DIMS, &cnt, err));
+        if (cnt != 2 * xr) return node_fail(e, n, err, GN_ERR_GRAPH, "paddings must be [%d, 2]", xr);
+        for (int32_t d = 0; d < xr; d++) {
+            if (pd[2 * d] < 0 || pd[2 * d + 1] < 0) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "negative paddings");
+            od[d] = xd[d] + pd[2 * d] + pd[2 * d + 1];
+        }
+        break;
+    }
+    default: return node_fail(e, n, err, GN_ERR_INTERNAL, "unhandled op");
+    }
+    if (need_float && !is_float(p->dtype[x]))
+        return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "dtype %s is not supported on the CUDA backend (float32 and float16 only)",
+                         gn_dtype_numpy_name(p->dtype[x]));
+    if (!need_float && gn_dtype_size(p->dtype[x]) == 0)
+        return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "dtype %s is not supported on the CUDA backend", gn_dtype_numpy_name(p->dtype[x]));
+    return GN_OK;
+}
+
+/* Places every buffer of the plan in one arena by lifetime (greedy first fit
+ * in order of definition) and allocates the arena. */
+typedef struct interval {
+    size_t off, bytes;
+    uint32_t first, last;
+} interval;
+
+static int iv_cmp(const void *a, const void *b)
+{
+    const interval *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Lowest offset where `want` bytes are free over steps [f, l] (first fit). */
+static size_t first_fit(const interval *iv, uint32_t n_iv, interval *tmp, size_t want, uint32_t f, uint32_t l)
+{
+    uint32_t nt = 0;
+    for (uint32_t j = 0; j < n_iv; j++)
+        if (!(iv[j].last < f || iv[j].first > l)) tmp[nt++] = iv[j];
+    qsort(tmp, nt, sizeof *tmp, iv_cmp);
+    size_t off = 0;
+    for (uint32_t j = 0; j < nt; j++) {
+        if (off + want <= tmp[j].off) break;
+        if (off < tmp[j].off + tmp[j].bytes) off = tmp[j].off + tmp[j].bytes;
+    }
+    return off;
+}
+
+static gn_status plan_place(gn__engine *e, cplan *p, gn__err *err)
+{
+    uint32_t nv = e->n_vals, nn = e->n_nodes, end = nn + 1;
+    size_t max_iv = (size_t)nv + (size_t)nn * N_SCR + 1;
+    uint32_t *first = malloc((nv + 1) * sizeof *first), *last = malloc((nv + 1) * sizeof *last);
+    interval *iv = malloc(max_iv * sizeof *iv), *tmp = malloc(max_iv * sizeof *tmp);
+    if (!first || !last || !iv || !tmp) {
+        free(first);
+        free(last);
+        free(iv);
+        free(tmp);
+        return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    }
+    /* steps: 0 = feeds copied in, node k runs at step k + 1, end = fetches copied out */
+    for (uint32_t v = 0; v < nv; v++) first[v] = last[v] = 0;
+    for (uint32_t k = 0; k < nn; k++) {
+        const cnode *n = &e->nodes[k];
+        if (n->op->kind == OP_NOOP) continue;
+        uint32_t r = p->root[n->out];
+        if (r == n->out) first[r] = k + 1;
+        if (last[r] < k + 1) last[r] = k + 1;
+        for (uint32_t i = 0; i < n->n_in; i++) {
+            uint32_t ri = p->root[n->in[i]];
+            if (last[ri] < k + 1) last[ri] = k + 1;
+        }
+    }
+    for (uint32_t f = 0; f < e->n_fetches; f++) last[p->root[e->fetch_val[f]]] = end;
+    uint32_t n_iv = 0;
+    size_t arena = 0;
+    p->planned_bytes = 0;
+    /* in order of definition: the feeds, then per node its scratch and its output */
+    for (uint32_t step = 0; step <= nn; step++) {
+        uint32_t n_cand = step == 0 ? e->n_feeds : N_SCR + 1;
+        for (uint32_t j = 0; j < n_cand; j++) {
+            uint32_t v = UINT32_MAX;
+            size_t bytes, s_idx = 0;
+            uint32_t f = step, l = step;
+            if (step == 0) {
+                v = j;
+            } else if (j < N_SCR) {
+                s_idx = (size_t)(step - 1) * N_SCR + j;
+                if (!p->scr_bytes[s_idx]) continue;
+            } else {
+                const cnode *n = &e->nodes[step - 1];
+                if (n->op->kind == OP_NOOP || p->root[n->out] != n->out) continue;
+                v = n->out;
+            }
+            if (v != UINT32_MAX) {
+                bytes = (size_t)numel_of(p, v) * gn_dtype_size(p->dtype[v]);
+                l = last[v] > f ? last[v] : f;
+            } else {
+                bytes = p->scr_bytes[s_idx];
+            }
+            size_t want = align_up(bytes ? bytes : 1);
+            size_t off = first_fit(iv, n_iv, tmp, want, f, l);
+            iv[n_iv++] = (interval){off, want, f, l};
+            if (v != UINT32_MAX) {
+                p->off[v] = off;
+                p->bytes[v] = bytes;
+            } else {
+                p->scr_off[s_idx] = off;
+            }
+            p->planned_bytes += bytes;
+            if (arena < off + want) arena = off + want;
+        }
+    }
+    free(first);
+    free(last);
+    free(iv);
+    free(tmp);
+    p->arena_bytes = arena;
+    cudaError_t ce = cudaMalloc(&p->arena, arena ? arena : ALIGN);
+    if (ce != cudaSuccess) {
+        p->arena = NULL;
+        return gn__fail(err, GN_ERR_BACKEND, "cudaMalloc of a %zu-byte arena: %s", arena, cudaGetErrorString(ce));
+    }
+    return GN_OK;
+}
+
+static gn_status plan_new(gn__engine *e, const gn__tensor *in, cplan **out, gn__err *err)
+{
+    *out = NULL;
+    uint32_t nv = e->n_vals, nn = e->n_nodes, nf = e->n_feeds;
+    cplan *p = calloc(1, sizeof *p);
+    if (!p) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    p->key_dtype = calloc(nf + 1, sizeof *p->key_dtype);
+    p->key_rank = calloc(nf + 1, sizeof *p->key_rank);
+    p->key_dims = calloc((size_t)nf * GN__MAX_DIMS + 1, sizeof *p->key_dims);
+    p->dtype = calloc(nv + 1, sizeof *p->dtype);
+    p->rank = calloc(nv + 1, sizeof *p->rank);
+    p->dims = calloc((size_t)nv * GN__MAX_DIMS + 1, sizeof *p->dims);
+    p->root = calloc(nv + 1, sizeof *p->root);
+    p->off = calloc(nv + 1, sizeof *p->off);
+    p->bytes = calloc(nv + 1, sizeof *p->bytes);
+    p->scr_off = calloc((size_t)nn * N_SCR + 1, sizeof *p->scr_off);
+    p->scr_bytes = calloc((size_t)nn * N_SCR + 1, sizeof *p->scr_bytes);
+    p->conv = calloc(nn + 1, sizeof *p->conv);
+    if (!p->key_dtype || !p->key_rank || !p->key_dims || !p->dtype || !p->rank || !p->dims || !p->root || !p->off ||
+        !p->bytes || !p->scr_off || !p->scr_bytes || !p->conv) {
+        plan_free(e, p);
+        return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t v = 0; v < nv; v++) {
+        p->root[v] = v;
+        const cval *c = &e->vals[v];
+        const gn__tensor *t = c->kind == V_FEED ? &in[c->feed] : c->kind == V_CONST ? &c->host : NULL;
+        if (!t) continue;
+        p->dtype[v] = t->dtype;
+        p->rank[v] = t->rank;
+        memcpy(vdims(p, v), t->dims, sizeof(int64_t) * GN__MAX_DIMS);
+    }
+    for (uint32_t i = 0; i < nf; i++) {
+        p->key_dtype[i] = in[i].dtype;
+        p->key_rank[i] = in[i].rank;
+        memcpy(&p->key_dims[(size_t)i * GN__MAX_DIMS], in[i].dims, sizeof(int64_t) * GN__MAX_DIMS);
+    }
+    gn_status s = GN_OK;
+    for (uint32_t k = 0; s == GN_OK && k < nn; k++) s = plan_node(e, p, k, err);
+    if (s == GN_OK) s = plan_place(e, p, err);
+    if (s != GN_OK) {
+        plan_free(e, p);
+        return s;
+    }
+    *out = p;
+    return GN_OK;
+}
+
+static bool plan_matches(const gn__engine *e, const cplan *p, const gn__tensor *in)
+{
+    for (uint32_t i = 0; i < e->n_feeds; i++) {
+        if (p->key_dtype[i] != in[i].dtype || p->key_rank[i] != in[i].rank) return false;
+        for (int32_t d = 0; d < in[i].rank; d++)
+            if (p->key_dims[(size_t)i * GN__MAX_DIMS + d] != in[i].dims[d]) return false;
+    }
+    return true;
+}
+
+/* ---- running one node -------------------------------------------------------- */
+static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
+{
+    cu_backend *b = e->b;
+    cnode *n = &e->nodes[k];
+    cudaStream_t s = b->stream;
+    if (n->op->kind == OP_NOOP || p->root[n->out] != n->out) return GN_OK;   /* aliases: nothing to run */
+    uint32_t o = n->out, x = n->in[0];
+    void *yp = vptr(e, p, o);
+    const void *xp = vptr(e, p, x);
+    int h = p->dtype[x] == DT_F16;
+    int64_t ne = numel_of(p, o);
+    int64_t *xd = vdims(p, x), *od = vdims(p, o);
+    int32_t xr = p->rank[x];
+    switch (n->op->kind) {
+    case OP_UNARY: CK_CUDA(gn__cu_unary(n->op->sub, h, ne, xp, yp, 1.0f, s)); break;
+    case OP_CAST: CK_CUDA(gn__cu_cast(h, p->dtype[o] == DT_F16, ne, xp, yp, s)); break;
+    case OP_BINARY:
+    case OP_BIAS_ADD: {
+        uint32_t y = n->in[1];
+        gn__cu_bcast bc;
+        memset(&bc, 0, sizeof bc);
+        int32_t r = p->rank[o], yr = p->rank[y];
+        if (r > GN__CU_MAX_DIMS) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "rank %d", r);
+        bool same = r == xr && r == yr;
+        for (int32_t d = 0; same && d < r; d++) same = xd[d] == vdims(p, y)[d];
+        if (n->op->kind == OP_BINARY) {
+            int64_t sx = 1, sy = 1;
+            for (int32_t d = r - 1; d >= 0; d--) {
+                int32_t dx = d - (r - xr), dy = d - (r - yr);
+                int64_t ex = dx >= 0 ? xd[dx] : 1, ey = dy >= 0 ? vdims(p, y)[dy] : 1;
+                bc.dims[d] = od[d];
+                bc.sa[d] = ex == 1 ? 0 : sx;
+                bc.sb[d] = ey == 1 ? 0 : sy;
+                sx *= ex;
+                sy *= ey;
+            }
+        } else {
+            same = false;
+            int32_t cd = n->nchw ? 1 : r - 1;
+            int64_t sx = 1;
+            for (int32_t d = r - 1; d >= 0; d--) {
+                bc.dims[d] = od[d];
+                bc.sa[d] = sx;
+                bc.sb[d] = d == cd ? 1 : 0;
+                sx *= od[d];
+            }
+        }
+        bc.rank = r;
+        CK_CUDA(gn__cu_binary(n->op->kind == OP_BINARY ? n->op->sub : GN__CU_ADD, h, ne, same ? NULL : &bc, xp,
+                              vptr(e, p, y), yp, s));
+        break;
+    }
+    case OP_MATMUL:
+    case OP_BMM: {
+        uint32_t y = n->in[1];
+        int32_t r = p->rank[o], yr = p->rank[y];
+        int64_t *yd = vdims(p, y);
+        int64_t m = od[r - 2], nn = od[r - 1], kk = n->ta ? xd[xr - 2] : xd[xr - 1];
+        int64_t batch = 1, bx = 1, by = 1;
+        for (int32_t d = 0; d < r - 2; d++) batch *= od[d];
+        for (int32_t d = 0; d < xr - 2; d++) bx *= xd[d];
+        for (int32_t d = 0; d < yr - 2; d++) by *= yd[d];
+        if ((bx != 1 && bx != batch) || (by != 1 && by != batch))
+            return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "batch broadcasting other than all-or-nothing per operand");
+        if (bx == batch && by == batch && batch > 1) {   /* same batch count: the batch dims must agree too */
+            for (int32_t d = 0; d < r - 2; d++) {
+                int32_t dx = d - (r - xr), dy = d - (r - yr);
+                if ((dx >= 0 && xd[dx] != od[d]) || (dy >= 0 && yd[dy] != od[d]))
+                    return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "mixed batch broadcasting");
+            }
+        }
+        if (m > INT32_MAX || nn > INT32_MAX || kk > INT32_MAX || batch > INT32_MAX)
+            return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "dims too large for cuBLAS");
+        if (ne == 0) break;
+        if (kk == 0) {
+            CK_CUDA(cudaMemsetAsync(yp, 0, (size_t)ne * (h ? 2 : 4), s));
+        } else {
+            /* row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T */
+            cudaDataType_t dt = h ? CUDA_R_16F : CUDA_R_32F;
+            const float one = 1.0f, zero = 0.0f;
+            cublasOperation_t opa = n->ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = n->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+            int lda = (int)(n->ta ? m : kk), ldb = (int)(n->tb ? kk : nn);
+            const void *yp2 = vptr(e, p, y);
+            if (batch == 1) {
+                CK_BLAS(b->p_cublasGemmEx(b->blas, opb, opa, (int)nn, (int)m, (int)kk, &one, yp2, dt, ldb, xp, dt, lda,
+                                          &zero, yp, dt, (int)nn, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            } else {
+                long long sa = bx == 1 ? 0 : (long long)(m * kk), sb = by == 1 ? 0 : (long long)(kk * nn);
+                CK_BLAS(b->p_cublasGemmStridedBatchedEx(b->blas, opb, opa, (int)nn, (int)m, (int)kk, &one, yp2, dt, ldb,
+                                                        sb, xp, dt, lda, sa, &zero, yp, dt, (int)nn,
+                                                        (long long)(m * nn), (int)batch, CUBLAS_COMPUTE_32F,
+                                                        CUBLAS_GEMM_DEFAULT));
+            }
+        }
+        if (n->has_bias || n->act != GN__CU_ID)
+            CK_CUDA(gn__cu_bias_act(h, ne, nn, 1, yp, n->has_bias ? vptr(e, p, n->in[2]) : NULL, n->act, n->alpha, s));
+        break;
+    }
+    case OP_CONV: {
+        cconv *c = p->conv[k];
+        if (!c) return node_fail(e, n, err, GN_ERR_INTERNAL, "no convolution plan");
+        size_t base = (size_t)k * N_SCR;
+        void *wt = (char *)p->arena + p->scr_off[base + SCR_W];
+        CK_CUDA(gn__cu_transpose(h ? 2 : 4, 4, c->w_dims, c->w_perm, vptr(e, p, n->in[1]), wt, s));
+        const void *src = xp;
+        if (c->prepad) {
+            void *pp = (char *)p->arena + p->scr_off[base + SCR_PAD];
+            CK_CUDA(gn__cu_pad(h ? 2 : 4, 4, c->pp_in, c->pp_before, c->pp_out, xp, pp, s));
+            src = pp;
+        }
+        void *ws = c->ws_bytes ? (char *)p->arena + p->scr_off[base + SCR_WS] : NULL;
+        const float one = 1.0f, zero = 0.0f;
+        if (ne > 0)
+            CK_DNN(b->p_cudnnConvolutionForward(b->dnn, &one, c->x, src, c->w, wt, c->conv, c->algo, ws, c->ws_bytes,
+                                                &zero, c->y, yp));
+        if (n->has_bias || n->act != GN__CU_ID)
+            CK_CUDA(gn__cu_bias_act(h, ne, c->c_out, c->inner, yp, n->has_bias ? vptr(e, p, n->in[2]) : NULL, n->act,
+                                    n->alpha, s));
+        break;
+    }
+    case OP_POOL: {
+        gn__cu_pool pp;
+        int hd = n->nchw ? 2 : 1, cd = n->nchw ? 1 : 3;
+        int64_t oh, ow, bh, ah, bw, aw;
+        GN_TRY(window(e, n, xd[hd], n->ksize[0], 1, n->stride[0], NULL, &oh, &bh, &ah, err));
+        GN_TRY(window(e, n, xd[hd + 1], n->ksize[1], 1, n->stride[1], NULL, &ow, &bw, &aw, err));
+        pp = (gn__cu_pool){.max = n->op->sub, .nchw = n->nchw, .n = xd[0], .c = xd[cd], .h = xd[hd], .w = xd[hd + 1],
+                           .oh = oh, .ow = ow, .kh = n->ksize[0], .kw = n->ksize[1], .sh = n->stride[0],
+                           .sw = n->stride[1], .pad_top = bh, .pad_left = bw};
+        CK_CUDA(gn__cu_pool2d(h, &pp, xp, yp, s));
+        break;
+    }
+    case OP_BN: {
+        int32_t cd = n->nchw ? 1 : xr - 1;
+        int64_t inner = 1;
+        for (int32_t d = cd + 1; d < xr; d++) inner *= xd[d];
+        CK_CUDA(gn__cu_batchnorm(h, p->dtype[n->in[1]] == DT_F16, ne, xd[cd], inner, xp, vptr(e, p, n->in[1]),
+                                 vptr(e, p, n->in[2]), vptr(e, p, n->in[3]), vptr(e, p, n->in[4]), n->eps, yp, s));
+        break;
+    }
+    case OP_SOFTMAX: {
+        int64_t cols = xd[xr - 1];
+        CK_CUDA(gn__cu_softmax(h, cols ? ne / cols : 0, cols, xp, yp, s));
+        break;
+    }
+    case OP_TRANSPOSE: {
+        int64_t pm[GN__MAX_DIMS], cnt = 0;
+        int32_t perm[GN__MAX_DIMS];
+        GN_TRY(const_ints(e, n, n->in[1], pm, GN__MAX_DIMS, &cnt, err));
+        for (int64_t d = 0; d < cnt; d++) perm[d] = (int32_t)pm[d];
+        CK_CUDA(gn__cu_transpose((int)gn_dtype_size(p->dtype[x]), xr, xd, perm, xp, yp, s));
+        break;
+    }
+    case OP_CONCAT: {
+        int64_t a, cnt = 0;
+        GN_TRY(const_ints(e, n, n->in[n->n_in - 1], &a, 1, &cnt, err));
+        if (a < 0) a += xr;
+        size_t es = gn_dtype_size(p->dtype[o]);
+        int64_t outer = 1, inner = 1;
+        for (int32_t d = 0; d < a; d++) outer *= od[d];
+        for (int32_t d = (int32_t)a + 1; d < xr; d++) inner *= od[d];
+        size_t dpitch = (size_t)(od[a] * inner) * es, col = 0;
+        for (uint32_t i = 0; i + 1 < n->n_in; i++) {
+            uint32_t v = n->in[i];
+            size_t width = (size_t)(vdims(p, v)[a] * inner) * es;
+            if (width && outer)
+                CK_CUDA(cudaMemcpy2DAsync((char *)yp + col, dpitch, vptr(e, p, v), width, width, (size_t)outer,
+                                          cudaMemcpyDeviceToDevice, s));
+            col += width;
+        }
+        break;
+    }
+    case OP_REDUCE: {
+        int64_t ax[GN__MAX_DIMS], cnt = 0;
+        GN_TRY(const_ints(e, n, n->in[1], ax, GN__MAX_DIMS, &cnt, err));
+        uint8_t red[GN__MAX_DIMS] = {0};
+        for (int64_t i = 0; i < cnt; i++) red[ax[i] < 0 ? ax[i] + xr : ax[i]] = 1;
+        CK_CUDA(gn__cu_reduce(h, n->op->sub, xr, xd, red, xp, yp, s));
+        break;
+    }
+    case OP_PAD: {
+        int64_t pd[2 * GN__MAX_DIMS], before[GN__MAX_DIMS], cnt = 0;
+        GN_TRY(const_ints(e, n, n->in[1], pd, 2 * GN__MAX_DIMS, &cnt, err));
+        for (int32_t d = 0; d < xr; d++) before[d] = pd[2 * d];
+        CK_CUDA(gn__cu_pad((int)gn_dtype_size(p->dtype[x]), xr, xd, before, od, xp, yp, s));
+        break;
+    }
+    default: return node_fail(e, n, err, GN_ERR_INTERNAL, "unhandled op");
+    }
+    return GN_OK;
+}
+
+/* ---- the interface ----------------------------------------------------------- */
+static bool cu_supports(void *self, const gn_graph *g, gn_id node, char *why, size_t why_len)
+{
+    if (why_len) why[0] = 0;
+    const char *op = gn__node_op(g, node);
+    if (!strcmp(op, "Const") || !strcmp(op, "HostConst") || !strcmp(op, "Placeholder") ||
+        !strcmp(op, "PlaceholderV2"))
+        return true;
+    return parse_node(self, g, node, NULL, why, why_len);
+}
+
+static void cu_engine_free(void *self, gn__engine *e)
+{
+    (void)self;
+    if (!e) return;
+    for (uint32_t i = 0; i < e->n_plans; i++) plan_free(e, e->plans[i]);
+    for (uint32_t v = 0; v < e->n_vals; v++) gn__tensor_release(&e->vals[v].host);
+    for (uint32_t k = 0; k < e->n_nodes; k++) free(e->nodes[k].in);
+    if (e->weights) cudaFree(e->weights);
+    free(e->vals);
+    free(e->nodes);
+    free(e->fetch_val);
+    free(e);
+}
+
+/* Depth-first topological order of the kept nodes (data and control inputs,
+ * cut at the feeds), iterative. */
+static gn_status topo(const gn_graph *g, const gn__engine_sig *sig, const uint8_t *has_feed, const uint8_t *keep,
+                      gn_id *order, uint32_t *n_order, gn__err *err)
+{
+    uint32_t nn = g->n_nodes, cnt = 0;
+    uint8_t *state = calloc(nn + 1, 1);
+    gn_id *stack = malloc((nn + 1) * sizeof *stack);
+    uint32_t *next = calloc(nn + 1, sizeof *next);
+    gn_status s = GN_OK;
+    if (!state || !stack || !next) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    for (gn_id root = 0; s == GN_OK && root < nn; root++) {
+        if (!keep[root] || state[root]) continue;
+        uint32_t sp = 0;
+        stack[sp++] = root;
+        state[root] = 1;
+        while (sp && s == GN_OK) {
+            gn_id id = stack[sp - 1];
+            const gn__node *nd = gn__node_at(g, id);
+            uint32_t i = next[id], total = nd->n_in + nd->n_ctrl;
+            gn_id dep = GN_NONE;
+            for (; i < total && dep == GN_NONE; i++) {
+                if (i < nd->n_in) {
+                    if (gn__sig_feed_index(sig, has_feed, nd->in[i]) >= 0) continue;
+                    dep = nd->in[i].node;
+                } else {
+                    gn_id c = nd->ctrl[i - nd->n_in];
+                    if (gn__sig_control_feed(g, sig, has_feed, c) >= 0) continue;
+                    dep = c;
+                }
+                if (!keep[dep] || state[dep] == 2) dep = GN_NONE;
+            }
+            next[id] = i;
+            if (dep != GN_NONE) {
+                if (state[dep] == 1) s = gn__fail(err, GN_ERR_UNSUPPORTED, "node '%s' is in a cycle (loops are not supported on the CUDA backend)", gn__node_name(g, dep));
+                else {
+                    state[dep] = 1;
+                    stack[sp++] = dep;
+                }
+                continue;
+            }
+            state[id] = 2;
+            order[cnt++] = id;
+            sp--;
+        }
+    }
+    free(state);
+    free(stack);
+    free(next);
+    *n_order = cnt;
+    return s;
+}
+
+static gn_status build_engine(cu_backend *b, const gn_graph *g, const gn__engine_sig *sig, gn__engine *e,
+                              const uint8_t *has_feed, const uint8_t *keep, uint32_t n_keep, gn__err *err)
+{
+    gn_id *order = malloc((n_keep + 1) * sizeof *order);
+    uint32_t *val_of = malloc((g->n_nodes + 1) * sizeof *val_of);   /* node -> value of output 0 */
+    uint32_t n_order = 0;
+    gn_status s = GN_OK;
+    if (!order || !val_of) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; s == GN_OK && i < g->n_nodes; i++) val_of[i] = UINT32_MAX;
+    if (s == GN_OK) s = topo(g, sig, has_feed, keep, order, &n_order, err);
+    if (s == GN_OK) {
+        e->vals = calloc((size_t)sig->n_feeds + n_order + 1, sizeof *e->vals);
+        e->nodes = calloc(n_order + 1, sizeof *e->nodes);
+        e->fetch_val = calloc(sig->n_fetches + 1, sizeof *e->fetch_val);
+        if (!e->vals || !e->nodes || !e->fetch_val) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; s == GN_OK && i < sig->n_feeds; i++) {
+        e->vals[e->n_vals].kind = V_FEED;
+        e->vals[e->n_vals++].feed = i;
+    }
+    char why[512];
+    size_t wbytes = 0;
+    for (uint32_t i = 0; s == GN_OK && i < n_order; i++) {
+        gn_id id = order[i];
+        const char *op = gn__node_op(g, id);
+        if (!strcmp(op, "Const") || !strcmp(op, "HostConst")) {
+            const Tensorflow__AttrValue *a = gn__node_attr(g, id, "value");
+            cval *c = &e->vals[e->n_vals];
+            if (!a || a->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR) {
+                s = gn__fail(err, GN_ERR_GRAPH, "node '%s' (Const): no value", gn__node_name(g, id));
+                break;
+            }
+            s = gn__tensor_from_proto(a->tensor, &c->host, err);
+            if (s != GN_OK) {
+                gn__err_prefix(err, "node '%s' (Const)", gn__node_name(g, id));
+                break;
+            }
+            if (!gn_dtype_size(c->host.dtype)) {
+                s = gn__fail(err, GN_ERR_UNSUPPORTED, "node '%s' (Const): not supported on the CUDA backend: dtype %s",
+                             gn__node_name(g, id), gn_dtype_numpy_name(c->host.dtype));
+                break;
+            }
+            c->kind = V_CONST;
+            c->dev_off = wbytes;
+            wbytes += align_up(c->host.nbytes ? c->host.nbytes : 1);
+            val_of[id] = e->n_vals++;
+            continue;
+        }
+        cnode *n = &e->nodes[e->n_nodes];
+        if (!strcmp(op, "Placeholder") || !strcmp(op, "PlaceholderV2")) {
+            s = gn__fail(err, GN_ERR_ARG, "node '%s' (%s): the placeholder is needed but not fed", gn__node_name(g, id), op);
+            break;
+        }
+        if (!parse_node(b, g, id, n, why, sizeof why)) {
+            s = gn__fail(err, GN_ERR_UNSUPPORTED, "node '%s' (%s): not supported on the CUDA backend: %s",
+                         gn__node_name(g, id), op, why);
+            break;
+        }
+        const gn__node *nd = gn__node_at(g, id);
+        uint32_t need_in = n->op->kind == OP_BN ? 5 : n->op->kind == OP_UNARY || n->op->kind == OP_CAST ||
+                           n->op->kind == OP_ALIAS || n->op->kind == OP_SQUEEZE || n->op->kind == OP_SOFTMAX ||
+                           n->op->kind == OP_POOL ? 1
+                           : n->op->kind == OP_NOOP || n->op->kind == OP_CONCAT ? 0 : (n->has_bias ? 3 : 2);
+        if (nd->n_in < need_in || (n->op->kind != OP_CONCAT && n->op->kind != OP_NOOP && nd->n_in != need_in)) {
+            s = gn__fail(err, GN_ERR_GRAPH, "node '%s' (%s): %u inputs, expected %u", gn__node_name(g, id), op, nd->n_in, need_in);
+            break;
+        }
+        n->n_in = nd->n_in;
+        n->in = calloc(nd->n_in + 1, sizeof *n->in);
+        if (!n->in) {
+            s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+            break;
+        }
+        e->n_nodes++;
+        for (uint32_t j = 0; s == GN_OK && j < nd->n_in; j++) {
+            gn__edge in = nd->in[j];
+            int32_t fi = gn__sig_feed_index(sig, has_feed, in);
+            if (fi >= 0) n->in[j] = (uint32_t)fi;
+            else if (in.index != 0 || val_of[in.node] == UINT32_MAX)
+                s = gn__fail(err, GN_ERR_UNSUPPORTED, "node '%s' (%s): not supported on the CUDA backend: input %u is output %u of '%s' (only output 0 of a node is supported)",
+                             gn__node_name(g, id), op, j, in.index, gn__node_name(g, in.node));
+            else n->in[j] = val_of[in.node];
+        }
+        if (n->op->kind == OP_NOOP) continue;
+        if (n->op->kind == OP_CONCAT && n->n_in < 2) s = gn__fail(err, GN_ERR_GRAPH, "node '%s' (ConcatV2): no inputs", gn__node_name(g, id));
+        n->out = e->n_vals;
+        e->vals[e->n_vals++].kind = V_NODE;
+        val_of[id] = n->out;
+    }
+    e->n_fetches = sig->n_fetches;
+    for (uint32_t f = 0; s == GN_OK && f < sig->n_fetches; f++) {
+        gn__edge fe = sig->fetches[f];
+        int32_t fi = gn__sig_feed_index(sig, has_feed, fe);
+        if (fi >= 0) e->fetch_val[f] = (uint32_t)fi;
+        else if (fe.index != 0 || !keep[fe.node] || val_of[fe.node] == UINT32_MAX)
+            s = gn__fail(err, GN_ERR_UNSUPPORTED, "fetch %u: output %u of '%s' (%s) cannot be fetched from the CUDA backend",
+                         f, fe.index, gn__node_name(g, fe.node), gn__node_op(g, fe.node));
+        else e->fetch_val[f] = val_of[fe.node];
+    }
+    /* weights: uploaded once */
+    if (s == GN_OK) {
+        e->weights_bytes = wbytes;
+        cudaError_t ce = cudaMalloc(&e->weights, wbytes ? wbytes : ALIGN);
+        if (ce != cudaSuccess) {
+            e->weights = NULL;
+            s = cuda_fail(err, "cudaMalloc (weights)", ce);
+        }
+        for (uint32_t v = 0; s == GN_OK && v < e->n_vals; v++) {
+            const cval *c = &e->vals[v];
+            if (c->kind != V_CONST || !c->host.nbytes) continue;
+            ce = cudaMemcpyAsync((char *)e->weights + c->dev_off, c->host.data, c->host.nbytes, cudaMemcpyHostToDevice,
+                                 b->stream);
+            if (ce != cudaSuccess) s = cuda_fail(err, "cudaMemcpyAsync (weights)", ce);
+        }
+        if (s == GN_OK && (ce = cudaStreamSynchronize(b->stream)) != cudaSuccess) s = cuda_fail(err, "cudaStreamSynchronize", ce);
+    }
+    free(order);
+    free(val_of);
+    return s;
+}
+
+static gn_status cu_compile(void *self, const gn_graph *g, const gn__engine_sig *sig, gn__engine **out, gn__err *err)
+{
+    cu_backend *b = self;
+    *out = NULL;
+    for (uint32_t i = 0; i < sig->n_feeds; i++)
+        if (!gn__node_live(g, sig->feeds[i].node)) return gn__fail(err, GN_ERR_INTERNAL, "feed %u names no node", i);
+    for (uint32_t i = 0; i < sig->n_fetches; i++)
+        if (!gn__node_live(g, sig->fetches[i].node)) return gn__fail(err, GN_ERR_INTERNAL, "fetch %u names no node", i);
+    uint8_t *has_feed = NULL, *keep = NULL;
+    uint32_t n_keep = 0;
+    GN_TRY(gn__runtime_feed_marks(g, sig, &has_feed, err));
+    gn_status s = gn__runtime_prune(g, sig, has_feed, &keep, &n_keep, err);
+    gn__engine *e = NULL;
+    if (s == GN_OK && !(e = calloc(1, sizeof *e))) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    if (s == GN_OK) {
+        e->b = b;
+        e->g = g;
+        e->n_feeds = sig->n_feeds;
+        s = build_engine(b, g, sig, e, has_feed, keep, n_keep, err);
+    }
+    free(has_feed);
+    free(keep);
+    if (s != GN_OK) {
+        cu_engine_free(b, e);
+        return s;
+    }
+    *out = e;
+    return GN_OK;
+}
+
+static gn_status plan_for(gn__engine *e, const gn__tensor *in, cplan **out, gn__err *err)
+{
+    for (uint32_t i = 0; i < e->n_plans; i++) {
+        if (!plan_matches(e, e->plans[i], in)) continue;
+        cplan *p = e->plans[i];
+        memmove(&e->plans[1], &e->plans[0], i * sizeof *e->plans);
+        e->plans[0] = p;
+        *out = p;
+        return GN_OK;
+    }
+    cplan *p = NULL;
+    GN_TRY(plan_new(e, in, &p, err));
+    if (e->n_plans == MAX_PLANS) plan_free(e, e->plans[--e->n_plans]);
+    memmove(&e->plans[1], &e->plans[0], e->n_plans * sizeof *e->plans);
+    e->plans[0] = p;
+    e->n_plans++;
+    *out = p;
+    return GN_OK;
+}
+
+static gn_status cu_execute(void *self, gn__engine *e, const gn__tensor *in, gn__tensor *out, uint64_t seed,
+                            gn__err *err)
+{
+    cu_backend *b = self;
+    (void)seed;
+    gn__engine_stats *st = &e->stats;
+    st->runs++;
+    st->arena_allocs = st->dynamic_allocs = st->plan_misses = st->nodes_run = 0;
+    for (uint32_t i = 0; i < e->n_feeds; i++)
+        if (!in[i].dtype || in[i].dead || (in[i].nbytes && !in[i].data) || !gn_dtype_size(in[i].dtype))
+            return gn__fail(err, GN_ERR_ARG, "feed %u: a %s tensor cannot be fed to the CUDA backend", i,
+                            in[i].dtype ? gn_dtype_numpy_name(in[i].dtype) : "missing");
+    cplan *p = NULL;
+    GN_TRY(plan_for(e, in, &p, err));
+    st->n_plans = e->n_plans;
+    st->planned = true;
+    st->arena_bytes = p->arena_bytes;
+    st->planned_bytes = p->planned_bytes;
+    gn_status s = GN_OK;
+    cudaError_t ce;
+    for (uint32_t i = 0; s == GN_OK && i < e->n_feeds; i++) {
+        if (!in[i].nbytes) continue;
+        ce = cudaMemcpyAsync(vptr(e, p, i), in[i].data, in[i].nbytes, cudaMemcpyHostToDevice, b->stream);
+        if (ce != cudaSuccess) s = cuda_fail(err, "cudaMemcpyAsync (feed)", ce);
+        st->arena_allocs++;
+    }
+    for (uint32_t k = 0; s == GN_OK && k < e->n_nodes; k++) {
+        s = run_node(e, p, k, err);
+        if (e->nodes[k].op->kind != OP_NOOP) st->nodes_run++;
+        if (e->nodes[k].op->kind != OP_NOOP && p->root[e->nodes[k].out] == e->nodes[k].out) st->arena_allocs++;
+    }
+    for (uint32_t f = 0; s == GN_OK && f < e->n_fetches; f++) {
+        uint32_t v = e->fetch_val[f];
+        gn__tensor *t = &out[f];
+        size_t bytes = (size_t)numel_of(p, v) * gn_dtype_size(p->dtype[v]);
+        gn__buffer *buf = gn__buffer_new(bytes ? bytes : 1);
+        if (!buf) {
+            s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+            break;
+        }
+        t->dtype = p->dtype[v];
+        t->rank = p->rank[v];
+        memcpy(t->dims, vdims(p, v), sizeof t->dims);
+        t->buf = buf;
+        t->data = buf->data;
+        t->nbytes = bytes;
+        if (!bytes) continue;
+        ce = cudaMemcpyAsync(t->data, vptr(e, p, v), bytes, cudaMemcpyDeviceToHost, b->stream);
+        if (ce != cudaSuccess) s = cuda_fail(err, "cudaMemcpyAsync (fetch)", ce);
+    }
+    ce = cudaStreamSynchronize(b->stream);
+    if (s == GN_OK && ce != cudaSuccess) s = cuda_fail(err, "cudaStreamSynchronize", ce);
+    if (s != GN_OK)
+        for (uint32_t f = 0; f < e->n_fetches; f++) gn__tensor_release(&out[f]);
+    return s;
+}
+
+static void cu_engine_stats(void *self, const gn__engine *e, gn__engine_stats *out)
+{
+    (void)self;
+    *out = e->stats;
+}
+
+static void cu_free(void *self)
+{
+    cu_backend *b = self;
+    if (!b) return;
+    if (b->stream) cudaStreamSynchronize(b->stream);
+    if (b->blas) b->p_cublasDestroy_v2(b->blas);
+    if (b->dnn) b->p_cudnnDestroy(b->dnn);
+    if (b->blas_lib) dlclose(b->blas_lib);
+    if (b->dnn_lib) dlclose(b->dnn_lib);
+    if (b->stream) cudaStreamDestroy(b->stream);
+    free(b);
+}
+
+static const gn__backend_iface cu_iface = {
+    .api_version = GN__BACKEND_API_VERSION,
+    .name = "cuda",
+    .supports = cu_supports,
+    .compile = cu_compile,
+    .execute = cu_execute,
+    .engine_free = cu_engine_free,
+    .free = cu_free,
+    .engine_stats = cu_engine_stats,
+};
+
+/* dlopen the first of names that loads; why gets the loader's message otherwise. */
+static void *open_lib(const char *const *names, char *why, size_t why_len)
+{
+    for (const char *const *nm = names; *nm; nm++) {
+        void *h = dlopen(*nm, RTLD_NOW | RTLD_LOCAL);
+        if (h) return h;
+        const char *d = dlerror();
+        snprintf(why, why_len, "dlopen %s: %s", *nm, d ? d : "failed");
+    }
+    return NULL;
+}
+
+#define LOAD(name)                                                                                            \
+    if (ok) {                                                                                                 \
+        void *sym_ = dlsym(lib, #name);                                                                       \
+        if (sym_) memcpy(&b->p_##name, &sym_, sizeof sym_);                                                   \
+        else {                                                                                                \
+            snprintf(why, why_len, "%s has no symbol %s", libname, #name);                                    \
+            ok = false;                                                                                       \
+        }                                                                                                     \
+    }
+
+static bool load_blas(cu_backend *b)
+{
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so", NULL};
+    char *why = b->blas_why;
+    size_t why_len = sizeof b->blas_why;
+    const char *libname = "libcublas";
+    void *lib = b->blas_lib = open_lib(names, why, why_len);
+    bool ok = lib != NULL;
+    CUBLAS_FNS(LOAD)
+    if (!ok) return false;
+    cublasStatus_t st = b->p_cublasCreate_v2(&b->blas);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        snprintf(why, why_len, "cublasCreate: %s", b->p_cublasGetStatusString(st));
+        b->blas = NULL;
+        return false;
+    }
+    if ((st = b->p_cublasSetStream_v2(b->blas, b->stream)) != CUBLAS_STATUS_SUCCESS ||
+        (st = b->p_cublasSetMathMode(b->blas, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(why, why_len, "cublasSetStream/SetMathMode: %s", b->p_cublasGetStatusString(st));
+        b->p_cublasDestroy_v2(b->blas);
+        b->blas = NULL;
+        return false;
+    }
+    return true;
+}
+
+static bool load_dnn(cu_backend *b)
+{
+    static const char *const names[] = {"libcudnn.so.9", "libcudnn.so", NULL};
+    char *why = b->dnn_why;
+    size_t why_len = sizeof b->dnn_why;
+    const char *libname = "libcudnn";
+    void *lib = b->dnn_lib = open_lib(names, why, why_len);
+    bool ok = lib != NULL;
+    CUDNN_FNS(LOAD)
+    if (!ok) return false;
+    cudnnStatus_t st = b->p_cudnnCreate(&b->dnn);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        snprintf(why, why_len, "cudnnCreate: %s", b->p_cudnnGetErrorString(st));
+        b->dnn = NULL;
+        return false;
+    }
+    if ((st = b->p_cudnnSetStream(b->dnn, b->stream)) != CUDNN_STATUS_SUCCESS) {
+        snprintf(why, why_len, "cudnnSetStream: %s", b->p_cudnnGetErrorString(st));
+        b->p_cudnnDestroy(b->dnn);
+        b->dnn = NULL;
+        return false;
+    }
+    return true;
+}
+
+gn_status gn__cuda_backend_open(int32_t num_threads, gn__backend *out, gn__err *err)
+{
+    (void)num_threads;
+    int count = 0;
+    cudaError_t ce = cudaGetDeviceCount(&count);
+    if (ce != cudaSuccess)
+        return gn__fail(err, GN_ERR_UNSUPPORTED, "no CUDA device: cudaGetDeviceCount: %s", cudaGetErrorString(ce));
+    if (count < 1) return gn__fail(err, GN_ERR_UNSUPPORTED, "no CUDA device: cudaGetDeviceCount found none");
+    cu_backend *b = calloc(1, sizeof *b);
+    if (!b) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    b->ws_limit = WORKSPACE_LIMIT;
+    if ((ce = cudaSetDevice(b->device)) != cudaSuccess ||
+        (ce = cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+        b->stream = NULL;
+        cu_free(b);
+        return cuda_fail(err, "cudaSetDevice/cudaStreamCreate", ce);
+    }
+    if (!load_blas(b) && b->blas_lib) {
+        dlclose(b->blas_lib);
+        b->blas_lib = NULL;
+    }
+    if (!load_dnn(b) && b->dnn_lib) {
+        dlclose(b->dnn_lib);
+        b->dnn_lib = NULL;
+    }
+    out->iface = &cu_iface;
+    out->self = b;
+    return GN_OK;
+}

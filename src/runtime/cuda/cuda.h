@@ -1,0 +1,110 @@
+/* The CUDA backend (private): the kernels in kernels.cu, callable from C.
+ *
+ * backend.c  the backend interface: compile (prune, per-node support check,
+ *            topological order, weights uploaded once), plans (one per set
+ *            of input shapes: host-side shapes, one device arena with
+ *            buffers placed by lifetime, cuDNN descriptors and algorithms),
+ *            execute (one stream, feeds copied in, fetches copied out).
+ * kernels.cu our own kernels (elementwise with broadcasting, epilogues,
+ *            Cast, Transpose, Pad, reductions, Softmax, batch norm, pooling).
+ *
+ * Every launcher returns the cudaError_t of its launch (cudaGetLastError),
+ * never aborts. `h` selects the element type of float tensors: 0 float32,
+ * 1 float16. Counts are int64_t; an empty tensor launches nothing. */
+#ifndef GN_RUNTIME_CUDA_H
+#define GN_RUNTIME_CUDA_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GN__CU_MAX_DIMS 8
+
+/* Unary functions, also the activations of fused epilogues. */
+enum {
+    GN__CU_ID = 0,
+    GN__CU_RELU,
+    GN__CU_RELU6,
+    GN__CU_ELU,
+    GN__CU_LEAKY_RELU,            /* alpha */
+    GN__CU_SIGMOID,
+    GN__CU_TANH,
+    GN__CU_GELU_EXACT,
+    GN__CU_GELU_APPROX,
+    GN__CU_EXP,
+    GN__CU_LOG,
+    GN__CU_NEG,
+    GN__CU_SQRT,
+    GN__CU_RSQRT,
+    GN__CU_SQUARE,
+    GN__CU_ABS,
+};
+
+enum { GN__CU_ADD = 0, GN__CU_SUB, GN__CU_MUL, GN__CU_DIV, GN__CU_MAX, GN__CU_MIN, GN__CU_SQDIFF, GN__CU_POW };
+
+/* Broadcast indexing: output dims, and each operand's element strides per
+ * output dim (0 where it is broadcast). */
+typedef struct gn__cu_bcast {
+    int32_t rank;
+    int64_t dims[GN__CU_MAX_DIMS];
+    int64_t sa[GN__CU_MAX_DIMS];
+    int64_t sb[GN__CU_MAX_DIMS];
+} gn__cu_bcast;
+
+/* y = f(x) elementwise (x == y allowed). */
+cudaError_t gn__cu_unary(int op, int h, int64_t n, const void *x, void *y, float alpha, cudaStream_t s);
+/* dtype conversion float32 <-> float16 (src_h, dst_h). */
+cudaError_t gn__cu_cast(int src_h, int dst_h, int64_t n, const void *x, void *y, cudaStream_t s);
+/* y = a op b; bc NULL: same shapes, flat. */
+cudaError_t gn__cu_binary(int op, int h, int64_t n, const gn__cu_bcast *bc, const void *a, const void *b, void *y,
+                          cudaStream_t s);
+/* In place: y[i] = act(y[i] + bias[(i / inner) % c]) (bias may be NULL). */
+cudaError_t gn__cu_bias_act(int h, int64_t n, int64_t c, int64_t inner, void *y, const void *bias, int act,
+                            float alpha, cudaStream_t s);
+/* Transpose of a row-major tensor of `esize`-byte elements (1, 2, 4, 8):
+ * out dim d = in dim perm[d]. */
+cudaError_t gn__cu_transpose(int esize, int32_t rank, const int64_t *in_dims, const int32_t *perm, const void *x,
+                             void *y, cudaStream_t s);
+/* Zero padding: out dims = in dims + before + after. */
+cudaError_t gn__cu_pad(int esize, int32_t rank, const int64_t *in_dims, const int64_t *before, const int64_t *out_dims,
+                       const void *x, void *y, cudaStream_t s);
+/* Sum (mean when mean != 0) over the dims with red[d] != 0; y holds the kept
+ * dims in order. Accumulates in float. */
+cudaError_t gn__cu_reduce(int h, int mean, int32_t rank, const int64_t *dims, const uint8_t *red, const void *x,
+                          void *y, cudaStream_t s);
+/* Softmax over the last axis of rows x cols (float accumulation). */
+cudaError_t gn__cu_softmax(int h, int64_t rows, int64_t cols, const void *x, void *y, cudaStream_t s);
+/* Batch norm, inference: y = (x - mean) * rsqrt(var + eps) * scale + offset,
+ * channel (i / inner) % c; the four vectors are float32 when ph == 0, float16
+ * when ph == 1. */
+cudaError_t gn__cu_batchnorm(int h, int ph, int64_t n, int64_t c, int64_t inner, const void *x, const void *scale,
+                             const void *offset, const void *mean, const void *var, float eps, void *y,
+                             cudaStream_t s);
+/* 2-D pooling as TensorFlow: max, or average over the window's elements
+ * inside the input (padding excluded). nchw: layout of x and y. */
+typedef struct gn__cu_pool {
+    int max, nchw;
+    int64_t n, c, h, w, oh, ow;
+    int64_t kh, kw, sh, sw, pad_top, pad_left;
+} gn__cu_pool;
+cudaError_t gn__cu_pool2d(int h, const gn__cu_pool *p, const void *x, void *y, cudaStream_t s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#ifndef __CUDACC__
+#include "runtime/backend.h"
+
+/* The backend (backend.c): GN_ERR_UNSUPPORTED naming why when no CUDA device
+ * or driver is present. cuBLAS and cuDNN are loaded here; when one is
+ * missing the backend still opens and the ops needing it are unsupported
+ * (supports() and compile() say which library and why). */
+gn_status gn__cuda_backend_open(int32_t num_threads, gn__backend *out, gn__err *err);
+#endif
+
+#endif

@@ -1,0 +1,675 @@
+/* The CUDA backend (src/runtime/cuda/) against the CPU backend: per op on
+ * random inputs (float32: relative L2 below 1e-5, no TF32; float16: below
+ * 1e-2), and the golden models (tests/data/golden/manifest.txt) on both.
+ * Without a GPU (or when built without CUDA) every GPU test prints why and
+ * skips; test_no_device checks that asking for "cuda" then fails with a
+ * clear message while "cpu" still works. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grapnel/grapnel.h"
+#include "grapnel/runtime.h"
+#include "passtest.h"
+#include "testutil.h"
+
+#define DT_FLOAT 1
+#define DT_HALF 19
+
+/* ---- is there a GPU? -------------------------------------------------------------------- */
+static char g_why[512];   /* why "cuda" cannot open; "" when it can */
+static int g_probed;
+
+static gn_graph *load_text(const char *text)
+{
+    gn_graph *g = NULL;
+    if (gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g) != GN_OK)
+        fail_msg("load: %s\n%s", gn_graph_errmsg(g), text);
+    return g;
+}
+
+static const char *cuda_missing(void)
+{
+    if (g_probed) return g_why[0] ? g_why : NULL;
+    g_probed = 1;
+    gn_graph *g = load_text("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
+                            "'value' value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 2 } } } }\n");
+    gn_session_options o;
+    gn_session_options_init(&o);
+    o.backend = "cuda";
+    gn_session *s = NULL;
+    if (gn_session_new(g, &o, &s) != GN_OK) snprintf(g_why, sizeof g_why, "%s", gn_session_errmsg(s));
+    gn_session_free(s);
+    gn_graph_free(g);
+    return g_why[0] ? g_why : NULL;
+}
+
+/* GN_CUDA_TEST_CPU_ONLY=1 (no GPU): runs the CPU half of each comparison, to check the test graphs themselves. */
+static bool cpu_only(void)
+{
+    const char *v = getenv("GN_CUDA_TEST_CPU_ONLY");
+    return v && *v == '1' && cuda_missing();
+}
+
+#define NEED_GPU()                                                                                                    \
+    do {                                                                                                              \
+        const char *why_ = cuda_missing();                                                                            \
+        if (why_ && !cpu_only()) {                                                                                    \
+            print_message("skipped: %s\n", why_);                                                                     \
+            skip();                                                                                                   \
+        }                                                                                                             \
+    } while (0)
+
+/* ---- graphs as text ----------------------------------------------------------------------- */
+typedef struct tbuf {
+    char s[16384];
+    size_t n;
+} tbuf;
+
+static void add(tbuf *b, const char *fmt, ...) GN__PRINTF(2, 3);
+static void add(tbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
+    va_end(ap);
+    assert_true(k >= 0 && (size_t)k < sizeof b->s - b->n);
+    b->n += (size_t)k;
+}
+
+static const char *tname(int dt)
+{
+    return dt == DT_HALF ? "DT_HALF" : "DT_FLOAT";
+}
+
+static void ph(tbuf *b, const char *name, int dt)
+{
+    add(b, "node { name: '%s' op: 'Placeholder' attr { key: 'dtype' value { type: %s } } }\n", name, tname(dt));
+}
+
+/* an int32 Const with n values (rank 1, or a scalar when scalar) */
+static void cint(tbuf *b, const char *name, bool scalar, int n, const int *v)
+{
+    add(b, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
+           "tensor { dtype: DT_INT32 tensor_shape { ",
+        name);
+    if (!scalar) add(b, "dim { size: %d } ", n);
+    add(b, "}");
+    for (int i = 0; i < n; i++) add(b, " int_val: %d", v[i]);
+    add(b, " } } } }\n");
+}
+
+/* paddings-style int32 Const of shape [r, 2] */
+static void cint2(tbuf *b, const char *name, int r, const int *v)
+{
+    add(b, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
+           "tensor { dtype: DT_INT32 tensor_shape { dim { size: %d } dim { size: 2 } }",
+        name, r);
+    for (int i = 0; i < 2 * r; i++) add(b, " int_val: %d", v[i]);
+    add(b, " } } } }\n");
+}
+
+/* ---- running on both backends --------------------------------------------------------------- */
+typedef struct tin {
+    const char *name;
+    int32_t rank;
+    int64_t dims[6];
+    int dtype;                  /* 0: the test's dtype */
+    bool positive;              /* values in (0.1, 2) instead of (-2, 2) */
+} tin;
+
+static uint64_t g_rng = 88172645463325252ull;
+
+static float urand(void)
+{
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (float)((g_rng >> 11) * (1.0 / 9007199254740992.0));
+}
+
+static gn_status run_on(const char *backend, const gn_graph *g, const char *const *fn, const gn_tensor *ft, size_t nf,
+                        const char *fetch, gn_tensor *out, char *msg, size_t msg_len)
+{
+    gn_session_options o;
+    gn_session_options_init(&o);
+    o.backend = backend;
+    gn_session *s = NULL;
+    gn_status st = gn_session_new(g, &o, &s);
+    const char *xn[1] = {fetch};
+    if (st == GN_OK) st = gn_session_run(s, fn, ft, nf, xn, out, 1);
+    if (st != GN_OK) snprintf(msg, msg_len, "%s", gn_session_errmsg(s));
+    /* a second run reuses the plan: the same result */
+    if (st == GN_OK) {
+        gn_tensor again;
+        st = gn_session_run(s, fn, ft, nf, xn, &again, 1);
+        if (st != GN_OK) snprintf(msg, msg_len, "second run: %s", gn_session_errmsg(s));
+        else if (again.nbytes != out->nbytes || memcmp(again.data, out->data, out->nbytes)) {
+            snprintf(msg, msg_len, "second run: different result");
+            st = GN_ERR_INTERNAL;
+        }
+        gn_tensor_free(&again);
+    }
+    gn_session_free(s);
+    return st;
+}
+
+/* Runs graph text on the CPU and CUDA backends with random inputs; the results must agree. */
+static void compare_graph(const char *what, const char *text, int dt, const tin *ins, size_t n_in, const char *fetch)
+{
+    gn_graph *g = load_text(text);
+    gn_tensor feeds[8];
+    const char *fn[8];
+    void *mem[8];
+    assert_true(n_in <= 8);
+    for (size_t i = 0; i < n_in; i++) {
+        int t = ins[i].dtype ? ins[i].dtype : dt;
+        int64_t n = 1;
+        for (int32_t d = 0; d < ins[i].rank; d++) n *= ins[i].dims[d];
+        size_t es = t == DT_HALF ? 2 : 4;
+        mem[i] = malloc((size_t)n * es + 1);
+        assert_non_null(mem[i]);
+        for (int64_t k = 0; k < n; k++) {
+            float v = ins[i].positive ? 0.1f + 1.9f * urand() : 4.0f * urand() - 2.0f;
+            if (t == DT_HALF) ((_Float16 *)mem[i])[k] = (_Float16)v;
+            else ((float *)mem[i])[k] = v;
+        }
+        memset(&feeds[i], 0, sizeof feeds[i]);
+        feeds[i].dtype = t;
+        feeds[i].rank = ins[i].rank;
+        memcpy(feeds[i].dims, ins[i].dims, sizeof(int64_t) * (size_t)ins[i].rank);
+        feeds[i].data = mem[i];
+        feeds[i].nbytes = (size_t)n * es;
+        fn[i] = ins[i].name;
+    }
+    gn_tensor ref, got;
+    char msg[1024];
+    if (run_on("cpu", g, fn, feeds, n_in, fetch, &ref, msg, sizeof msg) != GN_OK) fail_msg("%s: cpu: %s", what, msg);
+    if (cpu_only()) {
+        gn_tensor_free(&ref);
+        for (size_t i = 0; i < n_in; i++) free(mem[i]);
+        gn_graph_free(g);
+        return;
+    }
+    if (run_on("cuda", g, fn, feeds, n_in, fetch, &got, msg, sizeof msg) != GN_OK) fail_msg("%s: cuda: %s", what, msg);
+    double tol = ref.dtype == DT_HALF ? 1e-2 : 1e-5;
+    gn_compare_result r;
+    assert_int_equal(gn_tensor_compare(&got, &ref, tol, &r), GN_OK);
+    if (!r.match) fail_msg("%s: cuda vs cpu: %s (rel L2 %g, max abs %g)", what, r.why, r.rel_l2_err, r.max_abs_err);
+    gn_tensor_free(&ref);
+    gn_tensor_free(&got);
+    for (size_t i = 0; i < n_in; i++) free(mem[i]);
+    gn_graph_free(g);
+}
+
+static const int k_dts[2] = {DT_FLOAT, DT_HALF};
+
+/* ---- tests -------------------------------------------------------------------------------- */
+static void test_no_device(void **state)
+{
+    (void)state;
+    const char *why = cuda_missing();
+    if (!why) {
+        print_message("skipped: a CUDA device is present (this test checks the answer without one)\n");
+        skip();
+    }
+#ifdef GN_HAVE_CUDA
+    assert_int_equal(strncmp(why, "no CUDA device: cudaGetDeviceCount", 34), 0);
+#else
+    assert_string_equal(why, "the CUDA backend is not built in");
+#endif
+    tbuf b = {.n = 0};
+    ph(&b, "x", DT_FLOAT);
+    add(&b, "node { name: 'y' op: 'Relu' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    gn_graph *g = load_text(b.s);
+    gn_session_options o;
+    gn_session_options_init(&o);
+    o.backend = "cuda";
+    gn_session *s = NULL;
+    assert_int_equal(gn_session_new(g, &o, &s), GN_ERR_UNSUPPORTED);
+    assert_string_equal(gn_session_errmsg(s), why);
+    gn_session_free(s);
+    /* the CPU backend keeps working */
+    float v[3] = {-1, 0, 2};
+    gn_tensor f = {.dtype = DT_FLOAT, .rank = 1, .dims = {3}, .data = v, .nbytes = sizeof v}, out;
+    char msg[512];
+    const char *fn[1] = {"x"};
+    assert_int_equal(run_on("cpu", g, fn, &f, 1, "y", &out, msg, sizeof msg), GN_OK);
+    assert_true(((float *)out.data)[0] == 0 && ((float *)out.data)[2] == 2);
+    gn_tensor_free(&out);
+    gn_graph_free(g);
+}
+
+static void test_unsupported_node(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    if (cpu_only()) skip();
+    tbuf b = {.n = 0};
+    ph(&b, "x", DT_FLOAT);
+    add(&b, "node { name: 'y' op: 'Cumsum' input: 'x' input: 'a' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    int a = 0;
+    cint(&b, "a", true, 1, &a);
+    gn_graph *g = load_text(b.s);
+    float v[3] = {1, 2, 3};
+    gn_tensor f = {.dtype = DT_FLOAT, .rank = 1, .dims = {3}, .data = v, .nbytes = sizeof v}, out;
+    char msg[512];
+    const char *fn[1] = {"x"};
+    assert_int_equal(run_on("cuda", g, fn, &f, 1, "y", &out, msg, sizeof msg), GN_ERR_UNSUPPORTED);
+    assert_string_equal(msg, "node 'y' (Cumsum): not supported on the CUDA backend: op Cumsum has no CUDA kernel yet");
+    gn_graph_free(g);
+}
+
+static void test_unary(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    static const char *ops[] = {"Relu", "Relu6", "Elu", "Sigmoid", "Tanh", "Exp", "Log", "Neg",
+                                "Sqrt", "Rsqrt", "Square", "Abs", "Identity"};
+    for (size_t t = 0; t < 2; t++)
+        for (size_t i = 0; i < GN__ARRAY_LEN(ops); i++) {
+            tbuf b = {.n = 0};
+            ph(&b, "x", k_dts[t]);
+            add(&b, "node { name: 'y' op: '%s' input: 'x' attr { key: 'T' value { type: %s } } }\n", ops[i],
+                tname(k_dts[t]));
+            bool pos = !strcmp(ops[i], "Log") || !strcmp(ops[i], "Sqrt") || !strcmp(ops[i], "Rsqrt");
+            tin in = {"x", 3, {3, 5, 70}, 0, pos};
+            char what[64];
+            snprintf(what, sizeof what, "%s %s", ops[i], tname(k_dts[t]));
+            compare_graph(what, b.s, k_dts[t], &in, 1, "y");
+        }
+}
+
+static void test_cast(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    for (int t = 0; t < 2; t++) {
+        int src = k_dts[t], dst = k_dts[1 - t];
+        tbuf b = {.n = 0};
+        ph(&b, "x", src);
+        add(&b, "node { name: 'y' op: 'Cast' input: 'x' attr { key: 'SrcT' value { type: %s } } attr { key: 'DstT' "
+                "value { type: %s } } }\n",
+            tname(src), tname(dst));
+        tin in = {"x", 2, {17, 33}, src, false};
+        compare_graph("Cast", b.s, src, &in, 1, "y");
+    }
+}
+
+static void test_binary(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    static const char *ops[] = {"AddV2", "Add", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "SquaredDifference", "Pow"};
+    static const struct {
+        int32_t ra;
+        int64_t a[4];
+        int32_t rb;
+        int64_t b[4];
+    } shapes[] = {
+        {3, {2, 3, 40}, 3, {2, 3, 40}},   /* same shape */
+        {3, {2, 3, 40}, 2, {3, 1}},       /* broadcast both ways */
+        {1, {7}, 4, {2, 1, 3, 7}},
+        {2, {4, 5}, 0, {0}},              /* scalar */
+    };
+    for (size_t t = 0; t < 2; t++)
+        for (size_t i = 0; i < GN__ARRAY_LEN(ops); i++)
+            for (size_t k = 0; k < GN__ARRAY_LEN(shapes); k++) {
+                tbuf b = {.n = 0};
+                ph(&b, "a", k_dts[t]);
+                ph(&b, "b", k_dts[t]);
+                add(&b, "node { name: 'y' op: '%s' input: 'a' input: 'b' attr { key: 'T' value { type: %s } } }\n",
+                    ops[i], tname(k_dts[t]));
+                bool div = !strcmp(ops[i], "RealDiv"), pw = !strcmp(ops[i], "Pow");
+                tin in[2] = {{"a", shapes[k].ra, {0}, 0, pw}, {"b", shapes[k].rb, {0}, 0, div}};
+                memcpy(in[0].dims, shapes[k].a, sizeof shapes[k].a);
+                memcpy(in[1].dims, shapes[k].b, sizeof shapes[k].b);
+                char what[96];
+                snprintf(what, sizeof what, "%s %s shapes %zu", ops[i], tname(k_dts[t]), k);
+                compare_graph(what, b.s, k_dts[t], in, 2, "y");
+            }
+}
+
+static void test_bias_add(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    for (size_t t = 0; t < 2; t++)
+        for (int nchw = 0; nchw < 2; nchw++) {
+            tbuf b = {.n = 0};
+            ph(&b, "x", k_dts[t]);
+            ph(&b, "b", k_dts[t]);
+            add(&b, "node { name: 'y' op: 'BiasAdd' input: 'x' input: 'b' attr { key: 'T' value { type: %s } } "
+                    "attr { key: 'data_format' value { s: '%s' } } }\n",
+                tname(k_dts[t]), nchw ? "NCHW" : "NHWC");
+            tin in[2] = {{"x", 4, {2, 6, 5, 7}, 0, false}, {"b", 1, {nchw ? 6 : 7}, 0, false}};
+            compare_graph(nchw ? "BiasAdd NCHW" : "BiasAdd NHWC", b.s, k_dts[t], in, 2, "y");
+        }
+}
+
+static void test_matmul(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    for (size_t t = 0; t < 2; t++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                tbuf b = {.n = 0};
+                ph(&b, "a", k_dts[t]);
+                ph(&b, "b", k_dts[t]);
+                add(&b, "node { name: 'y' op: 'MatMul' input: 'a' input: 'b' attr { key: 'T' value { type: %s } } "
+                        "attr { key: 'transpose_a' value { b: %s } } attr { key: 'transpose_b' value { b: %s } } }\n",
+                    tname(k_dts[t]), ta ? "true" : "false", tb ? "true" : "false");
+                int64_t m = 37, k = 64, n = 29;
+                tin in[2] = {{"a", 2, {ta ? k : m, ta ? m : k}, 0, false}, {"b", 2, {tb ? n : k, tb ? k : n}, 0, false}};
+                char what[64];
+                snprintf(what, sizeof what, "MatMul %s ta=%d tb=%d", tname(k_dts[t]), ta, tb);
+                compare_graph(what, b.s, k_dts[t], in, 2, "y");
+            }
+}
+
+static void test_batch_matmul(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    static const struct {
+        int32_t ra;
+        int64_t a[4];
+        int32_t rb;
+        int64_t b[4];
+        int adj_x, adj_y;
+    } cases[] = {
+        {3, {4, 5, 6}, 3, {4, 6, 7}, 0, 0},
+        {4, {2, 3, 6, 5}, 4, {2, 3, 7, 6}, 1, 1},
+        {3, {4, 5, 6}, 2, {6, 7}, 0, 0},        /* y broadcast over the batch */
+        {2, {5, 6}, 3, {3, 6, 7}, 0, 0},        /* x broadcast */
+    };
+    for (size_t t = 0; t < 2; t++)
+        for (size_t i = 0; i < GN__ARRAY_LEN(cases); i++) {
+            tbuf b = {.n = 0};
+            ph(&b, "a", k_dts[t]);
+            ph(&b, "b", k_dts[t]);
+            add(&b, "node { name: 'y' op: 'BatchMatMulV2' input: 'a' input: 'b' attr { key: 'T' value { type: %s } } "
+                    "attr { key: 'adj_x' value { b: %s } } attr { key: 'adj_y' value { b: %s } } }\n",
+                tname(k_dts[t]), cases[i].adj_x ? "true" : "false", cases[i].adj_y ? "true" : "false");
+            tin in[2] = {{"a", cases[i].ra, {0}, 0, false}, {"b", cases[i].rb, {0}, 0, false}};
+            memcpy(in[0].dims, cases[i].a, sizeof cases[i].a);
+            memcpy(in[1].dims, cases[i].b, sizeof cases[i].b);
+            char what[64];
+            snprintf(what, sizeof what, "BatchMatMulV2 %s case %zu", tname(k_dts[t]), i);
+            compare_graph(what, b.s, k_dts[t], in, 2, "y");
+        }
+}
+
+static void test_fused_matmul(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    static const char *acts[] = {NULL, "Relu", "Relu6", "Tanh", "Sigmoid", "GeluExact", "GeluApproximate"};
+    for (size_t t = 0; t < 2; t++)
+        for (size_t i = 0; i < GN__ARRAY_LEN(acts); i++) {
+            tbuf b = {.n = 0};
+            ph(&b, "a", k_dts[t]);
+            ph(&b, "w", k_dts[t]);
+            ph(&b, "bias", k_dts[t]);
+            add(&b, "node { name: 'y' op: '_FusedMatMul' input: 'a' input: 'w' input: 'bias' attr { key: 'T' value { "
+                    "type: %s } } attr { key: 'num_args' value { i: 1 } } attr { key: 'fused_ops' value { list { s: "
+                    "'BiasAdd'",
+                tname(k_dts[t]));
+            if (acts[i]) add(&b, " s: '%s'", acts[i]);
+            add(&b, " } } } }\n");
+            tin in[3] = {{"a", 2, {8, 48}, 0, false}, {"w", 2, {48, 24}, 0, false}, {"bias", 1, {24}, 0, false}};
+            char what[64];
+            snprintf(what, sizeof what, "_FusedMatMul %s %s", tname(k_dts[t]), acts[i] ? acts[i] : "bias");
+            compare_graph(what, b.s, k_dts[t], in, 3, "y");
+        }
+}
+
+/* Conv2D / DepthwiseConv2dNative / _FusedConv2D over formats, paddings, strides, dilations. */
+static void test_conv(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    static const struct {
+        const char *op;
+        const char *pad;
+        int s, d;
+    } cases[] = {
+        {"Conv2D", "SAME", 1, 1}, {"Conv2D", "SAME", 2, 1}, {"Conv2D", "VALID", 2, 1}, {"Conv2D", "VALID", 1, 2},
+        {"Conv2D", "EXPLICIT", 1, 1}, {"DepthwiseConv2dNative", "SAME", 1, 1},
+        {"DepthwiseConv2dNative", "VALID", 2, 1}, {"_FusedConv2D", "SAME", 2, 1},
+    };
+    for (size_t t = 0; t < 2; t++)
+        for (int nchw = 0; nchw < 2; nchw++)
+            for (size_t i = 0; i < GN__ARRAY_LEN(cases); i++) {
+                bool dw = strstr(cases[i].op, "Depthwise") != NULL, fused = cases[i].op[0] == '_';
+                tbuf b = {.n = 0};
+                ph(&b, "x", k_dts[t]);
+                ph(&b, "w", k_dts[t]);
+                if (fused) ph(&b, "bias", k_dts[t]);
+                int s = cases[i].s, d = cases[i].d;
+                add(&b, "node { name: 'y' op: '%s' input: 'x' input: 'w'%s attr { key: 'T' value { type: %s } } "
+                        "attr { key: 'padding' value { s: '%s' } } attr { key: 'data_format' value { s: '%s' } } ",
+                    cases[i].op, fused ? " input: 'bias'" : "", tname(k_dts[t]), cases[i].pad, nchw ? "NCHW" : "NHWC");
+                if (nchw)
+                    add(&b, "attr { key: 'strides' value { list { i: 1 i: 1 i: %d i: %d } } } attr { key: 'dilations' "
+                            "value { list { i: 1 i: 1 i: %d i: %d } } } ", s, s, d, d);
+                else
+                    add(&b, "attr { key: 'strides' value { list { i: 1 i: %d i: %d i: 1 } } } attr { key: 'dilations' "
+                            "value { list { i: 1 i: %d i: %d i: 1 } } } ", s, s, d, d);
+                if (!strcmp(cases[i].pad, "EXPLICIT"))
+                    add(&b, "attr { key: 'explicit_paddings' value { list { %s } } } ",
+                        nchw ? "i: 0 i: 0 i: 0 i: 0 i: 1 i: 2 i: 0 i: 1" : "i: 0 i: 0 i: 1 i: 2 i: 0 i: 1 i: 0 i: 0");
+                if (fused)
+                    add(&b, "attr { key: 'num_args' value { i: 1 } } attr { key: 'fused_ops' value { list { s: 'BiasAdd' "
+                            "s: 'Relu' } } } attr { key: 'TArgs' value { list { type: %s } } } ", tname(k_dts[t]));
+                add(&b, "}\n");
+                int64_t c = 6, co = dw ? 12 : 8;
+                tin in[3] = {{"x", 4, {2, 0, 0, 0}, 0, false}, {"w", 4, {3, 3, c, dw ? 2 : co}, 0, false},
+                             {"bias", 1, {co}, 0, false}};
+                if (nchw) {
+                    in[0].dims[1] = c;
+                    in[0].dims[2] = 11;
+                    in[0].dims[3] = 10;
+                } else {
+                    in[0].dims[1] = 11;
+                    in[0].dims[2] = 10;
+                    in[0].dims[3] = c;
+                }
+                char what[96];
+                snprintf(what, sizeof what, "%s %s %s %s s=%d d=%d", cases[i].op, tname(k_dts[t]),
+                         nchw ? "NCHW" : "NHWC", cases[i].pad, s, d);
+                compare_graph(what, b.s, k_dts[t], in, fused ? 3 : 2, "y");
+            }
+}
+
+static void test_pool(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    static const char *ops[] = {"MaxPool", "AvgPool"}, *pads[] = {"SAME", "VALID"};
+    for (size_t t = 0; t < 2; t++)
+        for (int nchw = 0; nchw < 2; nchw++)
+            for (size_t i = 0; i < 2; i++)
+                for (size_t p = 0; p < 2; p++) {
+                    tbuf b = {.n = 0};
+                    ph(&b, "x", k_dts[t]);
+                    add(&b, "node { name: 'y' op: '%s' input: 'x' attr { key: 'T' value { type: %s } } attr { key: "
+                            "'padding' value { s: '%s' } } attr { key: 'data_format' value { s: '%s' } } ",
+                        ops[i], tname(k_dts[t]), pads[p], nchw ? "NCHW" : "NHWC");
+                    if (nchw)
+                        add(&b, "attr { key: 'ksize' value { list { i: 1 i: 1 i: 3 i: 3 } } } attr { key: 'strides' "
+                                "value { list { i: 1 i: 1 i: 2 i: 2 } } } }\n");
+                    else
+                        add(&b, "attr { key: 'ksize' value { list { i: 1 i: 3 i: 3 i: 1 } } } attr { key: 'strides' "
+                                "value { list { i: 1 i: 2 i: 2 i: 1 } } } }\n");
+                    tin in = {"x", 4, {2, 0, 0, 0}, 0, false};
+                    int64_t h = 12, w = 9, c = 5;
+                    if (nchw) {
+                        in.dims[1] = c;
+                        in.dims[2] = h;
+                        in.dims[3] = w;
+                    } else {
+                        in.dims[1] = h;
+                        in.dims[2] = w;
+                        in.dims[3] = c;
+                    }
+                    char what[96];
+                    snprintf(what, sizeof what, "%s %s %s %s", ops[i], tname(k_dts[t]), nchw ? "NCHW" : "NHWC", pads[p]);
+                    compare_graph(what, b.s, k_dts[t], &in, 1, "y");
+                }
+}
+
+static void test_batch_norm(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    for (size_t t = 0; t < 2; t++)
+        for (int nchw = 0; nchw < 2; nchw++) {
+            tbuf b = {.n = 0};
+            ph(&b, "x", k_dts[t]);
+            static const char *args[] = {"scale", "offset", "mean", "var"};
+            for (int i = 0; i < 4; i++) ph(&b, args[i], DT_FLOAT);
+            add(&b, "node { name: 'y' op: 'FusedBatchNormV3' input: 'x' input: 'scale' input: 'offset' input: 'mean' "
+                    "input: 'var' attr { key: 'T' value { type: %s } } attr { key: 'U' value { type: DT_FLOAT } } attr "
+                    "{ key: 'epsilon' value { f: 0.001 } } attr { key: 'is_training' value { b: false } } attr { key: "
+                    "'data_format' value { s: '%s' } } }\n",
+                tname(k_dts[t]), nchw ? "NCHW" : "NHWC");
+            tin in[5] = {{"x", 4, {2, 0, 0, 0}, 0, false}, {"scale", 1, {6}, DT_FLOAT, false},
+                         {"offset", 1, {6}, DT_FLOAT, false}, {"mean", 1, {6}, DT_FLOAT, false},
+                         {"var", 1, {6}, DT_FLOAT, true}};
+            if (nchw) {
+                in[0].dims[1] = 6;
+                in[0].dims[2] = 4;
+                in[0].dims[3] = 5;
+            } else {
+                in[0].dims[1] = 4;
+                in[0].dims[2] = 5;
+                in[0].dims[3] = 6;
+            }
+            compare_graph(nchw ? "FusedBatchNormV3 NCHW" : "FusedBatchNormV3 NHWC", b.s, k_dts[t], in, 5, "y");
+        }
+}
+
+static void test_softmax(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    for (size_t t = 0; t < 2; t++) {
+        tbuf b = {.n = 0};
+        ph(&b, "x", k_dts[t]);
+        add(&b, "node { name: 'y' op: 'Softmax' input: 'x' attr { key: 'T' value { type: %s } } }\n", tname(k_dts[t]));
+        tin in = {"x", 3, {3, 7, 1000}, 0, false};
+        compare_graph("Softmax", b.s, k_dts[t], &in, 1, "y");
+    }
+}
+
+/* Reshape, Squeeze, ExpandDims (no copies) feeding a Relu, and Transpose, ConcatV2, Mean, Sum, Pad. */
+static void test_array_ops(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    for (size_t t = 0; t < 2; t++) {
+        const char *T = tname(k_dts[t]);
+        tbuf b = {.n = 0};
+        ph(&b, "x", k_dts[t]);
+        int shape[3] = {4, -1, 1}, ax = 0, perm[4] = {3, 0, 2, 1}, axis = 1, red[2] = {1, -1}, pads[8] = {0, 1, 2, 0, 1, 1, 0, 3};
+        cint(&b, "shape", false, 3, shape);
+        cint(&b, "ax", true, 1, &ax);
+        cint(&b, "perm", false, 4, perm);
+        cint(&b, "axis", true, 1, &axis);
+        cint(&b, "red", false, 2, red);
+        cint2(&b, "pads", 4, pads);
+        add(&b, "node { name: 'r' op: 'Reshape' input: 'x' input: 'shape' attr { key: 'T' value { type: %s } } }\n", T);
+        add(&b, "node { name: 'sq' op: 'Squeeze' input: 'r' attr { key: 'T' value { type: %s } } attr { key: "
+                "'squeeze_dims' value { list { i: -1 } } } }\n", T);
+        add(&b, "node { name: 'e' op: 'ExpandDims' input: 'sq' input: 'ax' attr { key: 'T' value { type: %s } } }\n", T);
+        add(&b, "node { name: 'e2' op: 'ExpandDims' input: 'e' input: 'ax' attr { key: 'T' value { type: %s } } }\n", T);
+        add(&b, "node { name: 'rl' op: 'Relu' input: 'e2' attr { key: 'T' value { type: %s } } }\n", T);
+        add(&b, "node { name: 'tr' op: 'Transpose' input: 'rl' input: 'perm' attr { key: 'T' value { type: %s } } }\n", T);
+        add(&b, "node { name: 'cc' op: 'ConcatV2' input: 'tr' input: 'tr' input: 'tr' input: 'axis' attr { key: 'T' "
+                "value { type: %s } } attr { key: 'N' value { i: 3 } } }\n", T);
+        add(&b, "node { name: 'pd' op: 'Pad' input: 'cc' input: 'pads' attr { key: 'T' value { type: %s } } }\n", T);
+        add(&b, "node { name: 'mn' op: 'Mean' input: 'pd' input: 'red' attr { key: 'T' value { type: %s } } attr { "
+                "key: 'keep_dims' value { b: true } } }\n", T);
+        add(&b, "node { name: 'sm' op: 'Sum' input: 'pd' input: 'red' attr { key: 'T' value { type: %s } } attr { "
+                "key: 'keep_dims' value { b: false } } }\n", T);
+        add(&b, "node { name: 'y' op: 'Mul' input: 'sm' input: 'sm' attr { key: 'T' value { type: %s } } }\n", T);
+        tin in = {"x", 3, {2, 6, 5}, 0, false};
+        static const char *fetches[] = {"tr", "cc", "pd", "mn", "sm", "y"};
+        for (size_t i = 0; i < GN__ARRAY_LEN(fetches); i++) {
+            char what[64];
+            snprintf(what, sizeof what, "array ops %s fetch %s", T, fetches[i]);
+            compare_graph(what, b.s, k_dts[t], &in, 1, fetches[i]);
+        }
+    }
+}
+
+/* The golden models on both backends: models with an op the CUDA backend
+ * lacks are listed (and not compared); every other output must agree. */
+static void test_golden(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    gn_pt_golden m[32];
+    size_t n = gn_pt_read_manifest(m, GN__ARRAY_LEN(m)), compared = 0;
+    assert_true(n > 0);
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        if (strncmp(m[i].graph, "golden/", 7)) continue;   /* corpus models: not here */
+        gn_test_data(m[i].graph, path, sizeof path);
+        gn_graph *g = NULL;
+        if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("%s: %s", m[i].name, gn_graph_errmsg(g));
+        gn_tensor feeds[4];
+        const char *fn[4];
+        for (size_t k = 0; k < m[i].nf; k++) {
+            char fp[4096], rel[600], e[256];
+            snprintf(rel, sizeof rel, "golden/%s", m[i].feed_file[k]);
+            gn_test_data(rel, fp, sizeof fp);
+            if (gn_npy_read(fp, &feeds[k], e, sizeof e) != GN_OK) fail_msg("%s: %s", m[i].name, e);
+            fn[k] = m[i].feed[k];
+        }
+        for (size_t x = 0; x < m[i].nx; x++) {
+            gn_tensor ref, got;
+            char msg[1024];
+            if (run_on("cpu", g, fn, feeds, m[i].nf, m[i].fetch[x], &ref, msg, sizeof msg) != GN_OK)
+                fail_msg("%s: cpu: %s", m[i].name, msg);
+            if (cpu_only()) {
+                gn_tensor_free(&ref);
+                compared++;
+                continue;
+            }
+            gn_status st = run_on("cuda", g, fn, feeds, m[i].nf, m[i].fetch[x], &got, msg, sizeof msg);
+            if (st == GN_ERR_UNSUPPORTED) {
+                print_message("golden %s: not on the CUDA backend yet: %s\n", m[i].name, msg);
+                gn_tensor_free(&ref);
+                break;
+            }
+            if (st != GN_OK) fail_msg("%s: cuda: %s", m[i].name, msg);
+            gn_compare_result r;
+            assert_int_equal(gn_tensor_compare(&got, &ref, 1e-5, &r), GN_OK);
+            if (!r.match) fail_msg("%s %s: cuda vs cpu: %s (rel L2 %g)", m[i].name, m[i].fetch[x], r.why, r.rel_l2_err);
+            print_message("golden %s %s: cuda vs cpu rel L2 %.3g\n", m[i].name, m[i].fetch[x], r.rel_l2_err);
+            compared++;
+            gn_tensor_free(&ref);
+            gn_tensor_free(&got);
+        }
+        for (size_t k = 0; k < m[i].nf; k++) gn_tensor_free(&feeds[k]);
+        gn_graph_free(g);
+    }
+    assert_true(compared > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_device),   cmocka_unit_test(test_unsupported_node), cmocka_unit_test(test_unary),
+        cmocka_unit_test(test_cast),        cmocka_unit_test(test_binary),           cmocka_unit_test(test_bias_add),
+        cmocka_unit_test(test_matmul),      cmocka_unit_test(test_batch_matmul),     cmocka_unit_test(test_fused_matmul),
+        cmocka_unit_test(test_conv),        cmocka_unit_test(test_pool),             cmocka_unit_test(test_batch_norm),
+        cmocka_unit_test(test_softmax),     cmocka_unit_test(test_array_ops),        cmocka_unit_test(test_golden),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
