@@ -29,7 +29,7 @@ __all__ = [
     "Error", "Graph", "load", "loads", "version", "library_path", "option_keys", "option_help",
     "default_options", "parse_options", "options_text", "list_passes", "DTYPES", "dtype_to_numpy",
     "dtype_from_numpy", "has_savedmodel", "has_savedmodel_save", "parse_save_options",
-    "save_options_text",
+    "save_options_text", "conversion_params",
 ]
 
 __version__ = "0.1.0"
@@ -249,6 +249,35 @@ def list_passes() -> str:
     if rc != _lib.GN_OK:
         raise Error(_lib.status_str(rc), rc)
     return _lib.take_string(p.value)
+
+
+def _conversion_params(params: Union[Mapping[str, Any], str, None]) -> _lib.gn_conversion_params:
+    p = _lib.gn_conversion_params()
+    lib.gn_conversion_params_init(ctypes.byref(p))
+    if params is None:
+        return p
+    if isinstance(params, str):
+        text = params
+    elif isinstance(params, Mapping):
+        text = "{" + ", ".join(f"{k!r}: {v!r}" for k, v in params.items()) + "}"
+    else:
+        raise Error(f"conversion params must be a dict, not {type(params).__name__}", 1)
+    err = ctypes.create_string_buffer(1024)
+    rc = lib.gn_conversion_params_parse(ctypes.byref(p), text.encode(), err, len(err))
+    if rc != _lib.GN_OK:
+        raise Error(err.value.decode("utf-8", "replace"), rc)
+    return p
+
+
+def conversion_params(params: Union[Mapping[str, Any], str, None] = None) -> Dict[str, Any]:
+    """TensorFlow's ConversionParams (``tf.experimental.tensorrt.ConversionParams``
+    fields) with defaults filled in and validated, as a dict."""
+    p = _conversion_params(params)
+    out = ctypes.c_void_p()
+    rc = lib.gn_conversion_params_to_string(ctypes.byref(p), ctypes.byref(out))
+    if rc != _lib.GN_OK:
+        raise Error("conversion params: " + _lib.status_str(rc), rc)
+    return ast.literal_eval(_lib.take_string(out.value))
 
 
 def has_savedmodel() -> bool:
@@ -914,6 +943,29 @@ class Graph:
             lib.gn_graph_free(h)
             raise Error(msg or f"freeze: {_lib.status_str(rc)}", rc)
         return Graph(h.value)
+
+    def segment(self, params: Union[Mapping[str, Any], str, None] = None, backend: str = "cpu",
+                fetches: Optional[Sequence[str]] = None, feeds: Optional[Sequence[str]] = None,
+                dry_run: bool = False) -> Dict[str, Any]:
+        """Engine conversion, as TF-TRT: replaces the subgraphs ``backend`` supports
+        with ``Grapnel>EngineOp`` nodes (in place unless ``dry_run``). ``params``
+        has the fields of ``tf.experimental.tensorrt.ConversionParams``;
+        ``fetches``/``feeds`` stay outside every engine. Returns
+        ``{'engines': N, 'report': text}``: one report line per engine and per
+        node not converted, with the reason."""
+        h = self._handle()
+        p = _conversion_params(params)
+        sp = _lib.gn_segment_params()
+        lib.gn_segment_params_init(ctypes.byref(sp))
+        keep = [t.encode() for t in list(fetches or []) + list(feeds or [])]
+        arr = (ctypes.c_char_p * max(len(keep), 1))(*keep)
+        be = backend.encode()
+        sp.backend, sp.preserve, sp.n_preserve, sp.dry_run = be, arr, len(keep), 1 if dry_run else 0
+        rep = ctypes.c_void_p()
+        n = ctypes.c_size_t()
+        self._check(lib.gn_segment(h, ctypes.byref(p), ctypes.byref(sp), ctypes.byref(rep), ctypes.byref(n)),
+                    "segment")
+        return {"engines": n.value, "report": _lib.take_string(rep.value)}
 
     def save_savedmodel(self, directory: Union[str, os.PathLike],
                         save_options: Union[Mapping[str, Any], str, None] = None,

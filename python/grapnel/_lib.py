@@ -137,6 +137,17 @@ class gn_save_params(Structure):
                 ("tags", c_char_p)]
 
 
+class gn_conversion_params(Structure):
+    _fields_ = [("struct_size", c_uint32), ("max_workspace_size_bytes", c_int64), ("precision_mode", c_int32),
+                ("minimum_segment_size", c_int32), ("maximum_cached_engines", c_int32),
+                ("use_calibration", c_int32), ("allow_build_at_runtime", c_int32)]
+
+
+class gn_segment_params(Structure):
+    _fields_ = [("struct_size", c_uint32), ("backend", c_char_p), ("preserve", POINTER(c_char_p)),
+                ("n_preserve", c_size_t), ("dry_run", c_int32)]
+
+
 #: Bytes reserved for a gn_save_options (its real size is read back from struct_size).
 SAVE_OPTIONS_BUF = 4096
 
@@ -230,6 +241,13 @@ _decl("gn_graph_freeze", _S, _P, c_char_p, POINTER(_P), optional=True)
 _decl("gn_graph_asset_count", c_size_t, _P, optional=True)
 _decl("gn_graph_asset_filename", c_char_p, _P, c_size_t, optional=True)
 _decl("gn_graph_asset_tensor", c_char_p, _P, c_size_t, optional=True)
+# engine conversion (convert.h): bound when exported
+_decl("gn_conversion_params_init", None, POINTER(gn_conversion_params), optional=True)
+_decl("gn_conversion_params_parse", _S, POINTER(gn_conversion_params), c_char_p, c_char_p, c_size_t, optional=True)
+_decl("gn_conversion_params_to_string", _S, POINTER(gn_conversion_params), POINTER(c_void_p), optional=True)
+_decl("gn_segment_params_init", None, POINTER(gn_segment_params), optional=True)
+_decl("gn_segment", _S, _P, POINTER(gn_conversion_params), POINTER(gn_segment_params), POINTER(c_void_p),
+      POINTER(c_size_t), optional=True)
 # SavedModel writing (save.h): bound when exported
 _decl("gn_save_options_init", None, c_void_p, optional=True)
 _decl("gn_save_options_parse", _S, c_void_p, c_char_p, c_char_p, c_size_t, optional=True)

@@ -500,3 +500,36 @@ def test_save_savedmodel_keeps_variables(corpus, tmp_path: pathlib.Path):
             with sm.freeze() as a, again.freeze() as b:
                 res = a.verify(b, dim=2)
                 assert all(r["match"] and r["max_abs_err"] == 0.0 for r in res.values()), res
+
+
+# ---- engine conversion (segment) ----------------------------------------------------------------------------
+def test_conversion_params():
+    p = grapnel.conversion_params()
+    assert p == {"max_workspace_size_bytes": 1 << 30, "precision_mode": "FP32", "minimum_segment_size": 3,
+                 "maximum_cached_engines": 1, "use_calibration": True, "allow_build_at_runtime": True}
+    assert grapnel.conversion_params({"precision_mode": "fp16"})["precision_mode"] == "FP16"
+    with pytest.raises(Error, match="minimum_segment_size should be positive or -1"):
+        grapnel.conversion_params({"minimum_segment_size": 0})
+
+
+def test_segment_golden_fp32_and_fp16(golden):
+    m = next(m for m in _manifest(golden) if m["name"] == "cnn_bn_residual")
+    feeds = {t: np.load(golden / f) for t, f in m["feeds"]}
+    fetches = [t for t, _ in m["fetches"]]
+    with grapnel.load(golden.parent / m["graph"]) as g:
+        ref = g.run(feeds, fetches)[0]
+        dry = g.clone()
+        r = dry.segment(fetches=fetches, feeds=list(feeds), dry_run=True)
+        assert r["engines"] == 1 and "(dry run)" in r["report"] and len(dry) == len(g)
+        for prec, tol in (("FP32", 1e-5), ("FP16", 1e-2)):
+            c = g.clone()
+            r = c.segment({"precision_mode": prec}, fetches=fetches, feeds=list(feeds))
+            assert r["engines"] == 1
+            assert "Grapnel>EngineOp" in [n["op"] for n in c.nodes()]
+            y = c.run(feeds, fetches)[0]
+            err = np.linalg.norm((y - ref).astype(np.float64)) / np.linalg.norm(ref.astype(np.float64))
+            assert err <= tol, f"{prec}: rel L2 {err}"
+            if prec == "FP16":
+                assert err > 0  # the engine ran in float16
+            c.close()
+        dry.close()
