@@ -348,6 +348,63 @@ static void test_half_plus_two_exact(void **state)
     }
 }
 
+/* The frozen TF2 half_plus_two, optimized with the default options and the
+ * signature's tensors as feeds and fetches: no call is left and the graph is
+ * the arithmetic it computes (Mul by 0.5, AddV2 of 2), and it still does. */
+static void test_half_plus_two_tf2_optimized(void **state)
+{
+    (void)state;
+    char dir[2048];
+    if (!corpus(HP2_TF2, dir, sizeof dir)) skip();
+    gn_graph *g = load(dir), *fz = NULL;
+    if (gn_graph_freeze(g, NULL, &fz) != GN_OK) fail_msg("%s", gn_graph_errmsg(g));
+    gn_signature_arg in, out;
+    assert_int_equal(gn_graph_signature_arg(g, "serving_default", 0, 0, &in), GN_OK);
+    assert_int_equal(gn_graph_signature_arg(g, "serving_default", 1, 0, &out), GN_OK);
+    gn_optimize_params p;
+    gn_optimize_params_init(&p);
+    const char *feeds[1] = {in.tensor}, *fetches[1] = {out.tensor};
+    p.feeds = feeds;
+    p.n_feeds = 1;
+    p.fetches = fetches;
+    p.n_fetches = 1;
+    gn_report *r = NULL;
+    if (gn_optimize(fz, NULL, &p, &r) != GN_OK) fail_msg("optimize: %s", gn_graph_errmsg(fz));
+    gn_report_free(r);
+    size_t n = gn_graph_node_count(fz), mul = 0, add = 0, other = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *op = gn_graph_node_op(fz, i);
+        if (!strcmp(op, "Mul")) mul++;
+        else if (!strcmp(op, "AddV2")) add++;
+        else if (strcmp(op, "Const") && strcmp(op, "PlaceholderWithDefault") && strcmp(op, "Placeholder") &&
+                 strcmp(op, "IdentityN"))
+            other++; /* IdentityN: the call's name, kept so the signature's fetch still names it */
+        assert_true(strstr(op, "PartitionedCall") == NULL);
+    }
+    assert_int_equal(mul, 1);
+    assert_int_equal(add, 1);
+    assert_int_equal(other, 0);
+    assert_int_equal(gn_graph_function_count(fz), 0);
+    float xv = 3.0f;
+    gn_tensor x;
+    memset(&x, 0, sizeof x);
+    x.dtype = DT_FLOAT;
+    x.rank = in.rank;
+    for (int32_t d = 0; d < in.rank; d++) x.dims[d] = 1;
+    x.data = &xv;
+    x.nbytes = sizeof xv;
+    gn_session *s = NULL;
+    assert_int_equal(gn_session_new(fz, NULL, &s), GN_OK);
+    gn_tensor y;
+    memset(&y, 0, sizeof y);
+    if (gn_session_run(s, feeds, &x, 1, fetches, &y, 1) != GN_OK) fail_msg("%s", gn_session_errmsg(s));
+    assert_true(*(float *)y.data == 3.5f);
+    gn_tensor_free(&y);
+    gn_session_free(s);
+    gn_graph_free(fz);
+    gn_graph_free(g);
+}
+
 /* ---- the corpus models that cannot be frozen or run: the exact reason ------------------------- */
 typedef struct cannot {
     const char *rel;
@@ -839,6 +896,7 @@ int main(void)
         cmocka_unit_test(test_signature_args_and_assets),
         cmocka_unit_test(test_freeze_matches_tensorflow),
         cmocka_unit_test(test_half_plus_two_exact),
+        cmocka_unit_test(test_half_plus_two_tf2_optimized),
         cmocka_unit_test(test_corpus_cannot),
         cmocka_unit_test(test_bad_signatures),
         cmocka_unit_test(test_missing_variables),
