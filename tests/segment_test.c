@@ -183,6 +183,27 @@ static void test_no_cycle_between_clusters(void **state)
     gn_graph_free(g);
 }
 
+/* A variable's reference output feeding a segment: the engine takes its value. */
+static void test_ref_input(void **state)
+{
+    (void)state;
+    const char *text = PH("x")
+        "node { name: 'v' op: 'VariableV2' attr { key: 'dtype' value { type: DT_FLOAT } } "
+        "attr { key: 'shape' value { shape { dim { size: 6 } } } } }\n"
+        BIN("a", "Mul", "x", "v") UN("b", "Exp", "a") UN("c", "Neg", "b") UN("y", "Identity", "c");
+    char *rep = NULL;
+    size_t n = 0;
+    gn_graph *g = segment(text, NULL, 0, &rep, &n);
+    assert_int_equal(n, 1);
+    gn_pt_check_valid(g, "ref input");
+    const Tensorflow__AttrValue *in = gn__node_attr(g, gn__graph_find(g, "GrapnelEngineOp_000_000"), "InT");
+    assert_int_equal(in->list->n_type, 2);
+    assert_int_equal(in->list->type[0], DT_FLOAT);
+    assert_int_equal(in->list->type[1], DT_FLOAT);
+    gn_free(rep);
+    gn_graph_free(g);
+}
+
 /* Constants are copied in; Identity does not count toward the size. */
 static void test_consts_and_identity(void **state)
 {
@@ -400,6 +421,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params),  cmocka_unit_test(test_chain),   cmocka_unit_test(test_no_cycle),
         cmocka_unit_test(test_no_cycle_between_clusters),
+        cmocka_unit_test(test_ref_input),
         cmocka_unit_test(test_consts_and_identity), cmocka_unit_test(test_dry_run), cmocka_unit_test(test_engine_cache), cmocka_unit_test(test_fp16_engine), cmocka_unit_test(test_golden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

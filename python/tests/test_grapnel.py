@@ -386,6 +386,16 @@ def test_corpus_models(corpus):
                 assert main and main[0]["nodes_before"] == n and main[-1]["nodes_after"] == len(opt), path
             opt.validate()
             opt.close()
+            # engine conversion: a dry run changes nothing; the real one leaves a valid graph
+            seg = g.clone()
+            keep = [x["name"] if isinstance(x, dict) else x
+                    for x in list(info["outputs"] or []) + list(info.get("inputs") or [])]
+            dry = seg.segment(fetches=keep, dry_run=True)
+            assert len(seg) == n and "engine(s) (dry run)" in dry["report"], path
+            res = seg.segment(fetches=keep)
+            assert res["engines"] == dry["engines"], path
+            seg.validate()
+            seg.close()
             n_savedmodels += path.is_dir()
     assert n_savedmodels >= 10
 

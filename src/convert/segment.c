@@ -548,8 +548,11 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
     gn_graph *body = gn__graph_new(GN__GRAPH_FUNCTION);
     gn_id *map = calloc(nm + io.n_consts + 1, sizeof *map);
     if (s == GN_OK && (!tin || !tout || !body || !map)) s = NOMEM(S);
+    /* a reference input (a VariableV2's output) is read as its value, as TensorFlow
+     * dereferences it for any op that takes a plain tensor */
     for (uint32_t i = 0; i < io.n_in && s == GN_OK; i++)
-        if (!(tin[i] = edge_dtype(g, io.in[i])))
+        if ((tin[i] = edge_dtype(g, io.in[i])) > 100) tin[i] -= 100;
+        else if (!tin[i])
             s = gn__fail(S->err, GN_ERR_GRAPH, "segment: the dtype of '%s:%u' is not known",
                          gn__node_name(g, io.in[i].node), io.in[i].index);
     for (uint32_t i = 0; i < io.n_out && s == GN_OK; i++)
