@@ -273,6 +273,20 @@ static void test_verify(void **state)
     snprintf(want, sizeof want, "grapnel verify: %s: node 'y' (MyCustomOp): the CPU backend has no kernel for MyCustomOp\n",
              tmp("bad.pbtxt"));
     expect(cmd, 1, want);
+    /* one graph on two backends: cpu against cpu matches; cuda either runs (a GPU is
+     * present) or fails saying why, naming the model it could not run */
+    snprintf(cmd, sizeof cmd, "verify %s %s --feed x=%s --fetch y --backend cpu --backend-b cpu", tmp("add.pbtxt"),
+             tmp("add.pbtxt"), tmp("two.npy"));
+    expect_contains(cmd, 0, "ok: 1 of 1 fetches match\n");
+    snprintf(cmd, sizeof cmd, "verify %s %s --feed x=%s --fetch y --backend-b cuda", tmp("add.pbtxt"),
+             tmp("add.pbtxt"), tmp("two.npy"));
+    char *out = NULL;
+    int rc = cli(&out, cmd);
+    if (rc != 0) {
+        snprintf(want, sizeof want, "grapnel verify: %s: ", tmp("add.pbtxt"));
+        if (!strstr(out, want) || !strstr(out, "CUDA")) fail_msg("verify --backend-b cuda: %s", out);
+    }
+    free(out);
 }
 
 int main(void)

@@ -528,6 +528,7 @@ typedef struct run_opts {
     double tol;
     const char *tags;
     const char *backend;
+    const char *backend_b;    /* verify: B's backend (default: the same as A's) */
     const char *signature;    /* run: a SavedModel signature */
     const char *output_dir;   /* run --signature: write each output as DIR/<key>.npy */
     char **labels;            /* run --signature: the output key of each fetch (or NULL) */
@@ -637,6 +638,9 @@ static int parse_opts(int argc, char **argv, run_opts *o, int n_models)
             o->output_dir = v;
         } else if (n_models == 2 && (v = opt_value(argc, argv, &i, "--target", &iv))) {
             return usage(o, "%s: the target is for the optimizer: use it with --bisect (or grapnel optimize)", a);
+        } else if (n_models == 2 && (v = opt_value(argc, argv, &i, "--backend-b", &iv))) {
+            if (!iv) return usage(o, "%s needs a value", a);
+            o->backend_b = v;
         } else if ((v = opt_value(argc, argv, &i, "--backend", &iv))) {
             if (!iv) return usage(o, "%s needs a value", a);
             o->backend = v;
@@ -1197,12 +1201,12 @@ static void side_free(side *sd, int n_fetch)
 /* The feeds of fs that name tensors of the graph the fetches need (user
  * feeds always go through, so that a bad name is reported). */
 static gn_status run_side(const run_opts *o, side *sd, const feedset *fs, const namelist *user, const namelist *fetches,
-                          const char *label)
+                          const char *label, const char *backend)
 {
     gn_session_options so;
     gn_session_options_init(&so);
     so.seed = o->seed;
-    if (o->backend) so.backend = o->backend;
+    if (backend) so.backend = backend;
     gn_status s = gn_session_new(sd->g, &so, &sd->s);
     if (s != GN_OK) {
         fprintf(stderr, "grapnel %s: %s%s%s\n", o->cmd, label, label[0] ? ": " : "", gn_session_errmsg(sd->s));
@@ -1279,7 +1283,7 @@ int gn_cli_run(int argc, char **argv)
     if (!rc) rc = load_feeds(&o, &fs, &user);
     if (!rc) rc = prepare_fetches(&o, &sd.v, &fetches);
     if (!rc) rc = add_random_feeds(&o, &sd.v, &fetches, &fs);
-    if (!rc && run_side(&o, &sd, &fs, &user, &fetches, "") != GN_OK) rc = 1;
+    if (!rc && run_side(&o, &sd, &fs, &user, &fetches, "", o.backend) != GN_OK) rc = 1;
     for (int i = 0; !rc && i < fetches.n; i++) {
         const gn_tensor *t = &sd.out[i];
         char shp[256];
@@ -1336,8 +1340,8 @@ int gn_cli_verify(int argc, char **argv)
         char la[1100], lb[1100];
         snprintf(la, sizeof la, "%s", o.models[0]);
         snprintf(lb, sizeof lb, "%s", o.models[1]);
-        ran_a = run_side(&o, &a, &fs, &user, &fetches, la) == GN_OK;
-        ran_b = run_side(&o, &b, &fs, &user, &fetches, lb) == GN_OK;
+        ran_a = run_side(&o, &a, &fs, &user, &fetches, la, o.backend) == GN_OK;
+        ran_b = run_side(&o, &b, &fs, &user, &fetches, lb, o.backend_b ? o.backend_b : o.backend) == GN_OK;
         if (!ran_a || !ran_b) rc = 1;
     }
     if (!rc) {

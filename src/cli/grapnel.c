@@ -297,6 +297,8 @@ static const command commands[] = {
      "  Runs A and B on the same feeds (random ones are made once) with random ops seeded\n"
      "  alike, and prints, per fetch, the max absolute error and the relative L2 error of B\n"
      "  against A. Fetches default to A's outputs.\n"
+     "  --backend NAME         A's backend, cpu (default) or cuda; --backend-b NAME: B's (default: A's),\n"
+     "                         so `verify M M --backend cpu --backend-b cuda` compares two backends\n"
      "  --tol X                relative L2 tolerance (default by dtype: float32 1e-5, float16 1e-2;\n"
      "                         against an all-zero reference the absolute L2 error is used)\n"
      "  exit status: 0 all fetches match; 1 a fetch differs (integer and bool fetches must be\n"
