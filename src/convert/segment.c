@@ -148,6 +148,8 @@ static const char *refusal(seg *S, const gn__backend *b, gn_id id, char *buf, si
  * neither cluster, over nodes placed after a's first member (a path out of a
  * only reaches those). c's producer list drops the entries that have become
  * internal, so each edge is scanned a bounded number of times. */
+#define CYCLE_SEARCH_BUDGET 512u
+
 static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
 {
     const gn_graph *g = S->g;
@@ -157,8 +159,13 @@ static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
         memset(S->stamp, 0, S->n * sizeof *S->stamp);
         S->stamp_now = 1;
     }
+    uint32_t budget = CYCLE_SEARCH_BUDGET;
     uint32_t *link = &S->ext_head[c], last = GN_NONE;
     while (*link != GN_NONE) {
+        /* past the budget the merge is refused as if it made a cycle: segments may
+         * come out smaller on graphs with many long edges, never wrong, and the
+         * segmenter stays linear */
+        if (!budget--) return true;
         uint32_t e = *link;
         gn_id p = S->ext_node[e];
         uint32_t r = S->cand[p] ? find(S, p) : GN_NONE;
@@ -174,6 +181,7 @@ static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
     }
     S->ext_tail[c] = last;
     while (top) {
+        if (!budget--) return true;
         gn_id x = S->stack[--top];
         uint32_t r = S->cand[x] ? find(S, x) : GN_NONE;
         if (r == a) return true;
