@@ -24,6 +24,10 @@ Usage (TensorFlow's virtualenv, from the repository root):
     python tools/grappler_counts.py --out -         the same to stdout
     python tools/grappler_counts.py --graph G.pb [--graph ...] [--runs N]
         counts for the given files only (fetches: the sinks), to stdout, same format
+    python tools/grappler_counts.py --fnloop        the same models and fetches with
+        function_optimization and loop_optimization ON as well (TensorFlow runs the
+        function optimizer over the GraphDef's library); writes
+        tests/data/grappler_counts_fnloop.txt
 
 Output, one line per model:
     path<TAB>nodes_before<TAB>nodes_after<TAB>edges_after<TAB>tf_ms
@@ -57,7 +61,7 @@ DATA = os.path.join(ROOT, "tests", "data")
 RC = rewriter_config_pb2.RewriterConfig
 
 
-def rewriter_config():
+def rewriter_config(fnloop=False):
     rc = RC()
     on, off = RC.ON, RC.OFF
     rc.disable_model_pruning = False
@@ -69,8 +73,8 @@ def rewriter_config():
     rc.debug_stripper = RC.DEFAULT  # default: off
     rc.layout_optimizer = off
     rc.remapping = off
-    rc.loop_optimization = off
-    rc.function_optimization = off
+    rc.loop_optimization = on if fnloop else off
+    rc.function_optimization = on if fnloop else off
     rc.implementation_selector = off
     rc.auto_mixed_precision = off
     rc.auto_mixed_precision_onednn_bfloat16 = off
@@ -85,9 +89,9 @@ def rewriter_config():
     return rc
 
 
-def config_proto():
+def config_proto(fnloop=False):
     cp = config_pb2.ConfigProto()
-    cp.graph_options.rewrite_options.CopyFrom(rewriter_config())
+    cp.graph_options.rewrite_options.CopyFrom(rewriter_config(fnloop))
     return cp
 
 
@@ -218,7 +222,12 @@ def main():
         "GN_CORPUS_DIR", os.path.join(os.path.dirname(ROOT), "shared", "corpus")))
     ap.add_argument("--graph", action="append", default=[])
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--fnloop", action="store_true",
+                    help="function_optimization and loop_optimization ON as well; "
+                         "default output tests/data/grappler_counts_fnloop.txt")
     a = ap.parse_args()
+    if a.fnloop and a.out == os.path.join(DATA, "grappler_counts.txt"):
+        a.out = os.path.join(DATA, "grappler_counts_fnloop.txt")
 
     if a.graph:
         work_list = [(g, g, [], None) for g in a.graph]
@@ -226,13 +235,13 @@ def main():
     else:
         work_list = models(a.corpus)
 
-    cp = config_proto()
+    cp = config_proto(a.fnloop)
     cluster = gcluster.Cluster()
     lines = [
         "# Grappler's node and edge counts on our models; written by tools/grappler_counts.py (do not edit).",
         f"# TensorFlow {tf.__version__} (CPU), tf_optimizer.OptimizeGraph, one grappler Cluster reused,",
         "# time = wall time of the OptimizeGraph call alone, median of %d, MetaGraphDef built beforehand." % a.runs,
-        "# RewriterConfig: " + text_format.MessageToString(rewriter_config(), as_one_line=True),
+        "# RewriterConfig: " + text_format.MessageToString(rewriter_config(a.fnloop), as_one_line=True),
         "# Fetches: the manifest's for the models it names (its feeds as signature inputs);",
         "# otherwise the nodes nothing consumes, NoOps excluded. Edges = every input entry, control included.",
         "# path\tnodes_before\tnodes_after\tedges_after\ttf_ms",
