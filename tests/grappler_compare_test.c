@@ -63,9 +63,10 @@ typedef struct entry {
  * from tools/grappler_gpu_counts.py's run with the CUDA-built wheel) and, for
  * the base-pass differences, bench/OPTIMIZER.md's node-count table. */
 #define AMP_P4                                                                                                \
-    "grapnel's AMP has no counterpart of TensorFlow's pass 4 (AddInferToAllowIfFollowAllow): infer-list "     \
-    "ops right after an allow op (BiasAdd/Softmax after MatMul, BiasAddGrad, ...) and what pass 5 then "       \
-    "paints through the clear list stay float32"
+    "fewer float16 nodes than TensorFlow: infer-list ops right after an allow op (BiasAdd/Softmax after "     \
+    "MatMul, BiasAddGrad, ...) stay float32 here; cause not established (TensorFlow's "                       \
+    "AddInferToAllowIfFollowAllow runs only in its oneDNN bfloat16 mode, so the difference lies in the lists " \
+    "or the propagation passes): open"
 #define AMP_P4_CAST AMP_P4 ", which costs a Cast more at that boundary"
 #define FUSED_F16                                                                                             \
     "remapping fuses float16 nodes into _Fused* ops (Grappler fuses none of them), so fewer nodes are "        \
