@@ -1035,28 +1035,10 @@ static void test_golden(void **state)
     size_t n = gn_pt_read_manifest(m, 16);
     if (!n) skip();
     for (size_t i = 0; i < n; i++) {
-        char path[4096];
-        if (!strncmp(m[i].graph, "corpus/", 7)) {
-            if (!gn_test_corpus(m[i].graph + 7, path, sizeof path)) continue;
-        } else {
-            gn_test_data(m[i].graph, path, sizeof path);
-        }
         gn_graph *g = NULL;
-        if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("%s: %s", path, gn_graph_errmsg(g));
         gn_tensor feeds[4];
         const char *fn[4], *xn[4];
-        for (size_t k = 0; k < m[i].nf; k++) {
-            char fp[4096], rel[600], err[256];
-            snprintf(rel, sizeof rel, "golden/%s", m[i].feed_file[k]);
-            gn_test_data(rel, fp, sizeof fp);
-            if (gn_npy_read(fp, &feeds[k], err, sizeof err) != GN_OK) fail_msg("%s", err);
-            fn[k] = m[i].feed[k];
-            gn_pt_preserve_tensor(g, fn[k]);
-        }
-        for (size_t k = 0; k < m[i].nx; k++) {
-            xn[k] = m[i].fetch[k];
-            gn_pt_preserve_tensor(g, xn[k]);
-        }
+        if (!gn_pt_golden_open(&m[i], &g, feeds, fn, xn, true)) continue;
         gn_pt_prepare_bodies(g);
         gn_graph *orig = gn_pt_clone(g);
         uint32_t before = gn_pt_live_total(g);

@@ -469,3 +469,29 @@ const char *const gn_pt_corpus_models[] = {
     "tensorflow__tensorflow/tensorflow__core__ir__importexport__tests__roundtrip__test10.pbtxt",
 };
 const size_t gn_pt_corpus_model_count = sizeof gn_pt_corpus_models / sizeof gn_pt_corpus_models[0];
+
+bool gn_pt_golden_open(const gn_pt_golden *m, gn_graph **g, gn_tensor *feeds, const char **fn, const char **xn,
+                       bool preserve)
+{
+    char path[4096];
+    *g = NULL;
+    if (!strncmp(m->graph, "corpus/", 7)) {
+        if (!gn_test_corpus(m->graph + 7, path, sizeof path)) return false;
+    } else {
+        gn_test_data(m->graph, path, sizeof path);
+    }
+    if (gn_graph_load(path, NULL, g) != GN_OK) fail_msg("%s: %s", path, gn_graph_errmsg(*g));
+    for (size_t k = 0; k < m->nf; k++) {
+        char fp[4096], rel[600], err[256];
+        snprintf(rel, sizeof rel, "golden/%s", m->feed_file[k]);
+        gn_test_data(rel, fp, sizeof fp);
+        if (gn_npy_read(fp, &feeds[k], err, sizeof err) != GN_OK) fail_msg("%s", err);
+        fn[k] = m->feed[k];
+        if (preserve) gn_pt_preserve_tensor(*g, fn[k]);
+    }
+    for (size_t k = 0; k < m->nx; k++) {
+        xn[k] = m->fetch[k];
+        if (preserve) gn_pt_preserve_tensor(*g, xn[k]);
+    }
+    return true;
+}

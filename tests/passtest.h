@@ -73,6 +73,12 @@ typedef struct gn_pt_golden {
     size_t nf, nx;
 } gn_pt_golden;
 size_t gn_pt_read_manifest(gn_pt_golden *m, size_t max);
+/* Loads golden model m (fails the test on a load error), reads its feeds into
+ * feeds[] (release with gn_tensor_free) and sets fn[] / xn[] to its feed and
+ * fetch names (at most 4 each); with preserve, marks them preserved in *g.
+ * False (nothing loaded) when the model lives in a corpus that is absent. */
+bool gn_pt_golden_open(const gn_pt_golden *m, gn_graph **g, gn_tensor *feeds, const char **fn, const char **xn,
+                       bool preserve);
 
 /* ---- a pass context with its own report (pass_dependency_test.c, pass_pruning_test.c) ----------- */
 typedef struct gn_pt_fx {

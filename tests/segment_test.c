@@ -352,12 +352,11 @@ static void golden_at(const char *params, double tol)
     size_t nm = gn_pt_read_manifest(m, 16);
     size_t done = 0;
     for (size_t i = 0; i < nm; i++) {
-        char path[1024];
-        if (!strncmp(m[i].graph, "golden/", 7)) gn_test_data(m[i].graph, path, sizeof path);
-        else if (!gn_test_corpus(m[i].graph + 7, path, sizeof path)) continue;
         gn_graph *orig = NULL, *g = NULL;
-        assert_int_equal(gn_graph_load(path, NULL, &orig), GN_OK);
-        assert_int_equal(gn_graph_load(path, NULL, &g), GN_OK);
+        gn_tensor feeds[4];
+        const char *fnames[4], *xnames[4];
+        if (!gn_pt_golden_open(&m[i], &orig, feeds, fnames, xnames, false)) continue;
+        g = gn_pt_clone(orig);
         const char *keep[8];
         size_t nk = 0;
         for (size_t k = 0; k < m[i].nf; k++) keep[nk++] = m[i].feed[k];
@@ -373,16 +372,6 @@ static void golden_at(const char *params, double tol)
         size_t n = 0;
         if (gn_segment(g, &p, &sp, NULL, &n) != GN_OK) fail_msg("%s: %s", m[i].name, gn_graph_errmsg(g));
         gn_pt_check_valid(g, m[i].name);
-        gn_tensor feeds[4];
-        const char *fnames[4], *xnames[4];
-        for (size_t k = 0; k < m[i].nf; k++) {
-            char fp[1024], rel[600], err[256];
-            snprintf(rel, sizeof rel, "golden/%s", m[i].feed_file[k]);
-            gn_test_data(rel, fp, sizeof fp);
-            if (gn_npy_read(fp, &feeds[k], err, sizeof err) != GN_OK) fail_msg("%s: %s", fp, err);
-            fnames[k] = m[i].feed[k];
-        }
-        for (size_t k = 0; k < m[i].nx; k++) xnames[k] = m[i].fetch[k];
         gn_tensor want[4], got[4];
         gn_pt_run_graph(orig, fnames, feeds, m[i].nf, xnames, want, m[i].nx);
         gn_pt_run_graph(g, fnames, feeds, m[i].nf, xnames, got, m[i].nx);
