@@ -17,6 +17,7 @@
 #define GRAPNEL_CONVERT_H
 
 #include "grapnel/graph.h"
+#include "grapnel/runtime.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,6 +70,45 @@ GN_API void gn_segment_params_init(gn_segment_params *p);
  * number of engine nodes made (or that would be made). */
 GN_API gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segment_params *sp,
                             char **report, size_t *n_engines);
+
+/* ---- INT8 (reference A8) -----------------------------------------------------------------
+ * With precision_mode INT8 an engine op's `calibration_data` attr holds its
+ * calibration table, this text:
+ *
+ *   grapnel-int8-calibration v1
+ *   # comment lines start with '#'
+ *   GrapnelInputPH_0:0 2.75
+ *   conv1/Conv2D:0 11.0312
+ *
+ * one "TENSOR AMAX" line per float tensor: the engine inputs
+ * (GrapnelInputPH_<k>:0) and the tensors of its native segment, by their node
+ * names there; AMAX is the symmetric range [-AMAX, AMAX], quantized with scale
+ * AMAX / 127 to [-127, 127]. Engines are built from the table (never by
+ * calibrating again): Conv2D, DepthwiseConv2dNative, MatMul, _FusedConv2D and
+ * _FusedMatMul with constant weights run in int8 (activations per tensor from
+ * the table, weights per output channel, int32 sums, then dequantized; fused
+ * bias and activation in float); every other op runs in float.
+ *
+ * use_calibration=True: gn_segment leaves the table empty (the engines run
+ * their native segments, counted as fallbacks) until gn_calibrate fills it.
+ * use_calibration=False: gn_segment fills it from the graph's
+ * FakeQuantWithMinMaxVars/Args and QuantizeAndDequantizeV2/V3/V4 nodes, whose
+ * range max(|min|, |max|) applies to their input and output tensors and is
+ * passed on through Identity, Snapshot, StopGradient, Relu, Relu6, MaxPool,
+ * Reshape, Squeeze, ExpandDims and Transpose; a tensor an engine would
+ * quantize without a range is GN_ERR_GRAPH naming it, before the graph
+ * changes. A graph with no quantization node at all gets FP16 engines, as
+ * TF-TRT does, and the report says so. */
+
+/* Calibrates every INT8 engine op of g that has use_calibration: runs g on the
+ * CPU backend over n_batches batches (batches[b * n_feeds + i] is fed to
+ * feed_names[i]; shapes may differ between batches), each engine op running
+ * its native segment, records max |x| of every float tensor of each engine's
+ * segment and stores the tables in the ops' calibration_data. *report (may be
+ * NULL; owned: gn_free) gets one line per engine. GN_ERR_ARG when g has no
+ * such engine op; on failure the tables are left as they were. */
+GN_API gn_status gn_calibrate(gn_graph *g, const char *const *feed_names, size_t n_feeds, const gn_tensor *batches,
+                              size_t n_batches, char **report);
 
 #ifdef __cplusplus
 }

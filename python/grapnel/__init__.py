@@ -965,7 +965,31 @@ class Graph:
         n = ctypes.c_size_t()
         self._check(lib.gn_segment(h, ctypes.byref(p), ctypes.byref(sp), ctypes.byref(rep), ctypes.byref(n)),
                     "segment")
+        if not dry_run:
+            self._changed()
         return {"engines": n.value, "report": _lib.take_string(rep.value)}
+
+    def calibrate(self, batches: Sequence[Mapping[str, Any]]) -> str:
+        """INT8 calibration (after ``segment`` with ``precision_mode`` INT8 and
+        ``use_calibration``): runs the graph on each batch (a dict of feed name
+        to array, the same names in every batch) and stores each INT8 engine's
+        calibration table (the ranges of its tensors) in the engine op. Returns
+        the report, one line per engine."""
+        h = self._handle()
+        if not batches:
+            raise Error("calibrate: no batch", _lib.GN_ERR_ARG)
+        names = list(batches[0].keys())
+        feeds = []
+        for b in batches:
+            if list(b.keys()) != names:
+                raise Error("calibrate: every batch must feed the same names in the same order", _lib.GN_ERR_ARG)
+            feeds.extend(_Feed(b[k]) for k in names)
+        fnames = (ctypes.c_char_p * max(len(names), 1))(*[k.encode() for k in names])
+        ftens = (_lib.gn_tensor * max(len(feeds), 1))(*[f.tensor for f in feeds])
+        rep = ctypes.c_void_p()
+        self._check(lib.gn_calibrate(h, fnames, len(names), ftens, len(batches), ctypes.byref(rep)), "calibrate")
+        self._changed()  # engines are built from the new tables
+        return _lib.take_string(rep.value)
 
     def save_savedmodel(self, directory: Union[str, os.PathLike],
                         save_options: Union[Mapping[str, Any], str, None] = None,

@@ -248,6 +248,8 @@ _decl("gn_conversion_params_to_string", _S, POINTER(gn_conversion_params), POINT
 _decl("gn_segment_params_init", None, POINTER(gn_segment_params), optional=True)
 _decl("gn_segment", _S, _P, POINTER(gn_conversion_params), POINTER(gn_segment_params), POINTER(c_void_p),
       POINTER(c_size_t), optional=True)
+_decl("gn_calibrate", _S, _P, POINTER(c_char_p), c_size_t, POINTER(gn_tensor), c_size_t, POINTER(c_void_p),
+      optional=True)
 # SavedModel writing (save.h): bound when exported
 _decl("gn_save_options_init", None, c_void_p, optional=True)
 _decl("gn_save_options_parse", _S, c_void_p, c_char_p, c_char_p, c_size_t, optional=True)

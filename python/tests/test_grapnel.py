@@ -543,3 +543,22 @@ def test_segment_golden_fp32_and_fp16(golden):
                 assert err > 0  # the engine ran in float16
             c.close()
         dry.close()
+
+
+def test_segment_golden_int8_calibrated(golden):
+    m = next(m for m in _manifest(golden) if m["name"] == "cnn_bn_residual")
+    feeds = {t: np.load(golden / f) for t, f in m["feeds"]}
+    fetches = [t for t, _ in m["fetches"]]
+    rng = np.random.RandomState(5)
+    name, x = next(iter(feeds.items()))
+    with grapnel.load(golden.parent / m["graph"]) as g:
+        ref = g.run(feeds, fetches)[0]
+        c = g.clone()
+        assert c.segment({"precision_mode": "INT8"}, fetches=fetches, feeds=list(feeds))["engines"] == 1
+        batches = [{name: rng.standard_normal(x.shape).astype(np.float32)} for _ in range(4)] + [feeds]
+        rep = c.calibrate(batches)
+        assert rep.startswith("engine GrapnelEngineOp_000_000: ") and "over 5 batch(es)" in rep
+        y = c.run(feeds, fetches)[0]
+        err = np.linalg.norm((y - ref).astype(np.float64)) / np.linalg.norm(ref.astype(np.float64))
+        assert 0 < err <= 0.02, f"INT8: rel L2 {err}"  # tests/int8_test.c states 0.02 for this model
+        c.close()

@@ -14,8 +14,9 @@ int gn_cli_segment(int argc, char **argv);
 int gn_cli_segment(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *params = NULL, *backend = "cpu", *tags = NULL;
-    const char *keep[MAX_NAMES];
-    size_t nk = 0;
+    const char *keep[MAX_NAMES], *feeds[MAX_NAMES], *cal[MAX_NAMES];
+    char *own[MAX_NAMES];
+    size_t nk = 0, nfeed = 0, ncal = 0, nown = 0;
     int dry = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -24,7 +25,12 @@ int gn_cli_segment(int argc, char **argv)
         else if (!strcmp(a, "--params") && more) params = argv[++i];
         else if (!strcmp(a, "--backend") && more) backend = argv[++i];
         else if (!strcmp(a, "--tag") && more) tags = argv[++i];
-        else if ((!strcmp(a, "--fetch") || !strcmp(a, "--feed")) && more && nk < MAX_NAMES) keep[nk++] = argv[++i];
+        else if (!strcmp(a, "--feed") && more && nk < MAX_NAMES && nfeed < MAX_NAMES) keep[nk++] = feeds[nfeed++] = argv[++i];
+        else if (!strcmp(a, "--fetch") && more && nk < MAX_NAMES) keep[nk++] = argv[++i];
+        else if (!strcmp(a, "--calibrate") && more && ncal < MAX_NAMES) {
+            cal[ncal++] = argv[++i];
+            while (i + 1 < argc && argv[i + 1][0] != '-' && ncal < MAX_NAMES) cal[ncal++] = argv[++i];
+        }
         else if (!strcmp(a, "--dry-run")) dry = 1;
         else if (a[0] != '-' && !in) in = a;
         else {
@@ -52,6 +58,24 @@ int gn_cli_segment(int argc, char **argv)
         gn_graph_free(g);
         return 1;
     }
+    /* calibration feeds: --feed in order, else the graph's placeholders in node order */
+    if (ncal && !nfeed) {
+        for (size_t i = 0; i < gn_graph_node_count(g) && nfeed < MAX_NAMES; i++)
+            if (!strcmp(gn_graph_node_op(g, i), "Placeholder")) {
+                char *nm = strdup(gn_graph_node_name(g, i));
+                if (!nm) break;
+                own[nown++] = nm;
+                feeds[nfeed++] = nm;
+                if (nk < MAX_NAMES) keep[nk++] = nm;
+            }
+    }
+    if (ncal && (!nfeed || ncal % nfeed)) {
+        fprintf(stderr, "grapnel segment: --calibrate: %zu file(s) for %zu input(s): give one .npy per input (in --feed "
+                        "order), batch after batch\n", ncal, nfeed);
+        gn_graph_free(g);
+        for (size_t i = 0; i < nown; i++) free(own[i]);
+        return 2;
+    }
     gn_segment_params sp;
     gn_segment_params_init(&sp);
     sp.backend = backend;
@@ -69,12 +93,36 @@ int gn_cli_segment(int argc, char **argv)
         if (gn_conversion_params_to_string(&p, &pt) == GN_OK) printf("params: %s\n", pt);
         gn_free(pt);
         fputs(rep, stdout);
-        if (!dry && gn_graph_save(g, out, GN_FORMAT_AUTO) != GN_OK) {
+        if (ncal && !dry && n) {
+            gn_tensor *bt = calloc(ncal, sizeof *bt);
+            char *crep = NULL;
+            for (size_t i = 0; bt && i < ncal && !rc; i++)
+                if (gn_npy_read(cal[i], &bt[i], err, sizeof err) != GN_OK) {
+                    fprintf(stderr, "grapnel segment: --calibrate: %s\n", err);
+                    rc = 1;
+                }
+            if (!bt) rc = 1;
+            /* names held by the graph change with it: copy them first */
+            char **fn = calloc(nfeed + 1, sizeof *fn);
+            for (size_t i = 0; fn && i < nfeed; i++) fn[i] = strdup(feeds[i]);
+            if (!rc && fn && gn_calibrate(g, (const char *const *)fn, nfeed, bt, ncal / nfeed, &crep) != GN_OK) {
+                fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
+                rc = 1;
+            }
+            if (crep) fputs(crep, stdout);
+            gn_free(crep);
+            for (size_t i = 0; bt && i < ncal; i++) gn_tensor_free(&bt[i]);
+            for (size_t i = 0; fn && i < nfeed; i++) free(fn[i]);
+            free(fn);
+            free(bt);
+        }
+        if (!rc && !dry && gn_graph_save(g, out, GN_FORMAT_AUTO) != GN_OK) {
             fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
             rc = 1;
         }
     }
     gn_free(rep);
     gn_graph_free(g);
+    for (size_t i = 0; i < nown; i++) free(own[i]);
     return rc;
 }

@@ -350,17 +350,20 @@ static const command commands[] = {
      gn_cli_save},
     {"segment", "replace supported subgraphs with engine ops, as TF-TRT (ConversionParams)",
      "usage: grapnel segment IN -o OUT [--params TEXT] [--backend cpu|cuda] [--fetch NAME ...]\n"
-     "                       [--feed NAME ...] [--dry-run] [--tag TAGS]\n"
+     "                       [--feed NAME ...] [--dry-run] [--tag TAGS] [--calibrate F.npy ...]\n"
      "  --params TEXT   ConversionParams as a dictionary, e.g. \"{'precision_mode': 'FP16',\n"
      "                  'minimum_segment_size': 5}\" (fields and defaults of\n"
      "                  tf.experimental.tensorrt.ConversionParams)\n"
      "  --backend NAME  whose support decides the segments (default cpu)\n"
      "  --fetch/--feed  tensors that stay outside every engine (the graph's outputs and inputs)\n"
      "  --dry-run       print the segments and, per refused node, why; write nothing\n"
+     "  --calibrate F.npy ...  INT8 with use_calibration: one .npy per graph input (the --feed\n"
+     "                  names in order, else the placeholders), batch after batch; each INT8\n"
+     "                  engine's calibration table (tensor ranges) is stored in the engine op\n"
      "  Prints the parameters, one line per engine with its members, one line per node not\n"
      "  converted with the reason, and the segments left native by minimum_segment_size.\n"
-     "  Engines run their kept native segment on the CPU backend (engine builds, caching\n"
-     "  and FP16/INT8 engines are not built yet).\n",
+     "  Engines are built per set of input shapes when the graph runs (FP32, FP16, INT8\n"
+     "  from the calibration table), up to maximum_cached_engines of them.\n",
      gn_cli_segment},
 };
 

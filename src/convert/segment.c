@@ -23,6 +23,7 @@
  *    arguments, Const inputs copied in), control edges across the boundary
  *    move to the engine node (not those from Consts). */
 #include <inttypes.h>
+#include <math.h>
 #include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 #include "ops/registry.h"
 #include "ops/kernel.h"
 #include "runtime/backend.h"
+#include "runtime/cpu/int8.h"
 
 typedef struct seg {
     gn_graph *g;
@@ -48,6 +50,7 @@ typedef struct seg {
     /* per root: the producers its members read (data and control), a linked
      * list concatenated on merges and compacted as entries become internal */
     uint32_t *ext_head, *ext_tail;
+    uint32_t *ext_maxpos;  /* per root: largest topological position over its list (an upper bound) */
     gn_id *ext_node;
     uint32_t *ext_next;
     uint32_t n_ext;
@@ -56,6 +59,7 @@ typedef struct seg {
     uint32_t *stamp;       /* DFS visit marks */
     uint32_t stamp_now;
     gn_id *stack;
+    float *range0;         /* INT8 without calibration: amax of each node's output 0 (< 0: none) */
     gn__buf rep;
 } seg;
 
@@ -155,6 +159,9 @@ static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
     const gn_graph *g = S->g;
     uint32_t lo = S->minpos[a];
     uint32_t top = 0;
+    /* a path out of a reaches only nodes placed after lo: when every producer
+     * c reads comes before it, there is none (no scan at all) */
+    if (S->ext_maxpos[c] < lo || S->ext_head[c] == GN_NONE) return false;
     if (++S->stamp_now == 0) {
         memset(S->stamp, 0, S->n * sizeof *S->stamp);
         S->stamp_now = 1;
@@ -231,6 +238,7 @@ static void merge(seg *S, uint32_t a, uint32_t c)
     S->tail[a] = S->tail[c];
     if (S->maxpos[c] > S->maxpos[a]) S->maxpos[a] = S->maxpos[c];
     if (S->minpos[c] < S->minpos[a]) S->minpos[a] = S->minpos[c];
+    if (S->ext_maxpos[c] > S->ext_maxpos[a]) S->ext_maxpos[a] = S->ext_maxpos[c];
     if (S->ext_head[c] != GN_NONE) {
         if (S->ext_head[a] == GN_NONE) S->ext_head[a] = S->ext_head[c];
         else S->ext_next[S->ext_tail[a]] = S->ext_head[c];
@@ -524,6 +532,93 @@ static gn_status fp16_body(seg *S, const gn_graph *b32, gn_graph **out)
     return GN_OK;
 }
 
+/* ---- INT8 without calibration: ranges from quantization nodes (reference A8) ------------------- */
+static bool is_qdq_op(const char *op)
+{
+    return !strcmp(op, "FakeQuantWithMinMaxVars") || !strcmp(op, "FakeQuantWithMinMaxArgs") ||
+           !strcmp(op, "QuantizeAndDequantizeV2") || !strcmp(op, "QuantizeAndDequantizeV3") ||
+           !strcmp(op, "QuantizeAndDequantizeV4");
+}
+
+/* The float scalar a Const (port 0) holds. */
+static bool const_scalar(seg *S, gn__edge e, float *v)
+{
+    const gn_graph *g = S->g;
+    if (e.index != 0 || !op_is(g, e.node, "Const")) return false;
+    const Tensorflow__AttrValue *a = gn__node_attr(g, e.node, "value");
+    if (!a || a->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR || !a->tensor) return false;
+    gn__tensor t;
+    memset(&t, 0, sizeof t);
+    gn__err e2;
+    memset(&e2, 0, sizeof e2);
+    bool ok = gn__tensor_from_proto(a->tensor, &t, &e2) == GN_OK && t.dtype == DT_F32 && gn__tensor_numel(&t) == 1;
+    if (ok) *v = *(const float *)t.data;
+    gn__tensor_release(&t);
+    gn__err_clear(&e2);
+    return ok;
+}
+
+/* Ops whose output range is their input's (at most). */
+static bool keeps_range(const gn_graph *g, gn_id id)
+{
+    static const char *const ops[] = {"Identity", "Snapshot", "StopGradient", "Relu",    "Relu6",
+                                      "MaxPool",  "Reshape",  "Squeeze",      "ExpandDims", "Transpose"};
+    for (size_t i = 0; i < GN__ARRAY_LEN(ops); i++)
+        if (op_is(g, id, ops[i])) return true;
+    return false;
+}
+
+/* Each QDQ node gives max(|min|, |max|) to its output and its input tensor;
+ * range-keeping ops pass it on (output 0 only). */
+static gn_status qdq_ranges(seg *S, const gn_id *order, uint32_t n_order)
+{
+    const gn_graph *g = S->g;
+    S->range0 = malloc((S->n + 1) * sizeof *S->range0);
+    if (!S->range0) return NOMEM(S);
+    for (uint32_t i = 0; i <= S->n; i++) S->range0[i] = -1.0f;
+    for (uint32_t i = 0; i < n_order; i++) {
+        gn_id id = order[i];
+        const char *op = gn__node_op(g, id);
+        if (!is_qdq_op(op) || !g->nodes[id].n_in) continue;
+        float mn = -6.0f, mx = 6.0f;
+        if (!strcmp(op, "FakeQuantWithMinMaxArgs")) {
+            (void)gn__attr_get_float(g, id, "min", &mn);
+            (void)gn__attr_get_float(g, id, "max", &mx);
+        } else if (g->nodes[id].n_in < 3 || !const_scalar(S, g->nodes[id].in[1], &mn) ||
+                   !const_scalar(S, g->nodes[id].in[2], &mx)) {
+            continue; /* a range that is not a constant: none */
+        }
+        float r = fmaxf(fabsf(mn), fabsf(mx));
+        S->range0[id] = r;
+        gn__edge in = g->nodes[id].in[0];
+        if (in.index == 0 && S->range0[in.node] < 0) S->range0[in.node] = r;
+    }
+    for (uint32_t i = 0; i < n_order; i++) {
+        gn_id id = order[i];
+        if (S->range0[id] >= 0 || !g->nodes[id].n_in || !keeps_range(g, id)) continue;
+        gn__edge in = g->nodes[id].in[0];
+        if (in.index != 0 || S->range0[in.node] < 0) continue;
+        S->range0[id] = op_is(g, id, "Relu6") ? fminf(S->range0[in.node], 6.0f) : S->range0[in.node];
+    }
+    return GN_OK;
+}
+
+/* Every tensor the INT8 engine of these members will quantize has a range. */
+static gn_status check_ranges(seg *S, const gn_id *mem, uint32_t nm)
+{
+    const gn_graph *g = S->g;
+    for (uint32_t i = 0; i < nm; i++) {
+        if (!gn__int8_node_quantizable(g, mem[i])) continue;
+        gn__edge in = g->nodes[mem[i]].in[0];
+        if (in.index == 0 && S->range0[in.node] >= 0) continue;
+        return gn__fail(S->err, GN_ERR_GRAPH,
+                        "segment: INT8 without calibration: tensor '%s:%u' (input of %s '%s') has no range: no "
+                        "FakeQuant or QuantizeAndDequantize node gives one (or use_calibration=True and calibrate)",
+                        gn__node_name(g, in.node), in.index, gn__node_op(g, mem[i]), gn__node_name(g, mem[i]));
+    }
+    return GN_OK;
+}
+
 static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint32_t nm, uint32_t seq)
 {
     gn_graph *g = S->g;
@@ -546,6 +641,22 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
             gn__edge e = {members[i], g->nodes[u].in[nd->use[k].slot].index};
             if (!push_edge(&io.out, &io.out_next, &io.n_out, &io.cap_out, S->map_out, e, NULL)) s = NOMEM(S);
         }
+    }
+    /* INT8 without calibration: the table from the graph's quantization nodes */
+    char *table = NULL;
+    if (s == GN_OK && S->range0) {
+        gn__buf tb;
+        gn__buf_init(&tb);
+        gn__buf_printf(&tb, "%s\n# ranges from the graph's FakeQuant / QuantizeAndDequantize nodes\n", GN__CALIB_MAGIC);
+        for (uint32_t i = 0; i < io.n_in; i++)
+            if (io.in[i].index == 0 && S->range0[io.in[i].node] >= 0)
+                gn__buf_printf(&tb, "GrapnelInputPH_%u:0 %.9g\n", i, (double)S->range0[io.in[i].node]);
+        for (uint32_t i = 0; i < nm; i++)
+            if (S->range0[members[i]] >= 0)
+                gn__buf_printf(&tb, "%s:0 %.9g\n", gn__node_name(g, members[i]), (double)S->range0[members[i]]);
+        table = gn__buf_take(&tb);
+        gn__buf_free(&tb);
+        if (!table) s = NOMEM(S);
     }
     char ename[64], fname[128];
     snprintf(ename, sizeof ename, "GrapnelEngineOp_000_%03u", seq);
@@ -703,7 +814,7 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
             {"use_calibration", attr_bool(g, S->p->precision_mode == GN_PRECISION_INT8 && S->p->use_calibration)},
             {"allow_build_at_runtime", attr_bool(g, S->p->allow_build_at_runtime != 0)},
             {"static_engine", attr_bool(g, false)},
-            {"calibration_data", attr_str(g, "")},
+            {"calibration_data", attr_str(g, table ? table : "")},
             {"minimum_segment_size", attr_int(g, S->p->minimum_segment_size)},
         };
         for (size_t k = 0; k < GN__ARRAY_LEN(attrs) && s == GN_OK; k++)
@@ -767,6 +878,7 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
     }
     gn_graph_free(body);
     gn_graph_free(hbody);
+    free(table);
     free(map);
     free(tin);
     free(tout);
@@ -806,6 +918,21 @@ static gn_status mark_preserved(seg *S, const gn_segment_params *sp)
     return GN_OK;
 }
 
+/* Will the segment of these members become an engine (size and input rules of step 3)? */
+static bool seg_kept(seg *S, const gn_id *mem, uint32_t nm, uint32_t root)
+{
+    uint32_t eff = 0;
+    bool has_input = false;
+    for (uint32_t i = 0; i < nm; i++) {
+        eff += effective(S->g, mem[i]);
+        for (uint32_t j = 0; j < S->g->nodes[mem[i]].n_in; j++) {
+            gn_id pr = S->g->nodes[mem[i]].in[j].node;
+            if (!in_seg(S, pr, root) && !op_is(S->g, pr, "Const")) has_input = true;
+        }
+    }
+    return eff > 0 && (int64_t)eff >= S->p->minimum_segment_size && has_input;
+}
+
 typedef struct seg_list {
     uint32_t root;
     uint32_t first_pos;
@@ -819,7 +946,7 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     if (n_engines) *n_engines = 0;
     if (!g) return GN_ERR_ARG;
     gn__err_clear(&g->err);
-    gn_conversion_params defp;
+    gn_conversion_params defp, eff_p;
     gn_segment_params defs;
     if (!p) {
         gn_conversion_params_init(&defp);
@@ -860,6 +987,7 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     S.minpos = malloc((n + 1) * sizeof *S.minpos);
     S.ext_head = malloc((n + 1) * sizeof *S.ext_head);
     S.ext_tail = malloc((n + 1) * sizeof *S.ext_tail);
+    S.ext_maxpos = calloc(n + 1, sizeof *S.ext_maxpos);
     size_t n_edges = 0;
     for (uint32_t i = 0; i < n; i++) n_edges += g->nodes[i].n_in + g->nodes[i].n_ctrl;
     S.ext_node = malloc((n_edges + 1) * sizeof *S.ext_node);
@@ -873,12 +1001,27 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     gn_id *order = NULL;
     uint32_t n_order = 0;
     if (s == GN_OK && (!S.cand || !S.parent || !S.next || !S.tail || !S.maxpos || !S.pos || !S.stamp || !S.stack ||
-                        !S.minpos || !S.ext_head || !S.ext_tail || !S.ext_node || !S.ext_next || !S.map_in || !S.map_out))
+                        !S.minpos || !S.ext_head || !S.ext_tail || !S.ext_maxpos || !S.ext_node || !S.ext_next || !S.map_in || !S.map_out))
         s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
     if (s == GN_OK) s = gn__graph_topo(g, &order, &n_order);
     size_t made = 0, dropped = 0;
     if (s == GN_OK) {
         for (uint32_t i = 0; i < n_order; i++) S.pos[order[i]] = i;
+        /* INT8 without calibration: ranges from the quantization nodes; with none in
+         * the whole graph the engines are FP16, as TF-TRT does (A3) */
+        if (p->precision_mode == GN_PRECISION_INT8 && !p->use_calibration && p->minimum_segment_size != -1) {
+            bool any = false;
+            for (uint32_t i = 0; i < n_order && !any; i++) any = is_qdq_op(gn__node_op(g, order[i]));
+            if (!any) {
+                eff_p = *p;
+                eff_p.precision_mode = GN_PRECISION_FP16;
+                S.p = &eff_p;
+                gn__buf_printf(&S.rep, "INT8 without calibration and no FakeQuant or QuantizeAndDequantize node in "
+                                       "the graph: engines are FP16 (as TF-TRT does)\n");
+            } else {
+                s = qdq_ranges(&S, order, n_order);
+            }
+        }
         /* 1. candidates */
         char buf[600];
         for (uint32_t i = 0; i < n_order; i++) {
@@ -889,6 +1032,7 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
             S.maxpos[id] = i;
             S.minpos[id] = i;
             S.ext_head[id] = S.ext_tail[id] = GN_NONE;
+            S.ext_maxpos[id] = 0;
             if (p->minimum_segment_size == -1) continue;
             const char *why = refusal(&S, &b, id, buf, sizeof buf);
             if (why) {
@@ -902,6 +1046,7 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
                     /* a producer without inputs (Const, Placeholder) is on no path out of a cluster */
                     if (!g->nodes[pr].n_in && !g->nodes[pr].n_ctrl) continue;
                     uint32_t e = S.n_ext++;
+                    if (S.pos[pr] > S.ext_maxpos[id]) S.ext_maxpos[id] = S.pos[pr];
                     S.ext_node[e] = pr;
                     S.ext_next[e] = GN_NONE;
                     if (S.ext_head[id] == GN_NONE) S.ext_head[id] = e;
@@ -953,6 +1098,10 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
             }
             free(fill);
         }
+        /* INT8 without calibration: every range a kept segment needs, before any change */
+        for (uint32_t k = 0; S.range0 && k < ns && s == GN_OK; k++)
+            if (seg_kept(&S, members + start[k], start[k + 1] - start[k], segs[k].root))
+                s = check_ranges(&S, members + start[k], start[k + 1] - start[k]);
         for (uint32_t k = 0; k < ns && s == GN_OK; k++) {
             uint32_t nm = start[k + 1] - start[k], eff = 0;
             gn_id *mem = members + start[k];
@@ -1009,6 +1158,9 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
         if (!had[i]) g->nodes[i].flags &= ~GN__NODE_PRESERVE;
     if (s == GN_OK && !sp->dry_run && made) s = gn__graph_compact(g);
     if (s == GN_OK && !sp->dry_run && made) s = gn__graph_validate(g);
+    if (made && S.p->precision_mode == GN_PRECISION_INT8 && S.p->use_calibration)
+        gn__buf_printf(&S.rep, "INT8 engines need calibration (gn_calibrate, grapnel segment --calibrate): until "
+                               "then they run their native segments\n");
     gn__buf_printf(&S.rep, "%zu engine(s)%s, %zu segment(s) left native\n", made, sp->dry_run ? " (dry run)" : "",
                    dropped);
     if (n_engines) *n_engines = made;
@@ -1027,6 +1179,7 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     free(S.minpos);
     free(S.ext_head);
     free(S.ext_tail);
+    free(S.ext_maxpos);
     free(S.ext_node);
     free(S.ext_next);
     free(S.map_in);
@@ -1034,6 +1187,7 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     free(S.pos);
     free(S.stamp);
     free(S.stack);
+    free(S.range0);
     gn__backend_close(&b);
     return s;
 }

@@ -115,6 +115,8 @@ extern const gn__kernel_entry gn__kernels_array[];
 extern const uint32_t gn__kernels_array_count;
 extern const gn__kernel_entry gn__kernels_control[];
 extern const uint32_t gn__kernels_control_count;
+extern const gn__kernel_entry gn__kernels_quant[];   /* kernels/quant.c: FakeQuant, QuantizeAndDequantize */
+extern const uint32_t gn__kernels_quant_count;
 
 /* float16 helpers: C's _Float16 */
 typedef _Float16 gn__f16;

@@ -101,6 +101,8 @@ typedef struct cpu_engine_key {
     int32_t *rank;                /* per input */
     int64_t *dims;                /* n_in * GN__MAX_DIMS */
     uint64_t last_use;
+    struct gn__int8_engine *int8; /* INT8 engine op: the built engine (int8.h) */
+    bool failed;                  /* the build failed: the native segment runs (TF-TRT's empty entry) */
 } cpu_engine_key;
 
 typedef struct cpu_engine_cache {
@@ -120,6 +122,9 @@ typedef struct cpu_lib {
     uint64_t clock;
     uint64_t eng_hits, eng_builds, eng_evictions, eng_fallbacks;
 } cpu_lib;
+
+/* exec.c: frees what one cache entry holds */
+void gn__engine_key_free(cpu_engine_key *k);
 
 /* compile.c */
 gn_status gn__xprog_compile(const gn_graph *g, const gn__engine_sig *sig, cpu_lib *lib, xprog **out, gn__err *err);

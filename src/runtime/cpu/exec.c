@@ -21,8 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <strings.h>
+
 #include "ops/registry.h"
 #include "runtime/cpu/cpu.h"
+#include "runtime/cpu/int8.h"
 
 #define MAX_CALL_DEPTH 256
 
@@ -598,6 +601,36 @@ static cpu_engine_cache *engine_cache(cpu_lib *lib, const gn_graph *g, gn_id nod
     return c;
 }
 
+void gn__engine_key_free(cpu_engine_key *k)
+{
+    free(k->rank);
+    free(k->dims);
+    gn__int8_engine_free(k->int8);
+    memset(k, 0, sizeof *k);
+}
+
+static bool attr_is(const gn_graph *g, gn_id id, const char *key, const char *want)
+{
+    const char *v;
+    size_t n;
+    return gn__attr_get_string(g, id, key, &v, &n) && n == strlen(want) && !strncasecmp(v, want, n);
+}
+
+/* An INT8 engine op's engine: built from its native segment and calibration
+ * table (int8.h). A failed build leaves k->failed (the native segment runs). */
+static void build_int8(gn__kctx *c, const char *segment_fn, cpu_engine_key *k)
+{
+    const char *tab = NULL;
+    size_t tl = 0;
+    const gn__function *fn = gn__graph_find_function(c->g, segment_fn);
+    gn__err e2;
+    memset(&e2, 0, sizeof e2);
+    if (!fn || !gn__attr_get_string(c->g, c->node, "calibration_data", &tab, &tl) || !tl ||
+        gn__int8_engine_build(fn->body, tab, tl, &k->int8, &e2) != GN_OK)
+        k->failed = true;
+    gn__err_clear(&e2);
+}
+
 static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *in, uint32_t n_in, gn__tensor *out,
                             uint32_t n_out)
 {
@@ -612,6 +645,17 @@ static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *i
     (void)gn__attr_get_int(c->g, c->node, "max_cached_engines_count", &max);
     (void)gn__attr_get_bool(c->g, c->node, "allow_build_at_runtime", &allow);
     if (max < 1) max = 1;
+    bool int8 = attr_is(c->g, c->node, "precision_mode", "INT8");
+    if (int8) {
+        /* INT8 with use_calibration and no table yet: not calibrated (gn_calibrate),
+         * so no engine can be built; the native segment runs */
+        const char *tab = NULL;
+        size_t tl = 0;
+        if (!gn__attr_get_string(c->g, c->node, "calibration_data", &tab, &tl) || !tl) {
+            lib->eng_fallbacks++;
+            return run_call(rb, c, f->func->name, in, n_in, out, n_out);
+        }
+    }
     cpu_engine_cache *ec = engine_cache(lib, c->g, c->node);
     if (!ec) return nomem(r);
     lib->clock++;
@@ -620,26 +664,26 @@ static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *i
         if (key_matches(&ec->k[i], in, n_in)) hit = &ec->k[i];
     if (hit) {
         hit->last_use = lib->clock;
-        lib->eng_hits++;
+        if (!hit->failed) lib->eng_hits++;
     } else if (allow) {
-        /* build: on this backend an engine is the segment compiled and planned for these shapes */
+        /* build: on this backend an engine is the segment compiled and planned for
+         * these shapes (FP32, FP16), or the int8 program made from it (INT8) */
         if (ec->n >= (uint64_t)max) {
             uint32_t lru = 0;
             for (uint32_t i = 1; i < ec->n; i++)
                 if (ec->k[i].last_use < ec->k[lru].last_use) lru = i;
-            free(ec->k[lru].rank);
-            free(ec->k[lru].dims);
+            gn__engine_key_free(&ec->k[lru]);
             ec->k[lru] = ec->k[--ec->n];
             lib->eng_evictions++;
         }
         if (!grow((void **)&ec->k, &ec->cap, ec->n + 1, sizeof *ec->k)) return nomem(r);
         cpu_engine_key *k = &ec->k[ec->n];
+        memset(k, 0, sizeof *k);
         k->n_in = n_in;
         k->rank = calloc(n_in + 1, sizeof *k->rank);
         k->dims = calloc((size_t)(n_in + 1) * GN__MAX_DIMS, sizeof *k->dims);
         if (!k->rank || !k->dims) {
-            free(k->rank);
-            free(k->dims);
+            gn__engine_key_free(k);
             return nomem(r);
         }
         for (uint32_t i = 0; i < n_in; i++) {
@@ -649,10 +693,21 @@ static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *i
         }
         k->last_use = lib->clock;
         ec->n++;
-        lib->eng_builds++;
+        if (int8) build_int8(c, f->func->name, k);
+        if (!k->failed) lib->eng_builds++;
+        hit = k;
     } else {
         lib->eng_fallbacks++;
         return run_call(rb, c, f->func->name, in, n_in, out, n_out);
+    }
+    if (hit->failed) {
+        lib->eng_fallbacks++;
+        return run_call(rb, c, f->func->name, in, n_in, out, n_out);
+    }
+    if (hit->int8) {
+        gn_status s = gn__int8_engine_run(hit->int8, in, n_in, out, n_out, c->err);
+        if (s != GN_OK) gn__err_prefix(c->err, "node '%s' (Grapnel>EngineOp)", gn__node_name(c->g, c->node));
+        return s;
     }
     /* an engine: its own function when the conversion made one (FP16), else the segment */
     const Tensorflow__AttrValue *ef = gn__node_attr(c->g, c->node, "_engine_func");
