@@ -718,6 +718,8 @@ const gn__kernel_entry gn__kernels_array[] = {
     {"ConcatV2", k_concat_v2},
     {"ConjugateTranspose", gn__ak_conjugate_transpose},
     {"Const", k_const},
+    {"DataFormatDimMap", gn__ak_data_format_dim_map},
+    {"DataFormatVecPermute", gn__ak_data_format_vec_permute},
     {"DepthToSpace", gn__ak_depth_to_space},
     {"Empty", k_empty},
     {"EnsureShape", k_ensure_shape},

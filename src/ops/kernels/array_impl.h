@@ -116,6 +116,9 @@ GN__AK_DECL(resize_bilinear);
 GN__AK_DECL(resize_nearest_neighbor);
 GN__AK_DECL(string_join);
 GN__AK_DECL(check_numerics);
+/* array_format.c */
+GN__AK_DECL(data_format_dim_map);
+GN__AK_DECL(data_format_vec_permute);
 #undef GN__AK_DECL
 
 #endif

@@ -34,6 +34,14 @@ gn_status gn__nn_k_max_pool(gn__kctx *c);
 gn_status gn__nn_k_max_pool_v2(gn__kctx *c);
 gn_status gn__nn_k_avg_pool(gn__kctx *c);
 gn_status gn__nn_k_lrn(gn__kctx *c);
+/* nn_grad.c */
+gn_status gn__nn_k_conv2d_backprop_input(gn__kctx *c);
+gn_status gn__nn_k_conv2d_backprop_filter(gn__kctx *c);
+gn_status gn__nn_k_max_pool_grad(gn__kctx *c);
+gn_status gn__nn_k_bias_add_grad(gn__kctx *c);
+gn_status gn__nn_k_fused_batch_norm_grad(gn__kctx *c);
+gn_status gn__nn_k_relu_grad(gn__kctx *c);
+gn_status gn__nn_k_relu6_grad(gn__kctx *c);
 
 /* ---- attrs ------------------------------------------------------------------ */
 /* The list value of attr key, NULL when absent or not a list. */

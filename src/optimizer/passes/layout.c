@@ -5,14 +5,19 @@
  * Plan, then rewrite. The plan walks the graph in topological order with the
  * inferred shapes and marks each node converted or not:
  *  - a layout-SENSITIVE op (Conv2D, DepthwiseConv2dNative, pooling, BiasAdd,
- *    FusedBatchNorm*, DepthToSpace/SpaceToDepth and the _Fused forms) on the
+ *    FusedBatchNorm*, DepthToSpace/SpaceToDepth, the _Fused forms, and the
+ *    gradients: Conv2DBackpropInput/Filter, the depthwise ones, MaxPoolGrad*,
+ *    AvgPoolGrad, BiasAddGrad, FusedBatchNormGrad* in training mode) on the
  *    device being converted, whose data_format is the source format, whose
  *    layout inputs are 4-D, float, not preserved and with a consumer;
- *  - a layout-AGNOSTIC op (elementwise unary/binary/AddN/Select, Concat,
- *    Split, Pad, reductions, Squeeze, Slice, StridedSlice, Tile, ReverseV2)
- *    on that device when one of its 4-D inputs comes from a converted node and
- *    every layout-dependent operand it has (axis, paddings, begin/size,
- *    multiples, masks) is a constant or an attribute that can be remapped.
+ *  - a layout-AGNOSTIC op (elementwise unary/binary/AddN/Select, the
+ *    ReluGrad-type gradients, Concat, Split, Pad/MirrorPad, reductions,
+ *    Squeeze, Slice, StridedSlice, Tile, ReverseV2, Shape/ShapeN, Fill,
+ *    IdentityN, Switch/Merge) on that device when one of its inputs comes from
+ *    a converted node (a 4-D tensor, or a Shape's vector for Fill) or from a
+ *    user Transpose that undoes ours (TensorFlow's IsAfterDstToSrcTransform:
+ *    the inserted transpose cancels against it), and every layout-dependent
+ *    operand it has can be remapped.
  * The rewrite then gives every converted node its inputs in the destination
  * format: straight from a converted producer (the inverse-transpose pair
  * TensorFlow inserts and later cancels never materializes), through a user
@@ -21,26 +26,36 @@
  * broadcast to 4-D), through a Reshape for a non-constant vector operand, or
  * through one new Transpose; and one inverse Transpose per
  * output port feeds every consumer that still wants the source format
- * (preserved nodes, _Retval, unconverted ops). Layout constants (axes,
- * paddings, begin/size, multiples) become new constants; attributes (data_format,
- * strides, ksize, dilations, explicit_paddings, squeeze_dims, StridedSlice
- * masks) are permuted; `_output_shapes` is dropped from converted nodes.
+ * (preserved nodes, _Retval, unconverted ops). Operands that hold one value
+ * per dimension (paddings, begin/size, multiples, input_sizes, ksize/strides
+ * inputs) and axes are permuted: a constant becomes a new constant, anything
+ * computed at run time goes through a DataFormatVecPermute or DataFormatDimMap
+ * node (the CPU runtime has kernels for both). A converted Shape/ShapeN hands
+ * out its vector in the destination order: a converted Fill reads it as it
+ * is, every other consumer through a DataFormatVecPermute back. Attributes
+ * (data_format, strides, ksize, dilations, explicit_paddings, squeeze_dims,
+ * StridedSlice masks) are permuted; `_output_shapes` is dropped from
+ * converted nodes.
  *
  * Names follow TensorFlow: "<node>-<slot>-TransposeNHWCToNCHW-LayoutOptimizer"
  * (its perm "<that>-PermConstNHWCToNCHW-LayoutOptimizer"), output transposes
- * "<node>-<port>-0-TransposeNCHWToNHWC-LayoutOptimizer", remapped constants
+ * "<node>-<port>-0-TransposeNCHWToNHWC-LayoutOptimizer", remapped operands
  * "<node>-<slot>-DataFormatDimMapNHWCToNCHW-LayoutOptimizer" (axes) and
- * "<node>-<slot>-DataFormatVecPermuteNHWCToNCHW-LayoutOptimizer" (vectors),
- * the names TensorFlow's runtime nodes would have before constant folding.
+ * "<node>-<slot>-DataFormatVecPermuteNHWCToNCHW-LayoutOptimizer" (vectors;
+ * constants keep the name TensorFlow's runtime node has before constant
+ * folding), Shape outputs "<node>-<port>-0-DataFormatVecPermuteNCHWToNHWC-
+ * LayoutOptimizer".
  *
  * As TensorFlow: preserved nodes (fetches, feeds) are never converted, so a
  * fetch name keeps meaning the original tensor; nodes without consumers and
- * integer convolutions are left alone. Nodes inside v1 while loops are left
- * alone (a new constant would have to join the loop's frame). Inputs that
- * need a run-time Transpose share one per producer output. Shape/ShapeN and
- * Fill are not converted (they read through the inverse transpose): the CPU
- * runtime has no DataFormatVecPermute kernel. A function body is inferred on
- * its own, so an op fed straight by an _Arg without a known rank is refused.
+ * integer convolutions are left alone; FusedBatchNormGrad only in training
+ * mode; reductions that drop axes only with constant axes whose remaining
+ * dimensions keep their order; StridedSlice only with constant begin/end/
+ * strides and no ellipsis/new-axis/shrink masks. Nodes inside v1 while loops
+ * are left alone (a new constant would have to join the loop's frame). Inputs
+ * that need a run-time Transpose share one per producer output. A function
+ * body is inferred on its own, so an op fed straight by an _Arg without a
+ * known rank is refused.
  * The direction: GPU-placed nodes when there are any (layout.policy: grapnel
  * and NCHW give NHWC to NCHW, NHWC the reverse, tensorflow TensorFlow's
  * GetSrcAndDstDataFormats: NCHW to NHWC when the GPU is Volta or newer and at
@@ -76,7 +91,13 @@ enum {
     S_BIAS,
     S_FBN,       /* FusedBatchNorm*: input 0, output 0; _FusedBatchNormEx side input 5 */
     S_SPACE,     /* DepthToSpace / SpaceToDepth */
-    S_NOKERNEL,  /* gradients: no CPU kernel to check them on */
+    S_BPINPUT,   /* Conv2DBackpropInput: sizes vector 0, out_backprop 2, output 0 */
+    S_BPFILTER,  /* Conv2DBackpropFilter: input 0 and out_backprop 2; the filter output keeps its layout */
+    S_FBNGRAD,   /* FusedBatchNormGrad*: y_backprop 0 and x 1, output 0 (training only) */
+    S_POOLGRAD,  /* MaxPoolGrad / MaxPoolGradGrad: inputs 0, 1, 2, output 0 */
+    S_POOLGRADV2, /* ... with ksize/strides vectors 3, 4 */
+    S_AVGPOOLGRAD, /* AvgPoolGrad: orig_input_shape vector 0, grad 1, output 0 */
+    S_BIASGRAD,  /* BiasAddGrad: input 0; the bias-sized output keeps its layout */
     /* agnostic */
     A_UNARY,
     A_BINARY,
@@ -93,6 +114,13 @@ enum {
     A_SSLICE,    /* begin 1, end 2, strides 3 */
     A_TILE,      /* multiples 1 */
     A_REVERSE,   /* axis 1 */
+    A_GRAD2,     /* ReluGrad-type: gradient 0 and features 1, both 4-D */
+    A_SHAPE,     /* Shape: the output vector stays in the destination order (a VecPermute back for others) */
+    A_SHAPEN,    /* ShapeN: the same per converted port */
+    A_FILL,      /* Fill: dims vector 0 */
+    A_IDENTITYN, /* IdentityN: the ports fed in the destination format */
+    A_SWITCH,    /* Switch: data 0, outputs 0 and 1 */
+    A_MERGE,     /* Merge: every input converted, output 0 */
 };
 
 typedef struct op_kind {
@@ -109,6 +137,7 @@ static const op_kind op_kinds[] = {
     {"AddN", A_ADDN},
     {"AddV2", A_BINARY},
     {"All", A_REDUCE},
+    {"Angle", A_UNARY},
     {"Any", A_REDUCE},
     {"Asin", A_UNARY},
     {"Asinh", A_UNARY},
@@ -116,49 +145,60 @@ static const op_kind op_kinds[] = {
     {"Atan2", A_BINARY},
     {"Atanh", A_UNARY},
     {"AvgPool", S_POOL},
-    {"AvgPoolGrad", S_NOKERNEL},
+    {"AvgPoolGrad", S_AVGPOOLGRAD},
     {"BiasAdd", S_BIAS},
-    {"BiasAddGrad", S_NOKERNEL},
+    {"BiasAddGrad", S_BIASGRAD},
     {"Cast", A_UNARY},
     {"Ceil", A_UNARY},
     {"CheckNumerics", A_UNARY},
+    {"Complex", A_BINARY},
+    {"ComplexAbs", A_UNARY},
     {"Concat", A_CONCAT},
     {"ConcatV2", A_CONCATV2},
+    {"Conj", A_UNARY},
     {"Conv2D", S_CONV},
-    {"Conv2DBackpropFilter", S_NOKERNEL},
-    {"Conv2DBackpropInput", S_NOKERNEL},
+    {"Conv2DBackpropFilter", S_BPFILTER},
+    {"Conv2DBackpropInput", S_BPINPUT},
     {"Cos", A_UNARY},
     {"Cosh", A_UNARY},
     {"DepthToSpace", S_SPACE},
     {"DepthwiseConv2dNative", S_CONV},
-    {"DepthwiseConv2dNativeBackpropFilter", S_NOKERNEL},
-    {"DepthwiseConv2dNativeBackpropInput", S_NOKERNEL},
+    {"DepthwiseConv2dNativeBackpropFilter", S_BPFILTER},
+    {"DepthwiseConv2dNativeBackpropInput", S_BPINPUT},
     {"Digamma", A_UNARY},
     {"Div", A_BINARY},
     {"Elu", A_UNARY},
+    {"EluGrad", A_GRAD2},
     {"Equal", A_BINARY},
     {"Erf", A_UNARY},
     {"Erfc", A_UNARY},
     {"Exp", A_UNARY},
     {"Expm1", A_UNARY},
+    {"Fill", A_FILL},
     {"Floor", A_UNARY},
     {"FloorDiv", A_BINARY},
     {"FloorMod", A_BINARY},
     {"FusedBatchNorm", S_FBN},
-    {"FusedBatchNormGrad", S_NOKERNEL},
-    {"FusedBatchNormGradV2", S_NOKERNEL},
-    {"FusedBatchNormGradV3", S_NOKERNEL},
+    {"FusedBatchNormGrad", S_FBNGRAD},
+    {"FusedBatchNormGradV2", S_FBNGRAD},
+    {"FusedBatchNormGradV3", S_FBNGRAD},
     {"FusedBatchNormV2", S_FBN},
     {"FusedBatchNormV3", S_FBN},
     {"Greater", A_BINARY},
     {"GreaterEqual", A_BINARY},
     {"GuaranteeConst", A_UNARY},
     {"Identity", A_UNARY},
+    {"IdentityN", A_IDENTITYN},
+    {"Igamma", A_BINARY},
+    {"Igammac", A_BINARY},
+    {"Imag", A_UNARY},
     {"Inv", A_UNARY},
+    {"InvGrad", A_GRAD2},
     {"IsFinite", A_UNARY},
     {"IsInf", A_UNARY},
     {"IsNan", A_UNARY},
     {"LeakyRelu", A_UNARY},
+    {"LeakyReluGrad", A_GRAD2},
     {"Less", A_BINARY},
     {"LessEqual", A_BINARY},
     {"Lgamma", A_UNARY},
@@ -169,16 +209,18 @@ static const op_kind op_kinds[] = {
     {"LogicalOr", A_BINARY},
     {"Max", A_REDUCE},
     {"MaxPool", S_POOL},
-    {"MaxPoolGrad", S_NOKERNEL},
-    {"MaxPoolGradGrad", S_NOKERNEL},
-    {"MaxPoolGradGradV2", S_NOKERNEL},
-    {"MaxPoolGradV2", S_NOKERNEL},
+    {"MaxPoolGrad", S_POOLGRAD},
+    {"MaxPoolGradGrad", S_POOLGRAD},
+    {"MaxPoolGradGradV2", S_POOLGRADV2},
+    {"MaxPoolGradV2", S_POOLGRADV2},
     {"MaxPoolV2", S_POOLV2},
     {"Maximum", A_BINARY},
     {"Mean", A_REDUCE},
+    {"Merge", A_MERGE},
     {"Min", A_REDUCE},
     {"Minimum", A_BINARY},
     {"MirrorPad", A_PAD},
+    {"MirrorPadGrad", A_PAD},
     {"Mod", A_BINARY},
     {"Mul", A_BINARY},
     {"Neg", A_UNARY},
@@ -186,32 +228,45 @@ static const op_kind op_kinds[] = {
     {"OnesLike", A_UNARY},
     {"Pad", A_PAD},
     {"PadV2", A_PAD},
+    {"Polygamma", A_BINARY},
     {"Pow", A_BINARY},
     {"PreventGradient", A_UNARY},
     {"Prod", A_REDUCE},
+    {"Real", A_UNARY},
     {"RealDiv", A_BINARY},
     {"Reciprocal", A_UNARY},
+    {"ReciprocalGrad", A_GRAD2},
     {"Relu", A_UNARY},
     {"Relu6", A_UNARY},
+    {"Relu6Grad", A_GRAD2},
+    {"ReluGrad", A_GRAD2},
     {"ReverseV2", A_REVERSE},
     {"Rint", A_UNARY},
     {"Round", A_UNARY},
     {"Rsqrt", A_UNARY},
+    {"RsqrtGrad", A_GRAD2},
     {"Select", A_SELECT},
     {"SelectV2", A_SELECT},
     {"Selu", A_UNARY},
+    {"SeluGrad", A_GRAD2},
+    {"Shape", A_SHAPE},
+    {"ShapeN", A_SHAPEN},
     {"Sigmoid", A_UNARY},
+    {"SigmoidGrad", A_GRAD2},
     {"Sign", A_UNARY},
     {"Sin", A_UNARY},
     {"Sinh", A_UNARY},
     {"Slice", A_SLICE},
     {"Snapshot", A_UNARY},
     {"Softplus", A_UNARY},
+    {"SoftplusGrad", A_GRAD2},
     {"Softsign", A_UNARY},
+    {"SoftsignGrad", A_GRAD2},
     {"SpaceToDepth", S_SPACE},
     {"Split", A_SPLIT},
     {"SplitV", A_SPLITV},
     {"Sqrt", A_UNARY},
+    {"SqrtGrad", A_GRAD2},
     {"Square", A_UNARY},
     {"SquaredDifference", A_BINARY},
     {"Squeeze", A_SQUEEZE},
@@ -219,12 +274,15 @@ static const op_kind op_kinds[] = {
     {"StridedSlice", A_SSLICE},
     {"Sub", A_BINARY},
     {"Sum", A_REDUCE},
+    {"Switch", A_SWITCH},
     {"Tan", A_UNARY},
     {"Tanh", A_UNARY},
+    {"TanhGrad", A_GRAD2},
     {"Tile", A_TILE},
     {"TruncateDiv", A_BINARY},
     {"TruncateMod", A_BINARY},
     {"ZerosLike", A_UNARY},
+    {"Zeta", A_BINARY},
     {"_FusedBatchNormEx", S_FBN},
     {"_FusedConv2D", S_CONV},
     {"_FusedDepthwiseConv2dNative", S_CONV},
@@ -238,7 +296,7 @@ static int op_kind_of(const char *op)
     return e ? e->kind : K_NONE;
 }
 
-static bool is_sensitive(int k) { return k >= S_CONV && k <= S_NOKERNEL; }
+static bool is_sensitive(int k) { return k >= S_CONV && k <= S_BIASGRAD; }
 
 /* ---- state ---------------------------------------------------------------------------------- */
 enum { MAX_IN = 64 };
@@ -257,6 +315,9 @@ typedef struct lay {
     uint64_t *out_mask; /* converted: output ports carrying a 4-D layout tensor (bit 63: all ports >= 63) */
     uint64_t *bc_mask;  /* converted: slots with a lower-rank constant broadcast operand */
     uint64_t *rs_mask;  /* converted: slots with a vector broadcast operand reshaped at run time */
+    uint64_t *vec_mask; /* converted: slots holding a per-dimension vector ([4] or [4, 2]) wanted in dst order */
+    uint64_t *ax_mask;  /* converted: slots holding axes (remapped to the dst format) */
+    uint64_t *vout_mask; /* converted: output ports giving a shape vector in dst order (Shape, ShapeN) */
     uint32_t *in_off;   /* per node: first entry of its inputs in in_dt */
     int32_t *in_dt;     /* dtype of each input (converted nodes' layout slots) */
     uint32_t *out_off;
@@ -369,6 +430,13 @@ static bool layout_edge(const lay *L, gn__edge e)
     return (L->out_mask[e.node] >> k) & 1u;
 }
 
+/* Does the producer of e hand out a shape vector in the destination order? */
+static bool vec_edge(const lay *L, gn__edge e)
+{
+    if (e.node >= L->n0 || !L->conv[e.node] || e.index >= 64) return false;
+    return (L->vout_mask[e.node] >> e.index) & 1u;
+}
+
 /* A user Transpose undoing ours, whose input is still in the source format's
  * meaning (not a converted node's output). */
 static bool cancellable(const lay *L, gn__edge e)
@@ -406,7 +474,7 @@ static bool order_kept(const lay *L, unsigned removed)
 
 /* ---- planning ----------------------------------------------------------------------------------- */
 typedef struct plan {
-    uint64_t in, out, bc, rs;
+    uint64_t in, out, bc, rs, vec, ax, vout;
     const char *why;      /* refusal */
     bool quiet;           /* not a candidate: no event */
 } plan;
@@ -426,14 +494,37 @@ static bool need4(const lay *L, plan *p, gn_id id, uint32_t s)
     return false;
 }
 
+/* Slot s holds one value per dimension: a 4-vector or, with pairs, a [4, 2]
+ * tensor (paddings). It is fed in the destination order: straight from a
+ * converted Shape, as a constant permuted now, or through a
+ * DataFormatVecPermute at run time. */
+static bool vec_operand(const lay *L, plan *p, gn_id id, uint32_t s, bool pairs, const char *why)
+{
+    const gn__node *n = &L->g->nodes[id];
+    bool ok = false;
+    if (s < n->n_in && s < MAX_IN) {
+        gn__edge e = n->in[s];
+        if (!pairs && vec_edge(L, e)) ok = true;
+        else if (is_const_node(L, e)) {
+            int64_t v[16];
+            int32_t k = 0, r = 0;
+            ok = const_ints(L, e, v, 16, &k, &r) && (pairs ? k == 8 && r == 2 : k == 4 && r == 1);
+        } else {
+            const gn__tinfo *t = tinfo(L, e);
+            int32_t dt = dtype_of(L, e);
+            ok = t && (dt == DT_INT32 || dt == DT_INT64) && t->shape.rank == (pairs ? 2 : 1) && t->shape.dims &&
+                 t->shape.dims[0] == 4 && (!pairs || t->shape.dims[1] == 2);
+        }
+    }
+    if (ok) p->vec |= 1ull << s;
+    else refuse(p, why);
+    return ok;
+}
+
 static void plan_sensitive(const lay *L, gn_id id, int kind, plan *p)
 {
     gn_graph *g = L->g;
     const gn__node *n = &g->nodes[id];
-    if (kind == S_NOKERNEL) {
-        refuse(p, "no CPU kernel to check the converted op on");
-        return;
-    }
     if (L->depth[id]) {
         refuse(p, "inside a while loop frame");
         return;
@@ -461,8 +552,69 @@ static void plan_sensitive(const lay *L, gn_id id, int kind, plan *p)
         refuse(p, "not a floating-point op");
         return;
     }
-    if (n->n_in < 1 || !need4(L, p, id, 0)) return;
-    p->out = 1;
+    switch (kind) {
+    case S_BPINPUT:
+        /* input_sizes 0, filter 1 (its layout does not depend on data_format), out_backprop 2 */
+        if (n->n_in != 3 || rank_of(L, (gn__edge){id, 0}) != 4) {
+            refuse(p, rank_of(L, (gn__edge){id, 0}) < 0 ? "unknown rank" : "output is not 4-D");
+            return;
+        }
+        if (!need4(L, p, id, 2) || !vec_operand(L, p, id, 0, false, "input_sizes is not a 4-vector")) return;
+        p->out = 1;
+        break;
+    case S_BPFILTER:
+        /* input 0 and out_backprop 2; filter_sizes 1 and the filter gradient keep their layout */
+        if (n->n_in != 3 || !need4(L, p, id, 0) || !need4(L, p, id, 2)) {
+            if (!p->why) refuse(p, "unexpected input count");
+            return;
+        }
+        break;
+    case S_FBNGRAD: {
+        bool training = false;
+        (void)gn__attr_get_bool(g, id, "is_training", &training);
+        if (!training) {
+            refuse(p, "not in training mode");
+            return;
+        }
+        if (n->n_in < 5 || !need4(L, p, id, 0) || !need4(L, p, id, 1)) {
+            if (!p->why) refuse(p, "unexpected input count");
+            return;
+        }
+        p->out = 1;
+        break;
+    }
+    case S_POOLGRAD:
+    case S_POOLGRADV2:
+        if (n->n_in != (kind == S_POOLGRAD ? 3u : 5u)) {
+            refuse(p, "unexpected input count");
+            return;
+        }
+        for (uint32_t s = 0; s < 3; s++)
+            if (!need4(L, p, id, s)) return;
+        if (kind == S_POOLGRADV2 && (!vec_operand(L, p, id, 3, false, "ksize/strides are not 4-vectors") ||
+                                     !vec_operand(L, p, id, 4, false, "ksize/strides are not 4-vectors")))
+            return;
+        p->out = 1;
+        break;
+    case S_AVGPOOLGRAD:
+        if (n->n_in != 2 || !need4(L, p, id, 1) ||
+            !vec_operand(L, p, id, 0, false, "orig_input_shape is not a 4-vector")) {
+            if (!p->why) refuse(p, "unexpected input count");
+            return;
+        }
+        p->out = 1;
+        break;
+    case S_BIASGRAD:
+        if (n->n_in != 1 || !need4(L, p, id, 0)) {
+            if (!p->why) refuse(p, "unexpected input count");
+            return;
+        }
+        break;
+    default:
+        if (n->n_in < 1 || !need4(L, p, id, 0)) return;
+        p->out = 1;
+        break;
+    }
     if (kind == S_CONV && n->n_in > 2) {
         for (uint32_t s = 2; s < n->n_in && s < MAX_IN; s++)
             if (rank_of(L, n->in[s]) == 4) p->in |= 1ull << s;
@@ -475,16 +627,9 @@ static void plan_sensitive(const lay *L, gn_id id, int kind, plan *p)
         for (uint32_t s = 5; s < n->n_in && s < MAX_IN; s++)
             if (!need4(L, p, id, s)) return;
     }
-    if (kind == S_POOLV2) {
-        for (uint32_t s = 1; s <= 2; s++) {
-            int64_t v[8];
-            int32_t k = 0, r = 0;
-            if (s >= n->n_in || !const_ints(L, n->in[s], v, 8, &k, &r) || k != 4) {
-                refuse(p, "ksize/strides are not constant 4-vectors");
-                return;
-            }
-        }
-    }
+    if (kind == S_POOLV2 && (!vec_operand(L, p, id, 1, false, "ksize/strides are not 4-vectors") ||
+                             !vec_operand(L, p, id, 2, false, "ksize/strides are not 4-vectors")))
+        return;
     if (attr_is(L, id, "padding", "", "EXPLICIT")) {
         const Tensorflow__AttrValue *a = gn__node_attr(g, id, "explicit_paddings");
         if (!a || a->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !a->list || a->list->n_i != 8) {
@@ -536,16 +681,33 @@ static bool const_vec4(const lay *L, plan *p, gn_id id, uint32_t s, const char *
     return true;
 }
 
-/* axis constant: scalar or vector of axes in [-4, 4); *removed gets the set */
-static bool const_axes(const lay *L, plan *p, gn_id id, uint32_t s, unsigned *removed)
+/* Axes in slot s: a constant scalar or vector of axes in [-4, 4) (*removed
+ * gets the set), or, unless known is required, an int scalar or vector
+ * computed at run time (remapped by a DataFormatDimMap; *removed is 0). */
+static bool axis_operand(const lay *L, plan *p, gn_id id, uint32_t s, bool known, unsigned *removed)
 {
     int64_t v[8];
     int32_t n = 0, r = 0;
     *removed = 0;
-    if (s >= L->g->nodes[id].n_in || !const_ints(L, L->g->nodes[id].in[s], v, 8, &n, &r) || r > 1) {
+    const gn__node *nd = &L->g->nodes[id];
+    if (s >= nd->n_in || s >= MAX_IN) {
+        refuse(p, "unexpected input count");
+        return false;
+    }
+    if (!is_const_node(L, nd->in[s])) {
+        int32_t rk = rank_of(L, nd->in[s]), dt = dtype_of(L, nd->in[s]);
+        if (known || rk < 0 || rk > 1 || (dt != DT_INT32 && dt != DT_INT64)) {
+            refuse(p, "axis is not a constant");
+            return false;
+        }
+        p->ax |= 1ull << s;
+        return true;
+    }
+    if (!const_ints(L, nd->in[s], v, 8, &n, &r) || r > 1) {
         refuse(p, "axis is not a constant");
         return false;
     }
+    p->ax |= 1ull << s;
     for (int32_t i = 0; i < n; i++) {
         if (v[i] < -4 || v[i] >= 4) {
             refuse(p, "axis out of range");
@@ -560,10 +722,13 @@ static void plan_agnostic(const lay *L, gn_id id, int kind, plan *p)
 {
     gn_graph *g = L->g;
     const gn__node *n = &g->nodes[id];
-    /* a candidate only when a converted producer feeds it a layout tensor */
+    /* a candidate only when a converted producer feeds it a layout tensor
+     * (or a shape vector in the destination order), or when a user Transpose
+     * that undoes ours does (TensorFlow's IsAfterDstToSrcTransform): the
+     * transpose inserted before it cancels against the user's */
     bool adjacent = false;
     for (uint32_t s = 0; s < n->n_in; s++)
-        if (layout_edge(L, n->in[s])) adjacent = true;
+        if (layout_edge(L, n->in[s]) || vec_edge(L, n->in[s]) || cancellable(L, n->in[s])) adjacent = true;
     if (!adjacent) {
         p->quiet = true;
         return;
@@ -621,7 +786,7 @@ static void plan_agnostic(const lay *L, gn_id id, int kind, plan *p)
         }
         uint32_t ax = kind == A_CONCAT ? 0 : n->n_in - 1;
         unsigned rm;
-        if (!const_axes(L, p, id, ax, &rm)) return;
+        if (!axis_operand(L, p, id, ax, false, &rm)) return;
         for (uint32_t s = 0; s < n->n_in; s++)
             if (s != ax && !need4(L, p, id, s)) return;
         p->out = 1;
@@ -631,7 +796,7 @@ static void plan_agnostic(const lay *L, gn_id id, int kind, plan *p)
     case A_SPLITV: {
         uint32_t val = kind == A_SPLIT ? 1 : 0, ax = kind == A_SPLIT ? 0 : 2;
         unsigned rm;
-        if (n->n_in != (kind == A_SPLIT ? 2u : 3u) || !const_axes(L, p, id, ax, &rm)) {
+        if (n->n_in != (kind == A_SPLIT ? 2u : 3u) || !axis_operand(L, p, id, ax, false, &rm)) {
             if (!p->why) refuse(p, "unexpected input count");
             return;
         }
@@ -639,22 +804,16 @@ static void plan_agnostic(const lay *L, gn_id id, int kind, plan *p)
         p->out = ~0ull;
         break;
     }
-    case A_PAD: {
-        int64_t v[16];
-        int32_t k = 0, r = 0;
-        if (n->n_in < 2 || !const_ints(L, n->in[1], v, 16, &k, &r) || k != 8 || r != 2) {
-            refuse(p, "paddings are not a constant [4, 2]");
-            return;
-        }
+    case A_PAD:
+        if (n->n_in < 2 || !vec_operand(L, p, id, 1, true, "paddings are not a [4, 2] tensor")) return;
         if (!need4(L, p, id, 0)) return;
         p->out = 1;
         break;
-    }
     case A_REDUCE: {
         unsigned rm;
-        if (n->n_in != 2 || !const_axes(L, p, id, 1, &rm)) return;
         bool keep = false;
         (void)gn__attr_get_bool(g, id, "keep_dims", &keep);
+        if (n->n_in != 2 || !axis_operand(L, p, id, 1, !keep, &rm)) return;
         if (!keep && !order_kept(L, rm)) {
             refuse(p, "reduction output depends on the layout");
             return;
@@ -687,8 +846,8 @@ static void plan_agnostic(const lay *L, gn_id id, int kind, plan *p)
         break;
     }
     case A_SLICE:
-        if (n->n_in != 3 || !const_vec4(L, p, id, 1, "begin/size are not constant 4-vectors") ||
-            !const_vec4(L, p, id, 2, "begin/size are not constant 4-vectors") || !need4(L, p, id, 0))
+        if (n->n_in != 3 || !vec_operand(L, p, id, 1, false, "begin/size are not 4-vectors") ||
+            !vec_operand(L, p, id, 2, false, "begin/size are not 4-vectors") || !need4(L, p, id, 0))
             return;
         p->out = 1;
         break;
@@ -706,21 +865,76 @@ static void plan_agnostic(const lay *L, gn_id id, int kind, plan *p)
         }
         for (uint32_t s = 1; s <= 3; s++)
             if (!const_vec4(L, p, id, s, "begin/end/strides are not constant 4-vectors")) return;
+        p->vec |= 0xeull;
         if (!need4(L, p, id, 0)) return;
         p->out = 1;
         break;
     }
     case A_TILE:
-        if (n->n_in != 2 || !const_vec4(L, p, id, 1, "multiples are not a constant 4-vector") || !need4(L, p, id, 0))
+        if (n->n_in != 2 || !vec_operand(L, p, id, 1, false, "multiples are not a 4-vector") || !need4(L, p, id, 0))
             return;
         p->out = 1;
         break;
     case A_REVERSE: {
         unsigned rm;
-        if (n->n_in != 2 || !const_axes(L, p, id, 1, &rm) || !need4(L, p, id, 0)) return;
+        if (n->n_in != 2 || !axis_operand(L, p, id, 1, false, &rm) || !need4(L, p, id, 0)) return;
         p->out = 1;
         break;
     }
+    case A_GRAD2:
+        if (n->n_in != 2 || !need4(L, p, id, 0) || !need4(L, p, id, 1)) {
+            if (!p->why) refuse(p, "unexpected input count");
+            return;
+        }
+        p->out = 1;
+        break;
+    case A_SHAPE:
+        if (n->n_in != 1 || !layout_edge(L, n->in[0]) || !need4(L, p, id, 0)) {
+            if (!p->why) refuse(p, "input not in the destination format");
+            return;
+        }
+        p->vout = 1;
+        break;
+    case A_SHAPEN:
+    case A_IDENTITYN:
+        /* the ports fed in the destination format (or through a cancelling user Transpose) */
+        for (uint32_t s = 0; s < n->n_in && s < 63; s++) {
+            gn__edge e = n->in[s];
+            if ((layout_edge(L, e) || cancellable(L, e)) && rank_of(L, e) == 4) {
+                p->in |= 1ull << s;
+                if (kind == A_SHAPEN) p->vout |= 1ull << s;
+                else p->out |= 1ull << s;
+            }
+        }
+        if (!p->in) p->quiet = true;
+        break;
+    case A_FILL:
+        /* dims from a converted Shape: the output is made in the destination format */
+        if (n->n_in != 2 || !vec_edge(L, n->in[0]) || rank_of(L, (gn__edge){id, 0}) != 4) {
+            refuse(p, "dims not from a converted Shape or output not 4-D");
+            return;
+        }
+        p->vec = 1;
+        p->out = 1;
+        break;
+    case A_SWITCH:
+        if (n->n_in != 2 || !need4(L, p, id, 0)) {
+            if (!p->why) refuse(p, "unexpected input count");
+            return;
+        }
+        p->out = 3;
+        break;
+    case A_MERGE:
+        /* every input must arrive in the destination format */
+        for (uint32_t s = 0; s < n->n_in; s++)
+            if (!layout_edge(L, n->in[s]) && !cancellable(L, n->in[s])) {
+                refuse(p, "an input is not in the destination format");
+                return;
+            }
+        for (uint32_t s = 0; s < n->n_in; s++)
+            if (!need4(L, p, id, s)) return;
+        p->out = 1;
+        break;
     default:
         p->quiet = true;
         return;
@@ -741,7 +955,7 @@ static gn_status plan_all(lay *L, const gn_id *order, uint32_t n_order, uint32_t
         if (kind == K_NONE) continue;
         bool sens = is_sensitive(kind);
         if (sens ? !en_s : !en_a) continue;
-        plan p = {0, 0, 0, 0, NULL, false};
+        plan p = {0, 0, 0, 0, 0, 0, 0, NULL, false};
         if (sens) plan_sensitive(L, id, kind, &p);
         else plan_agnostic(L, id, kind, &p);
         if (p.quiet) continue;
@@ -749,7 +963,7 @@ static gn_status plan_all(lay *L, const gn_id *order, uint32_t n_order, uint32_t
         const gn__node *n = &g->nodes[id];
         if (!p.why) {
             for (uint32_t s = 0; s < n->n_in && s < MAX_IN; s++) {
-                if (!(((p.in | p.rs) >> s) & 1)) continue;
+                if (!(((p.in | p.rs | p.vec | p.ax) >> s) & 1)) continue;
                 int32_t dt = dtype_of(L, n->in[s]);
                 if (!dt) {
                     p.why = "unknown dtype";
@@ -762,7 +976,7 @@ static gn_status plan_all(lay *L, const gn_id *order, uint32_t n_order, uint32_t
             uint32_t no = L->out_off[id + 1] - L->out_off[id];
             for (uint32_t o = 0; o < no; o++) {
                 uint32_t b = o < 63 ? o : 63;
-                if (!((p.out >> b) & 1)) continue;
+                if (!(((p.out | p.vout) >> b) & 1)) continue;
                 int32_t dt = dtype_of(L, (gn__edge){id, o});
                 if (!dt) {
                     p.why = "unknown dtype";
@@ -780,6 +994,9 @@ static gn_status plan_all(lay *L, const gn_id *order, uint32_t n_order, uint32_t
         L->out_mask[id] = p.out;
         L->bc_mask[id] = p.bc;
         L->rs_mask[id] = p.rs;
+        L->vec_mask[id] = p.vec;
+        L->ax_mask[id] = p.ax;
+        L->vout_mask[id] = p.vout;
         (*n_conv)++;
     }
     return GN_OK;
@@ -1078,14 +1295,58 @@ static gn_status remap_axes(lay *L, gn_id v, uint32_t s)
     return replace_int_const(L, v, s, x, n, r, dims, "DataFormatDimMap");
 }
 
-static gn_status permute_vec(lay *L, gn_id v, uint32_t s)
+/* DataFormatVecPermute / DataFormatDimMap node `name` of e from format `from` to `to`. */
+static gn_status add_format_node(lay *L, const char *name, const char *op, gn__edge e, int32_t dt, gn_id device_of,
+                                 const char *from, const char *to, gn_id *out)
 {
-    int64_t x[8], y[8], dims[1] = {4};
-    int32_t n = 0, r = 0;
-    if (!const_ints(L, L->g->nodes[v].in[s], x, 8, &n, &r) || n != 4)
-        return gn__fail(L->c->err, GN_ERR_INTERNAL, "layout: vector");
-    for (int i = 0; i < 4; i++) y[i] = x[L->perm[i]];
-    return replace_int_const(L, v, s, y, 4, 1, dims, "DataFormatVecPermute");
+    GN_TRY(add_node(L, name, op, device_of, out));
+    GN_TRY(set_type(L, *out, "T", dt));
+    GN_TRY(set_string(L, *out, "src_format", from));
+    GN_TRY(set_string(L, *out, "dst_format", to));
+    return gn__node_add_input(L->g, *out, e);
+}
+
+/* Feeds slot s (a per-dimension vector or [4, 2] pairs) of v in the
+ * destination order: a converted Shape's output as it is, a constant
+ * permuted now, anything else through a DataFormatVecPermute. */
+static gn_status fix_vec(lay *L, gn_id v, uint32_t s)
+{
+    gn_graph *g = L->g;
+    gn__edge e = g->nodes[v].in[s];
+    if (vec_edge(L, e)) return GN_OK;
+    if (is_const_node(L, e) && !(g->nodes[e.node].flags & GN__NODE_PRESERVE)) {
+        int64_t x[16], y[16], dims[2] = {4, 2};
+        int32_t n = 0, r = 0;
+        if (!const_ints(L, e, x, 16, &n, &r) || (n != 4 && n != 8))
+            return gn__fail(L->c->err, GN_ERR_INTERNAL, "layout: vector operand %u of '%s'", s, gn__node_name(g, v));
+        int k = n / 4;
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < k; j++) y[k * i + j] = x[k * L->perm[i] + j];
+        return replace_int_const(L, v, s, y, n, r, dims, "DataFormatVecPermute");
+    }
+    char base[1024], tag[64];
+    snprintf(base, sizeof base, "%s", gn__node_name(g, v));
+    snprintf(tag, sizeof tag, "DataFormatVecPermute%sTo%s", L->src, L->dst);
+    fresh_name(L, base, s, 0, false, tag);
+    gn_id f = GN_NONE;
+    GN_TRY(add_format_node(L, L->name, "DataFormatVecPermute", e, L->in_dt[L->in_off[v] + s], v, L->src, L->dst, &f));
+    return gn__node_set_input(g, v, s, (gn__edge){f, 0});
+}
+
+/* Axes in slot s of v remapped to the destination format: a constant now,
+ * anything else through a DataFormatDimMap. */
+static gn_status fix_axis(lay *L, gn_id v, uint32_t s)
+{
+    gn_graph *g = L->g;
+    gn__edge e = g->nodes[v].in[s];
+    if (is_const_node(L, e) && !(g->nodes[e.node].flags & GN__NODE_PRESERVE)) return remap_axes(L, v, s);
+    char base[1024], tag[64];
+    snprintf(base, sizeof base, "%s", gn__node_name(g, v));
+    snprintf(tag, sizeof tag, "DataFormatDimMap%sTo%s", L->src, L->dst);
+    fresh_name(L, base, s, 0, false, tag);
+    gn_id f = GN_NONE;
+    GN_TRY(add_format_node(L, L->name, "DataFormatDimMap", e, L->in_dt[L->in_off[v] + s], v, L->src, L->dst, &f));
+    return gn__node_set_input(g, v, s, (gn__edge){f, 0});
 }
 
 static gn_status permute_list_attr(lay *L, gn_id v, const char *key, int pairs)
@@ -1121,6 +1382,8 @@ static gn_status convert_node(lay *L, gn_id v)
         if ((L->in_mask[v] >> s) & 1) GN_TRY(fix_input(L, v, s, false));
         else if ((L->bc_mask[v] >> s) & 1) GN_TRY(fix_input(L, v, s, true));
         else if ((L->rs_mask[v] >> s) & 1) GN_TRY(reshape_input(L, v, s));
+        else if ((L->vec_mask[v] >> s) & 1) GN_TRY(fix_vec(L, v, s));
+        else if ((L->ax_mask[v] >> s) & 1) GN_TRY(fix_axis(L, v, s));
     }
     switch (kind) {
     case S_CONV:
@@ -1129,31 +1392,19 @@ static gn_status convert_node(lay *L, gn_id v)
     case S_BIAS:
     case S_FBN:
     case S_SPACE:
+    case S_BPINPUT:
+    case S_BPFILTER:
+    case S_FBNGRAD:
+    case S_POOLGRAD:
+    case S_POOLGRADV2:
+    case S_AVGPOOLGRAD:
+    case S_BIASGRAD:
         GN_TRY(set_string(L, v, "data_format", L->dst));
         GN_TRY(permute_list_attr(L, v, "strides", 1));
         GN_TRY(permute_list_attr(L, v, "ksize", 1));
         GN_TRY(permute_list_attr(L, v, "dilations", 1));
         GN_TRY(permute_list_attr(L, v, "explicit_paddings", 2));
-        if (kind == S_POOLV2) {
-            GN_TRY(permute_vec(L, v, 1));
-            GN_TRY(permute_vec(L, v, 2));
-        }
         break;
-    case A_CONCAT: GN_TRY(remap_axes(L, v, 0)); break;
-    case A_CONCATV2: GN_TRY(remap_axes(L, v, n_in - 1)); break;
-    case A_SPLIT: GN_TRY(remap_axes(L, v, 0)); break;
-    case A_SPLITV: GN_TRY(remap_axes(L, v, 2)); break;
-    case A_REDUCE:
-    case A_REVERSE: GN_TRY(remap_axes(L, v, 1)); break;
-    case A_PAD: {
-        int64_t x[16], y[16], dims[2] = {4, 2};
-        int32_t n = 0, r = 0;
-        if (!const_ints(L, g->nodes[v].in[1], x, 16, &n, &r) || n != 8)
-            return gn__fail(L->c->err, GN_ERR_INTERNAL, "layout: paddings");
-        for (int i = 0; i < 4; i++) y[2 * i] = x[2 * L->perm[i]], y[2 * i + 1] = x[2 * L->perm[i] + 1];
-        GN_TRY(replace_int_const(L, v, 1, y, 8, 2, dims, "DataFormatVecPermute"));
-        break;
-    }
     case A_SQUEEZE: {
         const Tensorflow__AttrValue *a = gn__node_attr(g, v, "squeeze_dims");
         int64_t x[8];
@@ -1165,16 +1416,10 @@ static gn_status convert_node(lay *L, gn_id v)
         GN_TRY(set_ints(L, v, "squeeze_dims", x, n));
         break;
     }
-    case A_SLICE:
-        GN_TRY(permute_vec(L, v, 1));
-        GN_TRY(permute_vec(L, v, 2));
-        break;
     case A_SSLICE:
-        for (uint32_t s = 1; s <= 3; s++) GN_TRY(permute_vec(L, v, s));
         GN_TRY(permute_mask(L, v, "begin_mask"));
         GN_TRY(permute_mask(L, v, "end_mask"));
         break;
-    case A_TILE: GN_TRY(permute_vec(L, v, 1)); break;
     default: break;
     }
     if (gn__node_attr(g, v, "_output_shapes")) GN_TRY(gn__node_remove_attr(g, v, "_output_shapes"));
@@ -1187,24 +1432,31 @@ static gn_status fix_outputs(lay *L, gn_id v)
 {
     gn_graph *g = L->g;
     uint32_t no = L->out_off[v + 1] - L->out_off[v];
-    char base[1024], tr[32];
+    char base[1024], tr[32], vp[48];
     snprintf(base, sizeof base, "%s", gn__node_name(g, v));
     snprintf(tr, sizeof tr, "Transpose%sTo%s", L->dst, L->src);
+    snprintf(vp, sizeof vp, "DataFormatVecPermute%sTo%s", L->dst, L->src);
     for (uint32_t o = 0; o < no; o++) {
-        if (!layout_edge(L, (gn__edge){v, o})) continue;
+        bool vec = vec_edge(L, (gn__edge){v, o});
+        if (!vec && !layout_edge(L, (gn__edge){v, o})) continue;
         gn_id t = GN_NONE;
         for (uint32_t i = 0; i < g->nodes[v].n_use;) {
             gn__use u = g->nodes[v].use[i];
             gn__edge e = g->nodes[u.node].in[u.slot];
             bool wants_dst = u.node < L->n0 && L->conv[u.node] && u.slot < MAX_IN &&
-                             ((L->in_mask[u.node] >> u.slot) & 1);
+                             (((vec ? L->vec_mask[u.node] : L->in_mask[u.node]) >> u.slot) & 1);
             if (e.index != o || wants_dst || u.node == t) {
                 i++;
                 continue;
             }
             if (t == GN_NONE) {
-                fresh_name(L, base, o, 0, true, tr);
-                GN_TRY(add_transpose(L, (gn__edge){v, o}, L->inv, L->out_dt[L->out_off[v] + o], v, L->dst, L->src, &t));
+                fresh_name(L, base, o, 0, true, vec ? vp : tr);
+                if (vec)
+                    GN_TRY(add_format_node(L, L->name, "DataFormatVecPermute", (gn__edge){v, o},
+                                           L->out_dt[L->out_off[v] + o], v, L->dst, L->src, &t));
+                else
+                    GN_TRY(add_transpose(L, (gn__edge){v, o}, L->inv, L->out_dt[L->out_off[v] + o], v, L->dst, L->src,
+                                         &t));
                 continue; /* the use list grew: rescan from i */
             }
             GN_TRY(gn__node_set_input(g, u.node, u.slot, (gn__edge){t, 0}));
@@ -1300,6 +1552,9 @@ static void lay_free(lay *L)
     free(L->out_mask);
     free(L->bc_mask);
     free(L->rs_mask);
+    free(L->vec_mask);
+    free(L->ax_mask);
+    free(L->vout_mask);
     free(L->in_off);
     free(L->in_dt);
     free(L->depth);
@@ -1319,12 +1574,15 @@ static gn_status run(lay *L)
     L->out_mask = calloc(n ? n : 1, sizeof *L->out_mask);
     L->bc_mask = calloc(n ? n : 1, sizeof *L->bc_mask);
     L->rs_mask = calloc(n ? n : 1, sizeof *L->rs_mask);
+    L->vec_mask = calloc(n ? n : 1, sizeof *L->vec_mask);
+    L->ax_mask = calloc(n ? n : 1, sizeof *L->ax_mask);
+    L->vout_mask = calloc(n ? n : 1, sizeof *L->vout_mask);
     L->in_off = malloc((n + 1) * sizeof *L->in_off);
     L->depth = calloc(n ? n : 1, sizeof *L->depth);
     L->tr_of = malloc((n ? n : 1) * sizeof *L->tr_of);
     L->tr_idx = calloc(n ? n : 1, sizeof *L->tr_idx);
     L->out_off = malloc((n + 1) * sizeof *L->out_off);
-    if (!L->conv || !L->in_mask || !L->out_mask || !L->bc_mask || !L->rs_mask || !L->depth || !L->tr_of || !L->tr_idx || !L->in_off || !L->out_off) return nomem(L);
+    if (!L->conv || !L->in_mask || !L->out_mask || !L->bc_mask || !L->rs_mask || !L->vec_mask || !L->ax_mask || !L->vout_mask || !L->depth || !L->tr_of || !L->tr_idx || !L->in_off || !L->out_off) return nomem(L);
 
     gn_status s = gn__graph_infer_shapes(g);
     if (s == GN_ERR_NOMEM) return nomem(L);
