@@ -625,6 +625,71 @@ static void test_write_slices_like_tf(void **state)
     gn__bundle_close(b);
 }
 
+/* MaxShardSizePolicy(400) on the tensors of TensorFlow's own sharded fixture
+ * (bundle/sharded: a TF2 Checkpoint written with that policy), taken in the
+ * order TensorFlow saved them (shard, then offset): the same two data files
+ * and index, byte for byte. The string vector does not fit what is left of
+ * the first shard, and no slice of it does (its longest string is 300
+ * bytes), so it opens the second. */
+typedef struct ord {
+    const char *key;
+    int32_t shard;
+    int64_t off;
+} ord;
+
+static int cmp_ord(const void *a, const void *b)
+{
+    const ord *x = a, *y = b;
+    if (x->shard != y->shard) return x->shard < y->shard ? -1 : 1;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static void test_max_shard_like_tf(void **state)
+{
+    (void)state;
+    char p[1024], out[1200], a[1300], bpath[1300];
+    gn_test_data("bundle/sharded/ckpt", p, sizeof p);
+    gn__bundle *b = open_ok(p);
+    size_t n = gn__bundle_count(b);
+    assert_int_equal(n, 8);
+    ord o[8];
+    for (size_t i = 0; i < n; i++) {
+        const Tensorflow__BundleEntryProto *en = gn__bundle_entry(b, gn__bundle_key(b, i));
+        o[i] = (ord){gn__bundle_key(b, i), en->shard_id, en->offset};
+    }
+    qsort(o, n, sizeof *o, cmp_ord);
+    const char *keys[8];
+    gn__tensor ts[8];
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = o[i].key;
+        read_ok(b, o[i].key, &ts[i]);
+    }
+    snprintf(out, sizeof out, "%s/maxshard", gn_test_tmpdir());
+    gn__err e = {0};
+    gn__bundle_writer *w;
+    assert_int_equal(gn__bundle_writer_new(out, &w, &e), GN_OK);
+    if (gn__bundle_write_max_shard(w, n, keys, ts, 400, &e) != GN_OK) fail_msg("%s", e.msg);
+    if (gn__bundle_writer_finish(w, &e) != GN_OK) fail_msg("%s", e.msg);
+    const char *suffix[] = {".index", ".data-00000-of-00002", ".data-00001-of-00002"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(a, sizeof a, "%s%s", p, suffix[k]);
+        snprintf(bpath, sizeof bpath, "%s%s", out, suffix[k]);
+        expect_same_file(a, bpath);
+    }
+    /* a maximum no row of a tensor fits: an error (TensorFlow's policy loops forever) */
+    assert_int_equal(gn__bundle_writer_new(out, &w, &e), GN_OK);
+    assert_int_equal(gn__bundle_write_max_shard(w, n, keys, ts, 10, &e), GN_ERR_UNSUPPORTED);
+    assert_string_equal(e.msg, "MaxShardSizePolicy(10): key 'm/f/.ATTRIBUTES/VARIABLE_VALUE': no slice of the tensor "
+                               "fits in an empty shard (one hyperplane along axis 0 is 48 bytes; TensorFlow's "
+                               "policy never finishes here)");
+    gn__bundle_writer_abort(w);
+    assert_int_equal(gn__bundle_writer_new(out, &w, &e), GN_OK);
+    assert_int_equal(gn__bundle_write_max_shard(w, n, keys, ts, 0, &e), GN_ERR_ARG);
+    gn__bundle_writer_abort(w);
+    for (size_t i = 0; i < n; i++) gn__tensor_release(&ts[i]);
+    gn__bundle_close(b);
+}
+
 /* Partitioned tensors TensorFlow's reader refuses (strings: "Dtype string not
  * supported") or that the fixtures lack (rank 3, slices in both inner dims):
  * our own round trip, and the slice errors. */
@@ -1332,6 +1397,7 @@ int main(void)
         cmocka_unit_test(test_tf_sharded),
         cmocka_unit_test(test_tf_reads_ours),
         cmocka_unit_test(test_write_slices_like_tf),
+        cmocka_unit_test(test_max_shard_like_tf),
         cmocka_unit_test(test_slices_roundtrip),
         cmocka_unit_test(test_many_blocks),
         cmocka_unit_test(test_writer_errors),

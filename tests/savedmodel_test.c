@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "grapnel/grapnel.h"
 #include "io/bundle.h"
@@ -621,6 +622,23 @@ static void test_missing_variables(void **state)
     if (!strstr(gn_graph_errmsg(g), "variables.data-00000-of-00001"))
         fail_msg("message does not name the data file: %s", gn_graph_errmsg(g));
     print_message("missing data file: %s\n", gn_graph_errmsg(g));
+    /* the index is read once per loaded SavedModel: with the file gone, the
+     * variables are still listed from it */
+    assert_int_equal(unlink(q), 0);
+    for (size_t i = 0; i < 3; i++) {
+        gn_variable_info vi;
+        assert_int_equal(gn_graph_variable(g, i, &vi), GN_OK);
+        assert_string_equal(vi.name, i == 0 ? "a" : i == 1 ? "b" : "c");
+        assert_int_equal(vi.dtype, 1);
+        assert_int_equal(vi.bytes, 4);
+    }
+    assert_int_equal(gn_graph_variable_count(g, &nv), GN_OK);
+    assert_int_equal(nv, 3);
+    gn_graph_free(g);
+    /* a graph loaded after that looks anew: no index, no variables */
+    g = load(d);
+    assert_int_equal(gn_graph_variable_count(g, &nv), GN_OK);
+    assert_int_equal(nv, 0);
     gn_graph_free(g);
 }
 

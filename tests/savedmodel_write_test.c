@@ -13,7 +13,12 @@
 #include "grapnel/grapnel.h"
 #include "grapnel/runtime.h"
 #include "grapnel/save.h"
+#include "io/bundle.h"
 #include "io/farmhash.h"
+#include "io/highwayhash.h"
+#include "io/riegeli.h"
+#include "io/savedmodel_chunked.h"
+#include "tensorflow/tools/proto_splitter/chunk.pb-c.h"
 #include "io/pbcanon.h"
 #include "tensorflow/core/framework/graph_debug_info.pb-c.h"
 #include "tensorflow/core/protobuf/fingerprint.pb-c.h"
@@ -268,6 +273,7 @@ typedef struct tfcase {
     size_t nfeeds, nfetches;
     uint64_t checksum, ckpt_hash;
     int v1_ok, v2_ok, outputs, run_errors;
+    long long chunk_max;            /* args --chunk-max-size N: a chunked saved_model.cpb */
 } tfcase;
 
 static void run_output(tfcase *c, gn_graph *saved, const char *line, const char *base)
@@ -337,7 +343,33 @@ static void check_case(tfcase *c, char **outputs, size_t nout, const char *base)
     p.fetches = c->fetches;
     p.n_fetches = c->nfetches;
     char *dir = tmp(c->name);
+    p.chunk_max_size = c->chunk_max;
     save_ok(g, dir, c->opts, &p);
+    if (c->chunk_max) {
+        /* TensorFlow's open-source loaders read only saved_model.pb[txt]; its
+         * fingerprinter read this .cpb (its Riegeli reader and chunk metadata)
+         * and computed the checksum over its chunks that we write too. The
+         * bytes it read are ours still. */
+        char kept[1024];
+        PATHF(kept, sizeof kept, "%s/%s.saved_model.cpb", base, c->name);
+        if (!same_file(cat(dir, "saved_model.cpb"), kept)) fail_msg("%s: saved_model.cpb differs from %s", c->name, kept);
+        size_t fl;
+        unsigned char *fb = gn_test_slurp(cat(dir, "fingerprint.pb"), &fl);
+        Tensorflow__FingerprintDef *fpc = tensorflow__fingerprint_def__unpack(NULL, fl, fb);
+        free(fb);
+        assert_non_null(fpc);
+        assert_int_equal(fpc->checkpoint_hash, c->ckpt_hash);
+        if (fpc->saved_model_checksum != c->checksum)
+            fail_msg("%s: saved_model_checksum %" PRIu64 ", TensorFlow computed %" PRIu64 " from the .cpb", c->name,
+                     fpc->saved_model_checksum, c->checksum);
+        assert_int_equal(fpc->version->producer, 2);
+        tensorflow__fingerprint_def__free_unpacked(fpc, NULL);
+        gn_graph *saved = load(dir);
+        assert_string_equal(gn_graph_tags(saved), c->tags);
+        gn_graph_free(saved);
+        gn_graph_free(g);
+        return;
+    }
     /* the bytes TensorFlow loaded: its own fingerprint of that directory */
     size_t n;
     unsigned char *b = gn_test_slurp(cat(dir, "fingerprint.pb"), &n);
@@ -395,6 +427,8 @@ static void test_tensorflow_loads_what_we_write(void **state)
             PATHF(c.opts, sizeof c.opts, "%s", line + 8);
         } else if (strncmp(line, "tags ", 5) == 0) {
             PATHF(c.tags, sizeof c.tags, "%s", line + 5);
+        } else if (strncmp(line, "args --chunk-max-size ", 22) == 0) {
+            c.chunk_max = atoll(line + 22);
         } else if (strncmp(line, "fingerprint ", 12) == 0) {
             assert_int_equal(sscanf(line, "fingerprint %" SCNu64 " %" SCNu64, &c.checksum, &c.ckpt_hash), 2);
         } else if (strcmp(line, "loader v1 loaded ok") == 0) {
@@ -412,13 +446,14 @@ static void test_tensorflow_loads_what_we_write(void **state)
         }
     }
     free(text);
-    assert_int_equal(cases, 6);
+    assert_int_equal(cases, 8);
     char dummy[1024];
     if (gn_test_corpus(HP2_TF2, dummy, sizeof dummy)) {
         /* 3 float signatures x 2 loaders in the three TF2 cases and hp2_pbtxt, 2 x 2 in
-         * hp2_tf1, 1 x 2 for the GraphDef; with experimental_skip_saver the TF1
-         * loader cannot restore variables, so its 3 runs failed in TensorFlow */
-        assert_int_equal(total_outputs, 6 + 6 + 3 + 4 + 6 + 2);
+         * hp2_tf1, 1 x 2 for the GraphDef and for the sliced checkpoint (max_shard_200);
+         * with experimental_skip_saver the TF1 loader cannot restore variables, so its
+         * 3 runs failed in TensorFlow */
+        assert_int_equal(total_outputs, 6 + 6 + 3 + 4 + 6 + 2 + 2);
         assert_int_equal(total_errors, 3);
     }
 }
@@ -807,6 +842,247 @@ static void test_image_format_small_model(void **state)
     gn_graph_free(g);
 }
 
+/* HighwayHash-64 with Riegeli's key: values from the reference implementation
+ * (the portable HighwayHash64 TensorFlow's runtime exports), data[i] = 7i + 3. */
+static void test_highwayhash(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t n;
+        uint64_t h;
+    } v[] = {{0, 0x72c3b1e9c0139fe1ull},   {1, 0x4dcd0168117850c8ull},    {3, 0x3f7d9179c416aa8bull},
+             {4, 0xd68f71556126a0f8ull},   {7, 0x9eb7251581efe84aull},    {16, 0xc0190b8aa768ad39ull},
+             {17, 0x2168b216409cd1c3ull},  {20, 0x2ece15d60f6347f9ull},   {31, 0x18533e0d730a4584ull},
+             {32, 0x6a2c29f49d855647ull},  {33, 0xa56314eb640ed7efull},   {63, 0x2139360ba9bb718aull},
+             {64, 0x6a09726d1c35ab4eull},  {100, 0xd2771239857843abull},  {1000, 0x851e84e8d1e6e97dull}};
+    uint8_t data[1000];
+    for (size_t i = 0; i < sizeof data; i++) data[i] = (uint8_t)(i * 7 + 3);
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+        if (gn__highwayhash64(gn__riegeli_hash_key, data, v[k].n) != v[k].h) fail_msg("length %zu", v[k].n);
+        /* the same through appends of uneven pieces */
+        gn__hh s;
+        gn__hh_start(&s, gn__riegeli_hash_key);
+        for (size_t off = 0, step = 1; off < v[k].n; off += step, step = step * 3 % 37 + 1)
+            gn__hh_append(&s, data + off, off + step <= v[k].n ? step : v[k].n - off);
+        assert_true(gn__hh_finish64(&s) == v[k].h);
+    }
+}
+
+/* The first 64 bytes of every Riegeli/records file (its format document). */
+static const uint8_t riegeli_signature[64] = {
+    0x83, 0xaf, 0x70, 0xd1, 0x0d, 0x88, 0x4a, 0x3f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x91, 0xba, 0xc2, 0x3c, 0x92, 0x87, 0xe1, 0xa9,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xe1, 0x9f, 0x13, 0xc0, 0xe9, 0xb1, 0xc3, 0x72,
+    0x73, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+
+/* Records across several 64 KiB blocks read back with their positions. */
+static void test_riegeli_blocks(void **state)
+{
+    (void)state;
+    char *path = tmp("blocks.riegeli");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    gn__riegeli_writer w;
+    gn__err e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(gn__riegeli_writer_start(&w, f, path, &e), GN_OK);
+    size_t sizes[] = {0, 10, 65536 - 64 - 40 - 3, 70000, 5, 200000, 1};
+    uint64_t pos[7];
+    uint8_t *big = malloc(200000);
+    assert_non_null(big);
+    for (size_t i = 0; i < 200000; i++) big[i] = (uint8_t)(i * 131 + 17);
+    for (int i = 0; i < 7; i++) {
+        const void *parts[1] = {big};
+        assert_int_equal(gn__riegeli_write_record(&w, 1, parts, &sizes[i], &pos[i], &e), GN_OK);
+    }
+    fclose(f);
+    size_t n;
+    uint8_t *file = gn_test_slurp(path, &n);
+    assert_non_null(file);
+    assert_true(n > 4 * 65536);
+    assert_memory_equal(file, riegeli_signature, 64);
+    assert_int_equal(pos[0], 64);
+    gn__riegeli_record *r = NULL;
+    size_t nr = 0;
+    if (gn__riegeli_read(file, n, "blocks.riegeli", &r, &nr, &e) != GN_OK) fail_msg("%s", e.msg);
+    assert_int_equal(nr, 7);
+    for (int i = 0; i < 7; i++) {
+        assert_int_equal(r[i].pos, pos[i]);
+        assert_int_equal(r[i].len, sizes[i]);
+        if (sizes[i]) assert_memory_equal(r[i].data, big, sizes[i]);
+    }
+    gn__riegeli_records_free(r, nr);
+    /* every block header says where its chunk starts and ends */
+    for (size_t b = 65536; b + 24 <= n; b += 65536) {
+        uint64_t prev = 0, next = 0;
+        for (int k = 7; k >= 0; k--) {
+            prev = prev << 8 | file[b + 8 + (size_t)k];
+            next = next << 8 | file[b + 16 + (size_t)k];
+        }
+        bool found = false;
+        for (int i = 0; i < 7; i++) found |= pos[i] == b - prev;
+        assert_true(found);
+        assert_true(next > 0);
+    }
+    /* a flipped byte inside a record is caught by the chunk's data hash */
+    file[pos[3] + 40 + 100] ^= 1;
+    assert_int_equal(gn__riegeli_read(file, n, "blocks.riegeli", &r, &nr, &e), GN_ERR_PARSE);
+    char want[128];
+    snprintf(want, sizeof want, "blocks.riegeli: chunk at byte %llu: data hash mismatch", (unsigned long long)pos[3]);
+    assert_string_equal(e.msg, want);
+    free(file);
+    free(big);
+}
+
+/* experimental_image_format on a model past the splitter's maximum (made
+ * small here, as TensorFlow's debug_set_max_size does): saved_model.cpb, a
+ * Riegeli file whose chunks merge back into the very SavedModel the plain
+ * save writes, and which gn_graph_load reads. */
+static void test_image_format_chunked(void **state)
+{
+    (void)state;
+    char src[1024];
+    gn_test_data("golden/cnn_bn_residual.pb", src, sizeof src);
+    gn_graph *g = load(src);
+    const char *fetch[] = {"Identity:0"};
+    gn_save_params p = fetch_params(fetch, 1);
+    char *d0 = tmp("cpb_off"), *d1 = tmp("cpb_on");
+    save_ok(g, d0, NULL, &p);
+    p.chunk_max_size = 6000;
+    save_ok(g, d1, "{'experimental_image_format': True}", &p);
+    assert_false(gn_test_file_exists(cat(d1, "saved_model.pb")));
+    size_t n;
+    uint8_t *cpb = gn_test_slurp(cat(d1, "saved_model.cpb"), &n);
+    assert_non_null(cpb);
+    assert_memory_equal(cpb, riegeli_signature, 64);
+    /* the metadata: constants' bytes, large nodes, node ranges and the GraphDef as chunks */
+    gn__riegeli_record *r = NULL;
+    size_t nr = 0;
+    gn__err e;
+    memset(&e, 0, sizeof e);
+    if (gn__riegeli_read(cpb, n, "saved_model.cpb", &r, &nr, &e) != GN_OK) fail_msg("%s", e.msg);
+    Tensorflow__ProtoSplitter__ChunkMetadata *md =
+        tensorflow__proto_splitter__chunk_metadata__unpack(NULL, r[nr - 1].len, r[nr - 1].data);
+    assert_non_null(md);
+    assert_int_equal(md->version->splitter_version, 1);
+    assert_int_equal(md->n_chunks, nr - 1);
+    size_t bytes_chunks = 0;
+    for (size_t i = 0; i < md->n_chunks; i++) {
+        assert_int_equal(md->chunks[i]->offset, r[i].pos);
+        assert_int_equal(md->chunks[i]->size, r[i].len);
+        bytes_chunks += md->chunks[i]->type == TENSORFLOW__PROTO_SPLITTER__CHUNK_INFO__TYPE__BYTES;
+    }
+    assert_true(bytes_chunks == 0);   /* no single node reaches the maximum here */
+    assert_true(md->n_chunks >= 4);
+    assert_true(md->message->has_chunk_index && md->message->chunk_index == 0);
+    /* the GraphDef itself became chunk 1: field tag meta_graphs[0].graph_def */
+    const Tensorflow__ProtoSplitter__ChunkedField *last = md->message->chunked_fields[md->message->n_chunked_fields - 1];
+    assert_int_equal(last->n_field_tag, 3);
+    assert_int_equal(last->field_tag[0]->field, 2);
+    assert_int_equal(last->field_tag[1]->index, 0);
+    assert_int_equal(last->field_tag[2]->field, 2);
+    assert_int_equal(last->message->chunk_index, 1);
+    tensorflow__proto_splitter__chunk_metadata__free_unpacked(md, NULL);
+    gn__riegeli_records_free(r, nr);
+    /* merged back: the SavedModel of the plain save, byte for byte once re-serialized */
+    uint8_t *merged = NULL, *repacked = NULL;
+    size_t mlen = 0, rlen = 0, plen = 0;
+    if (gn__savedmodel_read_chunked(cat(d1, "saved_model.cpb"), &merged, &mlen, &e) != GN_OK) fail_msg("%s", e.msg);
+    Tensorflow__SavedModel *sm = tensorflow__saved_model__unpack(NULL, mlen, merged);
+    assert_non_null(sm);
+    assert_int_equal(gn__pack_deterministic(&sm->base, &repacked, &rlen, &e), GN_OK);
+    uint8_t *plain = gn_test_slurp(cat(d0, "saved_model.pb"), &plen);
+    assert_int_equal(rlen, plen);
+    assert_memory_equal(repacked, plain, plen);
+    tensorflow__saved_model__free_unpacked(sm, NULL);
+    free(merged);
+    free(repacked);
+    free(plain);
+    /* fingerprint.pb: producer 2 for a chunked image */
+    size_t fl;
+    uint8_t *fb = gn_test_slurp(cat(d1, "fingerprint.pb"), &fl);
+    Tensorflow__FingerprintDef *fp = tensorflow__fingerprint_def__unpack(NULL, fl, fb);
+    assert_non_null(fp);
+    assert_int_equal(fp->version->producer, 2);
+    tensorflow__fingerprint_def__free_unpacked(fp, NULL);
+    free(fb);
+    /* and it loads and runs like the plain one */
+    gn_graph *g0 = load(d0), *g1 = load(d1);
+    size_t s0, s1;
+    unsigned char *b0 = serialize(g0, &s0), *b1 = serialize(g1, &s1);
+    assert_int_equal(s0, s1);
+    assert_memory_equal(b0, b1, s0);
+    free(b0);
+    free(b1);
+    expect_same_signatures(g0, g1, "chunked");
+    gn_graph_free(g0);
+    gn_graph_free(g1);
+    /* a corrupted chunk: the load names the file and the byte */
+    cpb[200] ^= 0x40;   /* inside the first record's chunk (the SavedModel itself) */
+    char *d2 = tmp("cpb_bad");
+    gn_test_sh(NULL, "cp -r '%s' '%s'", d1, d2);
+    FILE *f = fopen(cat(d2, "saved_model.cpb"), "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(cpb, 1, n, f), n);
+    fclose(f);
+    gn_graph *gb = NULL;
+    assert_int_equal(gn_graph_load(d2, NULL, &gb), GN_ERR_PARSE);
+    assert_non_null(strstr(gn_graph_errmsg(gb), "saved_model.cpb: chunk at byte 64: data hash mismatch"));
+    gn_graph_free(gb);
+    free(cpb);
+    /* a maximum below the largest Const: its tensor bytes become a BYTES chunk
+     * (tag ...node[20].attr["value"].tensor.tensor_content) and it still merges back */
+    p.chunk_max_size = 3000;
+    char *d4 = tmp("cpb_bytes");
+    save_ok(g, d4, "{'experimental_image_format': True}", &p);
+    cpb = gn_test_slurp(cat(d4, "saved_model.cpb"), &n);
+    assert_non_null(cpb);
+    if (gn__riegeli_read(cpb, n, "saved_model.cpb", &r, &nr, &e) != GN_OK) fail_msg("%s", e.msg);
+    md = tensorflow__proto_splitter__chunk_metadata__unpack(NULL, r[nr - 1].len, r[nr - 1].data);
+    assert_non_null(md);
+    bytes_chunks = 0;
+    for (size_t i = 0; i < md->n_chunks; i++)
+        if (md->chunks[i]->type == TENSORFLOW__PROTO_SPLITTER__CHUNK_INFO__TYPE__BYTES) {
+            bytes_chunks++;
+            for (size_t k = 0; k < md->message->n_chunked_fields; k++) {
+                const Tensorflow__ProtoSplitter__ChunkedField *cf = md->message->chunked_fields[k];
+                if (cf->message->chunk_index != i) continue;
+                assert_int_equal(cf->n_field_tag, 9);
+                assert_int_equal(cf->field_tag[4]->index, 20);
+                assert_int_equal(cf->field_tag[5]->field, 5);
+                assert_string_equal(cf->field_tag[6]->map_key->s, "value");
+                assert_int_equal(cf->field_tag[8]->field, 4);
+            }
+        }
+    assert_int_equal(bytes_chunks, 1);
+    tensorflow__proto_splitter__chunk_metadata__free_unpacked(md, NULL);
+    gn__riegeli_records_free(r, nr);
+    free(cpb);
+    if (gn__savedmodel_read_chunked(cat(d4, "saved_model.cpb"), &merged, &mlen, &e) != GN_OK) fail_msg("%s", e.msg);
+    sm = tensorflow__saved_model__unpack(NULL, mlen, merged);
+    assert_non_null(sm);
+    assert_int_equal(gn__pack_deterministic(&sm->base, &repacked, &rlen, &e), GN_OK);
+    plain = gn_test_slurp(cat(d0, "saved_model.pb"), &plen);
+    assert_int_equal(rlen, plen);
+    assert_memory_equal(repacked, plain, plen);
+    tensorflow__saved_model__free_unpacked(sm, NULL);
+    free(merged);
+    free(repacked);
+    free(plain);
+    /* a node over the maximum that is not a Const cannot be split */
+    p.chunk_max_size = 300;
+    gn_save_options o;
+    opts_parse(&o, "{'experimental_image_format': True}");
+    char *d3 = tmp("cpb_refused");
+    gn_status st = gn_savedmodel_save(g, d3, &o, &p);
+    gn_save_options_clear(&o);
+    if (st == GN_OK) fail_msg("saved with a 300-byte maximum");
+    assert_int_equal(st, GN_ERR_UNSUPPORTED);
+    assert_non_null(strstr(gn_graph_errmsg(g), "only Const nodes (with a numeric tensor) can be split further"));
+    assert_false(gn_test_file_exists(d3));
+    gn_graph_free(g);
+}
+
 static bool has_op(const Tensorflow__GraphDef *gd, const char *op)
 {
     for (size_t i = 0; i < gd->n_node; i++)
@@ -843,6 +1119,55 @@ static void test_skip_saver(void **state)
     gn_graph_free(g);
 }
 
+/* The sorted file names of dir (without . and ..), joined by ' '. */
+static void list_dir(const char *dir, char *out, size_t cap)
+{
+    char *names[64];
+    size_t n = 0;
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && n < 64)
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) names[n++] = strdup(de->d_name);
+    closedir(d);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (strcmp(names[j], names[i]) < 0) {
+                char *t = names[i];
+                names[i] = names[j];
+                names[j] = t;
+            }
+    out[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(out);
+        snprintf(out + l, cap - l, "%s%s", i ? " " : "", names[i]);
+        free(names[i]);
+    }
+}
+
+/* Every entry of two bundles the same (keys, entry protos) and their data files equal. */
+static void expect_same_bundle(const char *a, const char *b)
+{
+    gn__bundle *x = NULL, *y = NULL;
+    gn__err e;
+    memset(&e, 0, sizeof e);
+    if (gn__bundle_open(a, &x, &e) != GN_OK) fail_msg("%s: %s", a, e.msg);
+    if (gn__bundle_open(b, &y, &e) != GN_OK) fail_msg("%s: %s", b, e.msg);
+    assert_int_equal(gn__bundle_count(x), gn__bundle_count(y));
+    for (size_t i = 0; i < gn__bundle_count(x); i++) {
+        assert_string_equal(gn__bundle_key(x, i), gn__bundle_key(y, i));
+        const Tensorflow__BundleEntryProto *ex = gn__bundle_entry(x, gn__bundle_key(x, i));
+        const Tensorflow__BundleEntryProto *ey = gn__bundle_entry(y, gn__bundle_key(y, i));
+        uint8_t bx[512], by[512];
+        assert_true(tensorflow__bundle_entry_proto__get_packed_size(ex) <= sizeof bx);
+        assert_true(tensorflow__bundle_entry_proto__get_packed_size(ey) <= sizeof by);
+        size_t nx = tensorflow__bundle_entry_proto__pack(ex, bx), ny = tensorflow__bundle_entry_proto__pack(ey, by);
+        if (nx != ny || memcmp(bx, by, nx) != 0) fail_msg("entry '%s' differs", gn__bundle_key(x, i));
+    }
+    gn__bundle_close(x);
+    gn__bundle_close(y);
+}
+
 static void test_sharding_callback(void **state)
 {
     (void)state;
@@ -855,14 +1180,85 @@ static void test_sharding_callback(void **state)
     save_ok(g, d2, "{'experimental_sharding_callback': MaxShardSizePolicy(max_shard_size=1024 * 1024)}", NULL);
     /* one task (this host's CPU): one data file, as without a callback */
     const char *files[] = {"variables/variables.index", "variables/variables.data-00000-of-00001", "saved_model.pb"};
-    for (int i = 0; i < 3; i++) {
-        assert_true(same_file(cat(d0, files[i]), cat(d1, files[i])));
-        assert_true(same_file(cat(d0, files[i]), cat(d2, files[i])));
+    for (int i = 0; i < 3; i++) assert_true(same_file(cat(d0, files[i]), cat(d1, files[i])));
+    /* a shard size that holds everything: the checkpoint rewritten (uncompressed
+     * index blocks, as TensorFlow writes them) with the same entries and data */
+    char names[1024];
+    list_dir(cat(d2, "variables"), names, sizeof names);
+    assert_string_equal(names, "variables.data-00000-of-00001 variables.index");
+    assert_true(same_file(cat(d0, files[1]), cat(d2, files[1])));
+    assert_true(same_file(cat(d0, files[2]), cat(d2, files[2])));
+    expect_same_bundle(cat(d0, "variables/variables"), cat(d2, "variables/variables"));
+    gn_graph_free(g);
+}
+
+/* MaxShardSizePolicy slices tensors across shards exactly as TensorFlow:
+ * tests/data/savedmodel_sharding (tools/make_savedmodel_goldens.py sharded)
+ * holds one module saved by TensorFlow plainly and with
+ * MaxShardSizePolicy(200); saving the plain one with that policy gives
+ * TensorFlow's variables/ byte for byte (ten data files, tensors cut along
+ * several axes, a string vector, the object graph in the last shard). */
+static void test_max_shard_size_like_tensorflow(void **state)
+{
+    (void)state;
+    char plain[1024], want[1024];
+    gn_test_data("savedmodel_sharding/plain", plain, sizeof plain);
+    gn_test_data("savedmodel_sharding/max_shard_200/variables", want, sizeof want);
+    gn_graph *g = load(plain);
+    char *d = tmp("shard_200");
+    save_ok(g, d, "{'experimental_sharding_callback': tf.train.experimental.MaxShardSizePolicy(200)}", NULL);
+    char got_names[2048], want_names[2048];
+    list_dir(cat(d, "variables"), got_names, sizeof got_names);
+    list_dir(want, want_names, sizeof want_names);
+    assert_string_equal(got_names, want_names);
+    assert_non_null(strstr(got_names, "variables.data-00009-of-00010"));
+    char *save = NULL, vdir[1024];
+    PATHF(vdir, sizeof vdir, "%s/variables", d);
+    for (char *f = strtok_r(got_names, " ", &save); f; f = strtok_r(NULL, " ", &save))
+        if (!same_file(cat(vdir, f), cat(want, f))) fail_msg("variables/%s differs from TensorFlow's", f);
+    /* and reads back: every variable the same as the plain checkpoint's */
+    gn_graph *g2 = load(d);
+    size_t n0 = 0, n1 = 0;
+    assert_int_equal(gn_graph_variable_count(g, &n0), GN_OK);
+    assert_int_equal(gn_graph_variable_count(g2, &n1), GN_OK);
+    assert_int_equal(n0, 7);   /* the object graph is not a variable */
+    assert_int_equal(n1, n0);
+    gn__bundle *a = NULL, *b = NULL;
+    gn__err e;
+    memset(&e, 0, sizeof e);
+    assert_int_equal(gn__bundle_open(cat(plain, "variables/variables"), &a, &e), GN_OK);
+    assert_int_equal(gn__bundle_open(cat(d, "variables/variables"), &b, &e), GN_OK);
+    assert_int_equal(gn__bundle_count(b), 8);
+    for (size_t i = 0; i < gn__bundle_count(a); i++) {
+        const char *key = gn__bundle_key(a, i);
+        gn__tensor ta, tb;
+        if (gn__bundle_read(a, key, &ta, &e) != GN_OK || gn__bundle_read(b, key, &tb, &e) != GN_OK)
+            fail_msg("%s: %s", key, e.msg);
+        assert_int_equal(ta.dtype, tb.dtype);
+        assert_int_equal(ta.rank, tb.rank);
+        assert_int_equal(gn__tensor_numel(&ta), gn__tensor_numel(&tb));
+        if (ta.dtype == 7) {
+            const gn__tstring *sa = ta.data, *sb = tb.data;
+            for (int64_t k = 0; k < gn__tensor_numel(&ta); k++) {
+                assert_int_equal(sa[k].len, sb[k].len);
+                assert_memory_equal(sa[k].ptr, sb[k].ptr, sa[k].len);
+            }
+        } else {
+            assert_int_equal(ta.nbytes, tb.nbytes);
+            assert_memory_equal(ta.data, tb.data, ta.nbytes);
+        }
+        gn__tensor_release(&ta);
+        gn__tensor_release(&tb);
     }
-    save_fails(g, tmp("shard_small"), "{'experimental_sharding_callback': MaxShardSizePolicy(16)}", NULL,
+    gn__bundle_close(a);
+    gn__bundle_close(b);
+    gn_graph_free(g2);
+    /* a tensor none of whose rows fits an empty shard: TensorFlow's policy never ends there */
+    save_fails(g, tmp("shard_tiny"), "{'experimental_sharding_callback': MaxShardSizePolicy(3)}", NULL,
                GN_ERR_UNSUPPORTED,
-               "experimental_sharding_callback: MaxShardSizePolicy(16) would split the checkpoint's 631 bytes of "
-               "variables across shards; grapnel writes the checkpoint's shards as they are");
+               "experimental_sharding_callback: MaxShardSizePolicy(3): key 'a/.ATTRIBUTES/VARIABLE_VALUE': no slice "
+               "of the tensor fits in an empty shard (one hyperplane along axis 0 is 24 bytes; TensorFlow's policy "
+               "never finishes here)");
     gn_graph_free(g);
 }
 
@@ -1041,8 +1437,12 @@ int main(void)
         cmocka_unit_test(test_variable_policy),
         cmocka_unit_test(test_custom_gradients),
         cmocka_unit_test(test_image_format_small_model),
+        cmocka_unit_test(test_highwayhash),
+        cmocka_unit_test(test_riegeli_blocks),
+        cmocka_unit_test(test_image_format_chunked),
         cmocka_unit_test(test_skip_saver),
         cmocka_unit_test(test_sharding_callback),
+        cmocka_unit_test(test_max_shard_size_like_tensorflow),
         cmocka_unit_test(test_extra_tags),
         cmocka_unit_test(test_failures_leave_nothing),
         cmocka_unit_test(test_cli),

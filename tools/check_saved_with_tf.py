@@ -16,6 +16,15 @@ Per case the SavedModel is written with `grapnel save SOURCE DIR [--feed ..]
     both loaders; outputs saved as .npy ("run error: ..." when running fails);
   - TensorFlow's own fingerprint of the directory (CreateFingerprintDef:
     saved_model_checksum and checkpoint_hash, §B9) is recorded.
+
+A case saved as the chunked saved_model.cpb (experimental_image_format, with
+`--chunk-max-size` so a small model splits) cannot be loaded by TensorFlow's
+open-source build (its loaders read only saved_model.pb[txt]); what reads it
+is CreateFingerprintDef, through TensorFlow's own Riegeli reader and chunk
+merger: its saved_model_checksum of a .cpb hashes every chunk the metadata
+names. The loaders' errors are recorded as they are, and the .cpb it read is
+kept as NAME.saved_model.cpb so the test can check that grapnel still writes
+those bytes.
 """
 import os
 import shutil
@@ -53,6 +62,10 @@ CASES = [
     ("hp2_tf1", "corpus", HP2_TF1, [], [], "{}"),
     ("hp2_pbtxt", "corpus", HP2_TXT, [], [], "{'save_debug_info': True}"),
     ("cnn_bn_residual", "golden", "golden/cnn_bn_residual.pb", ["x:0"], ["Identity:0"], "{}"),
+    ("max_shard_200", "data", "savedmodel_sharding/plain", [], [],
+     "{'experimental_sharding_callback': MaxShardSizePolicy(200)}"),
+    ("cnn_chunked", "golden", "golden/cnn_bn_residual.pb", ["x:0"], ["Identity:0"],
+     "{'experimental_image_format': True}", ["--chunk-max-size", "3000"]),
 ]
 
 
@@ -90,13 +103,15 @@ def main():
         os.remove(os.path.join(OUT, f))
     lines = ["# Written by tools/check_saved_with_tf.py (do not edit): TensorFlow %s loading SavedModels" % tf.__version__,
              "# written by `grapnel save`. Read by tests/savedmodel_write_test.c.",
-             "# case NAME / source corpus|golden PATH / feed T / fetch T / options TEXT / tags T,..",
+             "# case NAME / source corpus|golden|data PATH / feed T / fetch T / options TEXT / tags T,.. / args CLI ARGS",
              "# fingerprint saved_model_checksum checkpoint_hash   (TensorFlow's CreateFingerprintDef of the directory)",
              "# loader v1|v2 loaded ok | error: ...",
              "# input SIG KEY FILE.npy / output v1|v2 SIG KEY FILE.npy | output v1|v2 SIG KEY run error: ... / end"]
     tmp = tempfile.mkdtemp(prefix="grapnel_saved_")
     try:
-        for name, kind, src, feeds, fetches, opts in CASES:
+        for case in CASES:
+            name, kind, src, feeds, fetches, opts = case[:6]
+            extra = case[6] if len(case) > 6 else []
             srcpath = os.path.join(corpus, src) if kind == "corpus" else os.path.join(ROOT, "tests", "data", src)
             d = os.path.join(tmp, name)
             cmd = [grapnel, "save", srcpath, d, "--save-options", opts]
@@ -104,19 +119,29 @@ def main():
                 cmd += ["--feed", f]
             for f in fetches:
                 cmd += ["--fetch", f]
-            subprocess.run(cmd, check=True)
+            subprocess.run(cmd + extra, check=True)
+            chunked = os.path.exists(os.path.join(d, "saved_model.cpb"))
             sm = saved_model_pb2.SavedModel()
-            with open(os.path.join(d, "saved_model.pb"), "rb") as f:
-                sm.ParseFromString(f.read())
+            if chunked:
+                plain = d + "_plain"
+                subprocess.run(cmd[:3] + [plain] + cmd[4:], check=True)
+                with open(os.path.join(plain, "saved_model.pb"), "rb") as f:
+                    sm.ParseFromString(f.read())
+                shutil.copy(os.path.join(d, "saved_model.cpb"), os.path.join(OUT, name + ".saved_model.cpb"))
+            else:
+                with open(os.path.join(d, "saved_model.pb"), "rb") as f:
+                    sm.ParseFromString(f.read())
             mg = sm.meta_graphs[0]
             tags = list(mg.meta_info_def.tags)
             lines += ["", "case " + name, "source %s %s" % (kind, src)]
             lines += ["feed " + f for f in feeds] + ["fetch " + f for f in fetches]
             lines += ["options " + opts, "tags " + ",".join(tags)]
+            if extra:
+                lines.append("args " + " ".join(extra))
             fp = fingerprint_pb2.FingerprintDef()
             fp.ParseFromString(fingerprinting.CreateFingerprintDef(d))
             lines.append("fingerprint %d %d" % (fp.saved_model_checksum, fp.checkpoint_hash))
-            sigs = float_signatures(mg)
+            sigs = [] if chunked else float_signatures(mg)
             inputs = {}
             for key in sigs:
                 for ik, spec in sorted(mg.signature_def[key].inputs.items()):

@@ -9,6 +9,14 @@ tensor names). Unknown dims are 2. Floats are uniform in [-1, 1) from
 RandomState(seed), seed fixed per model.
 
     /root/tfvenv/bin/python tools/make_savedmodel_goldens.py
+
+`make_savedmodel_goldens.py sharded` instead writes tests/data/savedmodel_sharding/:
+one small tf.Module (variables of several ranks and dtypes, a string vector, a
+scalar, and a serving signature) saved by TensorFlow twice, as plain/ (the
+default ShardByTaskPolicy: one data file) and as max_shard_200/ with
+SaveOptions(experimental_sharding_callback=MaxShardSizePolicy(200)), where
+tensors are sliced across shards. tests/savedmodel_write_test.c loads plain/,
+saves it with the same policy and compares its variables/ with TensorFlow's.
 """
 import os
 import sys
@@ -102,8 +110,38 @@ def run_tf2(path, sigs, seed):
     return res
 
 
+SHARDING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "savedmodel_sharding")
+
+
+def write_sharding():
+    import shutil
+    shutil.rmtree(SHARDING, ignore_errors=True)
+    for sub, policy in (("plain", None), ("max_shard_200", tf.train.experimental.MaxShardSizePolicy(200))):
+        m = tf.Module()
+        m.a = tf.Variable(np.arange(60, dtype=np.float32).reshape(10, 6) * 0.25 - 3.0)
+        m.b = tf.Variable(np.arange(150, dtype=np.float32).reshape(3, 50) * -0.5)
+        m.c = tf.Variable(np.arange(7, dtype=np.int64) * 1000003 - 5)
+        m.d = tf.Variable(np.float32(1.75))
+        m.e = tf.Variable(np.linspace(-2, 2, 60, dtype=np.float64).reshape(4, 5, 3))
+        m.s = tf.Variable(tf.constant([b"alpha", b"", b"gamma" * 9]))
+        m.w = tf.Variable(np.linspace(0, 1, 90, dtype=np.float32).reshape(3, 30))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 6], tf.float32)])
+        def serve(x):
+            y = tf.matmul(x, tf.transpose(m.a)) * m.d
+            return {"y": y + tf.reduce_sum(m.b) + tf.cast(tf.reduce_sum(m.c), tf.float32) * 0.0 +
+                    tf.cast(tf.reduce_sum(m.e), tf.float32) + tf.reduce_sum(m.w)}
+        m.serve = serve
+        opts = tf.saved_model.SaveOptions(experimental_sharding_callback=policy)
+        tf.saved_model.save(m, os.path.join(SHARDING, sub), signatures={"serving_default": serve}, options=opts)
+        print("wrote", sub, sorted(os.listdir(os.path.join(SHARDING, sub, "variables"))))
+
+
 def main():
     global MODEL
+    if sys.argv[1:] == ["sharded"]:
+        write_sharding()
+        return
     only = set(sys.argv[1:])
     for seed, (name, rel, tf1, sigs) in enumerate(MODELS):
         if only and name not in only:

@@ -1,9 +1,12 @@
 /* Writing SavedModels: gn_savedmodel_save with every tf.saved_model.SaveOptions
  * field (reference/trt_savedmodel.md part B, §B1, §B6-B9).
  *
- * The directory written holds saved_model.pb, fingerprint.pb, variables/ when
- * the graph keeps variables (a SavedModel input: its checkpoint copied byte
- * for byte), assets/ (the files the MetaGraphDef's asset_file_def names) and,
+ * The directory written holds saved_model.pb (or, with
+ * experimental_image_format and a SavedModel of 1 GiB or more, the chunked
+ * saved_model.cpb TensorFlow's proto splitter writes), fingerprint.pb,
+ * variables/ when the graph keeps variables (a SavedModel input: its
+ * checkpoint copied byte for byte, or with MaxShardSizePolicy rewritten with
+ * its tensors sliced across shards exactly as TensorFlow writes it), assets/ (the files the MetaGraphDef's asset_file_def names) and,
  * with save_debug_info, debug/saved_model_debug_info.pb. Everything is
  * written into a fresh sibling directory "DIR.tmp-XXXXXX" that is renamed to
  * DIR at the end (saved_model.pb being its last essential file), so a save
@@ -94,6 +97,11 @@ typedef struct gn_save_params {
     const char *const *fetches;
     const char *signature_key;   /* NULL: "serving_default" */
     const char *tags;            /* comma-separated; NULL: the loaded ones, else "serve" */
+    /* With experimental_image_format: the proto splitter's maximum size in
+     * bytes (TensorFlow's proto_splitter debug_set_max_size); 0 = TensorFlow's
+     * 1 GiB. A SavedModel at least this big is written as the chunked
+     * saved_model.cpb; a smaller value splits small models (tests). */
+    int64_t chunk_max_size;
 } gn_save_params;
 
 GN_API void gn_save_params_init(gn_save_params *p);
@@ -103,9 +111,11 @@ GN_API void gn_save_params_init(gn_save_params *p);
  * a missing function, a fetch naming a missing tensor, a GraphDef without
  * fetches; GN_ERR_IO for a directory that cannot be written (or exists and is
  * not empty) and for missing assets or variables; GN_ERR_UNSUPPORTED for a
- * SavedModel proto past protobuf's 2 GiB limit (the chunked .cpb format is
- * not written) and for a MaxShardSizePolicy that would need more than one
- * data shard. */
+ * SavedModel proto past protobuf's 2 GiB limit without
+ * experimental_image_format, for a MaxShardSizePolicy whose maximum no slice
+ * of a tensor fits (TensorFlow's policy never finishes there), and for a
+ * chunked image TensorFlow's splitter could not make either (a node over the
+ * maximum that is not a Const). */
 GN_API gn_status gn_savedmodel_save(gn_graph *g, const char *dir, const gn_save_options *o,
                                     const gn_save_params *p);
 

@@ -3,7 +3,10 @@
  * API (include/grapnel).
  *
  *   grapnel save IN DIR [--feed NAME ...] [--fetch NAME ...] [--signature KEY]
- *                       [--tag TAGS] [--save-options "{...}"] */
+ *                       [--tag TAGS] [--save-options "{...}"] [--chunk-max-size BYTES]
+ *
+ * --chunk-max-size: with experimental_image_format, the proto splitter's
+ * maximum size (TensorFlow's debug_set_max_size; default 1 GiB). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,7 @@ int gn_cli_save(int argc, char **argv)
 {
     const char *in = NULL, *dir = NULL, *sig = NULL, *tags = NULL, *opts_text = NULL;
     int no_validate = 0;
+    long long chunk_max = 0;
     const char **feeds = calloc((size_t)argc + 1, sizeof *feeds);
     const char **fetches = calloc((size_t)argc + 1, sizeof *fetches);
     size_t nfeeds = 0, nfetches = 0;
@@ -71,6 +75,10 @@ int gn_cli_save(int argc, char **argv)
         } else if ((v = opt_value(argc, argv, &i, "--save-options", &missing))) {
             if (missing) { rc = usage("%s needs a dict text", "--save-options"); goto out; }
             opts_text = v;
+        } else if ((v = opt_value(argc, argv, &i, "--chunk-max-size", &missing))) {
+            char *end = NULL;
+            chunk_max = missing ? -1 : strtoll(v, &end, 10);
+            if (missing || !end || *end || chunk_max <= 0) { rc = usage("%s needs a positive BYTES", "--chunk-max-size"); goto out; }
         } else if (strcmp(argv[i], "--no-validate") == 0) {
             no_validate = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -119,6 +127,7 @@ int gn_cli_save(int argc, char **argv)
         sp.n_fetches = nfetches;
         sp.signature_key = sig;
         sp.tags = tags;
+        sp.chunk_max_size = chunk_max;
         s = gn_savedmodel_save(g, dir, &so, &sp);
         if (s != GN_OK) {
             fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));

@@ -13,8 +13,8 @@
  * assembled from their slice entries; string tensors are decoded from
  * TensorFlow's varint-length layout.
  *
- * Writing: uncompressed blocks, as TensorFlow's writer, one data shard, keys in
- * sorted order, written atomically (temporary files then rename; a failure
+ * Writing: uncompressed blocks, as TensorFlow's writer, one data shard (or
+ * several, as a sharded save leaves them), keys in sorted order, written atomically (temporary files then rename; a failure
  * leaves nothing behind).
  *
  * Errors name the file and the key: "variables.index: block at byte 1234:
@@ -66,10 +66,26 @@ gn_status gn__bundle_writer_add(gn__bundle_writer *w, const char *key, const gn_
 gn_status gn__bundle_writer_add_slice(gn__bundle_writer *w, const char *key, int32_t rank, const int64_t *full,
                                       const int64_t *starts, const int64_t *lengths, const gn__tensor *t,
                                       gn__err *err);
-/* Writes `<prefix>.index` and `<prefix>.data-00000-of-00001` atomically and
- * frees w (also on failure, which leaves no file). */
+/* Later adds go to data shard `shard` (0 at the start): the layout
+ * MergeV2Checkpoints leaves after a sharded save, where shard ids are the data
+ * files' numbers. A sliced tensor's full-tensor entry records the shard of its
+ * first slice, as the merge does. */
+gn_status gn__bundle_writer_set_shard(gn__bundle_writer *w, int32_t shard, gn__err *err);
+/* The header's num_shards (default: the data shards used). A merge counts the
+ * shards that held no tensor too, so it can exceed the data files written. */
+gn_status gn__bundle_writer_set_num_shards(gn__bundle_writer *w, int32_t num_shards, gn__err *err);
+/* Writes `<prefix>.index` and `<prefix>.data-NNNNN-of-MMMMM` (one per data
+ * shard used; 00000-of-00001 by default) atomically and frees w (also on
+ * failure, which leaves no file). */
 gn_status gn__bundle_writer_finish(gn__bundle_writer *w, gn__err *err);
 void gn__bundle_writer_abort(gn__bundle_writer *w);   /* frees w, writes nothing */
+
+/* Adds tensors[0..n) (keys[i], in TensorFlow's save order) to w split into
+ * data shards as TensorFlow's MaxShardSizePolicy(max_shard_size) and the
+ * merge of its shards leave them (src/io/bundle_shard.c): tensors cut into
+ * slices across shards, data files numbered in shard order, num_shards set. */
+gn_status gn__bundle_write_max_shard(gn__bundle_writer *w, size_t n, const char *const *keys,
+                                     const gn__tensor *tensors, int64_t max_shard_size, gn__err *err);
 
 /* The key TensorFlow stores one slice of a partitioned tensor under
  * (checkpoint::EncodeTensorNameSlice): OrderedCode of the number 0, the name,

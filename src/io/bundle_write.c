@@ -2,7 +2,9 @@
  * LevelDB's table builder (table_builder.cc, block_builder.cc, format.cc):
  * uncompressed blocks of block_size 256 KiB, restart interval 16 (1 in the
  * index block), the BundleHeaderProto under the empty key, entries in key
- * order, one data shard. Layout: reference/trt_savedmodel.md §B3-§B5. */
+ * order. One data shard unless gn__bundle_writer_set_shard chose others: the
+ * layout MergeV2Checkpoints leaves after a sharded save. Layout:
+ * reference/trt_savedmodel.md §B3-§B5. */
 #include "io/bundle.h"
 
 #include <errno.h>
@@ -289,7 +291,10 @@ struct gn__bundle_writer {
     char *prefix;
     gn__arena arena;
     ProtobufCAllocator pba;
-    gn__buf data;
+    gn__buf *data;        /* one per data shard */
+    int32_t n_data;       /* data shards used (at least 1) */
+    int32_t cur;          /* the shard adds go to */
+    int32_t num_shards;   /* header num_shards: at least n_data */
     wentry *ents;
     size_t n, cap;
     size_t *hash;         /* open addressing: entry index + 1, 0 = empty */
@@ -309,7 +314,16 @@ gn_status gn__bundle_writer_new(const char *prefix, gn__bundle_writer **out, gn_
     }
     gn__arena_init(&w->arena, 16384);
     gn__arena_pb_allocator(&w->arena, &w->pba);
-    gn__buf_init(&w->data);
+    w->data = malloc(sizeof *w->data);
+    if (!w->data) {
+        free(w->prefix);
+        gn__arena_free(&w->arena);
+        free(w);
+        return gn__fail(err, GN_ERR_NOMEM, "bundle writer: out of memory");
+    }
+    gn__buf_init(&w->data[0]);
+    w->n_data = 1;
+    w->num_shards = 1;
     *out = w;
     return GN_OK;
 }
@@ -319,7 +333,8 @@ void gn__bundle_writer_abort(gn__bundle_writer *w)
     if (!w) return;
     free(w->prefix);
     gn__arena_free(&w->arena);
-    gn__buf_free(&w->data);
+    for (int32_t i = 0; i < w->n_data; i++) gn__buf_free(&w->data[i]);
+    free(w->data);
     free(w->ents);
     free(w->hash);
     free(w);
@@ -458,13 +473,14 @@ static gn_status add_tensor(gn__bundle_writer *w, const char *key, size_t klen, 
     GN_TRY(new_entry(w, key, klen, &e, err));
     e->e->dtype = (Tensorflow__DataType)t->dtype;
     GN_TRY(set_shape(w, e->e->shape, t->rank, t->dims, err));
-    e->e->shard_id = 0;
-    e->e->offset = (int64_t)w->data.len;
-    size_t start = w->data.len;
+    gn__buf *data = &w->data[w->cur];
+    e->e->shard_id = w->cur;
+    e->e->offset = (int64_t)data->len;
+    size_t start = data->len;
     uint32_t crc;
     if (esz) {
         size_t bytes = (size_t)numel * esz;
-        gn__buf_append(&w->data, t->data, bytes);
+        gn__buf_append(data, t->data, bytes);
         crc = gn__crc32c(0, t->data, bytes);
     } else {
         /* varint64 lengths; masked CRC of the lengths (as uint32 LE, or uint64 past
@@ -473,7 +489,7 @@ static gn_status add_tensor(gn__bundle_writer *w, const char *key, size_t klen, 
         crc = 0;
         for (int64_t i = 0; i < numel; i++) {
             uint64_t len = s[i].len;
-            put_varint64(&w->data, len);
+            put_varint64(data, len);
             if (len <= UINT32_MAX) {
                 uint8_t le[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16), (uint8_t)(len >> 24)};
                 crc = gn__crc32c(crc, le, 4);
@@ -485,18 +501,18 @@ static gn_status add_tensor(gn__bundle_writer *w, const char *key, size_t klen, 
         }
         uint32_t lc = gn__crc32c_mask(crc);
         uint8_t le[4] = {(uint8_t)lc, (uint8_t)(lc >> 8), (uint8_t)(lc >> 16), (uint8_t)(lc >> 24)};
-        gn__buf_append(&w->data, le, 4);
+        gn__buf_append(data, le, 4);
         crc = gn__crc32c(crc, le, 4);
         for (int64_t i = 0; i < numel; i++) {
             if (s[i].len && !s[i].ptr)
                 return gn__fail(err, GN_ERR_ARG, "bundle writer: key '%s': string %lld has no bytes", kd,
                                 (long long)i);
-            gn__buf_append(&w->data, s[i].ptr, s[i].len);
+            gn__buf_append(data, s[i].ptr, s[i].len);
             if (s[i].len) crc = gn__crc32c(crc, s[i].ptr, s[i].len);
         }
     }
-    if (w->data.oom) return gn__fail(err, GN_ERR_NOMEM, "bundle writer: out of memory for key '%s'", kd);
-    e->e->size = (int64_t)(w->data.len - start);
+    if (data->oom) return gn__fail(err, GN_ERR_NOMEM, "bundle writer: out of memory for key '%s'", kd);
+    e->e->size = (int64_t)(data->len - start);
     e->e->crc32c = gn__crc32c_mask(crc);
     return GN_OK;
 }
@@ -543,6 +559,7 @@ gn_status gn__bundle_writer_add_slice(gn__bundle_writer *w, const char *key, int
         GN_TRY(new_entry(w, key, klen, &e, err));
         e->e->dtype = (Tensorflow__DataType)t->dtype;
         GN_TRY(set_shape(w, e->e->shape, rank, full, err));
+        e->e->shard_id = w->cur;   /* MergeV2Checkpoints: the shard of the first slice */
     } else {
         e = &w->ents[i];
         bool same = e->e->n_slices > 0 && (int32_t)e->e->dtype == t->dtype && e->e->shape->n_dim == (size_t)rank;
@@ -595,6 +612,31 @@ gn_status gn__bundle_writer_add_slice(gn__bundle_writer *w, const char *key, int
     return GN_OK;
 }
 
+gn_status gn__bundle_writer_set_shard(gn__bundle_writer *w, int32_t shard, gn__err *err)
+{
+    if (shard < 0 || shard >= 99999)
+        return gn__fail(err, GN_ERR_ARG, "bundle writer: data shard %d is out of range", shard);
+    if (shard >= w->n_data) {
+        gn__buf *nd = realloc(w->data, (size_t)(shard + 1) * sizeof *nd);
+        if (!nd) return gn__fail(err, GN_ERR_NOMEM, "bundle writer: out of memory");
+        w->data = nd;
+        for (int32_t i = w->n_data; i <= shard; i++) gn__buf_init(&w->data[i]);
+        w->n_data = shard + 1;
+    }
+    if (w->num_shards < w->n_data) w->num_shards = w->n_data;
+    w->cur = shard;
+    return GN_OK;
+}
+
+gn_status gn__bundle_writer_set_num_shards(gn__bundle_writer *w, int32_t num_shards, gn__err *err)
+{
+    if (num_shards < w->n_data || num_shards > 99999)
+        return gn__fail(err, GN_ERR_ARG, "bundle writer: num_shards %d is below the %d data shards written",
+                        num_shards, w->n_data);
+    w->num_shards = num_shards;
+    return GN_OK;
+}
+
 static int wentry_cmp(const void *a, const void *b)
 {
     const wentry *x = a, *y = b;
@@ -621,7 +663,7 @@ static gn_status build_index(gn__bundle_writer *w, gn__buf *out, gn__err *err)
     Tensorflow__BundleHeaderProto hdr = TENSORFLOW__BUNDLE_HEADER_PROTO__INIT;
     Tensorflow__VersionDef ver = TENSORFLOW__VERSION_DEF__INIT;
     ver.producer = 1;
-    hdr.num_shards = 1;
+    hdr.num_shards = w->num_shards;
     hdr.endianness = TENSORFLOW__BUNDLE_HEADER_PROTO__ENDIANNESS__LITTLE;
     hdr.version = &ver;
     gn_status st = GN_OK;
@@ -656,14 +698,23 @@ gn_status gn__bundle_writer_finish(gn__bundle_writer *w, gn__err *err)
     size_t pn = strlen(w->prefix);
     char *dpath = malloc(pn + 32), *ipath = malloc(pn + 8);
     if (st == GN_OK && (!dpath || !ipath)) st = gn__fail(err, GN_ERR_NOMEM, "bundle writer: out of memory");
+    int32_t written = 0;
     if (st == GN_OK) {
-        snprintf(dpath, pn + 32, "%s.data-00000-of-00001", w->prefix);
-        snprintf(ipath, pn + 8, "%s.index", w->prefix);
-        st = gn__write_file_atomic(dpath, w->data.data ? w->data.data : "", w->data.len, err);
-        if (st == GN_OK) {
-            st = gn__write_file_atomic(ipath, idx.data, idx.len, err);
-            if (st != GN_OK) unlink(dpath);
+        for (; st == GN_OK && written < w->n_data; written++) {
+            snprintf(dpath, pn + 32, "%s.data-%05d-of-%05d", w->prefix, written, w->num_shards);
+            const gn__buf *d = &w->data[written];
+            st = gn__write_file_atomic(dpath, d->data ? d->data : "", d->len, err);
         }
+        if (st != GN_OK) written--;
+        if (st == GN_OK) {
+            snprintf(ipath, pn + 8, "%s.index", w->prefix);
+            st = gn__write_file_atomic(ipath, idx.data, idx.len, err);
+        }
+        if (st != GN_OK)
+            for (int32_t i = 0; i < written; i++) {
+                snprintf(dpath, pn + 32, "%s.data-%05d-of-%05d", w->prefix, i, w->num_shards);
+                unlink(dpath);
+            }
     }
     free(dpath);
     free(ipath);

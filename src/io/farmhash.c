@@ -144,3 +144,13 @@ uint64_t gn__fingerprint64(const void *data, size_t len)
     return hash_len16(hash_len16(v.first, w.first, mul) + shift_mix(y) * k0 + z,
                       hash_len16(v.second, w.second, mul) + x, mul);
 }
+
+uint64_t gn__fingerprint_cat64(uint64_t fp1, uint64_t fp2)
+{
+    const uint64_t mul = 0xc6a4a7935bd1e995ull;
+    uint64_t r = fp1 ^ mul;
+    r ^= shift_mix(fp2 * mul) * mul;
+    r *= mul;
+    r = shift_mix(r) * mul;
+    return shift_mix(r);
+}

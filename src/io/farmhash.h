@@ -8,5 +8,7 @@
 #include <stdint.h>
 
 uint64_t gn__fingerprint64(const void *data, size_t len);
+/* TensorFlow's FingerprintCat64(fp1, fp2): two fingerprints combined (order matters). */
+uint64_t gn__fingerprint_cat64(uint64_t fp1, uint64_t fp2);
 
 #endif

@@ -1,5 +1,6 @@
 /* SavedModel reading: tags, signatures, variables and assets of the chosen
  * MetaGraphDef (include/grapnel/savedmodel.h). Freezing is in freeze.c. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,18 +233,43 @@ static bool listed_key(const char *k)
     return strcmp(k, "_CHECKPOINTABLE_OBJECT_GRAPH") != 0;
 }
 
+void gn__savedmodel_drop_index(gn__savedmodel *s)
+{
+    if (s) gn__bundle_close(atomic_exchange(&s->index, NULL));
+}
+
+/* The variables' bundle of g, opened once per loaded SavedModel (shared by
+ * its clones) and kept: the index queries read only its index. *out stays
+ * NULL without variables. */
+static gn_status cached_index(gn_graph *g, gn__bundle **out)
+{
+    *out = NULL;
+    if (!g->saved) return GN_OK;
+    gn__bundle *b = atomic_load(&g->saved->index);
+    if (!b) {
+        GN_TRY(gn__savedmodel_open_bundle(g, &b));
+        if (!b) return GN_OK;
+        gn__bundle *expected = NULL;
+        if (!atomic_compare_exchange_strong(&g->saved->index, &expected, b)) {
+            gn__bundle_close(b);   /* another thread opened it first */
+            b = expected;
+        }
+    }
+    *out = b;
+    return GN_OK;
+}
+
 gn_status gn_graph_variable_count(gn_graph *g, size_t *count)
 {
     *count = 0;
     if (!g) return GN_ERR_ARG;
     gn__err_clear(&g->err);
     gn__bundle *b = NULL;
-    GN_TRY(gn__savedmodel_open_bundle(g, &b));
+    GN_TRY(cached_index(g, &b));
     if (!b) return GN_OK;
     size_t n = 0;
     for (size_t i = 0; i < gn__bundle_count(b); i++)
         if (listed_key(gn__bundle_key(b, i))) n++;
-    gn__bundle_close(b);
     *count = n;
     return GN_OK;
 }
@@ -254,7 +280,7 @@ gn_status gn_graph_variable(gn_graph *g, size_t i, gn_variable_info *out)
     if (!g) return GN_ERR_ARG;
     gn__err_clear(&g->err);
     gn__bundle *b = NULL;
-    GN_TRY(gn__savedmodel_open_bundle(g, &b));
+    GN_TRY(cached_index(g, &b));
     if (!b) return gn__fail(&g->err, GN_ERR_ARG, "variable %zu: the graph has no variables", i);
     size_t n = 0;
     gn_status s = GN_OK;
@@ -281,7 +307,6 @@ gn_status gn_graph_variable(gn_graph *g, size_t i, gn_variable_info *out)
             out->bytes = e ? (uint64_t)e->size : 0;
         }
     }
-    gn__bundle_close(b);
     return s;
 }
 

@@ -5,7 +5,8 @@
  * here, shared by reference between a graph and its clones. Everything the
  * MetaGraphDef holds besides graph_def (signature_def, saver_def,
  * object_graph_def, asset_file_def, meta_info_def, collection_def) is read from
- * mg; the graph itself is the IR. Immutable once attached.
+ * mg; the graph itself is the IR. Immutable once attached, but for the
+ * variables' index, opened once on first use and then shared.
  *
  * Readers (src/io/savedmodel.c): signatures, variables, assets, freezing.
  * Writers (src/io/savedmodel_write.c): gn_savedmodel_save and SaveOptions. */
@@ -23,6 +24,10 @@ typedef struct gn__savedmodel {
     const Tensorflow__MetaGraphDef *mg;      /* the MetaGraphDef chosen by tag */
     char *dir;                               /* the SavedModel directory (no trailing '/');
                                                 NULL when loaded from a buffer */
+    _Atomic(struct gn__bundle *) index;      /* the variables' bundle, opened on first use by
+                                                the index queries (gn__savedmodel_index) and
+                                                closed with the last reference; only its
+                                                index is read through it */
 } gn__savedmodel;
 
 /* Takes a reference on blob; dir is copied (may be NULL). NULL on OOM. */
@@ -30,5 +35,7 @@ gn__savedmodel *gn__savedmodel_new(gn__blob *blob, const Tensorflow__SavedModel 
                                    const Tensorflow__MetaGraphDef *mg, const char *dir);
 gn__savedmodel *gn__savedmodel_ref(gn__savedmodel *s);
 void gn__savedmodel_unref(gn__savedmodel *s);   /* NULL is a no-op */
+/* Closes the cached bundle (gn__savedmodel_unref calls it). */
+void gn__savedmodel_drop_index(gn__savedmodel *s);
 
 #endif

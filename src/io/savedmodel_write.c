@@ -8,7 +8,10 @@
  * assets and meta_info_def kept; a GraphDef gets a serving signature from the
  * feeds and fetches) and everything is written into DIR.tmp-XXXXXX, renamed
  * to DIR at the end. Variables are the loaded SavedModel's checkpoint files,
- * copied byte for byte (no SaveOptions field changes their contents). */
+ * copied byte for byte, except under MaxShardSizePolicy, which rewrites them
+ * split across shards as TensorFlow does (src/io/bundle_shard.c). With
+ * experimental_image_format a SavedModel past the proto splitter's maximum is
+ * written as the chunked saved_model.cpb (src/io/savedmodel_chunked.c). */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700
 
@@ -24,9 +27,11 @@
 
 #include "grapnel/save.h"
 #include "graph/ir.h"
+#include "io/bundle.h"
 #include "io/farmhash.h"
 #include "io/graphdef.h"
 #include "io/pbcanon.h"
+#include "io/savedmodel_chunked.h"
 #include "io/savedmodel.h"
 #include "ops/registry.h"
 #include "ops/shape.h"
@@ -45,6 +50,7 @@ typedef struct wctx {
     const char *src_dir;
     gn__arena a;
     ProtobufCAllocator pa;
+    int64_t chunk_max;                  /* the proto splitter's maximum chunk size */
 } wctx;
 
 static gn_status fail(wctx *c, gn_status code, const char *fmt, ...) GN__PRINTF(3, 4);
@@ -564,6 +570,80 @@ static void remove_tree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | F
 
 static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+typedef struct var_ref {
+    const char *key;
+    int32_t shard;
+    int64_t offset;
+} var_ref;
+
+static int cmp_var_ref(const void *a, const void *b)
+{
+    const var_ref *x = a, *y = b;
+    if (x->shard != y->shard) return x->shard < y->shard ? -1 : 1;
+    if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+/* MaxShardSizePolicy: the checkpoint's tensors rewritten, split across shards
+ * as TensorFlow splits them (gn__bundle_write_max_shard). TensorFlow hands
+ * the policy the tensors in its save order, which is the order they lie in
+ * the data files of a checkpoint it wrote: the order used here. (A tensor
+ * that was already partitioned in the source is read whole and placed by its
+ * full-tensor entry.) */
+static gn_status write_variables_max_shard(wctx *c, const char *vdir, const char *odir, uint64_t *index_fp)
+{
+    char *src = path_join(c, vdir, "variables");
+    char *dst = path_join(c, odir, "variables");
+    char *idx = path_join(c, odir, "variables.index");
+    if (!src || !dst || !idx) return fail(c, GN_ERR_NOMEM, "out of memory");
+    gn__bundle *b = NULL;
+    GN_TRY(gn__bundle_open(src, &b, &c->g->err));
+    size_t n = gn__bundle_count(b);
+    var_ref *refs = calloc(n + 1, sizeof *refs);
+    gn__tensor *ts = calloc(n + 1, sizeof *ts);
+    const char **keys = calloc(n + 1, sizeof *keys);
+    gn_status s = GN_OK;
+    if (!refs || !ts || !keys) s = fail(c, GN_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; s == GN_OK && i < n; i++) {
+        const Tensorflow__BundleEntryProto *e = gn__bundle_entry(b, gn__bundle_key(b, i));
+        refs[i].key = gn__bundle_key(b, i);
+        refs[i].shard = e ? e->shard_id : 0;
+        refs[i].offset = e ? e->offset : 0;
+    }
+    if (s == GN_OK) qsort(refs, n, sizeof *refs, cmp_var_ref);
+    size_t nread = 0;
+    for (; s == GN_OK && nread < n; nread++) {
+        keys[nread] = refs[nread].key;
+        s = gn__bundle_read(b, refs[nread].key, &ts[nread], &c->g->err);
+    }
+    if (s != GN_OK && nread) nread--;
+    gn__bundle_writer *bw = NULL;
+    if (s == GN_OK) s = gn__bundle_writer_new(dst, &bw, &c->g->err);
+    if (s == GN_OK) {
+        s = gn__bundle_write_max_shard(bw, n, keys, ts, c->o.max_shard_size, &c->g->err);
+        if (s == GN_OK) s = gn__bundle_writer_finish(bw, &c->g->err);
+        else gn__bundle_writer_abort(bw);
+        if (s != GN_OK) {
+            char msg[sizeof c->g->err.msg];
+            snprintf(msg, sizeof msg, "%s", c->g->err.msg);
+            fail(c, s, "experimental_sharding_callback: %s", msg);
+        }
+    }
+    for (size_t i = 0; i < nread; i++) gn__tensor_release(&ts[i]);
+    free(refs);
+    free(ts);
+    free(keys);
+    gn__bundle_close(b);
+    if (s == GN_OK) {
+        uint8_t *data = NULL;
+        size_t len = 0;
+        s = gn__read_file(idx, &data, &len, &c->g->err);
+        if (s == GN_OK) *index_fp = gn__fingerprint64(data ? (const void *)data : "", len);
+        free(data);
+    }
+    return s;
+}
+
 /* The checkpoint: the loaded SavedModel's variables/ files, byte for byte.
  * *index_fp gets Fingerprint64 of variables.index (0 when none). */
 static gn_status write_variables(wctx *c, const char *tmp, uint64_t *index_fp)
@@ -579,8 +659,6 @@ static gn_status write_variables(wctx *c, const char *tmp, uint64_t *index_fp)
     if (!d) return fail(c, GN_ERR_IO, "%s: %s", vdir, strerror(errno));
     size_t n = 0, cap = 8;
     char **names = malloc(cap * sizeof *names);
-    uint64_t data_bytes = 0;
-    uint32_t shards = 0;
     gn_status s = GN_OK;
     struct dirent *de;
     while (names && (de = readdir(d)) != NULL) {
@@ -592,26 +670,18 @@ static gn_status write_variables(wctx *c, const char *tmp, uint64_t *index_fp)
         }
         names[n] = gn__arena_strdup(&c->a, de->d_name);
         if (!names[n]) break;
-        if (names[n][10] == 'd') {
-            char *p = path_join(c, vdir, names[n]);
-            if (p && stat(p, &st) == 0) data_bytes += (uint64_t)st.st_size;
-            shards++;
-        }
         n++;
     }
     closedir(d);
     if (!names) return fail(c, GN_ERR_NOMEM, "out of memory");
     qsort(names, n, sizeof *names, cmp_cstr);
-    if (c->o.experimental_sharding_callback == GN_SHARDING_MAX_SHARD_SIZE &&
-        (shards > 1 || data_bytes > (uint64_t)c->o.max_shard_size)) {
-        s = fail(c, GN_ERR_UNSUPPORTED,
-                 "experimental_sharding_callback: MaxShardSizePolicy(%" PRId64 ") would split the checkpoint's %" PRIu64
-                 " bytes of variables across shards; grapnel writes the checkpoint's shards as they are",
-                 c->o.max_shard_size, data_bytes);
-    }
     char *odir = path_join(c, tmp, "variables");
     if (s == GN_OK && !odir) s = fail(c, GN_ERR_NOMEM, "out of memory");
     if (s == GN_OK && mkdir(odir, 0755) != 0) s = fail(c, GN_ERR_IO, "%s: %s", odir, strerror(errno));
+    if (s == GN_OK && c->o.experimental_sharding_callback == GN_SHARDING_MAX_SHARD_SIZE) {
+        free(names);
+        return write_variables_max_shard(c, vdir, odir, index_fp);
+    }
     for (size_t i = 0; s == GN_OK && i < n; i++) {
         char *from = path_join(c, vdir, names[i]), *to = path_join(c, odir, names[i]);
         if (!from || !to) s = fail(c, GN_ERR_NOMEM, "out of memory");
@@ -806,11 +876,11 @@ static gn_status save(wctx *c, const char *dir)
     sm.n_meta_graphs = 1;
     sm.meta_graphs = &mg;
     size_t size = protobuf_c_message_get_packed_size(&sm.base);
-    if (size > (size_t)INT32_MAX)
+    if (size > (size_t)INT32_MAX && !c->o.experimental_image_format)
         return fail(c, GN_ERR_UNSUPPORTED,
-                    "%s: the SavedModel proto would be %zu bytes, over protobuf's 2 GiB limit; grapnel does not "
-                    "write the chunked saved_model.cpb format (experimental_image_format%s)",
-                    dir, size, c->o.experimental_image_format ? " is set but not implemented" : " is not set either");
+                    "%s: the SavedModel proto would be %zu bytes, over protobuf's 2 GiB limit; save it with "
+                    "experimental_image_format (the chunked saved_model.cpb)",
+                    dir, size);
 
     /* the files, in a fresh sibling directory renamed at the end */
     size_t dl = strlen(dir);
@@ -824,8 +894,12 @@ static gn_status save(wctx *c, const char *dir)
     gn_status s = write_variables(c, tmp, &index_fp);
     if (s == GN_OK) s = write_assets(c, tmp);
     char *smpath = path_join(c, tmp, "saved_model.pb");
-    if (s == GN_OK && !smpath) s = fail(c, GN_ERR_NOMEM, "out of memory");
-    if (s == GN_OK) {
+    char *cpbpath = path_join(c, tmp, "saved_model.cpb");
+    if (s == GN_OK && (!smpath || !cpbpath)) s = fail(c, GN_ERR_NOMEM, "out of memory");
+    bool chunked = false;
+    if (s == GN_OK && c->o.experimental_image_format)
+        s = gn__savedmodel_write_chunked(&sm, cpbpath, c->chunk_max, &c->a, &chunked, &sm_fp, &c->g->err);
+    if (s == GN_OK && !chunked) {
         uint8_t *bytes = NULL;
         size_t nbytes = 0;
         s = gn__pack_deterministic(&sm.base, &bytes, &nbytes, &c->g->err);
@@ -836,7 +910,8 @@ static gn_status save(wctx *c, const char *dir)
     if (s == GN_OK) {
         Tensorflow__FingerprintDef fp = TENSORFLOW__FINGERPRINT_DEF__INIT;
         Tensorflow__VersionDef ver = TENSORFLOW__VERSION_DEF__INIT;
-        ver.producer = 1;
+        /* a chunked image: producer 2, and the checksum over its chunks */
+        ver.producer = chunked ? 2 : 1;
         fp.saved_model_checksum = sm_fp;
         fp.checkpoint_hash = index_fp;
         fp.version = &ver;
@@ -877,6 +952,11 @@ gn_status gn_savedmodel_save(gn_graph *g, const char *dir, const gn_save_options
                         "(call gn_save_params_init)", (unsigned)p->struct_size);
     if (p) memcpy(&dp, p, p->struct_size);
     c.p = &dp;
+    if (dp.struct_size >= offsetof(gn_save_params, chunk_max_size) + sizeof dp.chunk_max_size &&
+        dp.chunk_max_size < 0)
+        return gn__fail(&g->err, GN_ERR_ARG, "gn_save_params: chunk_max_size %lld is negative",
+                        (long long)dp.chunk_max_size);
+    c.chunk_max = dp.chunk_max_size > 0 ? dp.chunk_max_size : GN__CPB_MAX_SIZE;
     if (c.o.experimental_sharding_callback == GN_SHARDING_MAX_SHARD_SIZE && c.o.max_shard_size <= 0)
         return gn__fail(&g->err, GN_ERR_ARG, "MaxShardSizePolicy: max_shard_size must be positive");
     if ((unsigned)c.o.experimental_variable_policy > GN_VARIABLE_POLICY_EXPAND_DISTRIBUTED_VARIABLES)
