@@ -415,6 +415,108 @@ static void test_prune_library(void **state)
     gn_graph_free(g);
 }
 
+/* ---- function.symbolic_gradient ------------------------------------------------------------- */
+static uint32_t count_calls(const gn_graph *g);
+/* sq(a) = a * a, its registered gradient sq_grad(a, dy) = dy * 2a; and
+ * cube(a) = a * a * a without one. */
+#define FN_SQ_GRAD                                                                                                   \
+    "function { signature { name: 'sq' input_arg { name: 'a' type: DT_FLOAT } output_arg { name: 'y' type: "        \
+    "DT_FLOAT } }\n node_def { name: 'm' op: 'Mul' input: 'a' input: 'a' " TF "}\n ret { key: 'y' value: 'm:z:0' } }\n" \
+    "function { signature { name: 'sq_grad' input_arg { name: 'a' type: DT_FLOAT } input_arg { name: 'dy' type: "   \
+    "DT_FLOAT } output_arg { name: 'da' type: DT_FLOAT } }\n" FCONST("two", "2")                                    \
+    "node_def { name: 'ta' op: 'Mul' input: 'a' input: 'two:output:0' " TF "}\n"                                   \
+    "node_def { name: 'g' op: 'Mul' input: 'dy' input: 'ta:z:0' " TF "}\n ret { key: 'da' value: 'g:z:0' } }\n"    \
+    "function { signature { name: 'cube' input_arg { name: 'a' type: DT_FLOAT } output_arg { name: 'y' type: "      \
+    "DT_FLOAT } }\n node_def { name: 'm' op: 'Mul' input: 'a' input: 'a' " TF "}\n"                                \
+    "node_def { name: 'm2' op: 'Mul' input: 'm:z:0' input: 'a' " TF "}\n ret { key: 'y' value: 'm2:z:0' } }\n"     \
+    "gradient { function_name: 'sq' gradient_func: 'sq_grad' }\n"
+#define SG(n, fn)                                                                                                    \
+    "node { name: '" n "' op: 'SymbolicGradient' input: 'x' input: 'dy' "                                           \
+    "attr { key: 'Tin' value { list { type: DT_FLOAT type: DT_FLOAT } } } "                                         \
+    "attr { key: 'Tout' value { list { type: DT_FLOAT } } } attr { key: 'f' value { func { name: '" fn "' } } } }\n"
+
+static void test_symbolic_gradient(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(PH("x") PH("dy") SG("g", "sq") SG("h", "cube") "node { name: 'y' op: 'Neg' input: 'g' " TF
+                                  "}\n library { " FN_SQ_GRAD "}\n");
+    gn_pt_preserve_list(g, "x,dy,y,h");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_pass(&f, "function");
+    assert_true(gn_pt_fx_run(&f, gn__pass_function, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); dy=Placeholder(); h=SymbolicGradient(x, dy); y=Neg(g/output/_0); "
+                         "g/input/_0=Identity(x); g/input/_1=Identity(dy); g/two=Const(); g/ta=Mul(g/input/_0, g/two); "
+                         "g/g=Mul(g/input/_1, g/ta); g/output/_0=Identity(g/g)");
+    gn_pt_fx_expect_event(&f, "function.symbolic_gradient: g: SymbolicGradient of 'sq' is now a call of its gradient "
+                              "function 'sq_grad'");
+    gn_pt_fx_expect_event(&f, "function.symbolic_gradient: h: not expanded: 'cube' has no gradient function in the "
+                              "library (building a gradient from the gradients of its ops is not implemented)");
+    /* y = -(dy * 2x) */
+    float dys[6] = {1.0f, -2.0f, 0.5f, 3.0f, 0.25f, -1.0f};
+    gn_tensor t[2] = {gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6), gn_pt_view(DT_FLOAT, dys, sizeof dys, 1, d6)};
+    const char *fn[2] = {"x", "dy"}, *xn[1] = {"y"};
+    gn_tensor o;
+    gn_pt_run_graph(g, fn, t, 2, xn, &o, 1);
+    for (int k = 0; k < 6; k++) assert_float_equal(((const float *)o.data)[k], -(dys[k] * 2.0f * xs[k]), 0.0f);
+    gn_tensor_free(&o);
+    gn_pt_fx_free(&f);
+    gn_graph_free(g);
+}
+
+/* graphdef2mlir/graph-gradient-def: SymbolicGradient of foo (x -> e^x - e^-x),
+ * whose registered gradient foo_grad(x, dy) = x * dy (as the test graph
+ * defines it, not the true derivative), at x = Const 0.25 with dy = ones. As
+ * TensorFlow 2.21's function optimizer: foo and the SymbolicGradient are
+ * inlined (the gradient through foo_grad) and the default pipeline leaves one
+ * Const; TensorFlow computes 0.25 for the fetch. */
+static void test_corpus_symbolic_gradient(void **state)
+{
+    (void)state;
+    char path[4096];
+    if (!gn_test_corpus("tensorflow__tensorflow/"
+                        "tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__graph-gradient-def.pbtxt",
+                        path, sizeof path))
+        skip();
+    gn_graph *g = NULL;
+    if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("%s", gn_graph_errmsg(g));
+    gn_pt_preserve_list(g, "gradients/foo_grad/SymbolicGradient");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_pass(&f, "function");
+    assert_true(gn_pt_fx_run(&f, gn__pass_function, g));
+    gn_pt_fx_expect_event(&f, "function.symbolic_gradient: gradients/foo_grad/SymbolicGradient: SymbolicGradient of "
+                              "'foo' is now a call of its gradient function 'foo_grad'");
+    for (gn_id i = 0; i < g->n_nodes; i++)
+        if (gn__node_live(g, i)) assert_string_not_equal(gn__node_op(g, i), "SymbolicGradient");
+    assert_int_equal(count_calls(g), 0);
+    gn_pt_check_valid(g, "graph-gradient-def");
+    const char *xn[1] = {"gradients/foo_grad/SymbolicGradient"};
+    gn_tensor o;
+    gn_pt_run_graph(g, NULL, NULL, 0, xn, &o, 1);
+    assert_int_equal(o.dtype, DT_FLOAT);
+    assert_float_equal(*(const float *)o.data, 0.25f, 0.0f);
+    gn_tensor_free(&o);
+    gn_pt_fx_free(&f);
+    gn_graph_free(g);
+    /* the default pipeline: one Const, as Grappler */
+    assert_int_equal(gn_graph_load(path, NULL, &g), GN_OK);
+    gn_options opt;
+    gn_options_init(&opt);
+    gn_optimize_params pr;
+    gn_optimize_params_init(&pr);
+    pr.fetches = xn;
+    pr.n_fetches = 1;
+    gn_report *r = NULL;
+    assert_int_equal(gn_optimize(g, &opt, &pr, &r), GN_OK);
+    gn_report_free(r);
+    assert_int_equal(g->n_live, 1);
+    gn_pt_run_graph(g, NULL, NULL, 0, xn, &o, 1);
+    assert_float_equal(*(const float *)o.data, 0.25f, 0.0f);
+    gn_tensor_free(&o);
+    gn_graph_free(g);
+}
+
 /* ---- function.lower_if ----------------------------------------------------------------------- */
 #define FN_BRANCHES                                                                                                  \
     "function { signature { name: 'then_f' input_arg { name: 'a' type: DT_FLOAT } output_arg { name: 'y' type: "    \
@@ -568,6 +670,131 @@ static void test_lower_refusals(void **state)
     gn_graph_free(g);
 }
 
+/* ---- function.lower_case --------------------------------------------------------------------- */
+#define FN_ADD_ONE_B                                                                                                 \
+    "function { signature { name: 'inc_f' input_arg { name: 'a' type: DT_FLOAT } output_arg { name: 'y' type: "     \
+    "DT_FLOAT } }\n" FCONST("one", "1")                                                                             \
+    "node_def { name: 'add' op: 'AddV2' input: 'a' input: 'one:output:0' " TF "}\n ret { key: 'y' value: 'add:z:0' } }\n"
+#define CASE_GRAPH(lower)                                                                                            \
+    PH("x") "node { name: 'i' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT32 } } }\n"                 \
+    "node { name: 'c' op: 'StatelessCase' input: 'i' input: 'x' "                                                   \
+    "attr { key: 'Tin' value { list { type: DT_FLOAT } } } attr { key: 'Tout' value { list { type: DT_FLOAT } } } " \
+    "attr { key: 'branches' value { list { func { name: 'then_f' } func { name: 'else_f' } func { name: 'inc_f' } " \
+    "} } } " lower "}\n"                                                                                            \
+    "node { name: 'y' op: 'Abs' input: 'c' " TF "}\n"                                                              \
+    "library { " FN_BRANCHES FN_ADD_ONE_B "}\n"
+
+static void run_case(const gn_graph *gr, int32_t iv, float *out)
+{
+    gn_tensor t[2] = {gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6), gn_pt_view(3, &iv, sizeof iv, 0, NULL)};
+    const char *fn[2] = {"x", "i"}, *xn[1] = {"y"};
+    gn_tensor o;
+    gn_pt_run_graph(gr, fn, t, 2, xn, &o, 1);
+    assert_int_equal(o.dtype, DT_FLOAT);
+    memcpy(out, o.data, sizeof xs);
+    gn_tensor_free(&o);
+}
+
+static void test_lower_case(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(CASE_GRAPH(LOWER_ATTR));
+    gn_pt_preserve_list(g, "x,i,y");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_pass(&f, "function");
+    f.o.lower_control_flow = 1;
+    assert_true(gn_pt_fx_run(&f, gn__pass_function, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); i=Placeholder(); y=Abs(c/output_0); c/branch_index=_SwitchN(i, i); "
+                         "c/pivot_0=Identity(c/branch_index); c/pivot_1=Identity(c/branch_index:1); "
+                         "c/pivot_2=Identity(c/branch_index:2); c/input_0=_SwitchN(x, i); "
+                         "c/output_0=Merge(c/branch0/output/_0, c/branch1/output/_0, c/branch2/output/_0); "
+                         "c/branch_executed=Merge(c/pivot_0, c/pivot_1, c/pivot_2, ^c/branch0/output_control_node, "
+                         "^c/branch1/output_control_node, ^c/branch2/output_control_node); "
+                         "c/branch0/input_control_node=NoOp(^c/pivot_0); "
+                         "c/branch0/input/_0=Identity(c/input_0, ^c/branch0/input_control_node); "
+                         "c/branch0/k=Const(^c/branch0/input_control_node); c/branch0/m=Mul(c/branch0/input/_0, c/branch0/k); "
+                         "c/branch0/output/_0=Identity(c/branch0/m); c/branch0/output_control_node=NoOp(^c/branch0/output/_0); "
+                         "c/branch1/input_control_node=NoOp(^c/pivot_1); "
+                         "c/branch1/input/_0=Identity(c/input_0:1, ^c/branch1/input_control_node); "
+                         "c/branch1/n=Neg(c/branch1/input/_0); c/branch1/output/_0=Identity(c/branch1/n); "
+                         "c/branch1/output_control_node=NoOp(^c/branch1/output/_0); "
+                         "c/branch2/input_control_node=NoOp(^c/pivot_2); "
+                         "c/branch2/input/_0=Identity(c/input_0:2, ^c/branch2/input_control_node); "
+                         "c/branch2/one=Const(^c/branch2/input_control_node); "
+                         "c/branch2/add=AddV2(c/branch2/input/_0, c/branch2/one); c/branch2/output/_0=Identity(c/branch2/add); "
+                         "c/branch2/output_control_node=NoOp(^c/branch2/output/_0)");
+    gn_pt_fx_expect_event(&f, "function.lower_case: lowered Case 'c' to _SwitchN / Merge");
+    gn_pt_fx_expect_event(&f, "function.inline: inlined 'c/branch2' (function 'inc_f', 6 nodes)");
+    assert_int_equal(g->n_fns, 0);
+    /* every branch, and out-of-range indices (the last branch, as Case) */
+    static const int32_t idx[5] = {0, 1, 2, 7, -1};
+    for (int j = 0; j < 5; j++) {
+        float a[6], b[6];
+        run_case(before, idx[j], a);
+        run_case(g, idx[j], b);
+        for (int k = 0; k < 6; k++) assert_float_equal(a[k], b[k], 0.0f);
+        float want = idx[j] == 0 ? 20.0f : idx[j] == 1 ? 2.0f : 3.0f; /* |x[1] = 2| through the branch */
+        assert_float_equal(b[1], want, 0.0f);
+    }
+    gn_pt_fx_free(&f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
+/* The corpus Case (graphdef2mlir/case_op: StatelessCase on Const 1 over two
+ * branches, x + 1 and x + 2, of Const 0) lowered by the default pipeline with
+ * lower_control_flow: no Case and no function left, and the same value. */
+static void test_corpus_case_lowered(void **state)
+{
+    (void)state;
+    char path[4096];
+    if (!gn_test_corpus("tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__case_op.pbtxt",
+                        path, sizeof path))
+        skip();
+    gn_graph *g = NULL;
+    if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("%s", gn_graph_errmsg(g));
+    gn_graph *before = gn_pt_clone(g);
+    /* the function pass alone: the Case is lowered, its branches inlined */
+    gn_pt_preserve_list(g, "indexed_case/Identity");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_pass(&f, "function");
+    f.o.lower_control_flow = 1;
+    assert_true(gn_pt_fx_run(&f, gn__pass_function, g));
+    gn_pt_fx_expect_event(&f, "function.lower_case: lowered Case 'indexed_case' to _SwitchN / Merge");
+    assert_int_equal(g->n_fns, 0);
+    for (gn_id i = 0; i < g->n_nodes; i++)
+        if (gn__node_live(g, i)) assert_string_not_equal(gn__node_op(g, i), "StatelessCase");
+    gn_pt_check_valid(g, "case_op");
+    const char *xn[1] = {"indexed_case/Identity"};
+    gn_pt_check_same(before, g, NULL, NULL, 0, xn, 1);
+    gn_tensor o;
+    gn_pt_run_graph(g, NULL, NULL, 0, xn, &o, 1);
+    assert_int_equal(o.dtype, 3);
+    assert_int_equal(*(const int32_t *)o.data, 2);
+    gn_tensor_free(&o);
+    gn_pt_fx_free(&f);
+    /* the default pipeline with lowering: folds to the constant 2 */
+    gn_graph *h = gn_pt_clone(before);
+    gn_options opt;
+    gn_options_init(&opt);
+    opt.lower_control_flow = 1;
+    gn_report *r = NULL;
+    gn_optimize_params pr;
+    gn_optimize_params_init(&pr);
+    pr.fetches = xn;
+    pr.n_fetches = 1;
+    assert_int_equal(gn_optimize(h, &opt, &pr, &r), GN_OK);
+    gn_report_free(r);
+    gn_pt_check_valid(h, "case_op");
+    gn_pt_check_same(before, h, NULL, NULL, 0, xn, 1);
+    gn_graph_free(h);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
 /* ---- corpus ---------------------------------------------------------------------------------- */
 static uint32_t count_calls(const gn_graph *g)
 {
@@ -674,6 +901,17 @@ static void test_corpus(void **state)
         }
         print_message("function %-80.80s calls %4u -> %4u  fns %3u -> %3u  nodes %6u -> %6u\n", m, calls0, calls1,
                       fns0, g->n_fns, live0, gn_pt_live_total(g));
+        /* bert1: 92 functions, the Keras layer functions each called from
+         * about five of the others. Inlining into every body while keeping the
+         * object graph's concrete functions copies each layer into each caller
+         * (the whole library grows about 3x); the function optimizer keeps
+         * only what the graph references, so the library goes and the graph
+         * and its functions shrink to what the signatures and the save /
+         * restore functions compute (7,932 -> 1,018 nodes). */
+        if (strstr(m, "regularization__testdata__bert1")) {
+            assert_int_equal(g->n_fns, 0);
+            assert_true(gn_pt_live_total(g) < live0 / 4);
+        }
         gn_pt_fx_free(&f);
         /* the default pipeline */
         gn_options o;
@@ -774,6 +1012,10 @@ int main(void)
         cmocka_unit_test(test_lower_if),
         cmocka_unit_test(test_lower_while),
         cmocka_unit_test(test_lower_refusals),
+        cmocka_unit_test(test_lower_case),
+        cmocka_unit_test(test_symbolic_gradient),
+        cmocka_unit_test(test_corpus_symbolic_gradient),
+        cmocka_unit_test(test_corpus_case_lowered),
         cmocka_unit_test(test_corpus),
         cmocka_unit_test(test_corpus_half_plus_two_tf2),
         cmocka_unit_test(test_corpus_numeric),

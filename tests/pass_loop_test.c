@@ -3,11 +3,13 @@
  * the original and rewritten graphs run on the CPU backend on the same feeds.
  * Then every corpus model through the pass (default and AGGRESSIVE): the
  * graph stays valid. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "grapnel/grapnel.h"
+#include "grapnel/optimizer.h"
 #include "graph/ir.h"
 #include "optimizer/pass.h"
 #include "testutil.h"
@@ -298,6 +300,195 @@ static void test_invariant_motion(void **state)
     gn_graph_free(g);
 }
 
+/* ---- loop.invariant_motion_functional ------------------------------------------------------------ */
+#define FCONST(n, v)                                                                                              \
+    "node_def { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' "    \
+    "value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: " v " } } } }\n"
+#define ICONST(n, v)                                                                                              \
+    "node_def { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' "    \
+    "value { tensor { dtype: DT_INT32 tensor_shape { } int_val: " v " } } } }\n"
+#define LOOP_SIG(name, outs)                                                                                      \
+    "signature { name: '" name "' input_arg { name: 'i' type: DT_INT32 } input_arg { name: 'v' type: DT_FLOAT } " \
+    "input_arg { name: 'sc' type: DT_FLOAT } " outs "}\n"
+/* cond(i, v, sc) = i < 3; body(i, v, sc) = (i + 1, v * exp(-sc) + sc * 2, sc) */
+#define LICM_FNS                                                                                                  \
+    "function { " LOOP_SIG("lcond", "output_arg { name: 'r' type: DT_BOOL } ") ICONST("three", "3")    \
+    "node_def { name: 'lt' op: 'Less' input: 'i' input: 'three:output:0' " TI "}\n"                               \
+    "ret { key: 'r' value: 'lt:z:0' } }\n"                                                                        \
+    "function { " LOOP_SIG("lbody", "output_arg { name: 'i2' type: DT_INT32 } output_arg { name: 'v2' type: "     \
+                                    "DT_FLOAT } output_arg { name: 's2' type: DT_FLOAT } ")                       \
+    ICONST("one", "1") FCONST("two", "2")                                                                         \
+    "node_def { name: 'inc' op: 'AddV2' input: 'i' input: 'one:output:0' " TI "}\n"                               \
+    "node_def { name: 'neg' op: 'Neg' input: 'sc' " TF "}\n"                                                      \
+    "node_def { name: 'e' op: 'Exp' input: 'neg:y:0' " TF "}\n"                                                   \
+    "node_def { name: 'k' op: 'Mul' input: 'sc' input: 'two:output:0' " TF "}\n"                                  \
+    "node_def { name: 'mul' op: 'Mul' input: 'v' input: 'e:y:0' " TF "}\n"                                        \
+    "node_def { name: 'add' op: 'AddV2' input: 'mul:z:0' input: 'k:z:0' " TF "}\n"                                \
+    "node_def { name: 'sid' op: 'Identity' input: 'sc' " TF "}\n"                                                 \
+    "ret { key: 'i2' value: 'inc:z:0' } ret { key: 'v2' value: 'add:z:0' } ret { key: 's2' value: 'sid:output:0' } " \
+    "}\n"
+#define LICM_LIB "library { " LICM_FNS "}\n"
+#define LICM_GRAPH(extra)                                                                                         \
+    PH("x") PH("s") INTC("i0", "0", "")                                                                           \
+    "node { name: 'w' op: 'StatelessWhile' input: 'i0' input: 'x' input: 's' "                                    \
+    "attr { key: 'T' value { list { type: DT_INT32 type: DT_FLOAT type: DT_FLOAT } } } "                          \
+    "attr { key: 'cond' value { func { name: 'lcond' } } } attr { key: 'body' value { func { name: 'lbody' } } } " \
+    "attr { key: 'output_shapes' value { list { shape { } shape { dim { size: 6 } } shape { } } } } "             \
+    "attr { key: 'parallel_iterations' value { i: 10 } } }\n"                                                     \
+    "node { name: 'y' op: 'Neg' input: 'w:1' " TF "}\n" extra LICM_LIB
+
+static void run_licm(const gn_graph *g, const char *const *xn, size_t nx, float *out)
+{
+    float sv = 0.75f;
+    gn_tensor t[2] = {gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6), gn_pt_view(DT_FLOAT, &sv, sizeof sv, 0, NULL)};
+    const char *fn[2] = {"x", "s"};
+    gn_tensor o[2];
+    gn_pt_run_graph(g, fn, t, 2, xn, o, nx);
+    for (size_t k = 0; k < nx; k++) {
+        assert_int_equal(o[k].dtype, DT_FLOAT);
+        memcpy(out + 6 * k, o[k].data, sizeof xs);
+        gn_tensor_free(&o[k]);
+    }
+}
+
+static void test_invariant_motion_functional(void **state)
+{
+    (void)state;
+    /* a second user of the body (a direct call) must keep seeing the original */
+    gn_graph *g = gn_pt_load_text(LICM_GRAPH(
+        "node { name: 'direct' op: 'PartitionedCall' input: 'i0' input: 'x' input: 's' "
+        "attr { key: 'Tin' value { list { type: DT_INT32 type: DT_FLOAT type: DT_FLOAT } } } "
+        "attr { key: 'Tout' value { list { type: DT_INT32 type: DT_FLOAT type: DT_FLOAT } } } "
+        "attr { key: 'f' value { func { name: 'lbody' } } } }\n"
+        "node { name: 'z' op: 'Neg' input: 'direct:1' " TF "}\n"));
+    gn_pt_preserve_list(g, "x,s,y,z");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    run_loop(&f, g, false); /* off unless AGGRESSIVE */
+    f.c.toggle = GN_TOGGLE_AGGRESSIVE;
+    run_loop(&f, g, true);
+    gn_pt_fx_expect_event(&f, "loop.invariant_motion_functional: w: 3 loop-invariant node(s) of body 'lbody' computed "
+                              "once before the loop, 2 new loop variable(s); body 'lbody_licm_for_w', cond "
+                              "'lcond_licm_for_w'");
+    gn_pt_expect_dump(g, "x=Placeholder(); s=Placeholder(); i0=Const(); "
+                         "w=StatelessWhile(i0, x, s, w/LoopOptimizer/k, w/LoopOptimizer/e); y=Neg(w:1); "
+                         "direct=PartitionedCall(i0, x, s); z=Neg(direct:1); w/LoopOptimizer/two=Const(); "
+                         "w/LoopOptimizer/neg=Neg(s); w/LoopOptimizer/k=Mul(s, w/LoopOptimizer/two); "
+                         "w/LoopOptimizer/e=Exp(w/LoopOptimizer/neg)");
+    gn__function *nb = gn__graph_find_function(g, "lbody_licm_for_w");
+    gn__function *nc = gn__graph_find_function(g, "lcond_licm_for_w");
+    assert_non_null(nb);
+    assert_non_null(nc);
+    gn_pt_expect_dump(nb->body, "i=_Arg(); v=_Arg(); sc=_Arg(); one=Const(); inc=AddV2(i, one); "
+                                 "mul=Mul(v, loop_invariant_1); add=AddV2(mul, loop_invariant_0); sid=Identity(sc); "
+                                 "_retval:i2=_Retval(inc); _retval:v2=_Retval(add); _retval:s2=_Retval(sid); "
+                                 "loop_invariant_0=_Arg(); _retval:loop_invariant_0_out=_Retval(loop_invariant_0); "
+                                 "loop_invariant_1=_Arg(); _retval:loop_invariant_1_out=_Retval(loop_invariant_1)");
+    gn_pt_expect_dump(nc->body, "i=_Arg(); v=_Arg(); sc=_Arg(); three=Const(); lt=Less(i, three); "
+                                 "_retval:r=_Retval(lt); loop_invariant_0=_Arg(); loop_invariant_1=_Arg()");
+    /* the original body is untouched for the direct call */
+    gn__function *ob = gn__graph_find_function(g, "lbody");
+    assert_non_null(ob);
+    assert_int_not_equal(gn__graph_find(ob->body, "neg"), GN_NONE);
+    assert_int_equal(ob->def->signature->n_input_arg, 3);
+    /* T, output_shapes: two more entries */
+    gn_id w = gn__graph_find(g, "w");
+    const Tensorflow__AttrValue *t = gn__node_attr(g, w, "T");
+    assert_int_equal(t->list->n_type, 5);
+    assert_int_equal(t->list->type[3], DT_FLOAT);
+    assert_int_equal(t->list->type[4], DT_FLOAT);
+    const Tensorflow__AttrValue *os = gn__node_attr(g, w, "output_shapes");
+    assert_int_equal(os->list->n_shape, 5);
+    assert_true(os->list->shape[3]->unknown_rank);
+    assert_int_equal(os->list->shape[1]->n_dim, 1);
+    gn_pt_check_valid(g, "functional invariant motion");
+    /* the same values: y = -(((x e^-s + 2s) e^-s + 2s) e^-s + 2s) */
+    const char *xn[2] = {"y", "z"};
+    float a[12], b[12];
+    run_licm(before, xn, 2, a);
+    run_licm(g, xn, 2, b);
+    double es = exp(-0.75), ks = 1.5;
+    for (int k = 0; k < 12; k++) assert_float_equal(a[k], b[k], 1e-6f);
+    for (int k = 0; k < 6; k++) {
+        double v = xs[k];
+        for (int it = 0; it < 3; it++) v = v * es + ks;
+        assert_float_equal(b[k], (float)-v, 1e-5f);
+        assert_float_equal(b[6 + k], (float)-(xs[k] * es + ks), 1e-5f);
+    }
+    /* nothing left to move: a second run changes nothing */
+    run_loop(&f, g, false);
+    gn_pt_fx_free(&f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
+/* Through the whole pipeline (loop_optimization AGGRESSIVE): the same values,
+ * the While calls the copies, and the originals, referenced by nothing any
+ * more, are dropped by the function optimizer's next iteration. */
+static void test_invariant_motion_functional_pipeline(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(LICM_GRAPH(""));
+    gn_graph *before = gn_pt_clone(g);
+    gn_options o;
+    gn_options_init(&o);
+    char err[256];
+    assert_int_equal(gn_options_parse(&o, "{'loop_optimization': 'AGGRESSIVE', 'min_graph_nodes': -1}", err, sizeof err),
+                     GN_OK);
+    const char *xn[1] = {"y"}, *feeds[2] = {"x", "s"};
+    gn_optimize_params pr;
+    gn_optimize_params_init(&pr);
+    pr.fetches = xn;
+    pr.n_fetches = 1;
+    pr.feeds = feeds;
+    pr.n_feeds = 2;
+    gn_report *r = NULL;
+    assert_int_equal(gn_optimize(g, &o, &pr, &r), GN_OK);
+    gn_report_free(r);
+    gn_pt_check_valid(g, "functional invariant motion (pipeline)");
+    gn_id w = gn__graph_find(g, "w");
+    assert_int_not_equal(w, GN_NONE);
+    assert_string_equal(gn__node_attr(g, w, "body")->func->name, "lbody_licm_for_w");
+    assert_int_equal(g->nodes[w].n_in, 5);
+    assert_null(gn__graph_find_function(g, "lbody"));
+    assert_null(gn__graph_find_function(g, "lcond"));
+    float a[6], b[6];
+    run_licm(before, xn, 1, a);
+    run_licm(g, xn, 1, b);
+    for (int k = 0; k < 6; k++) assert_float_equal(a[k], b[k], 1e-6f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
+/* Inside a function body the While is refused (the rewrite adds functions
+ * to the library, which a body's optimization cannot do). */
+static void test_invariant_motion_functional_in_body(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(
+        PH("x") PH("s") "node { name: 'call' op: 'PartitionedCall' input: 'x' input: 's' "
+        "attr { key: 'Tin' value { list { type: DT_FLOAT type: DT_FLOAT } } } "
+        "attr { key: 'Tout' value { list { type: DT_FLOAT } } } attr { key: 'f' value { func { name: 'outer' } } } }\n"
+        "library { function { signature { name: 'outer' input_arg { name: 'a' type: DT_FLOAT } input_arg { name: 'b' "
+        "type: DT_FLOAT } output_arg { name: 'o' type: DT_FLOAT } }\n" ICONST("z", "0")
+        "node_def { name: 'w' op: 'StatelessWhile' input: 'z:output:0' input: 'a' input: 'b' "
+        "attr { key: 'T' value { list { type: DT_INT32 type: DT_FLOAT type: DT_FLOAT } } } "
+        "attr { key: 'cond' value { func { name: 'lcond' } } } attr { key: 'body' value { func { name: 'lbody' } } } }\n"
+        "ret { key: 'o' value: 'w:output:1' } }\n" LICM_FNS "}\n");
+    gn__function *outer = gn__graph_find_function(g, "outer");
+    assert_non_null(outer);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_pass(&f, "loop");
+    f.c.toggle = GN_TOGGLE_AGGRESSIVE;
+    assert_false(gn_pt_fx_run_on(&f, gn__pass_loop, outer->body, "outer"));
+    gn_pt_fx_expect_event(&f, "loop.invariant_motion_functional: w: not moved: the While is inside a function body "
+                              "(a body cannot add the functions the rewrite needs)");
+    gn_pt_fx_free(&f);
+    gn_graph_free(g);
+}
+
 /* ---- corpus ---------------------------------------------------------------------------------------- */
 static void test_corpus(void **state)
 {
@@ -337,6 +528,9 @@ int main(void)
         cmocka_unit_test(test_dead_branch_control),  cmocka_unit_test(test_dead_branch_refusals),
         cmocka_unit_test(test_stack_push_removal),   cmocka_unit_test(test_functional_if),
         cmocka_unit_test(test_functional_case),      cmocka_unit_test(test_invariant_motion),
+        cmocka_unit_test(test_invariant_motion_functional),
+        cmocka_unit_test(test_invariant_motion_functional_pipeline),
+        cmocka_unit_test(test_invariant_motion_functional_in_body),
         cmocka_unit_test(test_corpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

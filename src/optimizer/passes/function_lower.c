@@ -37,8 +37,22 @@
  * in the same pass. Refused: a While with no inputs, one whose T is not a
  * type list matching its inputs.
  *
- * Case / StatelessCase marked for lowering are refused ("lowering Case is not
- * implemented"; function.lower_case). */
+ * function.lower_case: `y = Case(i, x0..xn)[branches=B0..Bm-1]` becomes, as
+ * lower_case_op.cc does, with p = "<case>/":
+ *   p+branch_index = _SwitchN(i, i)[num_outs=m]   (output b live when branch b
+ *                                                 runs; out of range: the last)
+ *   p+pivot_<b> = Identity(p+branch_index:b)              (one per branch)
+ *   p+input_<k> = _SwitchN(xk, i)[num_outs=m]              (one per input)
+ *   p+branch<b> = Bb(p+input_0:b, ..., ^p+pivot_<b>)       (a call by op name)
+ *   p+output_<k> = Merge(p+branch0:k, ..., p+branch<m-1>:k) (one per output)
+ *   p+branch_executed = Merge(p+pivot_0, ..., ^p+branch0, ...)
+ * (TensorFlow names the input switches after their producers and makes the
+ * names unique with a counter; ours are numbered, as for If.) Control
+ * consumers of the Case wait on branch_executed; the Case goes (kept as an
+ * IdentityN over the outputs, or a NoOp, when it is preserved). The branch
+ * calls are inlined by function.inline in the same pass. StatelessCase is
+ * lowered the same way. Refused: no branches, a branch not in the library,
+ * Tin / Tout not matching the inputs, a name already taken. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +60,7 @@
 #include "optimizer/inline.h"
 #include "optimizer/passes/function_impl.h"
 
+#define DT_INT32 3
 #define DT_BOOL 10
 
 static bool marked(const gn_graph *g, gn_id id)
@@ -485,6 +500,184 @@ out:
     return s;
 }
 
+/* ---- Case ------------------------------------------------------------------------------------ */
+static bool case_lowerable(const gn_graph *g, gn_id id, char *why, size_t n)
+{
+    const gn__node *nd = &g->nodes[id];
+    const Tensorflow__AttrValue *br = list_attr(g, id, "branches");
+    const Tensorflow__AttrValue *tin = list_attr(g, id, "Tin"), *tout = list_attr(g, id, "Tout");
+    if (!br || br->list->n_func == 0) {
+        snprintf(why, n, "no branch functions");
+        return false;
+    }
+    if (br->list->n_func > 4096) {
+        snprintf(why, n, "%zu branches (at most 4096)", br->list->n_func);
+        return false;
+    }
+    for (size_t b = 0; b < br->list->n_func; b++) {
+        const Tensorflow__NameAttrList *f = br->list->func[b];
+        if (!f || !f->name || !gn__graph_find_function(g, f->name)) {
+            snprintf(why, n, "branch function '%s' is not in the library", f && f->name ? f->name : "");
+            return false;
+        }
+    }
+    if (!tin || !tout || nd->n_in < 1 || tin->list->n_type != nd->n_in - 1) {
+        snprintf(why, n, "Tin / Tout do not match the inputs");
+        return false;
+    }
+    int32_t no = gn__node_num_outputs(g, id);
+    if (no < 0 || (size_t)no != tout->list->n_type) {
+        snprintf(why, n, "output count unknown");
+        return false;
+    }
+    const char *base = gn__node_name(g, id);
+    if (strlen(base) > 1900 || taken(g, base, "branch_index") || taken(g, base, "branch_executed")) {
+        snprintf(why, n, "a node name under '%s/' is already taken", base);
+        return false;
+    }
+    for (uint32_t k = 0; k < br->list->n_func; k++) {
+        char s1[32], s2[32];
+        snprintf(s1, sizeof s1, "pivot_%u", k);
+        snprintf(s2, sizeof s2, "branch%u", k);
+        if (taken(g, base, s1) || taken(g, base, s2)) {
+            snprintf(why, n, "a node name under '%s/' is already taken", base);
+            return false;
+        }
+    }
+    for (uint32_t k = 0; k + 1 < nd->n_in || k < tout->list->n_type; k++) {
+        char s1[32], s2[32];
+        snprintf(s1, sizeof s1, "input_%u", k);
+        snprintf(s2, sizeof s2, "output_%u", k);
+        if ((k + 1 < nd->n_in && taken(g, base, s1)) || (k < tout->list->n_type && taken(g, base, s2))) {
+            snprintf(why, n, "a node name under '%s/' is already taken", base);
+            return false;
+        }
+    }
+    return true;
+}
+
+static gn_status lower_case(lower_ctx *L, gn_id id)
+{
+    gn_graph *g = L->g;
+    const gn__node *nd = &g->nodes[id];
+    const uint32_t nin = nd->n_in - 1;
+    const Tensorflow__AttrValue *br = list_attr(g, id, "branches");
+    const Tensorflow__AttrValue *tin = list_attr(g, id, "Tin"), *tout = list_attr(g, id, "Tout");
+    const uint32_t nb = (uint32_t)br->list->n_func;
+    const uint32_t nout = (uint32_t)tout->list->n_type;
+    const bool cret = gn__is_control_ret(g, id);
+    const bool keep = (nd->flags & GN__NODE_PRESERVE) != 0 || cret;
+    const uint32_t name_id = nd->name, orig = nd->orig_index;
+    gn__edge index = nd->in[0];
+    L->dev = nd->device;
+    snprintf(L->base, sizeof L->base, "%s", gn__node_name(g, id));
+    gn_status s = GN_OK;
+    gn_id *ins = malloc((nin + 1) * sizeof *ins);
+    gn_id *outs = malloc((nout + 1) * sizeof *outs);
+    gn_id *piv = malloc(nb * sizeof *piv), *call = malloc(nb * sizeof *call);
+    gn__edge *in_e = malloc((nin + 1) * sizeof *in_e);
+    gn_id *ctrl = malloc((nd->n_ctrl + 1) * sizeof *ctrl);
+    uint32_t n_ctrl = nd->n_ctrl;
+    gn_id first = g->n_nodes;
+    if (!ins || !outs || !piv || !call || !in_e || !ctrl) {
+        s = gn__fail(L->c->err, GN_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if (nin) memcpy(in_e, nd->in + 1, nin * sizeof *in_e);
+    if (n_ctrl) memcpy(ctrl, nd->ctrl, n_ctrl * sizeof *ctrl);
+    Tensorflow__AttrValue *nouts = int_attr(g, nb), *nmerge = int_attr(g, nb);
+    gn_id bi, be;
+#define T_(x)                                                                                                        \
+    do {                                                                                                             \
+        s = (x);                                                                                                     \
+        if (s != GN_OK) goto out;                                                                                    \
+    } while (0)
+    /* the pivots: one live per run, the one of the taken branch */
+    T_(mk(L, "branch_index", "_SwitchN", &bi));
+    T_(set(L, bi, "T", type_attr(g, DT_INT32)));
+    T_(set(L, bi, "num_outs", nouts));
+    T_(edge(L, bi, index));
+    T_(edge(L, bi, index));
+    for (uint32_t k = 0; k < n_ctrl; k++) T_(ctl(L, bi, ctrl[k]));
+    char sfx[32];
+    for (uint32_t b = 0; b < nb; b++) {
+        snprintf(sfx, sizeof sfx, "pivot_%u", b);
+        T_(mk(L, sfx, "Identity", &piv[b]));
+        T_(set(L, piv[b], "T", type_attr(g, DT_INT32)));
+        T_(edge(L, piv[b], (gn__edge){bi, b}));
+    }
+    /* the inputs: output b of "input_<k>" is live when branch b runs */
+    for (uint32_t k = 0; k < nin; k++) {
+        snprintf(sfx, sizeof sfx, "input_%u", k);
+        T_(mk(L, sfx, "_SwitchN", &ins[k]));
+        T_(set(L, ins[k], "T", type_attr(g, tin->list->type[k])));
+        T_(set(L, ins[k], "num_outs", nouts));
+        T_(edge(L, ins[k], in_e[k]));
+        T_(edge(L, ins[k], index));
+        for (uint32_t j = 0; j < n_ctrl; j++) T_(ctl(L, ins[k], ctrl[j]));
+    }
+    for (uint32_t b = 0; b < nb; b++) {
+        const Tensorflow__NameAttrList *f = br->list->func[b];
+        snprintf(sfx, sizeof sfx, "branch%u", b);
+        T_(mk(L, sfx, f->name, &call[b]));
+        for (size_t a = 0; a < f->n_attr; a++) T_(set(L, call[b], f->attr[a]->key, f->attr[a]->value));
+        for (uint32_t k = 0; k < nin; k++) T_(edge(L, call[b], (gn__edge){ins[k], b}));
+        T_(ctl(L, call[b], piv[b]));
+    }
+    for (uint32_t k = 0; k < nout; k++) {
+        snprintf(sfx, sizeof sfx, "output_%u", k);
+        T_(mk(L, sfx, "Merge", &outs[k]));
+        T_(set(L, outs[k], "N", nmerge));
+        T_(set(L, outs[k], "T", type_attr(g, tout->list->type[k])));
+        for (uint32_t b = 0; b < nb; b++) T_(edge(L, outs[k], (gn__edge){call[b], k}));
+        s = gn__graph_forward_output(g, (gn__edge){id, k}, (gn__edge){outs[k], 0});
+        if (s != GN_OK) {
+            s = gn__fail(L->c->err, s, "%s", g->err.msg);
+            goto out;
+        }
+    }
+    /* runs once the taken branch ran, side effects included (the branch
+     * calls' control outputs), whether or not it has outputs */
+    T_(mk(L, "branch_executed", "Merge", &be));
+    T_(set(L, be, "N", nmerge));
+    T_(set(L, be, "T", type_attr(g, DT_INT32)));
+    for (uint32_t b = 0; b < nb; b++) T_(edge(L, be, (gn__edge){piv[b], 0}));
+    for (uint32_t b = 0; b < nb; b++) T_(ctl(L, be, call[b]));
+    s = gn__graph_forward_control(g, id, be);
+    if (s == GN_OK) s = gn__node_remove(g, id);
+    if (s != GN_OK) {
+        s = gn__fail(L->c->err, s, "%s", g->err.msg);
+        goto out;
+    }
+    for (gn_id k = first; k < g->n_nodes; k++) g->nodes[k].orig_index = orig;
+    if (keep) {
+        gn_id kid;
+        s = gn__node_add_interned(g, name_id, gn__intern_cstr(g, nout ? "IdentityN" : "NoOp"), &kid);
+        if (s != GN_OK) {
+            s = gn__fail(L->c->err, s, "%s", g->err.msg);
+            goto out;
+        }
+        g->nodes[kid].device = L->dev;
+        g->nodes[kid].orig_index = orig;
+        g->nodes[kid].flags |= GN__NODE_PRESERVE;
+        if (nout) {
+            for (uint32_t k = 0; k < nout; k++) T_(edge(L, kid, (gn__edge){outs[k], 0}));
+            T_(set(L, kid, "T", tout));
+        }
+        T_(ctl(L, kid, be));
+        if (cret) gn__retarget_control_ret(g, id, kid);
+    }
+#undef T_
+out:
+    free(ins);
+    free(outs);
+    free(piv);
+    free(call);
+    free(in_e);
+    free(ctrl);
+    return s;
+}
+
 gn_status gn__fn_lower_control_flow(gn__pass_ctx *c, gn_graph *g)
 {
     lower_ctx *L = malloc(sizeof *L);
@@ -522,7 +715,16 @@ gn_status gn__fn_lower_control_flow(gn__pass_ctx *c, gn_graph *g)
             continue;
         }
         if (is_case) {
-            gn__pass_refused(c, pat, g, i, "not lowered: lowering Case is not implemented");
+            if (!case_lowerable(g, i, why, sizeof why)) {
+                gn__pass_refused(c, pat, g, i, "not lowered: %s", why);
+                continue;
+            }
+            char cname[2048];
+            snprintf(cname, sizeof cname, "%s", gn__node_name(g, i));
+            s = lower_case(L, i);
+            if (s != GN_OK) break;
+            c->changed = true;
+            gn__pass_rewrote(c, pat, g, GN_NONE, "lowered Case '%s' to _SwitchN / Merge", cname);
             continue;
         }
         if (!if_lowerable(g, i, why, sizeof why)) {

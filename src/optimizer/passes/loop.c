@@ -27,6 +27,31 @@
  *      no control inputs is moved out of the loop: it reads the Enters' outer
  *      tensors, and a new constant Enter "LoopOptimizer/<frame>_enter_<k>"
  *      brings its output into the frame; repeated to a fixed point.
+ *  loop.invariant_motion_functional  The same for functional While /
+ *      StatelessWhile (AGGRESSIVE only), at the top level. Loop variable k is
+ *      invariant when the body returns its argument k unchanged (directly or
+ *      through Identities). A body node is moved when it is stateless, not
+ *      control flow nor a call, has no control inputs or consumers, is not a
+ *      control output, and its data inputs are invariant arguments, Consts or
+ *      moved nodes (at least one not a Const: constant folding handles the
+ *      rest). The moved nodes are copied before the loop as
+ *      "<while>/LoopOptimizer/<body node>" (reading the While's inputs; the
+ *      Consts they read are copied too); each of their outputs that the rest
+ *      of the body reads becomes a new loop variable: a new body argument
+ *      "loop_invariant_<j>" returned unchanged (output
+ *      "loop_invariant_<j>_out"), a new cond argument it ignores, a new While
+ *      input, with T, output_shapes and _output_shapes (when they list every
+ *      loop variable) extended (the moved node's _output_shapes entry, else
+ *      unknown rank); parallel_iterations and the other attrs stay. The body
+ *      and cond are edited in copies, "<f>_licm_for_<while, '/' -> '_'>",
+ *      which the While then names, so other users of the originals (another
+ *      While, a direct call) see them unchanged; the function optimizer drops
+ *      the originals when nothing references them any more. Refused: a While
+ *      inside a function body (the rewrite adds library functions, which a
+ *      body's optimization cannot do), missing functions, signatures or T not
+ *      matching the loop variables, a copy's name already taken, an unknown
+ *      dtype. As with TensorFlow's loop-invariant motion, a moved node runs
+ *      even when the loop runs zero times.
  *
  * Every rewrite keeps the fetched values: the dead-branch rewrites only delete
  * nodes that can never produce a value. */
@@ -43,6 +68,7 @@ const gn__pattern gn__patterns_loop[] = {
     {"loop.dead_branch", "Switch on a constant predicate: the untaken branch is deleted"},
     {"loop.dead_branch_functional", "If/Case on a constant: replaced by a call of the taken branch"},
     {"loop.invariant_motion", "loop-invariant nodes moved out of the while frame (AGGRESSIVE only)"},
+    {"loop.invariant_motion_functional", "loop-invariant nodes moved out of a functional While's body (AGGRESSIVE only)"},
     {NULL, NULL},
 };
 
@@ -565,11 +591,568 @@ static gn_status invariant_motion(gn__pass_ctx *c, gn_graph *g)
     return GN_OK;
 }
 
+/* ---- loop-invariant motion out of functional While (AGGRESSIVE) --------------------------- */
+enum { LV_VARIANT = 0, LV_PASS = 1, LV_CONST = 2, LV_HOIST = 3 };
+
+static bool no_placeholder_attrs(const gn_graph *g, gn_id id)
+{
+    for (uint32_t k = 0; k < g->nodes[id].n_attr; k++)
+        if (g->nodes[id].attr[k].value->value_case == TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER) return false;
+    return true;
+}
+
+/* May body node v be computed once outside the loop, its inputs being? */
+static bool movable(const gn_graph *b, gn_id v)
+{
+    const gn__node *nd = &b->nodes[v];
+    if (nd->n_ctrl || nd->n_cuse || !nd->n_in || (nd->flags & (GN__NODE_FN_ARG | GN__NODE_FN_RET))) return false;
+    const gn__opdef *op = gn__node_opdef(b, v);
+    if (!op || nd->opdef < 0 || (op->flags & GN__OPF_STATEFUL) ||
+        (op->traits & (GN__T_CONTROL_FLOW | GN__T_FUNCTION_CALL)))
+        return false;
+    return gn__node_num_outputs(b, v) >= 1 && no_placeholder_attrs(b, v);
+}
+
+static const Tensorflow__NameAttrList *func_attr(const gn_graph *g, gn_id id, const char *key)
+{
+    const Tensorflow__AttrValue *a = gn__node_attr(g, id, key);
+    return a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && a->func && a->func->name ? a->func : NULL;
+}
+
+typedef struct licm {
+    gn__pass_ctx *c;
+    gn_graph *g;
+    gn_id w;
+    uint32_t n;                 /* loop variables */
+    const gn_graph *b;          /* the body */
+    uint8_t *st;                /* per body node: LV_* */
+    uint8_t *need;              /* per body node: copied out */
+    gn_id *pass_arg;            /* per body node of LV_PASS: the loop variable it is */
+    gn_id *outer;               /* per body node: its copy in g */
+    gn__edge *bound;            /* the body tensors that become loop variables */
+    int32_t *bound_dt;
+    uint32_t n_bound;
+    gn_id *order;
+    uint32_t n_order;
+    uint32_t moved;
+} licm;
+
+static void licm_free(licm *L)
+{
+    free(L->st);
+    free(L->need);
+    free(L->pass_arg);
+    free(L->outer);
+    free(L->bound);
+    free(L->bound_dt);
+    free(L->order);
+}
+
+/* Classifies the body's nodes; false with why when the While is refused. */
+static bool licm_analyze(licm *L, const gn__function *bf, const char **why)
+{
+    const gn_graph *b = L->b;
+    const Tensorflow__OpDef *sig = bf->def->signature;
+    uint32_t N = b->n_nodes;
+    L->st = calloc(N ? N : 1, 1);
+    L->need = calloc(N ? N : 1, 1);
+    L->pass_arg = malloc((N ? N : 1) * sizeof *L->pass_arg);
+    L->bound = malloc((N ? N : 1) * sizeof *L->bound);
+    L->bound_dt = malloc((N ? N : 1) * sizeof *L->bound_dt);
+    if (!L->st || !L->need || !L->pass_arg || !L->bound || !L->bound_dt) {
+        *why = "out of memory";
+        return false;
+    }
+    /* loop variable k is invariant when the body returns its argument k as it came (through Identities) */
+    for (uint32_t k = 0; k < L->n; k++) {
+        gn_id a = gn__graph_find(b, sig->input_arg[k]->name);
+        char rn[1200];
+        snprintf(rn, sizeof rn, "_retval:%s", sig->output_arg[k]->name);
+        gn_id r = gn__graph_find(b, rn);
+        if (a == GN_NONE || r == GN_NONE || !(b->nodes[a].flags & GN__NODE_FN_ARG) || b->nodes[r].n_in != 1) {
+            *why = "the body's arguments do not match the loop variables";
+            return false;
+        }
+        gn__edge e = b->nodes[r].in[0];
+        while (e.node != a && e.index == 0 && strcmp(gn__node_op(b, e.node), "Identity") == 0 &&
+               b->nodes[e.node].n_in == 1 && b->nodes[e.node].n_ctrl == 0)
+            e = b->nodes[e.node].in[0];
+        if (e.node == a && e.index == 0) {
+            L->st[a] = LV_PASS;
+            L->pass_arg[a] = k;
+        }
+    }
+    /* forward over the body in topological order */
+    gn_status s = gn__graph_topo((gn_graph *)b, &L->order, &L->n_order);
+    if (s != GN_OK) {
+        *why = "the body has a cycle";
+        return false;
+    }
+    for (uint32_t i = 0; i < L->n_order; i++) {
+        gn_id v = L->order[i];
+        const gn__node *nd = &b->nodes[v];
+        if (nd->flags & (GN__NODE_FN_ARG | GN__NODE_FN_RET)) continue;
+        if (strcmp(gn__node_op(b, v), "Const") == 0 && !nd->n_in && !nd->n_ctrl && !nd->n_cuse) {
+            L->st[v] = LV_CONST;
+            continue;
+        }
+        if (strcmp(gn__node_op(b, v), "Identity") == 0 && nd->n_in == 1 && !nd->n_ctrl &&
+            L->st[nd->in[0].node] == LV_PASS) {
+            L->st[v] = LV_PASS;
+            L->pass_arg[v] = L->pass_arg[nd->in[0].node];
+            continue;
+        }
+        if (!movable(b, v)) continue;
+        bool cret = false;
+        for (uint32_t k = 0; k < bf->n_control_ret && !cret; k++) cret = bf->control_ret_node[k] == v;
+        if (cret) continue;
+        bool all = true, some = false;
+        for (uint32_t k = 0; k < nd->n_in && all; k++) {
+            uint8_t t = L->st[nd->in[k].node];
+            all = t != LV_VARIANT;
+            some |= t == LV_PASS || t == LV_HOIST;
+        }
+        if (all) L->st[v] = some ? LV_HOIST : LV_CONST;
+    }
+    /* the tensors crossing from hoisted nodes to the rest of the body */
+    for (uint32_t i = 0; i < L->n_order; i++) {
+        gn_id v = L->order[i];
+        if (L->st[v] != LV_HOIST) continue;
+        int32_t no = gn__node_num_outputs(b, v);
+        for (int32_t k = 0; k < no; k++) {
+            bool crosses = false;
+            for (uint32_t u = 0; u < b->nodes[v].n_use && !crosses; u++) {
+                gn__use us = b->nodes[v].use[u];
+                crosses = b->nodes[us.node].in[us.slot].index == (uint32_t)k && L->st[us.node] == LV_VARIANT;
+            }
+            if (!crosses) continue;
+            int32_t dt = gn__op_output_dtype(gn__node_opdef(b, v), b, v, (uint32_t)k);
+            if (dt <= 0) {
+                *why = "the dtype of a loop-invariant tensor is unknown";
+                return false;
+            }
+            L->bound[L->n_bound] = (gn__edge){v, (uint32_t)k};
+            L->bound_dt[L->n_bound++] = dt;
+        }
+    }
+    /* what the crossing tensors need, copied out */
+    for (uint32_t j = 0; j < L->n_bound; j++) L->need[L->bound[j].node] = 1;
+    for (uint32_t i = L->n_order; i-- > 0;) {
+        gn_id v = L->order[i];
+        if (!L->need[v]) continue;
+        if (L->st[v] == LV_HOIST) L->moved++;
+        for (uint32_t k = 0; k < b->nodes[v].n_in; k++) {
+            gn_id p = b->nodes[v].in[k].node;
+            if (L->st[p] == LV_CONST || L->st[p] == LV_HOIST) L->need[p] = 1;
+        }
+    }
+    *why = NULL;
+    return true;
+}
+
+static gn_status licm_fail(licm *L, gn_status s, const gn_graph *g)
+{
+    return gn__fail(L->c->err, s, "loop: invariant motion out of '%s': %s", gn__node_name(L->g, L->w), g->err.msg);
+}
+
+/* The outer copies of the needed body nodes, in body order. */
+static gn_status licm_copy_out(licm *L)
+{
+    gn_graph *g = L->g;
+    const gn_graph *b = L->b;
+    for (uint32_t k = 0; k < b->n_blobs; k++)
+        if (gn__graph_adopt_blob(g, b->blobs[k]) != GN_OK) return licm_fail(L, GN_ERR_NOMEM, g);
+    const char *dev = gn__str(g, g->nodes[L->w].device);
+    char base[1200];
+    snprintf(base, sizeof base, "%s/LoopOptimizer", gn__node_name(g, L->w));
+    for (uint32_t i = 0; i < L->n_order; i++) {
+        gn_id v = L->order[i];
+        if (!L->need[v]) continue;
+        char name[2600];
+        gn__pass_unique_name(g, base, gn__node_name(b, v), name, sizeof name);
+        gn_id o;
+        if (gn__node_add(g, name, gn__node_op(b, v), &o) != GN_OK) return licm_fail(L, GN_ERR_GRAPH, g);
+        L->outer[v] = o;
+        const char *bdev = gn__str(b, b->nodes[v].device);
+        gn__node_set_device(g, o, bdev[0] ? bdev : dev);
+        g->nodes[o].orig_index = g->nodes[L->w].orig_index;
+        for (uint32_t k = 0; k < b->nodes[v].n_attr; k++) {
+            const gn__attr *a = &b->nodes[v].attr[k];
+            if (gn__node_set_attr(g, o, gn__str(b, a->key), a->value) != GN_OK) return licm_fail(L, GN_ERR_GRAPH, g);
+        }
+        for (uint32_t k = 0; k < b->nodes[v].n_in; k++) {
+            gn__edge e = b->nodes[v].in[k];
+            gn__edge oe = L->st[e.node] == LV_PASS ? g->nodes[L->w].in[L->pass_arg[e.node]]
+                                                    : (gn__edge){L->outer[e.node], e.index};
+            if (gn__node_add_input(g, o, oe) != GN_OK) return licm_fail(L, GN_ERR_GRAPH, g);
+        }
+    }
+    return GN_OK;
+}
+
+static Tensorflow__AttrValue *lattr_new(gn_graph *g, int value_case)
+{
+    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
+    if (!v) return NULL;
+    tensorflow__attr_value__init(v);
+    v->value_case = value_case;
+    return v;
+}
+
+/* A new _Arg / _Retval of a body: T, index. */
+static gn_status fn_io_node(gn_graph *b, const char *name, bool ret, int32_t dt, uint32_t index, gn_id *out)
+{
+    GN_TRY(gn__node_add(b, name, ret ? "_Retval" : "_Arg", out));
+    b->nodes[*out].flags |= ret ? GN__NODE_FN_RET : GN__NODE_FN_ARG;
+    b->nodes[*out].orig_index = index;
+    Tensorflow__AttrValue *t = lattr_new(b, TENSORFLOW__ATTR_VALUE__VALUE_TYPE);
+    Tensorflow__AttrValue *ix = lattr_new(b, TENSORFLOW__ATTR_VALUE__VALUE_I);
+    if (!t || !ix) return GN_ERR_NOMEM;
+    t->type = (Tensorflow__DataType)dt;
+    ix->i = index;
+    GN_TRY(gn__node_set_attr(b, *out, "T", t));
+    return gn__node_set_attr(b, *out, "index", ix);
+}
+
+/* A copy of od named `name` whose signature has m more inputs (in_names)
+ * and, when out_names, m more outputs, of types dt; built in g's values. */
+static Tensorflow__FunctionDef *extend_def(gn_graph *g, const Tensorflow__FunctionDef *od, const char *name,
+                                           char **in_names, char **out_names, const int32_t *dt, uint32_t m)
+{
+    Tensorflow__FunctionDef *fd = gn__graph_value_alloc(g, sizeof *fd);
+    Tensorflow__OpDef *sig = gn__graph_value_alloc(g, sizeof *sig);
+    const Tensorflow__OpDef *os = od->signature;
+    size_t ni = os->n_input_arg + m, no = os->n_output_arg + (out_names ? m : 0);
+    Tensorflow__OpDef__ArgDef **ia = gn__graph_value_alloc(g, ni * sizeof *ia);
+    Tensorflow__OpDef__ArgDef **oa = gn__graph_value_alloc(g, (no ? no : 1) * sizeof *oa);
+    char *nm = gn__graph_value_alloc(g, strlen(name) + 1);
+    if (!fd || !sig || !ia || !oa || !nm) return NULL;
+    *fd = *od;
+    *sig = *os;
+    strcpy(nm, name);
+    sig->name = nm;
+    if (os->n_input_arg) memcpy(ia, os->input_arg, os->n_input_arg * sizeof *ia);
+    if (os->n_output_arg) memcpy(oa, os->output_arg, os->n_output_arg * sizeof *oa);
+    for (uint32_t j = 0; j < m; j++) {
+        for (int w = 0; w < (out_names ? 2 : 1); w++) {
+            Tensorflow__OpDef__ArgDef *a = gn__graph_value_alloc(g, sizeof *a);
+            const char *src = w ? out_names[j] : in_names[j];
+            char *an = gn__graph_value_alloc(g, strlen(src) + 1);
+            if (!a || !an) return NULL;
+            tensorflow__op_def__arg_def__init(a);
+            strcpy(an, src);
+            a->name = an;
+            a->type = (Tensorflow__DataType)dt[j];
+            if (w) oa[os->n_output_arg + j] = a;
+            else ia[os->n_input_arg + j] = a;
+        }
+    }
+    sig->n_input_arg = ni;
+    sig->input_arg = ia;
+    sig->n_output_arg = no;
+    sig->output_arg = oa;
+    fd->signature = sig;
+    return fd;
+}
+
+/* A name for new argument j, free in body b and among its signature's args. */
+static void arg_name(const gn_graph *b, const Tensorflow__OpDef *sig, uint32_t j, const char *sfx, char *buf, size_t n)
+{
+    for (uint32_t t = 0;; t++) {
+        if (t) snprintf(buf, n, "loop_invariant_%u_%u%s", j, t, sfx);
+        else snprintf(buf, n, "loop_invariant_%u%s", j, sfx);
+        bool taken = gn__graph_find(b, buf) != GN_NONE;
+        char rn[300];
+        snprintf(rn, sizeof rn, "_retval:%s", buf);
+        taken |= gn__graph_find(b, rn) != GN_NONE;
+        for (size_t k = 0; k < sig->n_input_arg && !taken; k++) taken = strcmp(sig->input_arg[k]->name, buf) == 0;
+        for (size_t k = 0; k < sig->n_output_arg && !taken; k++) taken = strcmp(sig->output_arg[k]->name, buf) == 0;
+        if (!taken) return;
+    }
+}
+
+/* Adds function `name` (a clone of of's body, edited by the caller) with def fd, control returns kept. */
+static gn_status add_fn(licm *L, const char *name, const Tensorflow__FunctionDef *fd, gn_graph *body,
+                        const gn__function *of)
+{
+    gn_graph *g = L->g;
+    gn__function snapshot = *of; /* of may move when g->fns grows */
+    gn__function *nf = NULL;
+    if (gn__graph_add_function(g, name, fd, body, &nf) != GN_OK) {
+        gn_graph_free(body);
+        return licm_fail(L, GN_ERR_GRAPH, g);
+    }
+    if (snapshot.n_control_ret) {
+        nf->control_ret_name = gn__arena_alloc(&g->arena, snapshot.n_control_ret * sizeof *nf->control_ret_name, 4);
+        nf->control_ret_node = gn__arena_alloc(&g->arena, snapshot.n_control_ret * sizeof *nf->control_ret_node, 4);
+        if (!nf->control_ret_name || !nf->control_ret_node)
+            return gn__fail(L->c->err, GN_ERR_NOMEM, "loop: out of memory");
+        nf->n_control_ret = snapshot.n_control_ret;
+        for (uint32_t k = 0; k < snapshot.n_control_ret; k++) {
+            nf->control_ret_name[k] = snapshot.control_ret_name[k]; /* the body is a clone: same string ids */
+            gn_id old = snapshot.control_ret_node[k];
+            nf->control_ret_node[k] = old != GN_NONE ? gn__graph_find(body, gn__node_name(snapshot.body, old)) : GN_NONE;
+        }
+    }
+    return GN_OK;
+}
+
+/* A list attr of the While (T, output_shapes, _output_shapes) with the new entries appended. */
+static const Tensorflow__AttrValue *extend_list(licm *L, const Tensorflow__AttrValue *v, bool types)
+{
+    gn_graph *g = L->g;
+    Tensorflow__AttrValue *nv = gn__graph_value_alloc(g, sizeof *nv);
+    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
+    if (!nv || !l) return NULL;
+    *nv = *v;
+    *l = *v->list;
+    size_t n = types ? v->list->n_type : v->list->n_shape;
+    if (types) {
+        Tensorflow__DataType *t = gn__graph_value_alloc(g, (n + L->n_bound) * sizeof *t);
+        if (!t) return NULL;
+        memcpy(t, v->list->type, n * sizeof *t);
+        for (uint32_t j = 0; j < L->n_bound; j++) t[n + j] = (Tensorflow__DataType)L->bound_dt[j];
+        l->type = t;
+        l->n_type = n + L->n_bound;
+    } else {
+        Tensorflow__TensorShapeProto **sh = gn__graph_value_alloc(g, (n + L->n_bound) * sizeof *sh);
+        if (!sh) return NULL;
+        if (n) memcpy(sh, v->list->shape, n * sizeof *sh);
+        for (uint32_t j = 0; j < L->n_bound; j++) {
+            /* the hoisted node's _output_shapes entry when it has one, else unknown */
+            const Tensorflow__AttrValue *os = gn__node_attr(L->b, L->bound[j].node, "_output_shapes");
+            if (os && os->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && os->list &&
+                L->bound[j].index < os->list->n_shape) {
+                sh[n + j] = os->list->shape[L->bound[j].index];
+                continue;
+            }
+            Tensorflow__TensorShapeProto *u = gn__graph_value_alloc(g, sizeof *u);
+            if (!u) return NULL;
+            tensorflow__tensor_shape_proto__init(u);
+            u->unknown_rank = 1;
+            sh[n + j] = u;
+        }
+        l->shape = sh;
+        l->n_shape = n + L->n_bound;
+    }
+    nv->list = l;
+    return nv;
+}
+
+static const Tensorflow__AttrValue *renamed_func(gn_graph *g, const Tensorflow__AttrValue *v, const char *name)
+{
+    Tensorflow__AttrValue *nv = gn__graph_value_alloc(g, sizeof *nv);
+    Tensorflow__NameAttrList *nl = gn__graph_value_alloc(g, sizeof *nl);
+    char *nm = gn__graph_value_alloc(g, strlen(name) + 1);
+    if (!nv || !nl || !nm) return NULL;
+    *nv = *v;
+    *nl = *v->func;
+    strcpy(nm, name);
+    nl->name = nm;
+    nv->func = nl;
+    return nv;
+}
+
+static gn_status licm_apply(licm *L, const gn__function *bf, const gn__function *cf, const char *bname,
+                            const char *cname)
+{
+    gn_graph *g = L->g;
+    const gn_graph *b = L->b;
+    const uint32_t m = L->n_bound, n = L->n;
+    gn_status s = GN_OK;
+    L->outer = malloc((b->n_nodes ? b->n_nodes : 1) * sizeof *L->outer);
+    char **in_names = calloc(m, sizeof *in_names), **out_names = calloc(m, sizeof *out_names);
+    char **c_names = calloc(m, sizeof *c_names);
+    gn_graph *nb = NULL, *nc = NULL;
+    if (!L->outer || !in_names || !out_names || !c_names) {
+        s = gn__fail(L->c->err, GN_ERR_NOMEM, "loop: out of memory");
+        goto out;
+    }
+    for (uint32_t j = 0; j < m && s == GN_OK; j++) {
+        in_names[j] = malloc(256);
+        out_names[j] = malloc(256);
+        c_names[j] = malloc(256);
+        if (!in_names[j] || !out_names[j] || !c_names[j]) s = gn__fail(L->c->err, GN_ERR_NOMEM, "loop: out of memory");
+    }
+    if (s != GN_OK) goto out;
+    s = licm_copy_out(L);
+    if (s != GN_OK) goto out;
+    /* the body: the crossing tensors become arguments returned as they came; the hoisted nodes go */
+    if (gn__graph_clone(b, &nb) != GN_OK || gn__graph_clone(cf->body, &nc) != GN_OK) {
+        s = gn__fail(L->c->err, GN_ERR_NOMEM, "loop: out of memory");
+        goto out;
+    }
+    const Tensorflow__OpDef *bsig = bf->def->signature, *csig = cf->def->signature;
+    for (uint32_t j = 0; j < m; j++) {
+        arg_name(b, bsig, j, "", in_names[j], 256);
+        snprintf(out_names[j], 256, "%s_out", in_names[j]);
+        arg_name(cf->body, csig, j, "", c_names[j], 256);
+        gn_id a, r, ca;
+        char rn[300];
+        snprintf(rn, sizeof rn, "_retval:%s", out_names[j]);
+        s = fn_io_node(nb, in_names[j], false, L->bound_dt[j], n + j, &a);
+        if (s == GN_OK) s = fn_io_node(nb, rn, true, L->bound_dt[j], n + j, &r);
+        if (s == GN_OK) s = gn__node_add_input(nb, r, (gn__edge){a, 0});
+        if (s == GN_OK) s = fn_io_node(nc, c_names[j], false, L->bound_dt[j], (uint32_t)csig->n_input_arg + j, &ca);
+        if (s != GN_OK) {
+            s = gn__fail(L->c->err, s, "loop: invariant motion out of '%s': cannot add argument '%s'",
+                         gn__node_name(g, L->w), in_names[j]);
+            goto out;
+        }
+        /* the rest of the body reads the argument */
+        gn__edge e = L->bound[j];
+        uint32_t nu = nb->nodes[e.node].n_use;
+        for (uint32_t u = nu; u-- > 0;) {
+            gn__use us = nb->nodes[e.node].use[u];
+            if (us.node < b->n_nodes && L->st[us.node] == LV_VARIANT &&
+                nb->nodes[us.node].in[us.slot].index == e.index) {
+                s = gn__node_set_input(nb, us.node, us.slot, (gn__edge){a, 0});
+                if (s != GN_OK) {
+                    s = licm_fail(L, s, nb);
+                    goto out;
+                }
+            }
+        }
+    }
+    /* hoisted nodes nothing reads any more, and constants only they read */
+    for (uint32_t i = L->n_order; i-- > 0 && s == GN_OK;) {
+        gn_id v = L->order[i];
+        if ((L->st[v] == LV_HOIST || (L->st[v] == LV_CONST && L->need[v])) && nb->nodes[v].n_use == 0 &&
+            nb->nodes[v].n_cuse == 0) {
+            s = gn__node_remove(nb, v);
+            if (s != GN_OK) s = licm_fail(L, s, nb);
+        }
+    }
+    if (s == GN_OK && (gn__graph_compact(nb) != GN_OK || gn__graph_compact(nc) != GN_OK))
+        s = gn__fail(L->c->err, GN_ERR_NOMEM, "loop: out of memory");
+    if (s != GN_OK) goto out;
+    /* the functions */
+    Tensorflow__FunctionDef *bfd = extend_def(g, bf->def, bname, in_names, out_names, L->bound_dt, m);
+    Tensorflow__FunctionDef *cfd = extend_def(g, cf->def, cname, c_names, NULL, L->bound_dt, m);
+    if (!bfd || !cfd) {
+        s = gn__fail(L->c->err, GN_ERR_NOMEM, "loop: out of memory");
+        goto out;
+    }
+    const gn__function cf_copy = *cf;
+    s = add_fn(L, bname, bfd, nb, bf); /* bf, cf may move from here on */
+    nb = NULL;
+    if (s == GN_OK) s = add_fn(L, cname, cfd, nc, &cf_copy);
+    nc = NULL;
+    if (s != GN_OK) goto out;
+    /* the While: the new loop variables, their types and shapes, the new functions */
+    gn_id w = L->w;
+    for (uint32_t j = 0; j < m && s == GN_OK; j++)
+        s = gn__node_add_input(g, w, (gn__edge){L->outer[L->bound[j].node], L->bound[j].index});
+    static const char *const lists[] = {"T", "output_shapes", "_output_shapes"};
+    for (size_t k = 0; k < 3 && s == GN_OK; k++) {
+        const Tensorflow__AttrValue *v = gn__node_attr(g, w, lists[k]);
+        if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !v->list) continue;
+        size_t have = k == 0 ? v->list->n_type : v->list->n_shape;
+        if (have != n) continue; /* an empty output_shapes says nothing: it stays empty */
+        const Tensorflow__AttrValue *nv = extend_list(L, v, k == 0);
+        s = nv ? gn__node_set_attr(g, w, lists[k], nv) : GN_ERR_NOMEM;
+    }
+    if (s == GN_OK) {
+        const Tensorflow__AttrValue *bv = renamed_func(g, gn__node_attr(g, w, "body"), bname);
+        const Tensorflow__AttrValue *cv = renamed_func(g, gn__node_attr(g, w, "cond"), cname);
+        s = bv && cv ? gn__node_set_attr(g, w, "body", bv) : GN_ERR_NOMEM;
+        if (s == GN_OK) s = gn__node_set_attr(g, w, "cond", cv);
+    }
+    if (s != GN_OK) s = licm_fail(L, s, g);
+out:
+    if (nb) gn_graph_free(nb);
+    if (nc) gn_graph_free(nc);
+    for (uint32_t j = 0; j < m; j++) {
+        if (in_names) free(in_names[j]);
+        if (out_names) free(out_names[j]);
+        if (c_names) free(c_names[j]);
+    }
+    free(in_names);
+    free(out_names);
+    free(c_names);
+    return s;
+}
+
+static gn_status functional_invariant_motion(gn__pass_ctx *c, gn_graph *g)
+{
+    const char *pat = "loop.invariant_motion_functional";
+    if (c->toggle != GN_TOGGLE_AGGRESSIVE || !gn__pattern_enabled(c, pat)) return GN_OK;
+    uint32_t n0 = g->n_nodes;
+    for (gn_id w = 0; w < n0; w++) {
+        if (!gn__node_live(g, w) || !(op_is(g, w, "While") || op_is(g, w, "StatelessWhile"))) continue;
+        if (gn__pass_deadline_passed(c)) break;
+        if (g->kind != GN__GRAPH_TOP) {
+            gn__pass_refused(c, pat, g, w, "not moved: the While is inside a function body (a body cannot add "
+                                           "the functions the rewrite needs)");
+            continue;
+        }
+        const Tensorflow__NameAttrList *bl = func_attr(g, w, "body"), *cl = func_attr(g, w, "cond");
+        const Tensorflow__AttrValue *t = gn__node_attr(g, w, "T");
+        gn__function *bf = bl ? gn__graph_find_function(g, bl->name) : NULL;
+        gn__function *cf = cl ? gn__graph_find_function(g, cl->name) : NULL;
+        const uint32_t n = g->nodes[w].n_in;
+        const char *why = NULL;
+        if (!bf || !cf || !bf->body || !cf->body || !bf->def || !cf->def || !bf->def->signature || !cf->def->signature)
+            why = "the cond or body function is not in the library";
+        else if (!t || t->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !t->list || t->list->n_type != n)
+            why = "T does not match the inputs";
+        else if (bf->def->signature->n_input_arg != n || bf->def->signature->n_output_arg != n ||
+                 cf->def->signature->n_input_arg != n)
+            why = "the cond / body signatures do not match the loop variables";
+        if (why) {
+            gn__pass_refused(c, pat, g, w, "not moved: %s", why);
+            continue;
+        }
+        licm L;
+        memset(&L, 0, sizeof L);
+        L.c = c;
+        L.g = g;
+        L.w = w;
+        L.n = n;
+        L.b = bf->body;
+        if (!licm_analyze(&L, bf, &why)) {
+            licm_free(&L);
+            if (why && strcmp(why, "out of memory") == 0) return gn__fail(c->err, GN_ERR_NOMEM, "loop: out of memory");
+            gn__pass_refused(c, pat, g, w, "not moved: %s", why);
+            continue;
+        }
+        if (!L.n_bound) {
+            licm_free(&L);
+            continue;
+        }
+        /* the copies: "<f>_licm_for_<while, '/' -> '_'>" */
+        char wn[1024], bname[2200], cname[2200];
+        snprintf(wn, sizeof wn, "%s", gn__node_name(g, w));
+        for (char *p = wn; *p; p++)
+            if (*p == '/') *p = '_';
+        snprintf(bname, sizeof bname, "%s_licm_for_%s", bl->name, wn);
+        snprintf(cname, sizeof cname, "%s_licm_for_%s", cl->name, wn);
+        if (gn__graph_find_function(g, bname) || gn__graph_find_function(g, cname) || strcmp(bname, cname) == 0) {
+            gn__pass_refused(c, pat, g, w, "not moved: function '%s' exists already", bname);
+            licm_free(&L);
+            continue;
+        }
+        char oldb[1024];
+        snprintf(oldb, sizeof oldb, "%s", bl->name);
+        uint32_t moved = L.moved, nb = L.n_bound;
+        gn_status s = licm_apply(&L, bf, cf, bname, cname);
+        licm_free(&L);
+        GN_TRY(s);
+        c->changed = true;
+        gn__pass_rewrote(c, pat, g, w,
+                         "%u loop-invariant node(s) of body '%s' computed once before the loop, %u new loop "
+                         "variable(s); body '%s', cond '%s'",
+                         moved, oldb, nb, bname, cname);
+    }
+    return GN_OK;
+}
+
 gn_status gn__pass_loop(gn__pass_ctx *c, gn_graph *g)
 {
     GN_TRY(stack_pushes(c, g));
     GN_TRY(dead_branches(c, g));
     GN_TRY(functional_branches(c, g));
     GN_TRY(invariant_motion(c, g));
+    GN_TRY(functional_invariant_motion(c, g));
     return GN_OK;
 }
