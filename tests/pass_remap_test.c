@@ -584,6 +584,358 @@ static void test_refusals(void **state)
     free(b.s);
 }
 
+/* ---- remap.contraction_bias_add ------------------------------------------------------------- */
+/* Conv2D (SAME, 3 -> 4 channels) + BiasAdd + AddV2 of side input s (+ act), NHWC or NCHW. */
+static void conv_side_text(gb *b, const char *act, const char *fmt, bool side_first)
+{
+    bool cf = !strcmp(fmt, "NCHW");
+    int64_t xd[4] = {2, 6, 6, 3}, sd[4] = {2, 6, 6, 4};
+    if (cf) {
+        int64_t xc[4] = {2, 3, 6, 6}, sc[4] = {2, 4, 6, 6};
+        memcpy(xd, xc, sizeof xd);
+        memcpy(sd, sc, sizeof sd);
+    }
+    ph(b, "x", "DT_FLOAT", xd, 4);
+    ph(b, "s", "DT_FLOAT", sd, 4);
+    cst(b, "w", "DT_FLOAT", d_w33, 4, -1, 1);
+    cst(b, "b", "DT_FLOAT", d_b4, 1, -1, 1);
+    conv(b, "conv", "Conv2D", "x", "w", "DT_FLOAT", fmt, "SAME");
+    bias(b, "bias", "conv", "b", "DT_FLOAT", fmt);
+    if (side_first) binary(b, "add", "AddV2", "s", "bias", "DT_FLOAT");
+    else binary(b, "add", "AddV2", "bias", "s", "DT_FLOAT");
+    if (act) unary(b, "act", act, "add", "DT_FLOAT");
+}
+
+static void test_conv_side_input(void **state)
+{
+    (void)state;
+    const feed fx[2] = {{"x", DT_FLOAT, 4, {2, 6, 6, 3}}, {"s", DT_FLOAT, 4, {2, 6, 6, 4}}};
+    const feed fc[2] = {{"x", DT_FLOAT, 4, {2, 3, 6, 6}}, {"s", DT_FLOAT, 4, {2, 4, 6, 6}}};
+    /* residual block ending: Conv2D + BiasAdd + AddV2(side) + Relu, CPU and GPU, either Add order */
+    for (int gpu = 0; gpu < 2; gpu++)
+        for (int sf = 0; sf < 2; sf++) {
+            gb b;
+            gb_init(&b);
+            conv_side_text(&b, "Relu", "NHWC", sf);
+            rx x;
+            assert_true(rx_run(&x, b.s, "act", gpu, GN_REMAP_POLICY_GRAPNEL));
+            gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b, s)");
+            expect_fused_ops(x.g, "act", "BiasAdd,Add,Relu");
+            expect_int_attr(x.g, "act", "num_args", 2);
+            const Tensorflow__AttrValue *ta = gn__node_attr(x.g, gn__graph_find(x.g, "act"), "TArgs");
+            assert_non_null(ta);
+            assert_int_equal(ta->list->n_type, 2);
+            gn_pt_fx_expect_event(&x.f, sf ? "remap.contraction_bias_add: act: fused Conv2D 'conv' + BiasAdd 'bias' + "
+                                             "AddV2 'add' + Relu 'act' into _FusedConv2D"
+                                           : "remap.contraction_bias_add: act: fused Conv2D 'conv' + BiasAdd 'bias' + "
+                                             "AddV2 'add' + Relu 'act' into _FusedConv2D");
+            const char *xn[1] = {"act"};
+            expect_same(x.before, x.g, fx, 2, xn, 1, 1e-5);
+            assert_false(gn_pt_fx_run(&x.f, gn__pass_remap, x.g));
+            rx_free(&x);
+            free(b.s);
+        }
+    /* no activation, NCHW on GPU: the Add is the root */
+    gb b;
+    gb_init(&b);
+    conv_side_text(&b, NULL, "NCHW", false);
+    rx x;
+    assert_true(rx_run(&x, b.s, "add", true, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); add=_FusedConv2D(x, w, b, s)");
+    expect_fused_ops(x.g, "add", "BiasAdd,Add");
+    expect_attr_str(x.g, "add", "data_format", "NCHW");
+    const char *xa[1] = {"add"};
+    expect_same(x.before, x.g, fc, 2, xa, 1, 1e-5);
+    rx_free(&x);
+    free(b.s);
+    /* the side input broadcasts (a [4] vector after the BiasAdd): not a side input; Conv2D +
+       BiasAdd alone is fused, the AddV2 and the Relu stay */
+    gb_init(&b);
+    ph(&b, "x", "DT_FLOAT", d_x, 4);
+    cst(&b, "w", "DT_FLOAT", d_w33, 4, -1, 1);
+    cst(&b, "b", "DT_FLOAT", d_b4, 1, -1, 1);
+    ph(&b, "s", "DT_FLOAT", d_b4, 1);
+    conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "SAME");
+    bias(&b, "bias", "conv", "b", "DT_FLOAT", "NHWC");
+    binary(&b, "add", "AddV2", "bias", "s", "DT_FLOAT");
+    unary(&b, "act", "Relu", "add", "DT_FLOAT");
+    assert_true(rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); s=Placeholder(); bias=_FusedConv2D(x, w, b); "
+                           "add=AddV2(bias, s); act=Relu(add)");
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_add: act: Conv2D 'conv' + BiasAdd 'bias' + AddV2 'add' + Relu "
+                                "'act' not fused: side input shape is not the contraction's output shape (or unknown)");
+    const feed fb[2] = {{"x", DT_FLOAT, 4, {2, 6, 6, 3}}, {"s", DT_FLOAT, 1, {4}}};
+    const char *xr[1] = {"act"};
+    expect_same(x.before, x.g, fb, 2, xr, 1, 1e-5);
+    rx_free(&x);
+    free(b.s);
+    /* policy tensorflow: on GPU nothing (TensorFlow's GPU rulebook takes no side input and
+       no Conv2D + BiasAdd without Relu); on CPU Conv2D + BiasAdd only, as the TensorFlow 2.21
+       x86 wheel does: _FusedConv2D ["BiasAdd"] + AddV2 + Relu */
+    gb_init(&b);
+    conv_side_text(&b, "Relu", "NHWC", false);
+    assert_false(rx_run(&x, b.s, "act", true, GN_REMAP_POLICY_TENSORFLOW));
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_add: act: Conv2D 'conv' + BiasAdd 'bias' + AddV2 'add' + Relu "
+                                "'act' not fused: TensorFlow's GPU kernels take no Add side input");
+    rx_free(&x);
+    assert_true(rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_TENSORFLOW));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); "
+                           "add=AddV2(bias, s); act=Relu(add)");
+    expect_fused_ops(x.g, "bias", "BiasAdd");
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_add: act: Conv2D 'conv' + BiasAdd 'bias' + AddV2 'add' + Relu "
+                                "'act' not fused: TensorFlow's x86 build makes no _FusedConv2D / _FusedMatMul with an "
+                                "Add side input");
+    rx_free(&x);
+    /* the AddV2 has a second consumer: Conv2D + BiasAdd + AddV2 is fused under the AddV2's name */
+    add(&b, "node { name: 'y2' op: 'Neg' input: 'add' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    assert_true(rx_run(&x, b.s, "act,y2", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); add=_FusedConv2D(x, w, b, s); "
+                           "act=Relu(add); y2=Neg(add)");
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_add: act: Conv2D 'conv' + BiasAdd 'bias' + AddV2 'add' + Relu "
+                                "'act' not fused: AddV2 has a second consumer");
+    const char *x2[2] = {"act", "y2"};
+    expect_same(x.before, x.g, fx, 2, x2, 2, 1e-5);
+    rx_free(&x);
+    free(b.s);
+    /* the pattern disabled: Conv2D + BiasAdd only */
+    gb_init(&b);
+    conv_side_text(&b, "Relu", "NHWC", false);
+    x.g = gn_pt_load_text(b.s);
+    gn_pt_preserve_list(x.g, "act");
+    x.before = gn_pt_clone(x.g);
+    gn_pt_fx_init(&x.f, "remap.contraction_bias_add");
+    gn_pt_fx_pass(&x.f, "remap");
+    assert_true(gn_pt_fx_run(&x.f, gn__pass_remap, x.g));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); "
+                           "add=AddV2(bias, s); act=Relu(add)");
+    rx_free(&x);
+    free(b.s);
+}
+
+/* MatMul + BiasAdd + Add of the input (a residual dense layer) + Tanh -> _FusedMatMul. */
+static void test_matmul_side_input(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    int64_t xd[2] = {4, 8}, wd[2] = {8, 8}, bd[1] = {8};
+    ph(&b, "x", "DT_FLOAT", xd, 2);
+    cst(&b, "w", "DT_FLOAT", wd, 2, -1, 1);
+    cst(&b, "b", "DT_FLOAT", bd, 1, -1, 1);
+    matmul(&b, "mm", "x", "w", false);
+    bias(&b, "bias", "mm", "b", "DT_FLOAT", "NHWC");
+    binary(&b, "add", "Add", "x", "bias", "DT_FLOAT");
+    unary(&b, "act", "Tanh", "add", "DT_FLOAT");
+    rx x;
+    assert_true(rx_run(&x, b.s, "act", true, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); act=_FusedMatMul(x, w, b, x)");
+    expect_fused_ops(x.g, "act", "BiasAdd,Add,Tanh");
+    expect_int_attr(x.g, "act", "num_args", 2);
+    assert_null(gn__node_attr(x.g, gn__graph_find(x.g, "act"), "TArgs"));
+    const feed f = {"x", DT_FLOAT, 2, {4, 8}};
+    const char *xn[1] = {"act"};
+    expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
+    rx_free(&x);
+    free(b.s);
+}
+
+/* ---- remap.conv_squeeze_bias ---------------------------------------------------------------- */
+/* Keras' Conv1D: x [2, 1, 7, 3] -> Conv2D (1x3 filter, VALID) -> Squeeze -> BiasAdd (+ act). */
+static void conv1d_text(gb *b, const char *act, const char *squeeze_dims, int64_t cout)
+{
+    int64_t xd[4] = {2, 1, 7, 3}, wd[4] = {1, 3, 3, cout}, bd[1] = {cout};
+    ph(b, "x", "DT_FLOAT", xd, 4);
+    cst(b, "w", "DT_FLOAT", wd, 4, -1, 1);
+    cst(b, "b", "DT_FLOAT", bd, 1, -1, 1);
+    conv(b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "VALID");
+    add(b, "node { name: 'sq' op: 'Squeeze' input: 'conv' attr { key: 'T' value { type: DT_FLOAT } }%s }\n",
+        squeeze_dims);
+    bias(b, "bias", "sq", "b", "DT_FLOAT", "NHWC");
+    if (act) unary(b, "act", act, "bias", "DT_FLOAT");
+}
+
+static void test_conv_squeeze_bias(void **state)
+{
+    (void)state;
+    static const char *const dims1 = " attr { key: 'squeeze_dims' value { list { i: 1 } } }";
+    const feed f = {"x", DT_FLOAT, 4, {2, 1, 7, 3}};
+    gb b;
+    rx x;
+    /* with an activation, CPU and GPU; squeeze_dims [1] and [] (every size-1 dim) */
+    for (int k = 0; k < 4; k++) {
+        gb_init(&b);
+        conv1d_text(&b, "Relu", k & 1 ? "" : dims1, 4);
+        assert_true(rx_run(&x, b.s, "act", k >= 2, GN_REMAP_POLICY_GRAPNEL));
+        gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); conv=_FusedConv2D(x, w, b); act=Squeeze(conv)");
+        expect_fused_ops(x.g, "conv", "BiasAdd,Relu");
+        expect_int_attr(x.g, "conv", "num_args", 1);
+        expect_attr_str(x.g, "conv", "padding", "VALID");
+        gn_pt_fx_expect_event(&x.f, "remap.conv_squeeze_bias: act: fused Conv2D 'conv' + Squeeze 'sq' + BiasAdd 'bias' + "
+                                    "Relu 'act' into _FusedConv2D 'conv' + Squeeze");
+        const char *xn[1] = {"act"};
+        expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
+        assert_false(gn_pt_fx_run(&x.f, gn__pass_remap, x.g));
+        rx_free(&x);
+        free(b.s);
+    }
+    /* policy tensorflow on CPU: no activation taken (TensorFlow's form: _FusedConv2D under the
+       Conv2D's name, the Squeeze under the BiasAdd's); on GPU nothing */
+    gb_init(&b);
+    conv1d_text(&b, "Relu", dims1, 4);
+    assert_true(rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_TENSORFLOW));
+    gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); conv=_FusedConv2D(x, w, b); bias=Squeeze(conv); "
+                           "act=Relu(bias)");
+    expect_fused_ops(x.g, "conv", "BiasAdd");
+    gn_pt_fx_expect_event(&x.f, "remap.conv_squeeze_bias: act: Conv2D 'conv' + Squeeze 'sq' + BiasAdd 'bias' + Relu "
+                                "'act' not fused: TensorFlow fuses Conv2D + Squeeze + BiasAdd without an activation");
+    const char *xn[1] = {"act"};
+    expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
+    rx_free(&x);
+    assert_false(rx_run(&x, b.s, "act", true, GN_REMAP_POLICY_TENSORFLOW));
+    gn_pt_fx_expect_event(&x.f, "remap.conv_squeeze_bias: bias: Conv2D 'conv' + Squeeze 'sq' + BiasAdd 'bias' not "
+                                "fused: TensorFlow fuses Conv2D + Squeeze + BiasAdd on CPU only");
+    rx_free(&x);
+    free(b.s);
+    /* a Squeeze that removes the channel dim (one output channel) is refused */
+    gb_init(&b);
+    conv1d_text(&b, NULL, " attr { key: 'squeeze_dims' value { list { i: 1 i: -1 } } }", 1);
+    assert_false(rx_run(&x, b.s, "bias", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_fx_expect_event(&x.f, "remap.conv_squeeze_bias: bias: Conv2D 'conv' + Squeeze 'sq' + BiasAdd 'bias' not "
+                                "fused: the Squeeze removes the channel dim");
+    rx_free(&x);
+    free(b.s);
+    gb_init(&b);
+    conv1d_text(&b, NULL, "", 1);
+    assert_false(rx_run(&x, b.s, "bias", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_fx_expect_event(&x.f, "remap.conv_squeeze_bias: bias: Conv2D 'conv' + Squeeze 'sq' + BiasAdd 'bias' not "
+                                "fused: the Squeeze removes the channel dim");
+    rx_free(&x);
+    free(b.s);
+}
+
+/* ---- remap.dilated_conv ---------------------------------------------------------------------- */
+/* x [1, h, h, 3] -> SpaceToBatchND(block [2, 2], paddings) -> op (VALID) -> BatchToSpaceND(crops)
+ * -> BiasAdd -> Relu; the block/paddings/crops int32 constants. */
+static void atrous_text(gb *b, const char *op, int64_t h, const int *pads, const int *crops)
+{
+    int64_t xd[4] = {1, h, h, 3}, wd[4] = {3, 3, 3, !strcmp(op, "Conv2D") ? 4 : 1}, bd[1] = {4};
+    if (strcmp(op, "Conv2D")) bd[0] = 3;
+    ph(b, "x", "DT_FLOAT", xd, 4);
+    cst(b, "w", "DT_FLOAT", wd, 4, -1, 1);
+    cst(b, "b", "DT_FLOAT", bd, 1, -1, 1);
+    add(b, "node { name: 'blk' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
+           "tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 2 int_val: 2 } } } }\n");
+    add(b, "node { name: 'pads' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
+           "tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } dim { size: 2 } } int_val: %d int_val: %d int_val: %d "
+           "int_val: %d } } } }\n",
+        pads[0], pads[1], pads[2], pads[3]);
+    add(b, "node { name: 'crops' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
+           "tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } dim { size: 2 } } int_val: %d int_val: %d int_val: %d "
+           "int_val: %d } } } }\n",
+        crops[0], crops[1], crops[2], crops[3]);
+    add(b, "node { name: 's2b' op: 'SpaceToBatchND' input: 'x' input: 'blk' input: 'pads' attr { key: 'T' value { type: "
+           "DT_FLOAT } } attr { key: 'Tblock_shape' value { type: DT_INT32 } } attr { key: 'Tpaddings' value { type: "
+           "DT_INT32 } } }\n");
+    conv(b, "conv", op, "s2b", "w", "DT_FLOAT", "NHWC", "VALID");
+    add(b, "node { name: 'b2s' op: 'BatchToSpaceND' input: 'conv' input: 'blk' input: 'crops' attr { key: 'T' value { "
+           "type: DT_FLOAT } } attr { key: 'Tblock_shape' value { type: DT_INT32 } } attr { key: 'Tcrops' value { type: "
+           "DT_INT32 } } }\n");
+    bias(b, "bias", "b2s", "b", "DT_FLOAT", "NHWC");
+    unary(b, "act", "Relu", "bias", "DT_FLOAT");
+}
+
+static void expect_ints_attr(const gn_graph *g, const char *node, const char *key, const int64_t *want, size_t n)
+{
+    const Tensorflow__AttrValue *v = gn__node_attr(g, gn__graph_find(g, node), key);
+    assert_non_null(v);
+    assert_int_equal(v->value_case, TENSORFLOW__ATTR_VALUE__VALUE_LIST);
+    assert_int_equal(v->list->n_i, n);
+    for (size_t i = 0; i < n; i++) assert_int_equal(v->list->i[i], want[i]);
+}
+
+static void test_dilated_conv(void **state)
+{
+    (void)state;
+    static const int64_t dil[4] = {1, 2, 2, 1};
+    /* what tf.nn.atrous_conv2d(rate=2) builds: SAME on 9x9 pads [2, 3] and crops [0, 1]; VALID
+       pads [0, 1] and crops [0, 1]; other paddings give EXPLICIT */
+    const struct {
+        const char *op;
+        int64_t h;
+        int pads[4], crops[4];
+        const char *padding;
+    } cases[] = {
+        {"Conv2D", 9, {2, 3, 2, 3}, {0, 1, 0, 1}, "SAME"},
+        {"Conv2D", 9, {0, 1, 0, 1}, {0, 1, 0, 1}, "VALID"},
+        {"Conv2D", 10, {1, 1, 3, 1}, {0, 0, 0, 0}, "EXPLICIT"},
+        {"DepthwiseConv2dNative", 9, {2, 3, 2, 3}, {0, 1, 0, 1}, "SAME"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool dw = strcmp(cases[i].op, "Conv2D") != 0;
+        gb b;
+        gb_init(&b);
+        atrous_text(&b, cases[i].op, cases[i].h, cases[i].pads, cases[i].crops);
+        rx x;
+        /* the dilated convolution alone (fusions off), then with the BiasAdd + Relu fused */
+        x.g = gn_pt_load_text(b.s);
+        gn_pt_preserve_list(x.g, "act");
+        x.before = gn_pt_clone(x.g);
+        gn_pt_fx_init(&x.f, "remap.contraction_bias_act");
+        gn_pt_fx_pass(&x.f, "remap");
+        assert_true(gn_pt_fx_run(&x.f, gn__pass_remap, x.g));
+        char want[256];
+        snprintf(want, sizeof want, "x=Placeholder(); w=Const(); b=Const(); b2s=%s(x, w); bias=BiasAdd(b2s, b); "
+                                    "act=Relu(bias)", cases[i].op);
+        gn_pt_expect_dump(x.g, want);
+        expect_ints_attr(x.g, "b2s", "dilations", dil, 4);
+        expect_attr_str(x.g, "b2s", "padding", cases[i].padding);
+        if (!strcmp(cases[i].padding, "EXPLICIT")) {
+            static const int64_t ep[8] = {0, 0, 1, 1, 3, 1, 0, 0};
+            expect_ints_attr(x.g, "b2s", "explicit_paddings", ep, 8);
+        }
+        char ev[512];
+        snprintf(ev, sizeof ev, "remap.dilated_conv: b2s: rewrote SpaceToBatchND 's2b' + %s 'conv' + BatchToSpaceND 'b2s' "
+                                "as %s with dilations [1, 2, 2, 1], padding %s", cases[i].op, cases[i].op,
+                 cases[i].padding);
+        gn_pt_fx_expect_event(&x.f, ev);
+        const feed f = {"x", DT_FLOAT, 4, {1, cases[i].h, cases[i].h, 3}};
+        const char *xn[1] = {"act"};
+        expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
+        rx_free(&x);
+        if (!(dw && !strcmp(cases[i].padding, "EXPLICIT"))) {
+            assert_true(rx_run(&x, b.s, "act", i & 1, GN_REMAP_POLICY_GRAPNEL));
+            snprintf(want, sizeof want, "x=Placeholder(); w=Const(); b=Const(); act=%s(x, w, b)",
+                     dw ? "_FusedDepthwiseConv2dNative" : "_FusedConv2D");
+            gn_pt_expect_dump(x.g, want);
+            expect_ints_attr(x.g, "act", "dilations", dil, 4);
+            expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
+            rx_free(&x);
+        }
+        /* policy tensorflow: TensorFlow's remapper keeps the SpaceToBatchND form (and then has no
+           Conv2D + BiasAdd to fuse) */
+        assert_false(rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_TENSORFLOW));
+        gn_pt_fx_expect_event(&x.f, "not rewritten: TensorFlow's remapper makes no dilated-convolution rewrite");
+        assert_true(gn__graph_find(x.g, "s2b") != GN_NONE);
+        rx_free(&x);
+        free(b.s);
+    }
+    /* crops larger than the paddings: refused */
+    gb b;
+    gb_init(&b);
+    static const int pads[4] = {0, 0, 0, 0}, crops[4] = {1, 0, 0, 1};
+    atrous_text(&b, "Conv2D", 10, pads, crops);
+    rx x;
+    rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_GRAPNEL);
+    gn_pt_fx_expect_event(&x.f, "remap.dilated_conv: b2s: SpaceToBatchND 's2b' + Conv2D 'conv' + BatchToSpaceND 'b2s' not "
+                                "rewritten: crops exceed the paddings");
+    assert_true(gn__graph_find(x.g, "s2b") != GN_NONE);
+    const feed f = {"x", DT_FLOAT, 4, {1, 10, 10, 3}};
+    const char *xn[1] = {"act"};
+    expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
+    rx_free(&x);
+    free(b.s);
+}
+
 /* ---- policies --------------------------------------------------------------------------------- */
 static void test_policy_gpu(void **state)
 {
@@ -1129,6 +1481,10 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_conv_add_nchw),
     cmocka_unit_test(test_matmul),
     cmocka_unit_test(test_matmul_gelu),
+    cmocka_unit_test(test_conv_side_input),
+    cmocka_unit_test(test_matmul_side_input),
+    cmocka_unit_test(test_conv_squeeze_bias),
+    cmocka_unit_test(test_dilated_conv),
     cmocka_unit_test(test_refusals),
     cmocka_unit_test(test_policy_gpu),
     cmocka_unit_test(test_policy_option),

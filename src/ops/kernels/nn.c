@@ -5,12 +5,14 @@
  *   nn_conv.c  Conv2D, DepthwiseConv2dNative and their _Fused* forms
  *   nn_norm.c  BiasAdd, FusedBatchNorm/V2/V3, _FusedBatchNormEx
  *   nn_pool.c  MaxPool, MaxPoolV2, AvgPool, LRN
+ *   nn_space.c SpaceToBatchND, BatchToSpaceND
  *
  * Semantics follow tensorflow/core/kernels (conv_ops.cc, conv_ops_fused_impl.h,
  * fused_eigen_output_kernels.h, matmul_op_fused.cc, batch_matmul_op_impl.h,
  * einsum_op_impl.h, bias_op.cc, fused_batch_norm_op.cc, maxpooling_op.cc,
  * avgpooling_op.cc, lrn_op.cc) and tensorflow/core/ops/nn_ops.cc. */
 #include "ops/kernels/nn_internal.h"
+#include "ops/kernels/nn_space.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@ const gn__kernel_entry gn__kernels_nn[] = {
     {"BatchMatMul", gn__nn_k_batch_matmul},
     {"BatchMatMulV2", gn__nn_k_batch_matmul_v2},
     {"BatchMatMulV3", gn__nn_k_batch_matmul_v3},
+    {"BatchToSpaceND", gn__nn_k_batch_to_space_nd},
     {"BiasAdd", gn__nn_k_bias_add},
     {"BiasAddGrad", gn__nn_k_bias_add_grad},
     {"BiasAddV1", gn__nn_k_bias_add_v1},
@@ -44,6 +47,7 @@ const gn__kernel_entry gn__kernels_nn[] = {
     {"MaxPoolV2", gn__nn_k_max_pool_v2},
     {"Relu6Grad", gn__nn_k_relu6_grad},
     {"ReluGrad", gn__nn_k_relu_grad},
+    {"SpaceToBatchND", gn__nn_k_space_to_batch_nd},
     {"_FusedBatchNormEx", gn__nn_k_fused_batch_norm_ex},
     {"_FusedConv2D", gn__nn_k_fused_conv2d},
     {"_FusedDepthwiseConv2dNative", gn__nn_k_fused_depthwise},

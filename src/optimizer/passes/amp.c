@@ -21,7 +21,11 @@
  *    or amp.deny empties that list.
  *  - Painting, TensorFlow's passes in order: AddAllowlistOps (amp.allow);
  *    PropagateDenyFwdThroughClearAndInfer; AddClearAndInferToAllowIfBetweenAllow;
- *    PropagateAllowThroughClear; RemoveAllowsetWithFp32 (ops whose attr does
+ *    AddInferToAllowIfFollowAllow (an infer node with an allow fanin and no
+ *    deny fanin; TensorFlow 2.21 runs it in CUDA mode too, visiting the nodes
+ *    in graph order, which after its earlier passes is topological, so chains
+ *    of infer ops after an allow op are painted: we visit in topological
+ *    order); PropagateAllowThroughClear; RemoveAllowsetWithFp32 (ops whose attr does
  *    not accept half); ForceColorMatchOnRecurrentEdges (NextIteration and its
  *    Merge nodes share a colour); MakeCastsAllowIfAllOutputsAllow.
  *  - Painted float32 attrs become DT_HALF; at every float32 edge whose ends
@@ -61,7 +65,7 @@ const gn__pattern gn__patterns_amp[] = {
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_HALF TENSORFLOW__DATA_TYPE__DT_HALF
 
-enum { V_ALLOW = 1, V_DENY = 2, V_UP = 4, V_DOWN = 8, V_UPA = 16, V_CLEARP = 32, V_DENYROOT = 64 };
+enum { V_ALLOW = 1, V_DENY = 2, V_UP = 4, V_DOWN = 8, V_UPA = 16, V_CLEARP = 32, V_DENYROOT = 64, V_FOLLOW = 128 };
 
 typedef struct vtx {
     gn_id node;
@@ -84,6 +88,9 @@ typedef struct amp {
     uint32_t nv, capv;
     uint32_t *fo_off, *fi_off;   /* CSR over vertices */
     uint32_t *fo, *fi;
+    uint32_t *vbeg, *vend;       /* per node: its vertices [vbeg, vend) */
+    gn_id *topo;                 /* the nodes in topological order */
+    uint32_t n_topo;
     uint32_t *stamp;
     uint32_t gen;
     uint32_t *stack;
@@ -309,10 +316,14 @@ static gn_status build_vertices(amp *a)
     if (!a->islot || !a->oslot) return nomem(a);
     for (size_t i = 0; i < ni; i++) a->islot[i] = -1;
     for (size_t i = 0; i < no; i++) a->oslot[i] = -1;
+    a->vbeg = calloc((size_t)n + 1, sizeof *a->vbeg);
+    a->vend = calloc((size_t)n + 1, sizeof *a->vend);
+    if (!a->vbeg || !a->vend) return nomem(a);
     gn__err e = {0};
     for (gn_id id = 0; id < n; id++) {
         if (!gn__node_live(g, id)) continue;
         const gn__node *nd = gn__node_at(g, id);
+        a->vbeg[id] = a->vend[id] = a->nv;
         if (nd->opdef < 0) continue; /* function calls and unknown ops: no type vertices */
         const gn__opdef *op = gn__op_at((uint32_t)nd->opdef);
         uint32_t first = a->nv;
@@ -335,6 +346,7 @@ static gn_status build_vertices(amp *a)
             if (v == -2) return nomem(a);
             for (uint32_t s = start; s < start + count && s < nout; s++) a->oslot[a->out_off[id] + s] = v;
         }
+        a->vend[id] = a->nv;
     }
     /* edges: CSR both ways */
     uint32_t nv = a->nv;
@@ -503,12 +515,33 @@ static gn_status paint(amp *a)
         if (!vproc(a, r) || (a->v[r].flags & V_UPA) || vlist(a, r) != GN__AMP_ALLOW) continue;
         if ((s = dfs(a, r, FOLLOW_IN, enter_up_allow, visit_upa)) != GN_OK) return s;
     }
-    /* pass 4: allow through clear nodes */
+    /* pass 4: infer nodes fed directly by an allow node (and by no deny one),
+       in topological order, so that a chain of infer ops after an allow op
+       (MatMul -> BiasAdd -> Tanh) is painted whole; clear nodes are painted
+       only after this, so an infer op behind a clear one is not taken */
+    for (uint32_t k = 0; k < a->n_topo; k++) {
+        gn_id id = a->topo[k];
+        if (id >= a->n || !a->proc[id] || a->list[id] != GN__AMP_INFER) continue;
+        for (uint32_t r = a->vbeg[id]; r < a->vend[id]; r++) {
+            if ((a->v[r].flags & (V_ALLOW | V_DENY)) || a->v[r].dtype != DT_FLOAT || !supports_f16(a, &a->v[r])) continue;
+            bool allow_in = false;
+            for (uint32_t i = a->fi_off[r]; i < a->fi_off[r + 1]; i++) {
+                uint8_t fl = a->v[a->fi[i]].flags;
+                if (fl & V_DENY) {
+                    allow_in = false;
+                    break;
+                }
+                if (fl & V_ALLOW) allow_in = true;
+            }
+            if (allow_in) a->v[r].flags |= V_ALLOW | V_FOLLOW;
+        }
+    }
+    /* pass 5: allow through clear nodes */
     for (uint32_t r = 0; r < nv; r++) {
         if (!vproc(a, r) || (a->v[r].flags & V_CLEARP) || !(a->v[r].flags & V_ALLOW)) continue;
         if ((s = dfs(a, r, FOLLOW_IN | FOLLOW_OUT, enter_clear, visit_clear)) != GN_OK) return s;
     }
-    /* pass 5: allow-list attrs that do not accept half */
+    /* pass 6: allow-list attrs that do not accept half */
     for (uint32_t r = 0; r < nv; r++)
         if (vlist(a, r) == GN__AMP_ALLOW && (a->v[r].flags & V_ALLOW) && !supports_f16(a, &a->v[r]))
             a->v[r].flags &= (uint8_t)~V_ALLOW;
@@ -782,6 +815,9 @@ static void amp_free(amp *a)
     free(a->fi_off);
     free(a->fo);
     free(a->fi);
+    free(a->vbeg);
+    free(a->vend);
+    free(a->topo);
     free(a->stamp);
     free(a->stack);
 }
@@ -829,8 +865,11 @@ static void report_nodes(amp *a)
         if (painted) {
             const char *pat = l == GN__AMP_ALLOW ? "amp.allow" : l == GN__AMP_INFER ? "amp.infer" : "amp.clear";
             if (strcmp(op, "NextIteration") == 0 || strcmp(op, "Cast") == 0) pat = "amp.clear";
-            gn__pass_rewrote(a->c, pat, g, id, "%s '%s' runs in float16 (%s list)", op, gn__node_name(g, id),
-                             l == GN__AMP_NONE ? "matching its neighbours, not on a" : list_name(l));
+            bool follow = false;
+            for (uint32_t r = a->vbeg[id]; r < a->vend[id]; r++) follow = follow || (a->v[r].flags & V_FOLLOW);
+            gn__pass_rewrote(a->c, pat, g, id, "%s '%s' runs in float16 (%s list%s)", op, gn__node_name(g, id),
+                             l == GN__AMP_NONE ? "matching its neighbours, not on a" : list_name(l),
+                             follow ? ", fed by a float16 op" : "");
             continue;
         }
         if (!f32) continue;
@@ -906,6 +945,7 @@ gn_status gn__pass_amp(gn__pass_ctx *c, gn_graph *g)
     for (gn_id id = 0; id < a.n; id++) /* V2 forms are on the infer list */
         if (gn__node_live(g, id) && a.proc[id]) a.list[id] = (uint8_t)effective_list(&a, id);
     if ((s = build_vertices(&a)) != GN_OK) goto done;
+    if ((s = from_graph(&a, gn__graph_topo(g, &a.topo, &a.n_topo))) != GN_OK) goto done;
     bool any = false;
     for (uint32_t v = 0; v < a.nv; v++)
         if (vproc(&a, v) && vlist(&a, v) == GN__AMP_ALLOW) {

@@ -32,6 +32,26 @@
  *  remap.batchnorm_ex          FusedBatchNorm (+ Add of a side input) + Relu ->
  *                              _FusedBatchNormEx under the batch norm's name; the
  *                              Relu becomes an Identity of it (TensorFlow's form).
+ *  remap.contraction_bias_add  Conv2D / MatMul + bias (as above) + Add/AddV2 of
+ *                              a side input of the output's shape (a residual
+ *                              connection) (+ activation) -> _FusedConv2D /
+ *                              _FusedMatMul with fused_ops ["BiasAdd", "Add"(,
+ *                              act)], num_args 2: inputs x, filter, bias, side
+ *                              (cuDNN's conv-bias-activation with its z input;
+ *                              cuBLASLt with beta = 1).
+ *  remap.conv_squeeze_bias     Conv2D + Squeeze (keeping the channel dim) +
+ *                              BiasAdd (+ activation), Keras' Conv1D ->
+ *                              _FusedConv2D ["BiasAdd"(, act)] under the
+ *                              Conv2D's name, then the Squeeze under the last
+ *                              node's name (TensorFlow's form).
+ *  remap.dilated_conv          SpaceToBatchND + Conv2D / DepthwiseConv2dNative
+ *                              (VALID, unit strides) + BatchToSpaceND, as
+ *                              tf.nn.atrous_conv2d and with_space_to_batch
+ *                              build a dilated convolution -> the convolution
+ *                              with dilations = the block shape and padding
+ *                              SAME / VALID / EXPLICIT (the paddings less the
+ *                              crops) under the BatchToSpaceND's name; done
+ *                              with the folds, before the fusions.
  *  remap.batchnorm_scale_offset  a standalone inference FusedBatchNorm with
  *                              constant parameters -> Mul(x, scale') + offset'
  *                              (constants "<bn>/scale", "<bn>/offset"; the Add
@@ -51,11 +71,16 @@
  *    float64 on CPU for convolutions.
  *  - tensorflow: TensorFlow's own rulebook. GPU-placed: only Conv2D + BiasAdd +
  *    Relu, float32/float16, NHWC/NCHW, spatial (not 1x1) filter; no depthwise,
- *    no MatMul (cuBLASLt is opt-in), no Conv2D + FusedBatchNorm;
+ *    no MatMul (cuBLASLt is opt-in), no Conv2D + FusedBatchNorm, no side
+ *    input, no Squeeze, no dilated-convolution rewrite;
  *    _FusedBatchNormEx for float32/float16 NHWC inference. CPU-placed: the x86
  *    build (oneDNN on): Conv2D float32/float64, DepthwiseConv2dNative and MatMul
  *    float32, activations Relu, Relu6, Elu, LeakyRelu, Tanh, Sigmoid; Conv2D +
- *    FusedBatchNorm float32 NHWC; _FusedBatchNormEx float32 without side input. */
+ *    FusedBatchNorm float32 NHWC; Conv2D + Squeeze + BiasAdd (no activation);
+ *    _FusedBatchNormEx float32 without side input; no side-input Add (the
+ *    TensorFlow 2.21 wheel leaves Conv2D + BiasAdd + Add (+ Relu) unfused) and
+ *    no dilated-convolution rewrite (checked against TensorFlow 2.21 with
+ *    nodes placed on CPU:0 and on GPU:0). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,10 +98,16 @@
 #define P_BNEX "remap.batchnorm_ex"
 #define P_BNSO "remap.batchnorm_scale_offset"
 #define P_SCALE "remap.fold_scale"
+#define P_SIDE "remap.contraction_bias_add"
+#define P_SQ "remap.conv_squeeze_bias"
+#define P_DIL "remap.dilated_conv"
 
 const gn__pattern gn__patterns_remap[] = {
     {P_BIAS, "Conv2D/DepthwiseConv2dNative/MatMul + BiasAdd (+ activation) -> _Fused*"},
     {P_CBN, "Conv2D + inference FusedBatchNorm (+ activation) -> _FusedConv2D"},
+    {P_SIDE, "Conv2D/MatMul + BiasAdd + Add of a side input (+ activation) -> _FusedConv2D/_FusedMatMul"},
+    {P_SQ, "Conv2D + Squeeze + BiasAdd (+ activation) -> _FusedConv2D + Squeeze"},
+    {P_DIL, "SpaceToBatchND + Conv2D/DepthwiseConv2dNative + BatchToSpaceND -> dilated convolution"},
     {P_FOLD, "constant filter + inference FusedBatchNorm -> folded filter and BiasAdd"},
     {P_SCALE, "constant filter + Mul by a per-channel constant -> folded filter"},
     {"remap.matmul_gelu", "MatMul + BiasAdd + Gelu subgraph (tanh or erf form) -> _FusedMatMul"},
@@ -91,6 +122,7 @@ enum { K_CONV = 0, K_DW = 1, K_MM = 2 };
 typedef struct shrec {
     gn__edge e;
     int32_t rank;      /* -1 unknown */
+    bool full;         /* every dim known (else unknown ones are -1) */
     int64_t dims[4];
 } shrec;
 
@@ -388,15 +420,21 @@ static int shrec_cmp(const void *a, const void *b)
     return 0;
 }
 
-static bool edge_shape(const rm *r, gn__edge e, int32_t *rank, int64_t *dims)
+/* The shape of edge e; with `partial`, unknown dims are -1 (the rank is known). */
+static bool edge_shape_any(const rm *r, gn__edge e, bool partial, int32_t *rank, int64_t *dims)
 {
     if (e.index == 0 && const_shape(r->g, e.node, rank, dims, 4)) return true;
     shrec key = {.e = e};
     const shrec *h = r->n_sh ? bsearch(&key, r->sh, r->n_sh, sizeof *r->sh, shrec_cmp) : NULL;
-    if (!h || h->rank < 0) return false;
+    if (!h || h->rank < 0 || (!partial && !h->full)) return false;
     *rank = h->rank;
     memcpy(dims, h->dims, sizeof h->dims);
     return true;
+}
+
+static bool edge_shape(const rm *r, gn__edge e, int32_t *rank, int64_t *dims)
+{
+    return edge_shape_any(r, e, false, rank, dims);
 }
 
 static gn_status want_shape(rm *r, gn__edge e, uint32_t *cap)
@@ -433,6 +471,11 @@ static gn_status collect_shapes(rm *r)
                     GN_TRY(want_shape(r, n->in[1 - k], &cap));
                     GN_TRY(want_shape(r, gn__node_at(g, p)->in[0], &cap));
                 }
+                /* a side input added to a biased contraction */
+                if (p != GN_NONE && (op_is(g, p, "BiasAdd") || op_is(g, p, "Add") || op_is(g, p, "AddV2"))) {
+                    GN_TRY(want_shape(r, n->in[1 - k], &cap));
+                    GN_TRY(want_shape(r, n->in[k], &cap));
+                }
             }
         }
     }
@@ -446,9 +489,9 @@ static gn_status collect_shapes(rm *r)
         if (!t || t->shape.rank < 0 || t->shape.rank > 4) continue;
         bool known = true;
         for (int32_t d = 0; d < t->shape.rank; d++) known = known && t->shape.dims[d] >= 0;
-        if (!known) continue;
         r->sh[k].rank = t->shape.rank;
-        for (int32_t d = 0; d < t->shape.rank; d++) r->sh[k].dims[d] = t->shape.dims[d];
+        r->sh[k].full = known;
+        for (int32_t d = 0; d < t->shape.rank; d++) r->sh[k].dims[d] = t->shape.dims[d] >= 0 ? t->shape.dims[d] : -1;
     }
     qsort(r->sh, r->n_sh, sizeof *r->sh, shrec_cmp);
     return GN_OK;
@@ -756,6 +799,7 @@ out:
 typedef struct cmatch {
     int kind;
     gn_id conv, mid, act;   /* mid: BiasAdd / Add / FusedBatchNorm */
+    gn_id add;              /* the Add of a side input (args[1]), or GN_NONE */
     bool bn;                /* mid is a FusedBatchNorm */
     bool reshape;           /* the bias constant is [1, .., C, .., 1]: made a vector */
     const char *act_name;   /* fused_ops name of the activation when not its op (Gelu) */
@@ -802,12 +846,13 @@ static const char *tf_refusal(const rm *r, const cmatch *m, bool gpu)
 static gn_status fuse(rm *r, const cmatch *m, const char *pattern, const char *what)
 {
     gn_graph *g = r->g;
-    gn_id root = m->act != GN_NONE ? m->act : m->mid;
+    gn_id root = m->act != GN_NONE ? m->act : m->add != GN_NONE ? m->add : m->mid;
     int32_t T = tattr(g, m->conv, "T");
     float alpha = 0.2f, eps = 0.0f;
-    const char *ops[2];
+    const char *ops[3];
     uint32_t nops = 0;
     ops[nops++] = m->bn ? "FusedBatchNorm" : "BiasAdd";
+    if (m->add != GN_NONE) ops[nops++] = "Add";
     if (m->bn) {
         eps = 1e-4f;
         gn__attr_get_float(g, m->mid, "epsilon", &eps);
@@ -818,7 +863,7 @@ static gn_status fuse(rm *r, const cmatch *m, const char *pattern, const char *w
         leaky = op_is(g, m->act, "LeakyRelu");
         if (leaky) gn__attr_get_float(g, m->act, "alpha", &alpha);
     }
-    char opbuf[2][32];
+    char opbuf[3][32];
     for (uint32_t i = 0; i < nops; i++) {
         snprintf(opbuf[i], sizeof opbuf[i], "%s", ops[i]);
         ops[i] = opbuf[i];
@@ -867,6 +912,7 @@ static gn_status fuse(rm *r, const cmatch *m, const char *pattern, const char *w
         GN_TRY(drop_if_orphan(r, e, false));
         for (uint32_t j = 0; j < 2; j++) GN_TRY(drop_if_orphan(r, ins[j], true));
     }
+    if (m->add != GN_NONE && m->add != root) GN_TRY(drop_if_orphan(r, m->add, false));
     if (mid != root) GN_TRY(drop_if_orphan(r, mid, false));
     GN_TRY(drop_if_orphan(r, conv, false));
     GN_TRY(drop_if_orphan(r, old_bias, true));
@@ -928,7 +974,7 @@ static gn_status try_contraction(rm *r, gn_id id, bool *done)
     *done = false;
     cmatch m;
     memset(&m, 0, sizeof m);
-    m.act = GN_NONE;
+    m.act = m.add = GN_NONE;
     gn_id mid = id;
     if (is_act(g, id)) {
         m.act = id;
@@ -982,6 +1028,304 @@ static gn_status try_contraction(rm *r, gn_id id, bool *done)
     return GN_OK;
 }
 
+/* ---- remap.contraction_bias_add ------------------------------------------------------------- */
+/* Do the side input's shape and the biased contraction's output shape agree
+ * (ranks equal, known dims equal, an unknown dim unknown on both sides: the
+ * batch of a residual connection)? */
+static bool same_shape(const rm *r, gn__edge a, gn__edge b)
+{
+    int32_t ra, rb;
+    int64_t da[4], db[4];
+    if (!edge_shape_any(r, a, true, &ra, da) || !edge_shape_any(r, b, true, &rb, db) || ra != rb) return false;
+    for (int32_t i = 0; i < ra; i++)
+        if (da[i] != db[i]) return false;
+    return true;
+}
+
+/* Root `id` (an activation or an Add/AddV2): Conv2D / MatMul + bias + Add of a
+ * side input of the output's shape (+ activation) -> _FusedConv2D / _FusedMatMul
+ * with fused_ops ["BiasAdd", "Add"(, act)] and num_args 2 (bias, side input). */
+static gn_status try_side(rm *r, gn_id id, bool *done)
+{
+    gn_graph *g = r->g;
+    *done = false;
+    cmatch m;
+    memset(&m, 0, sizeof m);
+    m.act = m.add = GN_NONE;
+    gn_id add = id;
+    if (is_act(g, id)) {
+        m.act = id;
+        add = in0(g, id, 0);
+        if (add == GN_NONE) return GN_OK;
+    }
+    if ((!op_is(g, add, "Add") && !op_is(g, add, "AddV2")) || gn__node_at(g, add)->n_in != 2) return GN_OK;
+    const gn__node *an = gn__node_at(g, add);
+    gn__edge side = {GN_NONE, 0};
+    for (uint32_t k = 0; k < 2 && side.node == GN_NONE; k++) {
+        gn_id p = in0(g, add, k);
+        if (p == GN_NONE || p == an->in[1 - k].node) continue;
+        if (!op_is(g, p, "BiasAdd") && !op_is(g, p, "Add") && !op_is(g, p, "AddV2")) continue;
+        cmatch t = m;
+        if (!match_bias(r, p, &t)) continue;
+        int kind = contraction_kind(g, t.conv);
+        if (kind != K_CONV && kind != K_MM) continue;
+        m = t;
+        m.mid = p;
+        m.kind = kind;
+        side = an->in[1 - k];
+    }
+    if (side.node == GN_NONE) return GN_OK;
+    m.add = add;
+    m.args[1] = side;
+    m.nargs = 2;
+    if (!gn__pattern_enabled(r->c, P_SIDE)) return GN_OK;
+    char what[640], why[256];
+    describe(r, m.conv, m.mid, add, what, sizeof what);
+    if (m.act != GN_NONE) {
+        size_t l = strlen(what);
+        snprintf(what + l, sizeof what - l, " + %s '%s'", gn__node_op(g, m.act), gn__node_name(g, m.act));
+    }
+    bool gpu = gn__pass_on_gpu(r->c, g, m.conv);
+    int32_t T = tattr(g, m.conv, "T");
+    const char *bad = intermediate_refusal(r, m.conv, id, why, sizeof why);
+    if (!bad) bad = intermediate_refusal(r, m.mid, id, why, sizeof why);
+    if (!bad && m.act != GN_NONE) bad = intermediate_refusal(r, add, id, why, sizeof why);
+    if (!bad && (tattr(g, m.mid, "T") != T || tattr(g, add, "T") != T || (m.act != GN_NONE && tattr(g, m.act, "T") != T)))
+        bad = "dtypes differ";
+    if (!bad && op_is(g, m.mid, "BiasAdd") && m.kind != K_MM && nchw(g, m.mid) != nchw(g, m.conv))
+        bad = "data formats differ";
+    if (!bad && !same_shape(r, side, (gn__edge){m.mid, 0}))
+        bad = "side input shape is not the contraction's output shape (or unknown)";
+    if (!bad) bad = dtype_refusal(r, m.kind, T, gpu, why, sizeof why);
+    if (!bad && policy_tf(r))
+        bad = gpu ? "TensorFlow's GPU kernels take no Add side input"
+                  : "TensorFlow's x86 build makes no _FusedConv2D / _FusedMatMul with an Add side input";
+    if (bad) {
+        gn__pass_refused(r->c, P_SIDE, g, id, "%s not fused: %s", what, bad);
+        return GN_OK;
+    }
+    GN_TRY(fuse(r, &m, P_SIDE, what));
+    *done = true;
+    return GN_OK;
+}
+
+/* ---- remap.conv_squeeze_bias ---------------------------------------------------------------- */
+/* Root `id` (an activation or a BiasAdd): Conv2D + Squeeze + BiasAdd (+ act), as
+ * Keras' Conv1D makes it -> _FusedConv2D ["BiasAdd"(, act)] under the Conv2D's
+ * name, then the Squeeze under the root's name (TensorFlow's form). */
+static gn_status try_squeeze(rm *r, gn_id id, bool *done)
+{
+    gn_graph *g = r->g;
+    *done = false;
+    gn_id act = GN_NONE, badd = id;
+    if (is_act(g, id)) {
+        act = id;
+        badd = in0(g, id, 0);
+        if (badd == GN_NONE) return GN_OK;
+    }
+    if (!op_is(g, badd, "BiasAdd") || gn__node_at(g, badd)->n_in != 2) return GN_OK;
+    gn_id sq = in0(g, badd, 0);
+    if (sq == GN_NONE || !op_is(g, sq, "Squeeze") || gn__node_at(g, sq)->n_in != 1) return GN_OK;
+    gn_id conv = in0(g, sq, 0);
+    if (conv == GN_NONE || !op_is(g, conv, "Conv2D") || gn__node_at(g, conv)->n_in != 2) return GN_OK;
+    if (!gn__pattern_enabled(r->c, P_SQ)) return GN_OK;
+    char what[640], why[256];
+    describe(r, conv, sq, badd, what, sizeof what);
+    if (act != GN_NONE) {
+        size_t l = strlen(what);
+        snprintf(what + l, sizeof what - l, " + %s '%s'", gn__node_op(g, act), gn__node_name(g, act));
+    }
+    bool gpu = gn__pass_on_gpu(r->c, g, conv);
+    int32_t T = tattr(g, conv, "T");
+    const char *bad = intermediate_refusal(r, conv, id, why, sizeof why);
+    if (!bad) bad = intermediate_refusal(r, sq, id, why, sizeof why);
+    if (!bad && act != GN_NONE) bad = intermediate_refusal(r, badd, id, why, sizeof why);
+    if (!bad && (tattr(g, sq, "T") != T || tattr(g, badd, "T") != T || (act != GN_NONE && tattr(g, act, "T") != T)))
+        bad = "dtypes differ";
+    if (!bad && (nchw(g, conv) || nchw(g, badd))) bad = "NCHW: only channels-last convolutions and BiasAdds are taken";
+    if (!bad) {
+        /* the Squeeze must keep the channel dim (the last): then the BiasAdd's
+           channel is the convolution's */
+        const Tensorflow__AttrValue *v = gn__node_attr(g, sq, "squeeze_dims");
+        size_t nd = v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && v->list ? v->list->n_i : 0;
+        for (size_t i = 0; i < nd && !bad; i++) {
+            int64_t d = v->list->i[i] < 0 ? v->list->i[i] + 4 : v->list->i[i];
+            if (d == 3) bad = "the Squeeze removes the channel dim";
+        }
+        if (!bad && nd == 0) {
+            int64_t ch = out_channels(r, conv, K_CONV);
+            if (ch < 0) bad = "the Squeeze has no squeeze_dims and the channel count is unknown";
+            else if (ch == 1) bad = "the Squeeze removes the channel dim";
+        }
+    }
+    if (!bad) bad = dtype_refusal(r, K_CONV, T, gpu, why, sizeof why);
+    if (!bad && policy_tf(r)) {
+        if (gpu) bad = "TensorFlow fuses Conv2D + Squeeze + BiasAdd on CPU only";
+        else if (act != GN_NONE) bad = "TensorFlow fuses Conv2D + Squeeze + BiasAdd without an activation";
+    }
+    if (bad) {
+        gn__pass_refused(r->c, P_SQ, g, id, "%s not fused: %s", what, bad);
+        return GN_OK;
+    }
+    /* what the new nodes need, read before anything changes */
+    static const char *const conv_keys[] = {"T", "strides", "padding", "explicit_paddings", "data_format", "dilations",
+                                            "use_cudnn_on_gpu"};
+    static const char *const sq_keys[] = {"T", "squeeze_dims"};
+    saved_attrs ca, sa;
+    save_attrs(g, conv, conv_keys, sizeof conv_keys / sizeof *conv_keys, &ca);
+    save_attrs(g, sq, sq_keys, sizeof sq_keys / sizeof *sq_keys, &sa);
+    gn__edge x = gn__node_at(g, conv)->in[0], w = gn__node_at(g, conv)->in[1], b = gn__node_at(g, badd)->in[1];
+    const char *ops[2] = {"BiasAdd", NULL};
+    char actop[32] = "";
+    uint32_t nops = 1;
+    float alpha = 0.2f;
+    bool leaky = act != GN_NONE && op_is(g, act, "LeakyRelu");
+    if (act != GN_NONE) {
+        snprintf(actop, sizeof actop, "%s", gn__node_op(g, act));
+        ops[nops++] = actop;
+        if (leaky) gn__attr_get_float(g, act, "alpha", &alpha);
+    }
+    GN_TRY(reset_node(r, conv, "_FusedConv2D"));
+    GN_TRY(gn__node_add_input(g, conv, x));
+    GN_TRY(gn__node_add_input(g, conv, w));
+    GN_TRY(gn__node_add_input(g, conv, b));
+    GN_TRY(put_attrs(r, conv, &ca));
+    GN_TRY(set_types(r, conv, "TArgs", T, 1));
+    GN_TRY(set_strings(r, conv, "fused_ops", ops, nops));
+    GN_TRY(set_int(r, conv, "num_args", 1));
+    GN_TRY(set_float(r, conv, "epsilon", 0.0f));
+    if (leaky) GN_TRY(set_float(r, conv, "leakyrelu_alpha", alpha));
+    GN_TRY(reset_node(r, id, "Squeeze"));
+    GN_TRY(gn__node_add_input(g, id, (gn__edge){conv, 0}));
+    GN_TRY(put_attrs(r, id, &sa));
+    if (badd != id) GN_TRY(drop_if_orphan(r, badd, false));
+    GN_TRY(drop_if_orphan(r, sq, false));
+    r->c->changed = true;
+    gn__pass_rewrote(r->c, P_SQ, g, id, "fused %s into _FusedConv2D '%s' + Squeeze", what, gn__node_name(g, conv));
+    *done = true;
+    return GN_OK;
+}
+
+/* ---- remap.dilated_conv ----------------------------------------------------------------------- */
+/* A constant int32/int64 tensor of n elements read from edge e into v. */
+static bool const_ints(const gn_graph *g, gn__edge e, int64_t *v, int64_t n)
+{
+    gn__tensor t;
+    if (e.index != 0 || !const_tensor(g, e.node, &t)) return false;
+    bool ok = (t.dtype == 3 || t.dtype == 9) && gn__tensor_numel(&t) == n;
+    for (int64_t i = 0; ok && i < n; i++) v[i] = t.dtype == 3 ? ((const int32_t *)t.data)[i] : ((const int64_t *)t.data)[i];
+    gn__tensor_release(&t);
+    return ok;
+}
+
+static bool all_ones(const gn_graph *g, gn_id id, const char *key)
+{
+    const Tensorflow__AttrValue *v = gn__node_attr(g, id, key);
+    if (!v) return true;
+    if (v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !v->list) return false;
+    for (size_t i = 0; i < v->list->n_i; i++)
+        if (v->list->i[i] != 1) return false;
+    return true;
+}
+
+static gn_status set_ints(rm *r, gn_id id, const char *key, const int64_t *iv, uint32_t n)
+{
+    Tensorflow__AttrValue *v = new_attr(r);
+    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(r->g, sizeof *l);
+    int64_t *d = gn__graph_value_alloc(r->g, (n ? n : 1) * sizeof *d);
+    if (!v || !l || !d) return nomem(r);
+    tensorflow__attr_value__list_value__init(l);
+    memcpy(d, iv, n * sizeof *d);
+    l->n_i = n;
+    l->i = d;
+    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
+    v->list = l;
+    return gn__node_set_attr(r->g, id, key, v);
+}
+
+/* BatchToSpaceND(Conv(SpaceToBatchND(x, block, pad), w), block, crops), the
+ * conv VALID with unit strides and dilations (what tf.nn.atrous_conv2d and
+ * with_space_to_batch make) -> the conv with dilations = block and the
+ * paddings less the crops (SAME, VALID, or EXPLICIT when neither), under the
+ * BatchToSpaceND's name. */
+static gn_status try_dilated(rm *r, gn_id b2s)
+{
+    gn_graph *g = r->g;
+    const gn__node *bn = gn__node_at(g, b2s);
+    if (bn->n_in != 3) return GN_OK;
+    gn_id conv = in0(g, b2s, 0);
+    if (conv == GN_NONE) return GN_OK;
+    int kind = contraction_kind(g, conv);
+    if ((kind != K_CONV && kind != K_DW) || gn__node_at(g, conv)->n_in != 2) return GN_OK;
+    gn_id s2b = in0(g, conv, 0);
+    if (s2b == GN_NONE || !op_is(g, s2b, "SpaceToBatchND") || gn__node_at(g, s2b)->n_in != 3) return GN_OK;
+    if (!gn__pattern_enabled(r->c, P_DIL)) return GN_OK;
+    char what[512], why[256];
+    describe(r, s2b, conv, b2s, what, sizeof what);
+    const gn__node *sn = gn__node_at(g, s2b);
+    int64_t blk[2], blk2[2], pad[4], crop[4];
+    const char *bad = NULL;
+    bad = intermediate_refusal(r, conv, b2s, why, sizeof why);
+    if (!bad) bad = intermediate_refusal(r, s2b, b2s, why, sizeof why);
+    int32_t T = tattr(g, conv, "T");
+    if (!bad && (tattr(g, s2b, "T") != T || tattr(g, b2s, "T") != T)) bad = "dtypes differ";
+    if (!bad && nchw(g, conv)) bad = "NCHW: SpaceToBatchND works on the channels-last spatial dims";
+    if (!bad && (!all_ones(g, conv, "strides") || !all_ones(g, conv, "dilations")))
+        bad = "the convolution has strides or dilations already";
+    if (!bad && !str_attr_is(g, conv, "padding", "", "VALID")) bad = "the convolution's padding is not VALID";
+    if (!bad && (!const_ints(g, sn->in[1], blk, 2) || !const_ints(g, bn->in[1], blk2, 2) || blk[0] != blk2[0] ||
+                 blk[1] != blk2[1] || blk[0] < 1 || blk[1] < 1))
+        bad = "block shapes are not the same constant pair";
+    if (!bad && (!const_ints(g, sn->in[2], pad, 4) || !const_ints(g, bn->in[2], crop, 4)))
+        bad = "paddings or crops are not constants";
+    int64_t ep[4];
+    for (int i = 0; !bad && i < 4; i++) {
+        ep[i] = pad[i] - crop[i];
+        if (pad[i] < 0 || crop[i] < 0 || ep[i] < 0) bad = "crops exceed the paddings";
+    }
+    if (!bad && policy_tf(r)) bad = "TensorFlow's remapper makes no dilated-convolution rewrite";
+    if (bad) {
+        gn__pass_refused(r->c, P_DIL, g, b2s, "%s not rewritten: %s", what, bad);
+        return GN_OK;
+    }
+    /* SAME with unit strides pads (k - 1) * rate in all, the smaller half first */
+    const char *padding = "EXPLICIT";
+    int32_t rk;
+    int64_t wd[4];
+    if (!ep[0] && !ep[1] && !ep[2] && !ep[3]) {
+        padding = "VALID";
+    } else if (edge_shape(r, gn__node_at(g, conv)->in[1], &rk, wd) && rk == 4) {
+        int64_t th = (wd[0] - 1) * blk[0], tw = (wd[1] - 1) * blk[1];
+        if (ep[0] == th / 2 && ep[1] == th - th / 2 && ep[2] == tw / 2 && ep[3] == tw - tw / 2) padding = "SAME";
+    }
+    static const char *const keys[] = {"T", "data_format", "use_cudnn_on_gpu"};
+    saved_attrs sa;
+    save_attrs(g, conv, keys, sizeof keys / sizeof *keys, &sa);
+    const char *cop = kind == K_CONV ? "Conv2D" : "DepthwiseConv2dNative";
+    gn__edge x = sn->in[0], w = gn__node_at(g, conv)->in[1];
+    gn_id cst_ids[4] = {sn->in[1].node, sn->in[2].node, bn->in[1].node, bn->in[2].node};
+    GN_TRY(reset_node(r, b2s, cop));
+    GN_TRY(gn__node_add_input(g, b2s, x));
+    GN_TRY(gn__node_add_input(g, b2s, w));
+    GN_TRY(put_attrs(r, b2s, &sa));
+    static const int64_t ones[4] = {1, 1, 1, 1};
+    int64_t dil[4] = {1, blk[0], blk[1], 1};
+    GN_TRY(set_ints(r, b2s, "strides", ones, 4));
+    GN_TRY(set_ints(r, b2s, "dilations", dil, 4));
+    GN_TRY(set_str(r, b2s, "padding", padding));
+    if (!strcmp(padding, "EXPLICIT")) {
+        int64_t e8[8] = {0, 0, ep[0], ep[1], ep[2], ep[3], 0, 0};
+        GN_TRY(set_ints(r, b2s, "explicit_paddings", e8, 8));
+    }
+    GN_TRY(drop_if_orphan(r, conv, false));
+    GN_TRY(drop_if_orphan(r, s2b, false));
+    for (int i = 0; i < 4; i++) GN_TRY(drop_if_orphan(r, cst_ids[i], true));
+    r->c->changed = true;
+    gn__pass_rewrote(r->c, P_DIL, g, b2s, "rewrote %s as %s with dilations [1, %lld, %lld, 1], padding %s", what, cop,
+                     (long long)blk[0], (long long)blk[1], padding);
+    return GN_OK;
+}
+
 /* ---- remap.matmul_gelu ------------------------------------------------------------------------ */
 /* A float32 scalar Const within 1e-4 (relative) of want. */
 static bool scalar_is(const gn_graph *g, gn__edge e, double want)
@@ -1031,6 +1375,7 @@ static gn_status try_gelu(rm *r, gn_id root, bool *done)
     if (rn->n_in != 2 || tattr(g, root, "T") != DT_F32) return GN_OK;
     cmatch m;
     memset(&m, 0, sizeof m);
+    m.act = m.add = GN_NONE;
     gn__edge f[3];
     uint32_t nf = 0;
     bool expanded = false;
@@ -1310,13 +1655,14 @@ gn_status gn__pass_remap(gn__pass_ctx *c, gn_graph *g)
     gn_status st = GN_OK;
     /* 1. folds (they only shrink patterns the fusions below then take) */
     bool fold = gn__pattern_enabled(c, P_FOLD), scale = gn__pattern_enabled(c, P_SCALE);
-    if (fold || scale) {
+    if (fold || scale || gn__pattern_enabled(c, P_DIL)) {
         uint32_t n0 = g->n_nodes;
         for (gn_id i = 0; i < n0 && st == GN_OK; i++) {
             if ((i & 1023) == 0 && gn__pass_deadline_passed(c)) return GN_OK;
             if (!gn__node_live(g, i)) continue;
             if (fold && is_fbn(g, i)) st = fold_one(&r, i);
             else if (scale && op_is(g, i, "Mul")) st = fold_scale(&r, i);
+            else if (op_is(g, i, "BatchToSpaceND")) st = try_dilated(&r, i);
         }
         if (st != GN_OK) return st;
     }
@@ -1338,6 +1684,10 @@ gn_status gn__pass_remap(gn__pass_ctx *c, gn_graph *g)
         bool root_kind = is_act(g, id) || !strcmp(o, "BiasAdd") || !strcmp(o, "Add") || !strcmp(o, "AddV2") || is_fbn(g, id);
         if (!root_kind) continue;
         st = try_contraction(&r, id, &done);
+        if (st != GN_OK || done) continue;
+        st = try_side(&r, id, &done);
+        if (st != GN_OK || done) continue;
+        st = try_squeeze(&r, id, &done);
         if (st != GN_OK || done) continue;
         st = try_bn_ex(&r, id, &done);
         if (st != GN_OK || done) continue;
