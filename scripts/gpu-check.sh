@@ -5,8 +5,12 @@
 # that scripts/fetch-gpu-deps.sh downloaded (.gpu-deps/ in the checkout, or
 # GN_GPU_DEPS=DIR, or shared/gpu-deps/) into a local prefix, builds grapnel
 # with -DGRAPNEL_CUDA=ON, runs tests/cuda_test (CUDA against the CPU backend,
-# per op and on the golden models), runs two generated models on both
-# backends, and prints a short table last. Takes a few minutes on 16 cores.
+# per op and on the golden models), generates ResNet-50 and a BERT-base
+# encoder (bench/gen_models, random weights), optimizes them to float16 for
+# gpu:sm_90 (NCHW and NHWC), checks CUDA against the CPU backend on them,
+# times them at batch 1 and 64 (bench/gpu_bench) next to PyTorch on the same
+# GPU (bench/torch_bench.py), and prints a short table last
+# (bench/gpu_table.py). Budget: under 10 minutes on 16 cores.
 #
 #   scripts/gpu-check.sh                 everything (build dir: build-gpu)
 #   scripts/gpu-check.sh --configure-only      probe, unpack, configure; stop before building
@@ -148,7 +152,7 @@ elif [ "$mode" = configure-only ]; then
   grep -E "grapnel:|Found" "$root/build-gpu/configure.log"
   echo "gpu-check: configured $BUILD (--configure-only)"
   exit 0
-elif "$CMAKE" --build "$BUILD" -j"$jobs" --target grapnel grapnel_cli cuda_test runtime_test gen_graph \
+elif "$CMAKE" --build "$BUILD" -j"$jobs" --target grapnel grapnel_cli cuda_test runtime_test gen_models gpu_bench \
      > "$root/build-gpu/build.log" 2>&1; then
   status_build="ok"
 else
@@ -160,7 +164,7 @@ echo "build: $status_build (logs: build-gpu/configure.log, build-gpu/build.log)"
 # ---- 4. tests -------------------------------------------------------------------------------------------
 if [ "$status_build" = ok ]; then
   say "cuda_test"
-  (cd "$BUILD" && timeout 300 ./cuda_test) 2>&1 | tee "$root/build-gpu/cuda_test.log" | tail -60
+  (cd "$BUILD" && timeout 240 ./cuda_test) 2>&1 | tee "$root/build-gpu/cuda_test.log" | tail -60
   rc=${PIPESTATUS[0]}
   status_test=$([ "$rc" = 0 ] && echo ok || echo "FAILED (rc $rc)")
   test_summary="$(grep -E '^\[  (PASSED|FAILED|SKIPPED) \] [0-9]' "$root/build-gpu/cuda_test.log" | tr '\n' ' ')"
@@ -168,55 +172,66 @@ if [ "$status_build" = ok ]; then
   (cd "$BUILD" && timeout 120 ./runtime_test) > "$root/build-gpu/runtime_test.log" 2>&1 && rt=ok || rt=FAILED
   echo "runtime_test: $rt"
 
-  # ---- 5. generated models: CPU vs CUDA through the CLI -----------------------------------------------
-  say "benchmark (generated models, grapnel run on each backend)"
+  # ---- 5. benchmark: generated ResNet-50 and BERT-base encoder, our passes, CUDA, PyTorch ------------------
+# Models from bench/gen_models (random weights), optimized for gpu:sm_90 with
+# auto_mixed_precision (float16) in two layouts: NCHW (the layout optimizer's
+# default for GPUs) and NHWC (layout_optimizer off); BERT has no layout-
+# sensitive op, so one graph. bench/gpu_bench times gn_session_run; PyTorch
+# (bench/torch_bench.py) runs on the same GPU afterwards.
+  say "benchmark: models"
   B="$root/build-gpu/bench"
-  mkdir -p "$B"
-  for spec in "conv 400" "transformer 400"; do
-    set -- $spec
-    model="$B/$1.pb"
-    "$BUILD/gen_graph" "$1" "$2" "$model" > /dev/null 2>&1 || { bench_rows+=("$1|$2|gen_graph failed|||"); continue; }
-    row="$1|$2"
-    for be in cpu cuda; do
-      rm -rf "$B/out-$1-$be"; mkdir -p "$B/out-$1-$be"
-      t0=$(date +%s.%N)
-      if timeout 120 "$BUILD/grapnel" run "$model" --backend "$be" --fetch "output=$B/out-$1-$be/output.npy" \
-           > "$B/run-$1-$be.log" 2>&1; then
-        row="$row|$(echo "$(date +%s.%N) - $t0" | bc -l | xargs printf '%.2f s')"
-      else
-        row="$row|FAILED: $(tail -1 "$B/run-$1-$be.log" | cut -c1-60)"
-      fi
-    done
-    cmp="n/a"
-    if [ -n "$PY" ] && ls "$B/out-$1-cpu"/*.npy >/dev/null 2>&1 && ls "$B/out-$1-cuda"/*.npy >/dev/null 2>&1; then
-      cmp="$("$PY" - "$B/out-$1-cpu" "$B/out-$1-cuda" <<'PYEOF' 2>&1 | tail -1
-import sys, os
-import numpy as np
-a, b = sys.argv[1], sys.argv[2]
-worst = 0.0
-for f in sorted(os.listdir(a)):
-    x = np.load(os.path.join(a, f)).astype(np.float64); y = np.load(os.path.join(b, f)).astype(np.float64)
-    if x.shape != y.shape: print("shape", x.shape, y.shape); sys.exit()
-    worst = max(worst, float(np.linalg.norm(x - y) / max(np.linalg.norm(x), 1e-30)))
-print("%.2e" % worst)
-PYEOF
-)"
-    fi
-    bench_rows+=("$row|$cmp")
+  rm -rf "$B"; mkdir -p "$B"
+  OURS="$B/ours.txt" TORCH="$B/torch.jsonl"
+  : > "$OURS"
+  "$BUILD/gen_models" resnet50 "$B/resnet50.pb" && "$BUILD/gen_models" bert "$B/bert.pb" || echo "gen_models FAILED"
+  opt() {   # IN OUT FEED FETCH OPTIONS
+    timeout 180 "$BUILD/grapnel" optimize "$1" -o "$2" --target gpu:sm_90 --feed "$3" --fetch "$4" --options "$5" \
+      > "$2.log" 2>&1 || { echo "optimize $2 FAILED: $(tail -2 "$2.log")"; return 1; }
+    echo "optimized $(basename "$2"): $("$BUILD/grapnel" inspect "$2" 2>/dev/null | grep -A14 '^ops' | tail -n +2 | awk '{printf "%s:%s ", $1, $2}')"
+  }
+  opt "$B/resnet50.pb" "$B/resnet50_nchw.pb" input logits "{'auto_mixed_precision': True}"
+  opt "$B/resnet50.pb" "$B/resnet50_nhwc.pb" input logits "{'auto_mixed_precision': True, 'layout_optimizer': False}"
+  opt "$B/bert.pb" "$B/bert_f16.pb" input output "{'auto_mixed_precision': True}"
+  say "benchmark: CUDA vs CPU on the optimized graphs (batch 1)"
+  for g in resnet50_nchw bert_f16; do   # the CPU backend's float16 is slow: batch 1, at most a minute each
+    [ -e "$B/$g.pb" ] || continue
+    out="$(timeout 60 "$BUILD/grapnel" verify "$B/$g.pb" "$B/$g.pb" --backend cpu --backend-b cuda 2>&1 | tail -3)"
+    echo "verify $g (cpu vs cuda): $out"
+    bench_rows+=("verify $g|$(echo "$out" | tail -1 | cut -c1-90)")
   done
+  say "benchmark: grapnel on CUDA"
+  for spec in "resnet50 NCHW resnet50_nchw input 224,224,3 logits" "resnet50 NHWC resnet50_nhwc input 224,224,3 logits" \
+              "bert_base_encoder f16 bert_f16 input 128,768 output"; do
+    set -- $spec
+    for batch in 1 64; do
+      [ -e "$B/$3.pb" ] || { echo "$1 $2 FAILED $batch no graph" >> "$OURS"; continue; }
+      line="$(timeout 120 "$BUILD/gpu_bench" "$B/$3.pb" "$4" "$batch,$5" "$6" --backend cuda --min-time 1.5 2>&1 | tail -1)"
+      case "$line" in
+        backend*) echo "$1 $2 $line" >> "$OURS" ;;
+        *) echo "$1 $2 FAILED $batch $line" >> "$OURS" ;;
+      esac
+      echo "$1 $2 batch $batch: $line"
+    done
+  done
+  say "benchmark: PyTorch"
+  if [ -n "$PY" ] && [ -n "$torch_ver" ]; then
+    timeout 240 "$PY" "$root/bench/torch_bench.py" --min-time 1.0 > "$TORCH" 2> "$B/torch.err" || echo "torch_bench: rc $? ($(tail -2 "$B/torch.err"))"
+    grep -c '"kind": "result"' "$TORCH" | sed 's/^/torch results: /'
+  else
+    echo "torch: absent, no PyTorch figures"
+  fi
 fi
 
 # ---- 6. table -------------------------------------------------------------------------------------------
 say "summary"
-printf '%-22s %s\n' "gpu" "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
-printf '%-22s %s\n' "cudnn" "${CUDNN_LIB:-not found}"
-printf '%-22s %s\n' "torch" "${torch_ver:-absent}"
-printf '%-22s %s\n' "build (GRAPNEL_CUDA=ON)" "$status_build"
-printf '%-22s %s %s\n' "cuda_test" "$status_test" "$test_summary"
-printf '%-12s %6s  %-16s %-16s %s\n' "model" "nodes" "cpu (CLI, s)" "cuda (CLI, s)" "rel L2 cuda vs cpu"
-for r in "${bench_rows[@]}"; do
-  IFS='|' read -r m n c g l <<< "$r"
-  printf '%-12s %6s  %-16s %-16s %s\n' "$m" "$n" "$c" "$g" "$l"
-done
-echo "(CLI times are whole runs: load, compile, one execution; not a throughput benchmark)"
+printf '%-24s %s\n' "gpu" "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+printf '%-24s %s\n' "cudnn" "${CUDNN_LIB:-not found}"
+printf '%-24s %s\n' "torch" "${torch_ver:-absent}"
+printf '%-24s %s\n' "build (GRAPNEL_CUDA=ON)" "$status_build"
+printf '%-24s %s %s\n' "cuda_test" "$status_test" "$test_summary"
+for r in "${bench_rows[@]}"; do printf '%-24s %s\n' "${r%%|*}" "${r#*|}"; done
+if [ "$status_build" = ok ] && [ -n "$PY" ]; then
+  "$PY" "$root/bench/gpu_table.py" "$root/build-gpu/bench/ours.txt" "$root/build-gpu/bench/torch.jsonl"
+fi
+echo "total $(( $(date +%s) - start )) s"
 [ "$status_build" = ok ] && [ "$status_test" = ok ]

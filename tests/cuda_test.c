@@ -64,7 +64,7 @@ static bool cpu_only(void)
 
 /* ---- graphs as text ----------------------------------------------------------------------- */
 typedef struct tbuf {
-    char s[16384];
+    char s[32768];
     size_t n;
 } tbuf;
 
@@ -267,14 +267,16 @@ static void test_unary(void **state)
     (void)state;
     NEED_GPU();
     static const char *ops[] = {"Relu", "Relu6", "Elu", "Sigmoid", "Tanh", "Exp", "Log", "Neg",
-                                "Sqrt", "Rsqrt", "Square", "Abs", "Identity"};
+                                "Sqrt", "Rsqrt", "Square", "Abs", "Identity", "Erf", "Erfc", "Softplus",
+                                "Reciprocal", "Floor", "LeakyRelu"};
     for (size_t t = 0; t < 2; t++)
         for (size_t i = 0; i < GN__ARRAY_LEN(ops); i++) {
             tbuf b = {.n = 0};
             ph(&b, "x", k_dts[t]);
             add(&b, "node { name: 'y' op: '%s' input: 'x' attr { key: 'T' value { type: %s } } }\n", ops[i],
                 tname(k_dts[t]));
-            bool pos = !strcmp(ops[i], "Log") || !strcmp(ops[i], "Sqrt") || !strcmp(ops[i], "Rsqrt");
+            bool pos = !strcmp(ops[i], "Log") || !strcmp(ops[i], "Sqrt") || !strcmp(ops[i], "Rsqrt") ||
+                       !strcmp(ops[i], "Reciprocal");
             tin in = {"x", 3, {3, 5, 70}, 0, pos};
             char what[64];
             snprintf(what, sizeof what, "%s %s", ops[i], tname(k_dts[t]));
@@ -485,6 +487,106 @@ static void test_conv(void **state)
             }
 }
 
+/* Einsum of two operands as a batched GEMM: Keras' attention equations
+ * (batch, free and contracted labels in every order) and a Dense over a
+ * sequence. */
+static void test_einsum(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    static const struct {
+        const char *eq;
+        int32_t ra;
+        int64_t a[4];
+        int32_t rb;
+        int64_t b[4];
+    } cases[] = {
+        {"BTNH,BSNH->BNTS", 4, {2, 5, 3, 8}, 4, {2, 7, 3, 8}},
+        {"BNTS,BSNH->BTNH", 4, {2, 3, 5, 7}, 4, {2, 7, 3, 8}},
+        {"abc,cd->abd", 3, {2, 5, 16}, 2, {16, 6}},
+        {"ij,jk->ik", 2, {9, 12}, 2, {12, 4}},
+    };
+    for (size_t t = 0; t < 2; t++)
+        for (size_t i = 0; i < GN__ARRAY_LEN(cases); i++) {
+            tbuf b = {.n = 0};
+            ph(&b, "a", k_dts[t]);
+            ph(&b, "b", k_dts[t]);
+            add(&b, "node { name: 'y' op: 'Einsum' input: 'a' input: 'b' attr { key: 'T' value { type: %s } } attr { key: "
+                    "'N' value { i: 2 } } attr { key: 'equation' value { s: '%s' } } }\n", tname(k_dts[t]), cases[i].eq);
+            tin in[2] = {{"a", cases[i].ra, {0}, 0, false}, {"b", cases[i].rb, {0}, 0, false}};
+            memcpy(in[0].dims, cases[i].a, sizeof cases[i].a);
+            memcpy(in[1].dims, cases[i].b, sizeof cases[i].b);
+            char what[64];
+            snprintf(what, sizeof what, "Einsum %s %s", cases[i].eq, tname(k_dts[t]));
+            compare_graph(what, b.s, k_dts[t], in, 2, "y");
+        }
+}
+
+/* The other epilogues of _FusedConv2D / _FusedMatMul: [FusedBatchNorm,
+ * Relu], [FusedBatchNorm, Add, Relu], [BiasAdd, Add, Relu] (a residual side
+ * input), and _FusedMatMul [BiasAdd, Add]. */
+static void test_fused_epilogues(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    static const struct {
+        const char *ops;
+        int n_args;
+        bool side;
+    } cases[] = {
+        {"s: 'FusedBatchNorm' s: 'Relu'", 4, false},
+        {"s: 'FusedBatchNorm' s: 'Add' s: 'Relu'", 4, true},
+        {"s: 'BiasAdd' s: 'Add' s: 'Relu'", 1, true},
+        {"s: 'BiasAdd' s: 'AddV2'", 1, true},
+    };
+    static const char *args[4] = {"a0", "a1", "a2", "a3"};
+    for (size_t t = 0; t < 2; t++)
+        for (int nchw = 0; nchw < 2; nchw++)
+            for (size_t i = 0; i < GN__ARRAY_LEN(cases); i++) {
+                const char *T = tname(k_dts[t]);
+                tbuf b = {.n = 0};
+                ph(&b, "x", k_dts[t]);
+                ph(&b, "w", k_dts[t]);
+                ph(&b, "side", k_dts[t]);
+                for (int k = 0; k < cases[i].n_args; k++) ph(&b, args[k], k_dts[t]);
+                add(&b, "node { name: 'y' op: '_FusedConv2D' input: 'x' input: 'w'");
+                for (int k = 0; k < cases[i].n_args; k++) add(&b, " input: '%s'", args[k]);
+                if (cases[i].side) add(&b, " input: 'side'");
+                add(&b, " attr { key: 'T' value { type: %s } } attr { key: 'padding' value { s: 'SAME' } } attr { key: "
+                        "'data_format' value { s: '%s' } } attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+                        "attr { key: 'num_args' value { i: %d } } attr { key: 'epsilon' value { f: 0.001 } } attr { key: "
+                        "'fused_ops' value { list { %s } } } }\n",
+                    T, nchw ? "NCHW" : "NHWC", cases[i].n_args + (cases[i].side ? 1 : 0), cases[i].ops);
+                b.n -= 2;   /* the closing brace: TArgs, one T per argument */
+                add(&b, "attr { key: 'TArgs' value { list {");
+                for (int k = 0; k < cases[i].n_args + (cases[i].side ? 1 : 0); k++) add(&b, " type: %s", T);
+                add(&b, " } } } }\n");
+                tin in[7] = {{"x", 4, {2, 0, 0, 0}, 0, false}, {"w", 4, {3, 3, 5, 8}, 0, false},
+                             {"side", 4, {2, 0, 0, 0}, 0, false}, {"a0", 1, {8}, 0, false}, {"a1", 1, {8}, 0, false},
+                             {"a2", 1, {8}, 0, false}, {"a3", 1, {8}, 0, true}};
+                int64_t sp[2][4] = {{2, 9, 7, 5}, {2, 5, 9, 7}}, so[2][4] = {{2, 9, 7, 8}, {2, 8, 9, 7}};
+                memcpy(in[0].dims, sp[nchw], sizeof sp[nchw]);
+                memcpy(in[2].dims, so[nchw], sizeof so[nchw]);
+                char what[128];
+                snprintf(what, sizeof what, "_FusedConv2D [%s] %s %s", cases[i].ops, T, nchw ? "NCHW" : "NHWC");
+                compare_graph(what, b.s, k_dts[t], in, 3 + (size_t)cases[i].n_args, "y");
+                if (nchw || cases[i].n_args != 1) continue;
+                /* the same epilogue on a matrix product */
+                tbuf m = {.n = 0};
+                ph(&m, "x", k_dts[t]);
+                ph(&m, "w", k_dts[t]);
+                ph(&m, "side", k_dts[t]);
+                ph(&m, "a0", k_dts[t]);
+                add(&m, "node { name: 'y' op: '_FusedMatMul' input: 'x' input: 'w' input: 'a0' input: 'side' attr { key: "
+                        "'T' value { type: %s } } attr { key: 'num_args' value { i: 2 } } attr { key: 'fused_ops' value { "
+                        "list { %s } } } }\n", T, cases[i].ops);
+                tin mi[4] = {{"x", 2, {6, 32}, 0, false}, {"w", 2, {32, 8}, 0, false}, {"side", 2, {6, 8}, 0, false},
+                             {"a0", 1, {8}, 0, false}};
+                snprintf(what, sizeof what, "_FusedMatMul [%s] %s", cases[i].ops, T);
+                compare_graph(what, m.s, k_dts[t], mi, 4, "y");
+            }
+}
+
 static void test_pool(void **state)
 {
     (void)state;
@@ -607,6 +709,164 @@ static void test_array_ops(void **state)
     }
 }
 
+/* Slice, StridedSlice (masks, negative strides, new and shrunk axes, an
+ * ellipsis), Split, SplitV, Unpack (each output fetched), Pack, PadV2,
+ * MirrorPad (both modes), GatherV2 with Const indices. */
+static void test_slicing_ops(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    for (size_t t = 0; t < 2; t++) {
+        const char *T = tname(k_dts[t]);
+        tbuf b = {.n = 0};
+        ph(&b, "x", k_dts[t]);
+        int sb[3] = {1, 0, 2}, ss[3] = {2, -1, 3};
+        cint(&b, "sb", false, 3, sb);
+        cint(&b, "ss", false, 3, ss);
+        add(&b, "node { name: 'sl' op: 'Slice' input: 'x' input: 'sb' input: 'ss' attr { key: 'T' value { type: %s } } "
+                "attr { key: 'Index' value { type: DT_INT32 } } }\n", T);
+        /* x[1:, ::-2, 3] with begin_mask 2, shrink 4 */
+        int b1[3] = {1, 0, 3}, e1[3] = {4, 0, 4}, s1[3] = {1, -2, 1};
+        cint(&b, "b1", false, 3, b1);
+        cint(&b, "e1", false, 3, e1);
+        cint(&b, "s1", false, 3, s1);
+        add(&b, "node { name: 'ss1' op: 'StridedSlice' input: 'x' input: 'b1' input: 'e1' input: 's1' attr { key: 'T' "
+                "value { type: %s } } attr { key: 'Index' value { type: DT_INT32 } } attr { key: 'begin_mask' value { "
+                "i: 2 } } attr { key: 'end_mask' value { i: 2 } } attr { key: 'shrink_axis_mask' value { i: 4 } } }\n", T);
+        /* x[..., newaxis, -3:-1] */
+        int b2[3] = {0, 0, -3}, e2[3] = {0, 0, -1}, s2[3] = {1, 1, 1};
+        cint(&b, "b2", false, 3, b2);
+        cint(&b, "e2", false, 3, e2);
+        cint(&b, "s2", false, 3, s2);
+        add(&b, "node { name: 'ss2' op: 'StridedSlice' input: 'x' input: 'b2' input: 'e2' input: 's2' attr { key: 'T' "
+                "value { type: %s } } attr { key: 'Index' value { type: DT_INT32 } } attr { key: 'ellipsis_mask' value { "
+                "i: 1 } } attr { key: 'new_axis_mask' value { i: 2 } } }\n", T);
+        int ax1 = 1, ax2 = 2, sv[3] = {1, -1, 2};
+        cint(&b, "ax1", true, 1, &ax1);
+        cint(&b, "ax2", true, 1, &ax2);
+        cint(&b, "sv", false, 3, sv);
+        add(&b, "node { name: 'sp' op: 'Split' input: 'ax2' input: 'x' attr { key: 'T' value { type: %s } } attr { key: "
+                "'num_split' value { i: 3 } } }\n", T);
+        add(&b, "node { name: 'spv' op: 'SplitV' input: 'x' input: 'sv' input: 'ax1' attr { key: 'T' value { type: %s } "
+                "} attr { key: 'Tlen' value { type: DT_INT32 } } attr { key: 'num_split' value { i: 3 } } }\n", T);
+        add(&b, "node { name: 'up' op: 'Unpack' input: 'x' attr { key: 'T' value { type: %s } } attr { key: 'num' value "
+                "{ i: 4 } } attr { key: 'axis' value { i: 0 } } }\n", T);
+        add(&b, "node { name: 'pk' op: 'Pack' input: 'up:3' input: 'up:1' input: 'up' attr { key: 'T' value { type: %s } "
+                "} attr { key: 'N' value { i: 3 } } attr { key: 'axis' value { i: -2 } } }\n", T);
+        int pads[6] = {1, 0, 0, 2, 3, 1};
+        cint2(&b, "pads", 3, pads);
+        add(&b, "node { name: 'cv' op: 'Const' attr { key: 'dtype' value { type: %s } } attr { key: 'value' value { tensor "
+                "{ dtype: %s tensor_shape { } %s: %s } } } }\n", T, T, k_dts[t] == DT_HALF ? "half_val" : "float_val",
+            k_dts[t] == DT_HALF ? "15872" : "1.5");   /* 1.5 */
+        add(&b, "node { name: 'p2' op: 'PadV2' input: 'x' input: 'pads' input: 'cv' attr { key: 'T' value { type: %s } } "
+                "attr { key: 'Tpaddings' value { type: DT_INT32 } } }\n", T);
+        add(&b, "node { name: 'mr' op: 'MirrorPad' input: 'x' input: 'pads' attr { key: 'T' value { type: %s } } attr { "
+                "key: 'Tpaddings' value { type: DT_INT32 } } attr { key: 'mode' value { s: 'REFLECT' } } }\n", T);
+        add(&b, "node { name: 'ms' op: 'MirrorPad' input: 'x' input: 'pads' attr { key: 'T' value { type: %s } } attr { "
+                "key: 'Tpaddings' value { type: DT_INT32 } } attr { key: 'mode' value { s: 'SYMMETRIC' } } }\n", T);
+        int gi[5] = {4, 0, 0, 2, 5};
+        cint(&b, "gi", false, 5, gi);
+        add(&b, "node { name: 'ga' op: 'GatherV2' input: 'x' input: 'gi' input: 'ax2' attr { key: 'Tparams' value { type: "
+                "%s } } attr { key: 'Tindices' value { type: DT_INT32 } } attr { key: 'Taxis' value { type: DT_INT32 } } "
+                "attr { key: 'batch_dims' value { i: 0 } } }\n", T);
+        tin in = {"x", 3, {4, 5, 6}, 0, false};
+        static const char *fetches[] = {"sl", "ss1", "ss2", "sp", "sp:1", "sp:2", "spv", "spv:1", "spv:2", "up:2",
+                                        "pk", "p2", "mr", "ms", "ga"};
+        for (size_t i = 0; i < GN__ARRAY_LEN(fetches); i++) {
+            char what[64];
+            snprintf(what, sizeof what, "slicing ops %s fetch %s", T, fetches[i]);
+            compare_graph(what, b.s, k_dts[t], &in, 1, fetches[i]);
+        }
+    }
+}
+
+/* Shape arithmetic evaluated on the host at plan time: Shape, StridedSlice,
+ * Prod, Pack feeding a Reshape (as Keras' Tensordot writes it). */
+static void test_host_shape_ops(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    for (size_t t = 0; t < 2; t++) {
+        const char *T = tname(k_dts[t]);
+        tbuf b = {.n = 0};
+        ph(&b, "x", k_dts[t]);
+        int b0[1] = {0}, e0[1] = {2}, s0[1] = {1}, ax = 0, last = -1;
+        cint(&b, "b0", false, 1, b0);
+        cint(&b, "e0", false, 1, e0);
+        cint(&b, "s0", false, 1, s0);
+        cint(&b, "ax", true, 1, &ax);
+        cint(&b, "last", true, 1, &last);
+        add(&b, "node { name: 'shape' op: 'Shape' input: 'x' attr { key: 'T' value { type: %s } } attr { key: 'out_type' "
+                "value { type: DT_INT32 } } }\n", T);
+        add(&b, "node { name: 'lead' op: 'StridedSlice' input: 'shape' input: 'b0' input: 'e0' input: 's0' attr { key: 'T' "
+                "value { type: DT_INT32 } } attr { key: 'Index' value { type: DT_INT32 } } }\n");
+        add(&b, "node { name: 'rows' op: 'Prod' input: 'lead' input: 'ax' attr { key: 'T' value { type: DT_INT32 } } attr "
+                "{ key: 'Tidx' value { type: DT_INT32 } } attr { key: 'keep_dims' value { b: false } } }\n");
+        add(&b, "node { name: 'newshape' op: 'Pack' input: 'rows' input: 'last' attr { key: 'T' value { type: DT_INT32 } } "
+                "attr { key: 'N' value { i: 2 } } attr { key: 'axis' value { i: 0 } } }\n");
+        add(&b, "node { name: 'r' op: 'Reshape' input: 'x' input: 'newshape' attr { key: 'T' value { type: %s } } attr { "
+                "key: 'Tshape' value { type: DT_INT32 } } }\n", T);
+        add(&b, "node { name: 'y' op: 'Tanh' input: 'r' attr { key: 'T' value { type: %s } } }\n", T);
+        tin in = {"x", 3, {3, 4, 10}, 0, false};
+        compare_graph("host shape ops", b.s, k_dts[t], &in, 1, "y");
+        compare_graph("host shape ops (Shape fetched)", b.s, k_dts[t], &in, 1, "newshape");
+    }
+}
+
+/* Runs of elementwise ops (fused into one kernel inside the backend) with
+ * broadcasting at several depths, a value used twice (not fused across),
+ * and the layer-norm subgraph (Mean, SquaredDifference, Rsqrt, Mul, Sub,
+ * AddV2). */
+static void test_fused_elementwise(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    for (size_t t = 0; t < 2; t++) {
+        const char *T = tname(k_dts[t]);
+        tbuf b = {.n = 0};
+        ph(&b, "x", k_dts[t]);
+        ph(&b, "g", k_dts[t]);
+        ph(&b, "c", k_dts[t]);
+        int axes[1] = {-1};
+        cint(&b, "axes", false, 1, axes);
+        add(&b, "node { name: 'eps' op: 'Const' attr { key: 'dtype' value { type: %s } } attr { key: 'value' value { tensor "
+                "{ dtype: %s tensor_shape { } %s: %s } } } }\n", T, T, k_dts[t] == DT_HALF ? "half_val" : "float_val",
+            k_dts[t] == DT_HALF ? "4096" : "0.001");   /* 2^-11 in half */
+#define BIN(name, op, a, c) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' input: '" c "' attr { key: 'T' value { type: %s } } }\n", T)
+#define UN(name, op, a) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' attr { key: 'T' value { type: %s } } }\n", T)
+        add(&b, "node { name: 'mean' op: 'Mean' input: 'x' input: 'axes' attr { key: 'T' value { type: %s } } attr { key: "
+                "'keep_dims' value { b: true } } }\n", T);
+        BIN("sqd", "SquaredDifference", "x", "mean");
+        add(&b, "node { name: 'var' op: 'Mean' input: 'sqd' input: 'axes' attr { key: 'T' value { type: %s } } attr { key: "
+                "'keep_dims' value { b: true } } }\n", T);
+        BIN("ve", "AddV2", "var", "eps");
+        UN("rs", "Rsqrt", "ve");
+        BIN("sc", "Mul", "rs", "g");
+        BIN("xs", "Mul", "x", "sc");
+        BIN("ms", "Mul", "mean", "sc");
+        BIN("sh", "Sub", "c", "ms");
+        BIN("ln", "AddV2", "xs", "sh");
+        /* a longer run: tanh-approximate Gelu over ln, with a used-twice value */
+        UN("cube", "Square", "ln");
+        BIN("c3", "Mul", "cube", "ln");
+        BIN("inner", "AddV2", "ln", "c3");
+        UN("th", "Tanh", "inner");
+        BIN("one", "AddV2", "th", "g");
+        BIN("y", "Mul", "one", "ln");
+        UN("z", "Relu", "y");
+        BIN("w", "Maximum", "z", "c");
+#undef BIN
+#undef UN
+        tin in[3] = {{"x", 3, {3, 7, 40}, 0, false}, {"g", 1, {40}, 0, false}, {"c", 2, {1, 40}, 0, false}};
+        static const char *fetches[] = {"ln", "y", "w"};
+        for (size_t i = 0; i < GN__ARRAY_LEN(fetches); i++) {
+            char what[64];
+            snprintf(what, sizeof what, "fused elementwise %s fetch %s", T, fetches[i]);
+            compare_graph(what, b.s, k_dts[t], in, 3, fetches[i]);
+        }
+    }
+}
+
 /* The golden models on both backends: models with an op the CUDA backend
  * lacks are listed (and not compared); every other output must agree. */
 static void test_golden(void **state)
@@ -662,6 +922,71 @@ static void test_golden(void **state)
     assert_true(compared > 0);
 }
 
+/* The golden models and the corpus CNNs among them after the GPU-targeted
+ * passes (target gpu:sm_90: layout NCHW, remapping; then again with
+ * auto_mixed_precision, float16), each run on the CPU and CUDA backends on
+ * the model's inputs: float32 graphs within 1e-5, float16 graphs within
+ * 1e-2 (relative L2). Models with an op the CUDA backend lacks are listed. */
+static void test_golden_gpu_passes(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    gn_pt_golden m[32];
+    size_t n = gn_pt_read_manifest(m, GN__ARRAY_LEN(m)), compared = 0;
+    assert_true(n > 0);
+    for (size_t i = 0; i < n; i++)
+        for (int amp = 0; amp < 2; amp++) {
+            gn_graph *g = NULL;
+            gn_tensor feeds[4];
+            const char *fn[4], *xn[4];
+            if (!gn_pt_golden_open(&m[i], &g, feeds, fn, xn, false)) continue;   /* corpus absent */
+            gn_options o;
+            gn_options_init(&o);
+            char e[256];
+            if (amp) assert_int_equal(gn_options_set(&o, "auto_mixed_precision", "True", e, sizeof e), GN_OK);
+            gn_optimize_params prm;
+            gn_optimize_params_init(&prm);
+            prm.fetches = xn;
+            prm.n_fetches = m[i].nx;
+            prm.feeds = fn;
+            prm.n_feeds = m[i].nf;
+            assert_int_equal(gn_target_parse("gpu:sm_90", &prm.target, e, sizeof e), GN_OK);
+            if (gn_optimize(g, &o, &prm, NULL) != GN_OK) fail_msg("%s: optimize: %s", m[i].name, gn_graph_errmsg(g));
+            for (size_t x = 0; x < m[i].nx; x++) {
+                gn_tensor ref, got;
+                char msg[1024];
+                if (run_on("cpu", g, fn, feeds, m[i].nf, xn[x], &ref, msg, sizeof msg) != GN_OK)
+                    fail_msg("%s (gpu passes%s): cpu: %s", m[i].name, amp ? ", float16" : "", msg);
+                if (cpu_only()) {
+                    gn_tensor_free(&ref);
+                    compared++;
+                    continue;
+                }
+                gn_status st = run_on("cuda", g, fn, feeds, m[i].nf, xn[x], &got, msg, sizeof msg);
+                if (st == GN_ERR_UNSUPPORTED) {
+                    print_message("golden %s (gpu passes%s): not on the CUDA backend yet: %s\n", m[i].name,
+                                  amp ? ", float16" : "", msg);
+                    gn_tensor_free(&ref);
+                    break;
+                }
+                if (st != GN_OK) fail_msg("%s (gpu passes%s): cuda: %s", m[i].name, amp ? ", float16" : "", msg);
+                gn_compare_result r;
+                assert_int_equal(gn_tensor_compare(&got, &ref, amp ? 1e-2 : 1e-5, &r), GN_OK);
+                if (!r.match)
+                    fail_msg("%s %s (gpu passes%s): cuda vs cpu: %s (rel L2 %g)", m[i].name, xn[x], amp ? ", float16" : "",
+                             r.why, r.rel_l2_err);
+                print_message("golden %s %s (gpu passes%s): cuda vs cpu rel L2 %.3g\n", m[i].name, xn[x],
+                              amp ? ", float16" : "", r.rel_l2_err);
+                compared++;
+                gn_tensor_free(&ref);
+                gn_tensor_free(&got);
+            }
+            for (size_t k = 0; k < m[i].nf; k++) gn_tensor_free(&feeds[k]);
+            gn_graph_free(g);
+        }
+    assert_true(compared > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -669,7 +994,8 @@ int main(void)
         cmocka_unit_test(test_cast),        cmocka_unit_test(test_binary),           cmocka_unit_test(test_bias_add),
         cmocka_unit_test(test_matmul),      cmocka_unit_test(test_batch_matmul),     cmocka_unit_test(test_fused_matmul),
         cmocka_unit_test(test_conv),        cmocka_unit_test(test_pool),             cmocka_unit_test(test_batch_norm),
-        cmocka_unit_test(test_softmax),     cmocka_unit_test(test_array_ops),        cmocka_unit_test(test_golden),
+        cmocka_unit_test(test_softmax),     cmocka_unit_test(test_array_ops),        cmocka_unit_test(test_slicing_ops),
+        cmocka_unit_test(test_host_shape_ops), cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_fused_epilogues), cmocka_unit_test(test_einsum), cmocka_unit_test(test_golden), cmocka_unit_test(test_golden_gpu_passes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

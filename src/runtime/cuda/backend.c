@@ -55,7 +55,8 @@ typedef struct cu_backend {
 /* ---- ops --------------------------------------------------------------------- */
 enum {
     OP_NOOP, OP_ALIAS, OP_RESHAPE, OP_SQUEEZE, OP_EXPAND, OP_UNARY, OP_CAST, OP_BINARY, OP_BIAS_ADD, OP_MATMUL,
-    OP_BMM, OP_CONV, OP_POOL, OP_BN, OP_SOFTMAX, OP_TRANSPOSE, OP_CONCAT, OP_REDUCE, OP_PAD,
+    OP_BMM, OP_CONV, OP_POOL, OP_BN, OP_SOFTMAX, OP_TRANSPOSE, OP_CONCAT, OP_REDUCE, OP_PAD, OP_SLICE, OP_SPLIT,
+    OP_GATHER, OP_HOST, OP_EINSUM,
 };
 enum { NEED_NONE = 0, NEED_BLAS = 1, NEED_DNN = 2 };
 
@@ -76,43 +77,91 @@ static const op_info k_ops[] = {   /* sorted by name (strcmp) */
     {"ConcatV2", OP_CONCAT, 0, 0},
     {"Conv2D", OP_CONV, 0, NEED_DNN},
     {"DepthwiseConv2dNative", OP_CONV, 1, NEED_DNN},
+    {"Einsum", OP_EINSUM, 0, NEED_BLAS},
     {"Elu", OP_UNARY, GN__CU_ELU, 0},
+    {"Erf", OP_UNARY, GN__CU_ERF, 0},
+    {"Erfc", OP_UNARY, GN__CU_ERFC, 0},
     {"Exp", OP_UNARY, GN__CU_EXP, 0},
     {"ExpandDims", OP_EXPAND, 0, 0},
+    {"Floor", OP_UNARY, GN__CU_FLOOR, 0},
     {"FusedBatchNorm", OP_BN, 0, 0},
     {"FusedBatchNormV2", OP_BN, 0, 0},
     {"FusedBatchNormV3", OP_BN, 0, 0},
+    {"GatherV2", OP_GATHER, 0, 0},
     {"Identity", OP_ALIAS, 0, 0},
+    {"Inv", OP_UNARY, GN__CU_RECIP, 0},
+    {"LeakyRelu", OP_UNARY, GN__CU_LEAKY_RELU, 0},
     {"Log", OP_UNARY, GN__CU_LOG, 0},
     {"MatMul", OP_MATMUL, 0, NEED_BLAS},
     {"MaxPool", OP_POOL, 1, 0},
     {"Maximum", OP_BINARY, GN__CU_MAX, 0},
     {"Mean", OP_REDUCE, 1, 0},
     {"Minimum", OP_BINARY, GN__CU_MIN, 0},
+    {"MirrorPad", OP_PAD, 2, 0},
     {"Mul", OP_BINARY, GN__CU_MUL, 0},
     {"Neg", OP_UNARY, GN__CU_NEG, 0},
     {"NoOp", OP_NOOP, 0, 0},
+    {"Pack", OP_CONCAT, 1, 0},
     {"Pad", OP_PAD, 0, 0},
+    {"PadV2", OP_PAD, 1, 0},
     {"Pow", OP_BINARY, GN__CU_POW, 0},
     {"RealDiv", OP_BINARY, GN__CU_DIV, 0},
+    {"Reciprocal", OP_UNARY, GN__CU_RECIP, 0},
     {"Relu", OP_UNARY, GN__CU_RELU, 0},
     {"Relu6", OP_UNARY, GN__CU_RELU6, 0},
     {"Reshape", OP_RESHAPE, 0, 0},
     {"Rsqrt", OP_UNARY, GN__CU_RSQRT, 0},
     {"Sigmoid", OP_UNARY, GN__CU_SIGMOID, 0},
+    {"Slice", OP_SLICE, 0, 0},
     {"Softmax", OP_SOFTMAX, 0, 0},
+    {"Softplus", OP_UNARY, GN__CU_SOFTPLUS, 0},
+    {"Split", OP_SPLIT, 0, 0},
+    {"SplitV", OP_SPLIT, 1, 0},
     {"Sqrt", OP_UNARY, GN__CU_SQRT, 0},
     {"Square", OP_UNARY, GN__CU_SQUARE, 0},
     {"SquaredDifference", OP_BINARY, GN__CU_SQDIFF, 0},
     {"Squeeze", OP_SQUEEZE, 0, 0},
+    {"StridedSlice", OP_SLICE, 1, 0},
     {"Sub", OP_BINARY, GN__CU_SUB, 0},
     {"Sum", OP_REDUCE, 0, 0},
     {"Tanh", OP_UNARY, GN__CU_TANH, 0},
     {"Transpose", OP_TRANSPOSE, 0, 0},
+    {"Unpack", OP_SPLIT, 2, 0},
     {"_FusedConv2D", OP_CONV, 2, NEED_DNN},
     {"_FusedDepthwiseConv2dNative", OP_CONV, 3, NEED_DNN},
     {"_FusedMatMul", OP_MATMUL, 1, NEED_BLAS},
 };
+
+/* Ops evaluated on the host when the plan is made (shapes are known then),
+ * when every data input is known on the host too: Const, or another of
+ * these. Shape, Size and Rank need only their input's shape. This is the
+ * integer shape arithmetic of Keras graphs (Shape, StridedSlice, Pack,
+ * Prod, GatherV2 feeding a Reshape); the results are uploaded once per
+ * plan. They run the CPU backend's kernels (src/ops/). */
+static const char *const k_host_ops[] = {   /* sorted by name (strcmp) */
+    "Add", "AddV2", "BroadcastTo", "Cast", "ConcatV2", "ExpandDims", "Fill", "FloorDiv", "FloorMod", "GatherV2",
+    "Identity", "Max", "Maximum", "Min", "Minimum", "Mul", "Neg", "OnesLike", "Pack", "Prod", "Range", "Rank",
+    "RealDiv", "Reshape", "Shape", "Size", "Slice", "Split", "SplitV", "Squeeze", "StridedSlice", "Sub", "Sum",
+    "Tile", "Transpose", "Unpack", "ZerosLike",
+};
+
+static int str_cmp(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, *(const char *const *)elem);
+}
+
+static bool is_host_op(const char *op)
+{
+    return bsearch(op, k_host_ops, GN__ARRAY_LEN(k_host_ops), sizeof k_host_ops[0], str_cmp) != NULL &&
+           gn__kernel_for(op) != NULL;
+}
+
+static bool is_shape_op(const char *op)
+{
+    return !strcmp(op, "Shape") || !strcmp(op, "Size") || !strcmp(op, "Rank");
+}
+
+static const op_info k_host_info = {"(host)", OP_HOST, 0, 0};
 
 static int op_cmp(const void *key, const void *elem)
 {
@@ -149,6 +198,7 @@ static bool list_str_eq(const ProtobufCBinaryData *s, const char *lit)
 }
 
 enum { PAD_VALID, PAD_SAME, PAD_EXPLICIT };
+enum { EPI_NONE, EPI_BIAS, EPI_BN };
 
 /* Per-node attributes, parsed once at compile. */
 typedef struct cnode {
@@ -159,6 +209,8 @@ typedef struct cnode {
     uint32_t out;                 /* value of output 0 */
     int act;                      /* fused activation (GN__CU_*), GN__CU_ID: none */
     bool has_bias;
+    int epi;                      /* fused epilogue: EPI_* (has_bias for EPI_BIAS) */
+    bool side;                    /* ... then + a side input of the output's shape (fused Add) */
     float alpha, eps;
     bool ta, tb, nchw, keep_dims;
     int pad;
@@ -166,10 +218,59 @@ typedef struct cnode {
     int32_t dst_dtype;            /* Cast */
     int64_t squeeze[GN__MAX_DIMS];
     uint32_t n_squeeze;
+    uint32_t n_out;               /* outputs (values out .. out + n_out - 1) */
+    int64_t axis;                 /* Pack, Unpack */
+    int mirror;                   /* MirrorPad: GN__CU_PAD_REFLECT or _SYMMETRIC */
+    int64_t masks[5];             /* StridedSlice: begin, end, ellipsis, new_axis, shrink_axis */
+    bool idx64;                   /* GatherV2: int64 indices */
+    int32_t fuse_root;            /* >= 0: computed inside that node's fused kernel (no buffer, no launch) */
+    struct fprog *fuse;           /* a fused run's program (the root node of the run) */
 } cnode;
 
-/* Parses fused_ops of _FusedMatMul / _FusedConv2D: BiasAdd, then at most one activation. */
-static bool parse_fused(const gn_graph *g, gn_id id, cnode *n, char *why, size_t why_len)
+/* A fused run of elementwise nodes (built at compile): the ops over the
+ * run's inputs (values), in an order where each op's operands come first. */
+typedef struct fprog {
+    int32_t n_in, n_ops;
+    uint32_t in_val[GN__CU_FUSE_MAX_IN];
+    gn__cu_fuse_op ops[GN__CU_FUSE_MAX_OPS];
+} fprog;
+
+/* What compile knows about where inputs come from (NULL in supports()). */
+typedef struct hctx {
+    const gn__engine_sig *sig;
+    const uint8_t *has_feed;
+    const uint8_t *host;          /* per graph node: output known on the host at plan time */
+} hctx;
+
+/* Is node id's output known on the host when a plan is made (a Const, or a
+ * host op over such values)? Graph-only check, for supports(). */
+static bool host_known(const gn_graph *g, gn_id id, int depth)
+{
+    const char *op = gn__node_op(g, id);
+    if (!strcmp(op, "Const") || !strcmp(op, "HostConst")) return true;
+    if (depth > 32 || !is_host_op(op)) return false;
+    if (is_shape_op(op)) return true;
+    const gn__node *nd = gn__node_at(g, id);
+    for (uint32_t i = 0; i < nd->n_in; i++)
+        if (!host_known(g, nd->in[i].node, depth + 1)) return false;
+    return true;
+}
+
+/* Is data input `slot` of node id known on the host at plan time? */
+static bool input_on_host(const gn_graph *g, gn_id id, uint32_t slot, const hctx *hc)
+{
+    const gn__node *nd = gn__node_at(g, id);
+    if (slot >= nd->n_in) return false;
+    if (!hc) return host_known(g, nd->in[slot].node, 0);
+    if (gn__sig_feed_index(hc->sig, hc->has_feed, nd->in[slot]) >= 0) return false;
+    return hc->host[nd->in[slot].node] != 0;
+}
+
+/* Parses fused_ops of _FusedMatMul / _FusedConv2D: [BiasAdd], [BiasAdd,
+ * Add] (a side input of the output's shape, a residual) or, for
+ * convolutions, [FusedBatchNorm] (inference: scale, offset, mean,
+ * variance, epsilon), each optionally followed by one activation. */
+static bool parse_fused(const gn_graph *g, gn_id id, cnode *n, bool conv, char *why, size_t why_len)
 {
     const Tensorflow__AttrValue__ListValue *l = attr_list(g, id, "fused_ops");
     static const struct {
@@ -182,19 +283,37 @@ static bool parse_fused(const gn_graph *g, gn_id id, cnode *n, char *why, size_t
     };
     n->act = GN__CU_ID;
     n->has_bias = false;
-    if (!l || l->n_s < 1 || !list_str_eq(&l->s[0], "BiasAdd") || l->n_s > 2) goto bad;
-    n->has_bias = true;
-    if (l->n_s == 2) {
+    n->epi = EPI_NONE;
+    n->side = false;
+    if (!l || l->n_s < 1) goto bad;
+    size_t next = 1;
+    if (list_str_eq(&l->s[0], "BiasAdd")) {
+        n->has_bias = true;
+        n->epi = EPI_BIAS;
+    } else if (conv && list_str_eq(&l->s[0], "FusedBatchNorm")) {
+        n->epi = EPI_BN;
+        n->eps = 0.0001f;
+        gn__attr_get_float(g, id, "epsilon", &n->eps);
+    } else {
+        goto bad;
+    }
+    if (l->n_s > 1 && (list_str_eq(&l->s[1], "Add") || list_str_eq(&l->s[1], "AddV2"))) {
+        n->side = true;
+        next = 2;
+    }
+    if (l->n_s > next + 1) goto bad;
+    if (l->n_s == next + 1) {
         n->act = -1;
         for (size_t i = 0; i < GN__ARRAY_LEN(acts); i++)
-            if (list_str_eq(&l->s[1], acts[i].name)) n->act = acts[i].act;
+            if (list_str_eq(&l->s[next], acts[i].name)) n->act = acts[i].act;
         if (n->act < 0) goto bad;
     }
     n->alpha = 0.2f;
     gn__attr_get_float(g, id, "leakyrelu_alpha", &n->alpha);
     return true;
 bad:
-    snprintf(why, why_len, "fused_ops other than [BiasAdd] or [BiasAdd, activation] are not supported yet");
+    snprintf(why, why_len, "fused_ops must be [BiasAdd%s] (then Add, then one activation, each optional)",
+             conv ? " or FusedBatchNorm" : "");
     return false;
 }
 
@@ -207,21 +326,46 @@ static bool float_type_attr(const gn_graph *g, gn_id id, const char *key, char *
     return false;
 }
 
-static bool is_const_input(const gn_graph *g, gn_id id, uint32_t slot)
+/* Inputs from first to last (inclusive) must be known on the host at plan time. */
+static bool need_host_inputs(const gn_graph *g, gn_id id, uint32_t first, uint32_t last, const hctx *hc, char *why,
+                             size_t why_len)
 {
-    const gn__node *nd = gn__node_at(g, id);
-    if (slot >= nd->n_in) return false;
-    const char *op = gn__node_op(g, nd->in[slot].node);
-    return strcmp(op, "Const") == 0 || strcmp(op, "HostConst") == 0;
+    for (uint32_t i = first; i <= last; i++)
+        if (!input_on_host(g, id, i, hc)) {
+            snprintf(why, why_len, "input %u must be a Const (or shape arithmetic over Consts and Shape)", i);
+            return false;
+        }
+    return true;
+}
+
+/* Data inputs an op of this kind takes (min; max: UINT32_MAX for any). */
+static void arity(const cnode *n, uint32_t *min, uint32_t *max)
+{
+    uint32_t k = 2;
+    switch (n->op->kind) {
+    case OP_NOOP: *min = 0, *max = UINT32_MAX; return;
+    case OP_CONCAT: *min = n->op->sub ? 1 : 2, *max = UINT32_MAX; return;
+    case OP_BN: k = 5; break;
+    case OP_UNARY: case OP_CAST: case OP_ALIAS: case OP_SQUEEZE: case OP_SOFTMAX: case OP_POOL: k = 1; break;
+    case OP_SLICE: k = n->op->sub ? 4 : 3; break;
+    case OP_SPLIT: k = n->op->sub == 2 ? 1 : n->op->sub == 1 ? 3 : 2; break;
+    case OP_GATHER: k = 3; break;
+    case OP_PAD: k = n->op->sub == 1 ? 3 : 2; break;
+    default: k = (n->epi == EPI_BN ? 6 : n->has_bias ? 3 : 2) + (n->side ? 1 : 0); break;
+    }
+    *min = *max = k;
 }
 
 /* Parses node id into n (when not NULL); false with why when it cannot run here. */
-static bool parse_node(const cu_backend *b, const gn_graph *g, gn_id id, cnode *n, char *why, size_t why_len)
+static bool parse_node(const cu_backend *b, const gn_graph *g, gn_id id, cnode *n, const hctx *hc, char *why,
+                       size_t why_len)
 {
     cnode tmp;
     if (!n) n = &tmp;
     memset(n, 0, sizeof *n);
     n->id = id;
+    n->n_out = 1;
+    n->fuse_root = -1;
     const char *opname = gn__node_op(g, id);
     const op_info *op = op_find(opname);
     if (!op) {
@@ -242,6 +386,9 @@ static bool parse_node(const cu_backend *b, const gn_graph *g, gn_id id, cnode *
     case OP_NOOP:
     case OP_ALIAS: return true;
     case OP_UNARY:
+        n->alpha = 0.2f;
+        gn__attr_get_float(g, id, "alpha", &n->alpha);
+        return float_type_attr(g, id, "T", why, why_len);
     case OP_BINARY:
     case OP_SOFTMAX: return float_type_attr(g, id, "T", why, why_len);
     case OP_BIAS_ADD:
@@ -260,17 +407,71 @@ static bool parse_node(const cu_backend *b, const gn_graph *g, gn_id id, cnode *
     case OP_RESHAPE:
     case OP_EXPAND:
     case OP_TRANSPOSE:
-    case OP_PAD:
     case OP_REDUCE:
-        if (!is_const_input(g, id, 1)) {
-            snprintf(why, why_len, "input 1 must be a Const");
-            return false;
-        }
+        if (!need_host_inputs(g, id, 1, 1, hc, why, why_len)) return false;
         if (op->kind == OP_REDUCE) {
             gn__attr_get_bool(g, id, "keep_dims", &n->keep_dims);
             return float_type_attr(g, id, "T", why, why_len);
         }
         return true;
+    case OP_PAD:
+        if (!need_host_inputs(g, id, 1, op->sub == 1 ? 2 : 1, hc, why, why_len)) return false;
+        if (op->sub == 2) {
+            if (attr_str_is(g, id, "mode", "", "REFLECT")) n->mirror = GN__CU_PAD_REFLECT;
+            else if (attr_str_is(g, id, "mode", "", "SYMMETRIC")) n->mirror = GN__CU_PAD_SYMMETRIC;
+            else {
+                snprintf(why, why_len, "mode must be REFLECT or SYMMETRIC");
+                return false;
+            }
+        }
+        return true;
+    case OP_SLICE: {
+        if (!need_host_inputs(g, id, 1, op->sub ? 3 : 2, hc, why, why_len)) return false;
+        static const char *const keys[5] = {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"};
+        for (int i = 0; op->sub && i < 5; i++) gn__attr_get_int(g, id, keys[i], &n->masks[i]);
+        return true;
+    }
+    case OP_SPLIT: {
+        int64_t num = 0;
+        if (op->sub == 2) {
+            gn__attr_get_int(g, id, "num", &num);
+            gn__attr_get_int(g, id, "axis", &n->axis);
+        } else {
+            gn__attr_get_int(g, id, "num_split", &num);
+            if (!need_host_inputs(g, id, op->sub ? 1 : 0, op->sub ? 2 : 0, hc, why, why_len)) return false;
+        }
+        if (num < 1 || num > 4096) {
+            snprintf(why, why_len, "%s %lld is not supported (1 to 4096)", op->sub == 2 ? "num" : "num_split", (long long)num);
+            return false;
+        }
+        n->n_out = (uint32_t)num;
+        return true;
+    }
+    case OP_EINSUM: {
+        int64_t cnt = 0;
+        gn__attr_get_int(g, id, "N", &cnt);
+        if (nd->n_in != 2 || cnt != 2) {
+            snprintf(why, why_len, "only two operands are supported");
+            return false;
+        }
+        return float_type_attr(g, id, "T", why, why_len);
+    }
+    case OP_GATHER: {
+        int64_t bd = 0;
+        gn__attr_get_int(g, id, "batch_dims", &bd);
+        if (bd != 0) {
+            snprintf(why, why_len, "batch_dims %lld is not supported (0 only)", (long long)bd);
+            return false;
+        }
+        int t = DT_I32;
+        gn__attr_get_type(g, id, "Tindices", &t);
+        if (t != DT_I32 && t != DT_I64) {
+            snprintf(why, why_len, "Tindices must be int32 or int64");
+            return false;
+        }
+        n->idx64 = t == DT_I64;
+        return need_host_inputs(g, id, 2, 2, hc, why, why_len);
+    }
     case OP_SQUEEZE: {
         const Tensorflow__AttrValue__ListValue *l = attr_list(g, id, "squeeze_dims");
         if (l && l->n_i > GN__MAX_DIMS) {
@@ -282,7 +483,15 @@ static bool parse_node(const cu_backend *b, const gn_graph *g, gn_id id, cnode *
         return true;
     }
     case OP_CONCAT:
-        if (nd->n_in < 2 || !is_const_input(g, id, nd->n_in - 1)) {
+        if (op->sub) {   /* Pack */
+            gn__attr_get_int(g, id, "axis", &n->axis);
+            if (nd->n_in < 1) {
+                snprintf(why, why_len, "no inputs");
+                return false;
+            }
+            return true;
+        }
+        if (nd->n_in < 2 || !input_on_host(g, id, nd->n_in - 1, hc)) {
             snprintf(why, why_len, "the axis input must be a Const");
             return false;
         }
@@ -297,7 +506,7 @@ static bool parse_node(const cu_backend *b, const gn_graph *g, gn_id id, cnode *
             gn__attr_get_bool(g, id, "adj_y", &n->tb);
         }
         n->act = GN__CU_ID;
-        if (op->sub == 1 && !parse_fused(g, id, n, why, why_len)) return false;
+        if (op->sub == 1 && !parse_fused(g, id, n, false, why, why_len)) return false;
         return float_type_attr(g, id, "T", why, why_len);
     case OP_CONV:
     case OP_POOL: {
@@ -356,7 +565,7 @@ static bool parse_node(const cu_backend *b, const gn_graph *g, gn_id id, cnode *
             return false;
         }
         n->act = GN__CU_ID;
-        if (op->sub >= 2 && !parse_fused(g, id, n, why, why_len)) return false;
+        if (op->sub >= 2 && !parse_fused(g, id, n, true, why, why_len)) return false;
         return float_type_attr(g, id, "T", why, why_len);
     }
     case OP_BN: {
@@ -398,10 +607,22 @@ typedef struct cconv {            /* per convolution node, per plan */
     int64_t pp_in[4], pp_before[4], pp_out[4];   /* pre-padding of the input (4-D, data layout) */
     int64_t w_dims[4];            /* TensorFlow filter dims */
     int32_t w_perm[4];            /* to cuDNN's filter layout */
+    bool w_once;                  /* the filter is constant: transposed once per plan, kept */
     int64_t c_out, inner;         /* epilogue: channels, elements per channel run */
 } cconv;
 
 enum { SCR_W, SCR_PAD, SCR_WS, N_SCR };
+
+/* An Einsum as a batched GEMM (per node, per plan): A and B transposed to
+ * [batch, M, K] and [batch, K, N] (into scratch, unless already so), C
+ * [batch, M, N] transposed to the output's order. */
+typedef struct ceinsum {
+    int32_t ra, rb, rc;
+    int64_t a_dims[GN__MAX_DIMS], b_dims[GN__MAX_DIMS], c_dims[GN__MAX_DIMS];
+    int32_t pa[GN__MAX_DIMS], pb[GN__MAX_DIMS], pc[GN__MAX_DIMS];
+    bool ta, tb, tc;              /* a transpose is needed */
+    int64_t batch, m, n, k;
+} ceinsum;
 
 typedef struct cplan {
     int32_t *key_dtype, *key_rank;
@@ -413,6 +634,9 @@ typedef struct cplan {
     size_t *scr_off;              /* per node * N_SCR */
     size_t *scr_bytes;
     cconv **conv;                 /* per node, NULL unless a convolution */
+    struct ceinsum **ein;         /* per node, NULL unless an Einsum */
+    gn__cu_slice **sl;            /* per node: n_out boxes (Slice, StridedSlice, Split, SplitV, Unpack) */
+    gn__tensor *hval;             /* per value: the value on the host (host nodes; owned) */
     void *arena;
     size_t arena_bytes, planned_bytes;
 } cplan;
@@ -520,6 +744,15 @@ static void plan_free(const gn__engine *e, cplan *p)
     if (!p) return;
     if (p->conv)
         for (uint32_t i = 0; i < e->n_nodes; i++) cconv_free(e->b, p->conv[i]);
+    if (p->ein)
+        for (uint32_t i = 0; i < e->n_nodes; i++) free(p->ein[i]);
+    free(p->ein);
+    if (p->sl)
+        for (uint32_t i = 0; i < e->n_nodes; i++) free(p->sl[i]);
+    if (p->hval)
+        for (uint32_t v = 0; v < e->n_vals; v++) gn__tensor_release(&p->hval[v]);
+    free(p->sl);
+    free(p->hval);
     if (p->arena) cudaFree(p->arena);
     free(p->key_dtype);
     free(p->key_rank);
@@ -536,13 +769,20 @@ static void plan_free(const gn__engine *e, cplan *p)
     free(p);
 }
 
-/* Integer values of Const value v (int32 or int64), at most max. */
-static gn_status const_ints(const gn__engine *e, const cnode *n, uint32_t v, int64_t *out, int64_t max, int64_t *count,
-                            gn__err *err)
+/* Value v on the host: a Const, or a host node's output in plan p; NULL otherwise. */
+static const gn__tensor *host_tensor(const gn__engine *e, const cplan *p, uint32_t v)
 {
-    const cval *c = &e->vals[v];
-    if (c->kind != V_CONST) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "shape argument must be a Const");
-    const gn__tensor *t = &c->host;
+    if (e->vals[v].kind == V_CONST) return &e->vals[v].host;
+    if (p->hval[v].dtype) return &p->hval[v];
+    return NULL;
+}
+
+/* Integer values of host value v (int32 or int64), at most max. */
+static gn_status const_ints(const gn__engine *e, const cplan *p, const cnode *n, uint32_t v, int64_t *out, int64_t max,
+                            int64_t *count, gn__err *err)
+{
+    const gn__tensor *t = host_tensor(e, p, v);
+    if (!t) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "shape argument must be a Const");
     int64_t k = gn__tensor_numel(t);
     if (k > max) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "shape argument has %lld values", (long long)k);
     for (int64_t i = 0; i < k; i++) {
@@ -583,13 +823,302 @@ static gn_status window(const gn__engine *e, const cnode *n, int64_t in, int64_t
     return GN_OK;
 }
 
+static void row_strides(int32_t rank, const int64_t *dims, int64_t *stride)
+{
+    int64_t st = 1;
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        stride[d] = st;
+        st *= dims[d];
+    }
+}
+
+/* A host node: evaluated now, on the host, with the CPU backend's kernel
+ * (the shapes, hence Shape's value, are fixed within a plan). */
+static gn_status plan_host(gn__engine *e, cplan *p, const cnode *n, gn__err *err)
+{
+    const char *op = gn__node_op(e->g, n->id);
+    uint32_t o = n->out;
+    gn__kctx c;
+    memset(&c, 0, sizeof c);
+    c.g = e->g;
+    c.node = n->id;
+    c.n_out = n->n_out;
+    c.out = &p->hval[o];
+    c.err = err;
+    gn__tensor *ins = calloc(n->n_in + 1, sizeof *ins);
+    if (!ins) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    gn_status s = GN_OK;
+    if (is_shape_op(op)) {
+        uint32_t x = n->in[0];
+        int t = DT_I32;
+        gn__attr_get_type(e->g, n->id, "out_type", &t);
+        bool shape = !strcmp(op, "Shape");
+        int64_t dims[1] = {p->rank[x]};
+        gn__tensor *out = NULL;
+        if (t != DT_I32 && t != DT_I64) s = node_fail(e, n, err, GN_ERR_UNSUPPORTED, "out_type must be int32 or int64");
+        if (s == GN_OK && !strcmp(op, "Rank")) t = DT_I32;
+        if (s == GN_OK) s = gn__kctx_output(&c, 0, t, shape ? 1 : 0, dims, &out);
+        int64_t total = numel_of(p, x);
+        for (int32_t d = 0; s == GN_OK && d < (shape ? p->rank[x] : 1); d++) {
+            int64_t v = shape ? vdims(p, x)[d] : !strcmp(op, "Size") ? total : p->rank[x];
+            if (t == DT_I32 && v > INT32_MAX) s = node_fail(e, n, err, GN_ERR_GRAPH, "value %lld does not fit int32", (long long)v);
+            else if (t == DT_I32) ((int32_t *)out->data)[d] = (int32_t)v;
+            else ((int64_t *)out->data)[d] = v;
+        }
+    } else {
+        for (uint32_t i = 0; s == GN_OK && i < n->n_in; i++) {
+            const gn__tensor *t = host_tensor(e, p, n->in[i]);
+            if (!t) s = node_fail(e, n, err, GN_ERR_INTERNAL, "input %u is not known on the host", i);
+            else ins[i] = *t;
+        }
+        c.n_in = n->n_in;
+        c.in = ins;
+        gn__kernel_fn fn = gn__kernel_for(op);
+        if (s == GN_OK && !fn) s = node_fail(e, n, err, GN_ERR_INTERNAL, "no host kernel");
+        if (s == GN_OK) s = fn(&c);
+    }
+    free(ins);
+    for (uint32_t i = 0; s == GN_OK && i < n->n_out; i++) {
+        const gn__tensor *t = &p->hval[o + i];
+        if (!t->dtype || t->dead) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "output %u was not produced on the host", i);
+        p->root[o + i] = o + i;
+        p->dtype[o + i] = t->dtype;
+        p->rank[o + i] = t->rank;
+        memcpy(vdims(p, o + i), t->dims, sizeof(int64_t) * GN__MAX_DIMS);
+    }
+    return s;
+}
+
+/* StridedSlice as TensorFlow resolves it (masks, one ellipsis, implied
+ * trailing ellipsis, new axes, shrunk axes): sl over the input's dims, od
+ * and *orank the output's shape (the same elements in the same order). */
+static gn_status strided_slice(const gn__engine *e, const cplan *p, const cnode *n, uint32_t x, gn__cu_slice *sl,
+                               int64_t *od, int32_t *orank, gn__err *err)
+{
+    int64_t bg[GN__MAX_DIMS], en[GN__MAX_DIMS], st[GN__MAX_DIMS], nb = 0, nen = 0, ns = 0;
+    GN_TRY(const_ints(e, p, n, n->in[1], bg, GN__MAX_DIMS, &nb, err));
+    GN_TRY(const_ints(e, p, n, n->in[2], en, GN__MAX_DIMS, &nen, err));
+    GN_TRY(const_ints(e, p, n, n->in[3], st, GN__MAX_DIMS, &ns, err));
+    if (nb != nen || nb != ns || nb < 1)
+        return node_fail(e, n, err, GN_ERR_GRAPH, "begin, end and strides must have one length (%lld, %lld, %lld)",
+                         (long long)nb, (long long)nen, (long long)ns);
+    int64_t bm = n->masks[0], em = n->masks[1], elm = n->masks[2], nam = n->masks[3], sam = n->masks[4];
+    int32_t xr = p->rank[x];
+    const int64_t *xd = &p->dims[(size_t)x * GN__MAX_DIMS];
+    int64_t m = nb, ell = -1, add_after = 0, xs[GN__MAX_DIMS];
+    for (int64_t i = 0; i < m; i++)
+        if ((elm >> i) & 1) {
+            if (ell >= 0) return node_fail(e, n, err, GN_ERR_GRAPH, "more than one ellipsis in the slice");
+            ell = i;
+        }
+    for (int64_t i = ell + 1; ell >= 0 && i < m; i++) add_after += (nam >> i) & 1;
+    int64_t mm = ell >= 0 ? m : m + 1;   /* without one, an ellipsis is implied at the end */
+    row_strides(xr, xd, xs);
+    sl->rank = xr;
+    sl->start = 0;
+    int32_t full = 0, r = 0;
+    for (int64_t i = 0; i < mm; i++) {
+        if (ell >= 0 ? i == ell : i == m) {
+            int64_t next = xr - (mm - i) + 1 + add_after;
+            if (next > xr) next = xr;
+            for (; full < next; full++) {
+                if (r >= GN__MAX_DIMS) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "more than %d output dims", GN__MAX_DIMS);
+                sl->dims[full] = xd[full];
+                sl->step[full] = xs[full];
+                od[r++] = xd[full];
+            }
+            continue;
+        }
+        if ((nam >> i) & 1) {
+            if (r >= GN__MAX_DIMS) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "more than %d output dims", GN__MAX_DIMS);
+            od[r++] = 1;
+            continue;
+        }
+        if (full >= xr) return node_fail(e, n, err, GN_ERR_GRAPH, "the slice has more dims than the input's %d", xr);
+        int64_t dim = xd[full], sd = st[i], b, size;
+        if (sd == 0) return node_fail(e, n, err, GN_ERR_GRAPH, "strides[%lld] is 0", (long long)i);
+        if ((sam >> i) & 1) {
+            b = bg[i] < 0 ? bg[i] + dim : bg[i];
+            if (b < 0 || b >= dim)
+                return node_fail(e, n, err, GN_ERR_GRAPH, "index %lld out of bounds for dim %d of size %lld",
+                                 (long long)bg[i], full, (long long)dim);
+            if (sd < 0) return node_fail(e, n, err, GN_ERR_GRAPH, "only stride 1 is allowed on a shrunk axis");
+            sd = 1;
+            size = 1;
+        } else {
+            int64_t lo = sd > 0 ? 0 : -1, hi = sd > 0 ? dim : dim - 1, ed;
+            if ((bm >> i) & 1) b = sd > 0 ? lo : hi;
+            else {
+                b = bg[i] < 0 ? bg[i] + dim : bg[i];
+                b = b < lo ? lo : b > hi ? hi : b;
+            }
+            if ((em >> i) & 1) ed = sd > 0 ? hi : lo;
+            else {
+                ed = en[i] < 0 ? en[i] + dim : en[i];
+                ed = ed < lo ? lo : ed > hi ? hi : ed;
+            }
+            size = sd > 0 ? (ed > b ? (ed - b + sd - 1) / sd : 0) : (b > ed ? (b - ed - sd - 1) / -sd : 0);
+            if (r >= GN__MAX_DIMS) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "more than %d output dims", GN__MAX_DIMS);
+            od[r++] = size;
+        }
+        sl->dims[full] = size;
+        sl->step[full] = sd * xs[full];
+        if (size > 0) sl->start += b * xs[full];
+        full++;
+    }
+    if (full != xr) return node_fail(e, n, err, GN_ERR_INTERNAL, "slice covers %d of %d dims", full, xr);
+    *orank = r;
+    return GN_OK;
+}
+
+/* A fused Add's side input must have the output's shape and dtype. */
+static gn_status check_side(const gn__engine *e, cplan *p, const cnode *n, uint32_t o, gn__err *err)
+{
+    if (!n->side) return GN_OK;
+    uint32_t v = n->in[n->epi == EPI_BN ? 6 : 3];
+    bool ok = p->rank[v] == p->rank[o] && p->dtype[v] == p->dtype[o];
+    for (int32_t d = 0; ok && d < p->rank[o]; d++) ok = vdims(p, v)[d] == vdims(p, o)[d];
+    char s1[160], s2[160];
+    if (!ok) return node_fail(e, n, err, GN_ERR_GRAPH, "side input %s does not match the output %s", shape_str(p, v, s1, sizeof s1), shape_str(p, o, s2, sizeof s2));
+    return GN_OK;
+}
+
+/* The epilogue of a fused convolution or matrix product, in place on y
+ * (channels c, each a run of inner elements). */
+static gn_status run_epilogue(gn__engine *e, cplan *p, const cnode *n, int h, int64_t ne, int64_t c, int64_t inner, void *y,
+                              gn__err *err)
+{
+    cudaStream_t s = e->b->stream;
+    if (n->epi == EPI_BN) {
+        CK_CUDA(gn__cu_batchnorm(h, p->dtype[n->in[2]] == DT_F16, ne, c, inner, y, vptr(e, p, n->in[2]),
+                                 vptr(e, p, n->in[3]), vptr(e, p, n->in[4]), vptr(e, p, n->in[5]), n->eps, y, s));
+        if (!n->side && n->act != GN__CU_ID) CK_CUDA(gn__cu_bias_act(h, ne, c, inner, y, NULL, n->act, n->alpha, s));
+    }
+    if (n->side) {   /* act(y (+ bias) + side), one kernel */
+        gn__cu_fused f;
+        memset(&f, 0, sizeof f);
+        int64_t outer = c > 0 && inner > 0 ? ne / (c * inner) : 0;
+        bool bias = n->epi == EPI_BIAS;
+        int k = 0;
+        f.rank = 3;
+        f.dims[0] = outer, f.dims[1] = c, f.dims[2] = inner;
+        f.n_in = bias ? 3 : 2;
+        f.in[0] = y;
+        f.in[1] = vptr(e, p, n->in[n->epi == EPI_BN ? 6 : 3]);
+        if (bias) f.in[2] = vptr(e, p, n->in[2]);
+        for (int i = 0; i < 2; i++) f.stride[i][0] = c * inner, f.stride[i][1] = inner, f.stride[i][2] = 1;
+        f.stride[2][1] = 1;   /* the bias: per channel */
+        if (bias) f.ops[k++] = (gn__cu_fuse_op){1, GN__CU_ADD, -1, -3, 0.f};
+        f.ops[k] = (gn__cu_fuse_op){1, GN__CU_ADD, (int8_t)(bias ? 0 : -1), -2, 0.f};
+        k++;
+        if (n->act != GN__CU_ID) {
+            f.ops[k] = (gn__cu_fuse_op){0, (int8_t)n->act, (int8_t)(k - 1), 0, n->alpha};
+            k++;
+        }
+        f.n_ops = k;
+        CK_CUDA(gn__cu_fused_run(h, &f, y, s));
+        return GN_OK;
+    }
+    if (n->epi == EPI_BN) return GN_OK;
+    if (n->has_bias || n->act != GN__CU_ID)
+        CK_CUDA(gn__cu_bias_act(h, ne, c, inner, y, n->has_bias ? vptr(e, p, n->in[2]) : NULL, n->act, n->alpha, s));
+    return GN_OK;
+}
+
+/* Einsum "ab..,cd..->ef.." of two operands (no "...", no label twice in an
+ * operand, every label of one operand only also in the output): labels in
+ * both and the output are batch dims, in both only contracted, in one
+ * operand and the output free. */
+static gn_status plan_einsum(const gn__engine *e, const cplan *p, const cnode *n, ceinsum *c, int64_t *od, int32_t *orank,
+                             gn__err *err)
+{
+    const char *eq = NULL;
+    size_t len = 0;
+    char sa[16], sb[16], so[16];
+    if (!gn__attr_get_string(e->g, n->id, "equation", &eq, &len) || len >= 48)
+        return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "missing or long equation");
+    char buf[48];
+    memcpy(buf, eq, len);
+    buf[len] = 0;
+    char *comma = strchr(buf, ','), *arrow = strstr(buf, "->");
+    if (!comma || !arrow || arrow < comma || strchr(buf, '.') || strchr(buf, ' '))
+        return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "equation '%s': only 'A,B->C' without ellipsis", buf);
+    size_t la = (size_t)(comma - buf), lb = (size_t)(arrow - comma - 1), lo = strlen(arrow + 2);
+    uint32_t xa = n->in[0], xb = n->in[1];
+    if (p->dtype[xa] != p->dtype[xb]) return node_fail(e, n, err, GN_ERR_GRAPH, "operands of different dtypes");
+    if (la != (size_t)p->rank[xa] || lb != (size_t)p->rank[xb] || lo > GN__MAX_DIMS || la > 15 || lb > 15 || lo > 15)
+        return node_fail(e, n, err, GN_ERR_GRAPH, "equation '%s' does not match the operands' ranks %d and %d", buf,
+                         p->rank[xa], p->rank[xb]);
+    memcpy(sa, buf, la), sa[la] = 0;
+    memcpy(sb, comma + 1, lb), sb[lb] = 0;
+    memcpy(so, arrow + 2, lo), so[lo] = 0;
+    const int64_t *ad = &p->dims[(size_t)xa * GN__MAX_DIMS], *bd = &p->dims[(size_t)xb * GN__MAX_DIMS];
+    int32_t nbat = 0, nm = 0, nn = 0, nk = 0;
+    char bat[16], mm[16], nnl[16], kk[16];
+    c->batch = c->m = c->n = c->k = 1;
+    /* output labels in order: batch, M (from A), N (from B) */
+    for (size_t i = 0; i < lo; i++) {
+        const char *pa = strchr(sa, so[i]), *pb = strchr(sb, so[i]);
+        if (strchr(so + i + 1, so[i]) || (pa && strchr(pa + 1, so[i])) || (pb && strchr(pb + 1, so[i])))
+            return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "equation '%s': a repeated label", buf);
+        if (pa && pb) {
+            if (ad[pa - sa] != bd[pb - sb]) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "equation '%s': batch dims differ (broadcasting)", buf);
+            bat[nbat++] = so[i], c->batch *= ad[pa - sa];
+        } else if (pa) mm[nm++] = so[i], c->m *= ad[pa - sa];
+        else if (pb) nnl[nn++] = so[i], c->n *= bd[pb - sb];
+        else return node_fail(e, n, err, GN_ERR_GRAPH, "equation '%s': output label '%c' is in no operand", buf, so[i]);
+        od[i] = pa ? ad[pa - sa] : bd[pb - sb];
+    }
+    for (size_t i = 0; i < la; i++) {
+        if (strchr(so, sa[i])) continue;
+        const char *pb = strchr(sb, sa[i]);
+        if (!pb || strchr(sa + i + 1, sa[i])) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "equation '%s': label '%c' summed in one operand", buf, sa[i]);
+        if (ad[i] != bd[pb - sb]) return node_fail(e, n, err, GN_ERR_GRAPH, "equation '%s': contracted dims differ", buf);
+        kk[nk++] = sa[i], c->k *= ad[i];
+    }
+    for (size_t i = 0; i < lb; i++) {
+        if (strchr(sb + i + 1, sb[i])) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "equation '%s': a repeated label", buf);
+        if (!strchr(so, sb[i]) && !strchr(sa, sb[i]))
+            return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "equation '%s': label '%c' summed in one operand", buf, sb[i]);
+    }
+    /* permutations: A -> [bat, M, K], B -> [bat, K, N], [bat, M, N] -> output */
+    char ta[16], tb[16], tc[16];
+    int32_t r = 0;
+    memcpy(ta, bat, (size_t)nbat), memcpy(ta + nbat, mm, (size_t)nm), memcpy(ta + nbat + nm, kk, (size_t)nk);
+    memcpy(tb, bat, (size_t)nbat), memcpy(tb + nbat, kk, (size_t)nk), memcpy(tb + nbat + nk, nnl, (size_t)nn);
+    memcpy(tc, bat, (size_t)nbat), memcpy(tc + nbat, mm, (size_t)nm), memcpy(tc + nbat + nm, nnl, (size_t)nn);
+    c->ra = (int32_t)la, c->rb = (int32_t)lb, c->rc = (int32_t)lo;
+    c->ta = c->tb = c->tc = false;
+    for (r = 0; r < (int32_t)la; r++) {
+        c->pa[r] = (int32_t)(strchr(sa, ta[r]) - sa);
+        c->ta |= c->pa[r] != r;
+        c->a_dims[r] = ad[r];
+    }
+    for (r = 0; r < (int32_t)lb; r++) {
+        c->pb[r] = (int32_t)(strchr(sb, tb[r]) - sb);
+        c->tb |= c->pb[r] != r;
+        c->b_dims[r] = bd[r];
+    }
+    /* C [bat, M, N] (labels tc) to the output (labels so): out dim d = C dim of so[d] */
+    for (r = 0; r < (int32_t)lo; r++) {
+        c->pc[r] = (int32_t)(memchr(tc, so[r], lo) ? (const char *)memchr(tc, so[r], lo) - tc : 0);
+        c->tc |= c->pc[r] != r;
+        c->c_dims[r] = od[(const char *)memchr(so, tc[r], lo) - so];
+    }
+    if (c->m > INT32_MAX || c->n > INT32_MAX || c->k > INT32_MAX || c->batch > INT32_MAX)
+        return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "dims too large for cuBLAS");
+    *orank = (int32_t)lo;
+    return GN_OK;
+}
+
 /* Output shape (and per-node plan state) of node k. */
 static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
 {
     cu_backend *b = e->b;
     cnode *n = &e->nodes[k];
     if (n->op->kind == OP_NOOP) return GN_OK;
-    uint32_t o = n->out, x = n->in[0];
+    if (n->op->kind == OP_HOST) return plan_host(e, p, n, err);
+    uint32_t o = n->out, x = n->in[n->op->kind == OP_SPLIT && n->op->sub == 0 ? 1 : 0];
     int64_t *od = vdims(p, o), *xd = vdims(p, x);
     int32_t xr = p->rank[x];
     char s1[160], s2[160];
@@ -606,7 +1135,7 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     case OP_RESHAPE: {
         need_float = false;
         int64_t s[GN__MAX_DIMS], cnt = 0, known = 1, neg = -1;
-        GN_TRY(const_ints(e, n, n->in[1], s, GN__MAX_DIMS, &cnt, err));
+        GN_TRY(const_ints(e, p, n, n->in[1], s, GN__MAX_DIMS, &cnt, err));
         for (int64_t d = 0; d < cnt; d++) {
             if (s[d] == -1 && neg < 0) neg = d;
             else if (s[d] < 0) return node_fail(e, n, err, GN_ERR_GRAPH, "bad shape value %lld", (long long)s[d]);
@@ -640,7 +1169,7 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     case OP_EXPAND: {
         need_float = false;
         int64_t a, cnt = 0;
-        GN_TRY(const_ints(e, n, n->in[1], &a, 1, &cnt, err));
+        GN_TRY(const_ints(e, p, n, n->in[1], &a, 1, &cnt, err));
         if (cnt != 1) return node_fail(e, n, err, GN_ERR_GRAPH, "axis must be one value");
         if (a < 0) a += xr + 1;
         if (a < 0 || a > xr || xr >= GN__MAX_DIMS) return node_fail(e, n, err, GN_ERR_GRAPH, "bad axis");
@@ -701,6 +1230,7 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
             if (p->rank[bv] != 1 || vdims(p, bv)[0] != nn || p->dtype[bv] != p->dtype[x])
                 return node_fail(e, n, err, GN_ERR_GRAPH, "bias %s does not match %lld columns", shape_str(p, bv, s1, sizeof s1), (long long)nn);
         }
+        GN_TRY(check_side(e, p, n, o, err));
         break;
     }
     case OP_CONV: {
@@ -726,6 +1256,13 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
             if (p->rank[bv] != 1 || vdims(p, bv)[0] != co || p->dtype[bv] != p->dtype[x])
                 return node_fail(e, n, err, GN_ERR_GRAPH, "bias %s does not match %lld channels", shape_str(p, bv, s1, sizeof s1), (long long)co);
         }
+        for (uint32_t i = 2; n->epi == EPI_BN && i < 6; i++) {
+            uint32_t v = n->in[i];
+            if (p->rank[v] != 1 || vdims(p, v)[0] != co || !is_float(p->dtype[v]) || p->dtype[v] != p->dtype[n->in[2]])
+                return node_fail(e, n, err, GN_ERR_GRAPH, "batch norm argument %u %s does not match %lld channels", i - 2, shape_str(p, v, s1, sizeof s1), (long long)co);
+        }
+        p->rank[o] = 4;
+        GN_TRY(check_side(e, p, n, o, err));
         if (!is_float(p->dtype[x])) break;
         cconv *c = calloc(1, sizeof *c);
         if (!c) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
@@ -748,6 +1285,7 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
             p->scr_bytes[(size_t)k * N_SCR + SCR_PAD] = (size_t)(N * C * Hp * Wp) * es;
         }
         memcpy(c->w_dims, wd, sizeof c->w_dims);
+        c->w_once = host_tensor(e, p, w) != NULL;
         /* TensorFlow HWIO (depthwise: HWIM) to KCRS (NCHW) or KRSC (NHWC) */
         static const int32_t perm_kcrs[4] = {3, 2, 0, 1}, perm_krsc[4] = {3, 0, 1, 2}, perm_dw[4] = {2, 3, 0, 1};
         memcpy(c->w_perm, dw ? perm_dw : n->nchw ? perm_kcrs : perm_krsc, sizeof c->w_perm);
@@ -817,7 +1355,7 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     case OP_TRANSPOSE: {
         need_float = false;
         int64_t pm[GN__MAX_DIMS], cnt = 0;
-        GN_TRY(const_ints(e, n, n->in[1], pm, GN__MAX_DIMS, &cnt, err));
+        GN_TRY(const_ints(e, p, n, n->in[1], pm, GN__MAX_DIMS, &cnt, err));
         uint8_t seen[GN__MAX_DIMS] = {0};
         if (cnt != xr) return node_fail(e, n, err, GN_ERR_GRAPH, "perm has %lld entries for rank %d", (long long)cnt, xr);
         for (int32_t d = 0; d < xr; d++) {
@@ -829,7 +1367,21 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     case OP_CONCAT: {
         need_float = false;
         int64_t a, cnt = 0;
-        GN_TRY(const_ints(e, n, n->in[n->n_in - 1], &a, 1, &cnt, err));
+        if (n->op->sub) {   /* Pack: a new dim of n_in at axis */
+            a = n->axis < 0 ? n->axis + xr + 1 : n->axis;
+            if (a < 0 || a > xr || xr >= GN__MAX_DIMS) return node_fail(e, n, err, GN_ERR_GRAPH, "bad axis %lld", (long long)n->axis);
+            for (uint32_t i = 0; i < n->n_in; i++) {
+                uint32_t v = n->in[i];
+                bool ok = p->rank[v] == xr && p->dtype[v] == p->dtype[x];
+                for (int32_t d = 0; ok && d < xr; d++) ok = vdims(p, v)[d] == xd[d];
+                if (!ok) return node_fail(e, n, err, GN_ERR_GRAPH, "input %u %s does not match %s", i, shape_str(p, v, s1, sizeof s1), shape_str(p, x, s2, sizeof s2));
+            }
+            for (int32_t d = xr; d > a; d--) od[d] = xd[d - 1];
+            od[a] = n->n_in;
+            p->rank[o] = xr + 1;
+            break;
+        }
+        GN_TRY(const_ints(e, p, n, n->in[n->n_in - 1], &a, 1, &cnt, err));
         if (a < 0) a += xr;
         if (cnt != 1 || a < 0 || a >= xr) return node_fail(e, n, err, GN_ERR_GRAPH, "bad axis");
         od[a] = 0;
@@ -844,7 +1396,7 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     }
     case OP_REDUCE: {
         int64_t ax[GN__MAX_DIMS], cnt = 0;
-        GN_TRY(const_ints(e, n, n->in[1], ax, GN__MAX_DIMS, &cnt, err));
+        GN_TRY(const_ints(e, p, n, n->in[1], ax, GN__MAX_DIMS, &cnt, err));
         uint8_t red[GN__MAX_DIMS] = {0};
         for (int64_t i = 0; i < cnt; i++) {
             int64_t a = ax[i] < 0 ? ax[i] + xr : ax[i];
@@ -862,12 +1414,129 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     case OP_PAD: {
         need_float = false;
         int64_t pd[2 * GN__MAX_DIMS], cnt = 0;
-        GN_TRY(const_ints(e, n, n->in[1], pd, 2 * GN__MAX_DIMS, &cnt, err));
+        GN_TRY(const_ints(e, p, n, n->in[1], pd, 2 * GN__MAX_DIMS, &cnt, err));
         if (cnt != 2 * xr) return node_fail(e, n, err, GN_ERR_GRAPH, "paddings must be [%d, 2]", xr);
         for (int32_t d = 0; d < xr; d++) {
             if (pd[2 * d] < 0 || pd[2 * d + 1] < 0) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "negative paddings");
+            int64_t lim = n->mirror == GN__CU_PAD_REFLECT ? xd[d] - 1 : xd[d];
+            if (n->op->sub == 2 && (pd[2 * d] > lim || pd[2 * d + 1] > lim))
+                return node_fail(e, n, err, GN_ERR_GRAPH, "paddings of dim %d must be at most %lld (%s)", d, (long long)lim,
+                                 n->mirror == GN__CU_PAD_REFLECT ? "REFLECT" : "SYMMETRIC");
             od[d] = xd[d] + pd[2 * d] + pd[2 * d + 1];
         }
+        if (n->op->sub == 1) {
+            const gn__tensor *cv = host_tensor(e, p, n->in[2]);
+            if (!cv || cv->dtype != p->dtype[x] || gn__tensor_numel(cv) != 1)
+                return node_fail(e, n, err, GN_ERR_GRAPH, "constant_values must be one value of the input's dtype");
+        }
+        break;
+    }
+    case OP_SLICE: {
+        need_float = false;
+        gn__cu_slice *sl = calloc(1, sizeof *sl);
+        if (!sl) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+        p->sl[k] = sl;
+        if (n->op->sub) {
+            GN_TRY(strided_slice(e, p, n, x, sl, od, &p->rank[o], err));
+            break;
+        }
+        int64_t bg[GN__MAX_DIMS], sz[GN__MAX_DIMS], xs[GN__MAX_DIMS], nb = 0, ns = 0;
+        GN_TRY(const_ints(e, p, n, n->in[1], bg, GN__MAX_DIMS, &nb, err));
+        GN_TRY(const_ints(e, p, n, n->in[2], sz, GN__MAX_DIMS, &ns, err));
+        if (nb != xr || ns != xr) return node_fail(e, n, err, GN_ERR_GRAPH, "begin and size must have %d values", xr);
+        row_strides(xr, xd, xs);
+        sl->rank = xr;
+        for (int32_t d = 0; d < xr; d++) {
+            if (sz[d] == -1) sz[d] = xd[d] - bg[d];
+            if (bg[d] < 0 || sz[d] < 0 || bg[d] + sz[d] > xd[d])
+                return node_fail(e, n, err, GN_ERR_GRAPH, "slice [%lld, +%lld) outside dim %d of %s", (long long)bg[d],
+                                 (long long)sz[d], d, shape_str(p, x, s1, sizeof s1));
+            sl->dims[d] = sz[d];
+            sl->step[d] = xs[d];
+            if (sz[d] > 0) sl->start += bg[d] * xs[d];
+            od[d] = sz[d];
+        }
+        break;
+    }
+    case OP_SPLIT: {
+        need_float = false;
+        int64_t a = n->axis, cnt = 1, num = n->n_out, sizes[4096];
+        if (n->op->sub != 2) GN_TRY(const_ints(e, p, n, n->in[n->op->sub ? 2 : 0], &a, 1, &cnt, err));
+        if (a < 0) a += xr;
+        if (cnt != 1 || a < 0 || a >= xr) return node_fail(e, n, err, GN_ERR_GRAPH, "bad axis for input %s", shape_str(p, x, s1, sizeof s1));
+        if (n->op->sub == 0) {
+            if (xd[a] % num) return node_fail(e, n, err, GN_ERR_GRAPH, "dim %lld of %s does not split in %lld", (long long)a, shape_str(p, x, s1, sizeof s1), (long long)num);
+            for (int64_t i = 0; i < num; i++) sizes[i] = xd[a] / num;
+        } else if (n->op->sub == 1) {
+            int64_t got = 0, sum = 0, neg = -1;
+            GN_TRY(const_ints(e, p, n, n->in[1], sizes, num, &got, err));
+            if (got != num) return node_fail(e, n, err, GN_ERR_GRAPH, "size_splits has %lld values for num_split %lld", (long long)got, (long long)num);
+            for (int64_t i = 0; i < num; i++) {
+                if (sizes[i] == -1 && neg < 0) neg = i;
+                else if (sizes[i] < 0) return node_fail(e, n, err, GN_ERR_GRAPH, "bad size_splits value %lld", (long long)sizes[i]);
+                else sum += sizes[i];
+            }
+            if (neg >= 0) sizes[neg] = xd[a] - sum, sum = xd[a];
+            if (sum != xd[a] || (neg >= 0 && sizes[neg] < 0))
+                return node_fail(e, n, err, GN_ERR_GRAPH, "size_splits do not add up to dim %lld of %s", (long long)a, shape_str(p, x, s1, sizeof s1));
+        } else {
+            if (xd[a] != num) return node_fail(e, n, err, GN_ERR_GRAPH, "dim %lld of %s is not num %lld", (long long)a, shape_str(p, x, s1, sizeof s1), (long long)num);
+            for (int64_t i = 0; i < num; i++) sizes[i] = 1;
+        }
+        gn__cu_slice *sl = calloc((size_t)num, sizeof *sl);
+        if (!sl) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+        p->sl[k] = sl;
+        int64_t xs[GN__MAX_DIMS], at = 0;
+        row_strides(xr, xd, xs);
+        for (int64_t i = 0; i < num; i++) {
+            uint32_t v = o + (uint32_t)i;
+            sl[i].rank = xr;
+            memcpy(sl[i].dims, xd, sizeof(int64_t) * (size_t)xr);
+            memcpy(sl[i].step, xs, sizeof(int64_t) * (size_t)xr);
+            sl[i].dims[a] = sizes[i];
+            sl[i].start = at * xs[a];
+            at += sizes[i];
+            p->root[v] = v;
+            p->dtype[v] = p->dtype[x];
+            int64_t *vd = vdims(p, v);
+            memcpy(vd, xd, sizeof(int64_t) * GN__MAX_DIMS);
+            vd[a] = sizes[i];
+            p->rank[v] = xr;
+            if (n->op->sub == 2) {   /* Unpack: the axis goes */
+                for (int32_t d = (int32_t)a; d + 1 < xr; d++) vd[d] = vd[d + 1];
+                p->rank[v] = xr - 1;
+            }
+        }
+        break;
+    }
+    case OP_EINSUM: {
+        ceinsum *c = calloc(1, sizeof *c);
+        if (!c) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+        p->ein[k] = c;
+        GN_TRY(plan_einsum(e, p, n, c, od, &p->rank[o], err));
+        size_t es = gn_dtype_size(p->dtype[x]);
+        if (c->ta) p->scr_bytes[(size_t)k * N_SCR + SCR_W] = (size_t)(c->batch * c->m * c->k) * es;
+        if (c->tb) p->scr_bytes[(size_t)k * N_SCR + SCR_PAD] = (size_t)(c->batch * c->k * c->n) * es;
+        if (c->tc) p->scr_bytes[(size_t)k * N_SCR + SCR_WS] = (size_t)(c->batch * c->m * c->n) * es;
+        break;
+    }
+    case OP_GATHER: {
+        need_float = false;
+        uint32_t iv = n->in[1];
+        int64_t a, cnt = 0;
+        GN_TRY(const_ints(e, p, n, n->in[2], &a, 1, &cnt, err));
+        if (a < 0) a += xr;
+        if (cnt != 1 || a < 0 || a >= xr) return node_fail(e, n, err, GN_ERR_GRAPH, "bad axis for params %s", shape_str(p, x, s1, sizeof s1));
+        if (p->dtype[iv] != (n->idx64 ? DT_I64 : DT_I32)) return node_fail(e, n, err, GN_ERR_GRAPH, "indices are %s, not Tindices", gn_dtype_numpy_name(p->dtype[iv]));
+        int32_t ir = p->rank[iv];
+        if (xr - 1 + ir > GN__MAX_DIMS) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "more than %d output dims", GN__MAX_DIMS);
+        int32_t r = 0;
+        int64_t tmp[GN__MAX_DIMS];
+        for (int32_t d = 0; d < a; d++) tmp[r++] = xd[d];
+        for (int32_t d = 0; d < ir; d++) tmp[r++] = vdims(p, iv)[d];
+        for (int32_t d = (int32_t)a + 1; d < xr; d++) tmp[r++] = xd[d];
+        memcpy(od, tmp, sizeof(int64_t) * (size_t)r);
+        p->rank[o] = r;
         break;
     }
     default: return node_fail(e, n, err, GN_ERR_INTERNAL, "unhandled op");
@@ -875,7 +1544,8 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     if (need_float && !is_float(p->dtype[x]))
         return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "dtype %s is not supported on the CUDA backend (float32 and float16 only)",
                          gn_dtype_numpy_name(p->dtype[x]));
-    if (!need_float && gn_dtype_size(p->dtype[x]) == 0)
+    size_t es = gn_dtype_size(p->dtype[x]);
+    if (!need_float && es != 1 && es != 2 && es != 4 && es != 8)
         return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "dtype %s is not supported on the CUDA backend", gn_dtype_numpy_name(p->dtype[x]));
     return GN_OK;
 }
@@ -921,39 +1591,51 @@ static gn_status plan_place(gn__engine *e, cplan *p, gn__err *err)
         free(tmp);
         return gn__fail(err, GN_ERR_NOMEM, "out of memory");
     }
-    /* steps: 0 = feeds copied in, node k runs at step k + 1, end = fetches copied out */
+    /* steps: 0 = feeds copied in (and host values uploaded, kept to the
+     * end), node k runs at step k + 1 (a node fused into another at that
+     * one's step), end = fetches copied out */
     for (uint32_t v = 0; v < nv; v++) first[v] = last[v] = 0;
     for (uint32_t k = 0; k < nn; k++) {
         const cnode *n = &e->nodes[k];
         if (n->op->kind == OP_NOOP) continue;
-        uint32_t r = p->root[n->out];
-        if (r == n->out) first[r] = k + 1;
-        if (last[r] < k + 1) last[r] = k + 1;
+        uint32_t step = (n->fuse_root >= 0 ? (uint32_t)n->fuse_root : k) + 1;
+        if (n->op->kind == OP_HOST) {
+            for (uint32_t i = 0; i < n->n_out; i++) last[n->out + i] = end;
+        } else if (n->fuse_root < 0) {
+            for (uint32_t i = 0; i < n->n_out; i++) {
+                uint32_t v = n->out + i, r = p->root[v];
+                if (r == v) first[r] = step;
+                if (last[r] < step) last[r] = step;
+            }
+        }
         for (uint32_t i = 0; i < n->n_in; i++) {
             uint32_t ri = p->root[n->in[i]];
-            if (last[ri] < k + 1) last[ri] = k + 1;
+            if (last[ri] < step) last[ri] = step;
         }
     }
     for (uint32_t f = 0; f < e->n_fetches; f++) last[p->root[e->fetch_val[f]]] = end;
     uint32_t n_iv = 0;
     size_t arena = 0;
     p->planned_bytes = 0;
-    /* in order of definition: the feeds, then per node its scratch and its output */
+    /* in order of definition: the feeds and host values, then per node its scratch and its outputs */
     for (uint32_t step = 0; step <= nn; step++) {
-        uint32_t n_cand = step == 0 ? e->n_feeds : N_SCR + 1;
+        const cnode *n = step ? &e->nodes[step - 1] : NULL;
+        uint32_t n_cand = step == 0 ? nv : N_SCR + n->n_out;
+        if (n && (n->op->kind == OP_NOOP || n->op->kind == OP_HOST || n->fuse_root >= 0)) continue;
         for (uint32_t j = 0; j < n_cand; j++) {
             uint32_t v = UINT32_MAX;
             size_t bytes, s_idx = 0;
             uint32_t f = step, l = step;
             if (step == 0) {
+                if (j >= e->n_feeds && !p->hval[j].dtype) continue;   /* a feed or a host value */
                 v = j;
             } else if (j < N_SCR) {
                 s_idx = (size_t)(step - 1) * N_SCR + j;
                 if (!p->scr_bytes[s_idx]) continue;
+                if (j == SCR_W && p->conv[step - 1] && p->conv[step - 1]->w_once) f = 0, l = end;   /* kept */
             } else {
-                const cnode *n = &e->nodes[step - 1];
-                if (n->op->kind == OP_NOOP || p->root[n->out] != n->out) continue;
-                v = n->out;
+                v = n->out + (j - N_SCR);
+                if (p->root[v] != v) continue;
             }
             if (v != UINT32_MAX) {
                 bytes = (size_t)numel_of(p, v) * gn_dtype_size(p->dtype[v]);
@@ -984,6 +1666,16 @@ static gn_status plan_place(gn__engine *e, cplan *p, gn__err *err)
         p->arena = NULL;
         return gn__fail(err, GN_ERR_BACKEND, "cudaMalloc of a %zu-byte arena: %s", arena, cudaGetErrorString(ce));
     }
+    /* host values: uploaded once per plan */
+    bool any = false;
+    for (uint32_t v = e->n_feeds; v < nv; v++) {
+        if (!p->hval[v].dtype || !p->bytes[v] || !p->hval[v].data) continue;
+        ce = cudaMemcpyAsync((char *)p->arena + p->off[v], p->hval[v].data, p->bytes[v], cudaMemcpyHostToDevice,
+                             e->b->stream);
+        if (ce != cudaSuccess) return cuda_fail(err, "cudaMemcpyAsync (host values)", ce);
+        any = true;
+    }
+    if (any && (ce = cudaStreamSynchronize(e->b->stream)) != cudaSuccess) return cuda_fail(err, "cudaStreamSynchronize", ce);
     return GN_OK;
 }
 
@@ -1005,7 +1697,10 @@ static gn_status plan_new(gn__engine *e, const gn__tensor *in, cplan **out, gn__
     p->scr_off = calloc((size_t)nn * N_SCR + 1, sizeof *p->scr_off);
     p->scr_bytes = calloc((size_t)nn * N_SCR + 1, sizeof *p->scr_bytes);
     p->conv = calloc(nn + 1, sizeof *p->conv);
-    if (!p->key_dtype || !p->key_rank || !p->key_dims || !p->dtype || !p->rank || !p->dims || !p->root || !p->off ||
+    p->sl = calloc(nn + 1, sizeof *p->sl);
+    p->ein = calloc(nn + 1, sizeof *p->ein);
+    p->hval = calloc(nv + 1, sizeof *p->hval);
+    if (!p->sl || !p->hval || !p->ein || !p->key_dtype || !p->key_rank || !p->key_dims || !p->dtype || !p->rank || !p->dims || !p->root || !p->off ||
         !p->bytes || !p->scr_off || !p->scr_bytes || !p->conv) {
         plan_free(e, p);
         return gn__fail(err, GN_ERR_NOMEM, "out of memory");
@@ -1027,6 +1722,22 @@ static gn_status plan_new(gn__engine *e, const gn__tensor *in, cplan **out, gn__
     gn_status s = GN_OK;
     for (uint32_t k = 0; s == GN_OK && k < nn; k++) s = plan_node(e, p, k, err);
     if (s == GN_OK) s = plan_place(e, p, err);
+    /* constant filters: into cuDNN's layout once, here */
+    bool any = false;
+    for (uint32_t k = 0; s == GN_OK && k < nn; k++) {
+        const cconv *c = p->conv[k];
+        const cnode *n = &e->nodes[k];
+        if (!c || !c->w_once) continue;
+        cudaError_t ce = gn__cu_transpose(p->dtype[n->in[1]] == DT_F16 ? 2 : 4, 4, c->w_dims, c->w_perm,
+                                          vptr(e, p, n->in[1]), (char *)p->arena + p->scr_off[(size_t)k * N_SCR + SCR_W],
+                                          e->b->stream);
+        if (ce != cudaSuccess) s = node_fail(e, n, err, GN_ERR_BACKEND, "filter transpose: %s", cudaGetErrorString(ce));
+        any = true;
+    }
+    if (s == GN_OK && any) {
+        cudaError_t ce = cudaStreamSynchronize(e->b->stream);
+        if (ce != cudaSuccess) s = cuda_fail(err, "cudaStreamSynchronize (filters)", ce);
+    }
     if (s != GN_OK) {
         plan_free(e, p);
         return s;
@@ -1046,13 +1757,52 @@ static bool plan_matches(const gn__engine *e, const cplan *p, const gn__tensor *
 }
 
 /* ---- running one node -------------------------------------------------------- */
+/* The root of a fused run: one kernel over the run's program, each input
+ * read with its broadcast strides against the root's output shape. */
+static gn_status run_fused(gn__engine *e, cplan *p, const cnode *n, gn__err *err)
+{
+    const fprog *fp = n->fuse;
+    uint32_t o = n->out;
+    int32_t r = p->rank[o];
+    const int64_t *od = vdims(p, o);
+    gn__cu_fused f;
+    memset(&f, 0, sizeof f);
+    if (r > GN__CU_MAX_DIMS) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "rank %d", r);
+    f.rank = r;
+    f.n_in = fp->n_in;
+    f.n_ops = fp->n_ops;
+    memcpy(f.dims, od, sizeof(int64_t) * (size_t)r);
+    memcpy(f.ops, fp->ops, sizeof fp->ops);
+    for (int32_t i = 0; i < fp->n_in; i++) {
+        uint32_t v = fp->in_val[i];
+        int32_t vr = p->rank[v];
+        const int64_t *vd = vdims(p, v);
+        if (vr > r || p->dtype[v] != p->dtype[o]) return node_fail(e, n, err, GN_ERR_INTERNAL, "fused input %d does not fit", i);
+        int64_t st = 1;
+        for (int32_t d = r - 1; d >= 0; d--) {
+            int32_t dv = d - (r - vr);
+            int64_t ext = dv >= 0 ? vd[dv] : 1;
+            if (ext != 1 && ext != od[d]) return node_fail(e, n, err, GN_ERR_INTERNAL, "fused input %d does not broadcast", i);
+            f.stride[i][d] = ext == 1 ? 0 : st;
+            st *= ext;
+        }
+        f.in[i] = vptr(e, p, v);
+    }
+    cudaError_t ce = gn__cu_fused_run(p->dtype[o] == DT_F16, &f, vptr(e, p, o), e->b->stream);
+    if (ce != cudaSuccess) return node_fail(e, n, err, GN_ERR_BACKEND, "fused elementwise kernel (%d ops): %s", fp->n_ops, cudaGetErrorString(ce));
+    return GN_OK;
+}
+
 static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
 {
     cu_backend *b = e->b;
     cnode *n = &e->nodes[k];
     cudaStream_t s = b->stream;
-    if (n->op->kind == OP_NOOP || p->root[n->out] != n->out) return GN_OK;   /* aliases: nothing to run */
-    uint32_t o = n->out, x = n->in[0];
+    /* aliases, host values, nodes inside a fused kernel: nothing to run */
+    if (n->op->kind == OP_NOOP || n->op->kind == OP_HOST || n->fuse_root >= 0 || p->root[n->out] != n->out)
+        return GN_OK;
+    uint32_t o = n->out, x = n->in[n->op->kind == OP_SPLIT && n->op->sub == 0 ? 1 : 0];
+    if (n->fuse) return run_fused(e, p, n, err);
     void *yp = vptr(e, p, o);
     const void *xp = vptr(e, p, x);
     int h = p->dtype[x] == DT_F16;
@@ -1060,7 +1810,7 @@ static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     int64_t *xd = vdims(p, x), *od = vdims(p, o);
     int32_t xr = p->rank[x];
     switch (n->op->kind) {
-    case OP_UNARY: CK_CUDA(gn__cu_unary(n->op->sub, h, ne, xp, yp, 1.0f, s)); break;
+    case OP_UNARY: CK_CUDA(gn__cu_unary(n->op->sub, h, ne, xp, yp, n->alpha, s)); break;
     case OP_CAST: CK_CUDA(gn__cu_cast(h, p->dtype[o] == DT_F16, ne, xp, yp, s)); break;
     case OP_BINARY:
     case OP_BIAS_ADD: {
@@ -1140,8 +1890,7 @@ static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
                                                         CUBLAS_GEMM_DEFAULT));
             }
         }
-        if (n->has_bias || n->act != GN__CU_ID)
-            CK_CUDA(gn__cu_bias_act(h, ne, nn, 1, yp, n->has_bias ? vptr(e, p, n->in[2]) : NULL, n->act, n->alpha, s));
+        GN_TRY(run_epilogue(e, p, n, h, ne, nn, 1, yp, err));
         break;
     }
     case OP_CONV: {
@@ -1149,11 +1898,11 @@ static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
         if (!c) return node_fail(e, n, err, GN_ERR_INTERNAL, "no convolution plan");
         size_t base = (size_t)k * N_SCR;
         void *wt = (char *)p->arena + p->scr_off[base + SCR_W];
-        CK_CUDA(gn__cu_transpose(h ? 2 : 4, 4, c->w_dims, c->w_perm, vptr(e, p, n->in[1]), wt, s));
+        if (!c->w_once) CK_CUDA(gn__cu_transpose(h ? 2 : 4, 4, c->w_dims, c->w_perm, vptr(e, p, n->in[1]), wt, s));
         const void *src = xp;
         if (c->prepad) {
             void *pp = (char *)p->arena + p->scr_off[base + SCR_PAD];
-            CK_CUDA(gn__cu_pad(h ? 2 : 4, 4, c->pp_in, c->pp_before, c->pp_out, xp, pp, s));
+            CK_CUDA(gn__cu_pad(h ? 2 : 4, GN__CU_PAD_CONST, NULL, 4, c->pp_in, c->pp_before, c->pp_out, xp, pp, s));
             src = pp;
         }
         void *ws = c->ws_bytes ? (char *)p->arena + p->scr_off[base + SCR_WS] : NULL;
@@ -1161,9 +1910,7 @@ static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
         if (ne > 0)
             CK_DNN(b->p_cudnnConvolutionForward(b->dnn, &one, c->x, src, c->w, wt, c->conv, c->algo, ws, c->ws_bytes,
                                                 &zero, c->y, yp));
-        if (n->has_bias || n->act != GN__CU_ID)
-            CK_CUDA(gn__cu_bias_act(h, ne, c->c_out, c->inner, yp, n->has_bias ? vptr(e, p, n->in[2]) : NULL, n->act,
-                                    n->alpha, s));
+        GN_TRY(run_epilogue(e, p, n, h, ne, c->c_out, c->inner, yp, err));
         break;
     }
     case OP_POOL: {
@@ -1194,23 +1941,28 @@ static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     case OP_TRANSPOSE: {
         int64_t pm[GN__MAX_DIMS], cnt = 0;
         int32_t perm[GN__MAX_DIMS];
-        GN_TRY(const_ints(e, n, n->in[1], pm, GN__MAX_DIMS, &cnt, err));
+        GN_TRY(const_ints(e, p, n, n->in[1], pm, GN__MAX_DIMS, &cnt, err));
         for (int64_t d = 0; d < cnt; d++) perm[d] = (int32_t)pm[d];
         CK_CUDA(gn__cu_transpose((int)gn_dtype_size(p->dtype[x]), xr, xd, perm, xp, yp, s));
         break;
     }
     case OP_CONCAT: {
         int64_t a, cnt = 0;
-        GN_TRY(const_ints(e, n, n->in[n->n_in - 1], &a, 1, &cnt, err));
-        if (a < 0) a += xr;
+        int32_t orank = p->rank[o];
+        uint32_t n_data = n->op->sub ? n->n_in : n->n_in - 1;
+        if (n->op->sub) a = n->axis < 0 ? n->axis + orank : n->axis;
+        else {
+            GN_TRY(const_ints(e, p, n, n->in[n->n_in - 1], &a, 1, &cnt, err));
+            if (a < 0) a += xr;
+        }
         size_t es = gn_dtype_size(p->dtype[o]);
         int64_t outer = 1, inner = 1;
         for (int32_t d = 0; d < a; d++) outer *= od[d];
-        for (int32_t d = (int32_t)a + 1; d < xr; d++) inner *= od[d];
+        for (int32_t d = (int32_t)a + 1; d < orank; d++) inner *= od[d];
         size_t dpitch = (size_t)(od[a] * inner) * es, col = 0;
-        for (uint32_t i = 0; i + 1 < n->n_in; i++) {
+        for (uint32_t i = 0; i < n_data; i++) {
             uint32_t v = n->in[i];
-            size_t width = (size_t)(vdims(p, v)[a] * inner) * es;
+            size_t width = (size_t)((n->op->sub ? 1 : vdims(p, v)[a]) * inner) * es;
             if (width && outer)
                 CK_CUDA(cudaMemcpy2DAsync((char *)yp + col, dpitch, vptr(e, p, v), width, width, (size_t)outer,
                                           cudaMemcpyDeviceToDevice, s));
@@ -1220,7 +1972,7 @@ static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     }
     case OP_REDUCE: {
         int64_t ax[GN__MAX_DIMS], cnt = 0;
-        GN_TRY(const_ints(e, n, n->in[1], ax, GN__MAX_DIMS, &cnt, err));
+        GN_TRY(const_ints(e, p, n, n->in[1], ax, GN__MAX_DIMS, &cnt, err));
         uint8_t red[GN__MAX_DIMS] = {0};
         for (int64_t i = 0; i < cnt; i++) red[ax[i] < 0 ? ax[i] + xr : ax[i]] = 1;
         CK_CUDA(gn__cu_reduce(h, n->op->sub, xr, xd, red, xp, yp, s));
@@ -1228,9 +1980,60 @@ static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     }
     case OP_PAD: {
         int64_t pd[2 * GN__MAX_DIMS], before[GN__MAX_DIMS], cnt = 0;
-        GN_TRY(const_ints(e, n, n->in[1], pd, 2 * GN__MAX_DIMS, &cnt, err));
+        GN_TRY(const_ints(e, p, n, n->in[1], pd, 2 * GN__MAX_DIMS, &cnt, err));
         for (int32_t d = 0; d < xr; d++) before[d] = pd[2 * d];
-        CK_CUDA(gn__cu_pad((int)gn_dtype_size(p->dtype[x]), xr, xd, before, od, xp, yp, s));
+        const gn__tensor *cv = n->op->sub == 1 ? host_tensor(e, p, n->in[2]) : NULL;
+        int mode = n->op->sub == 2 ? n->mirror : GN__CU_PAD_CONST;
+        CK_CUDA(gn__cu_pad((int)gn_dtype_size(p->dtype[x]), mode, cv ? cv->data : NULL, xr, xd, before, od, xp, yp, s));
+        break;
+    }
+    case OP_SLICE:
+    case OP_SPLIT: {
+        const gn__cu_slice *sl = p->sl[k];
+        if (!sl) return node_fail(e, n, err, GN_ERR_INTERNAL, "no slice plan");
+        for (uint32_t i = 0; i < n->n_out; i++)
+            CK_CUDA(gn__cu_slice_copy((int)gn_dtype_size(p->dtype[x]), &sl[i], xp, vptr(e, p, o + i), s));
+        break;
+    }
+    case OP_EINSUM: {
+        const ceinsum *c = p->ein[k];
+        if (!c) return node_fail(e, n, err, GN_ERR_INTERNAL, "no einsum plan");
+        size_t base = (size_t)k * N_SCR, es = h ? 2 : 4;
+        const void *a = xp, *bm = vptr(e, p, n->in[1]);
+        void *cm = c->tc ? (char *)p->arena + p->scr_off[base + SCR_WS] : yp;
+        if (ne == 0) break;
+        if (c->ta) {
+            void *t = (char *)p->arena + p->scr_off[base + SCR_W];
+            CK_CUDA(gn__cu_transpose((int)es, c->ra, c->a_dims, c->pa, a, t, s));
+            a = t;
+        }
+        if (c->tb) {
+            void *t = (char *)p->arena + p->scr_off[base + SCR_PAD];
+            CK_CUDA(gn__cu_transpose((int)es, c->rb, c->b_dims, c->pb, bm, t, s));
+            bm = t;
+        }
+        if (c->k == 0) {
+            CK_CUDA(cudaMemsetAsync(cm, 0, (size_t)(c->batch * c->m * c->n) * es, s));
+        } else {   /* row-major C = A B as column-major C^T = B^T A^T */
+            cudaDataType_t dt = h ? CUDA_R_16F : CUDA_R_32F;
+            const float one = 1.0f, zero = 0.0f;
+            CK_BLAS(b->p_cublasGemmStridedBatchedEx(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)c->n, (int)c->m, (int)c->k, &one,
+                                                    bm, dt, (int)c->n, (long long)(c->k * c->n), a, dt, (int)c->k,
+                                                    (long long)(c->m * c->k), &zero, cm, dt, (int)c->n,
+                                                    (long long)(c->m * c->n), (int)c->batch, CUBLAS_COMPUTE_32F,
+                                                    CUBLAS_GEMM_DEFAULT));
+        }
+        if (c->tc) CK_CUDA(gn__cu_transpose((int)es, c->rc, c->c_dims, c->pc, cm, yp, s));
+        break;
+    }
+    case OP_GATHER: {
+        int64_t a, cnt = 0, outer = 1, inner = 1;
+        GN_TRY(const_ints(e, p, n, n->in[2], &a, 1, &cnt, err));
+        if (a < 0) a += xr;
+        for (int32_t d = 0; d < a; d++) outer *= xd[d];
+        for (int32_t d = (int32_t)a + 1; d < xr; d++) inner *= xd[d];
+        CK_CUDA(gn__cu_gather((int)gn_dtype_size(p->dtype[x]), n->idx64, outer, xd[a], inner, numel_of(p, n->in[1]), xp,
+                              vptr(e, p, n->in[1]), yp, s));
         break;
     }
     default: return node_fail(e, n, err, GN_ERR_INTERNAL, "unhandled op");
@@ -1246,7 +2049,8 @@ static bool cu_supports(void *self, const gn_graph *g, gn_id node, char *why, si
     if (!strcmp(op, "Const") || !strcmp(op, "HostConst") || !strcmp(op, "Placeholder") ||
         !strcmp(op, "PlaceholderV2"))
         return true;
-    return parse_node(self, g, node, NULL, why, why_len);
+    if (is_host_op(op) && host_known(g, node, 0)) return true;
+    return parse_node(self, g, node, NULL, NULL, why, why_len);
 }
 
 static void cu_engine_free(void *self, gn__engine *e)
@@ -1255,12 +2059,128 @@ static void cu_engine_free(void *self, gn__engine *e)
     if (!e) return;
     for (uint32_t i = 0; i < e->n_plans; i++) plan_free(e, e->plans[i]);
     for (uint32_t v = 0; v < e->n_vals; v++) gn__tensor_release(&e->vals[v].host);
-    for (uint32_t k = 0; k < e->n_nodes; k++) free(e->nodes[k].in);
+    for (uint32_t k = 0; k < e->n_nodes; k++) {
+        free(e->nodes[k].in);
+        free(e->nodes[k].fuse);
+    }
     if (e->weights) cudaFree(e->weights);
     free(e->vals);
     free(e->nodes);
     free(e->fetch_val);
     free(e);
+}
+
+/* ---- fusing runs of elementwise ops -------------------------------------------- */
+static bool fusable(const gn_graph *g, const cnode *n, int *t)
+{
+    if (n->op->kind != OP_UNARY && n->op->kind != OP_BINARY) return false;
+    *t = 0;
+    return gn__attr_get_type(g, n->id, "T", t) && (*t == DT_F32 || *t == DT_F16);
+}
+
+#define EMIT_FAIL (-1000)
+
+/* Appends node k (a member of root's run, or the root) to fp after its
+ * operands; returns its register, EMIT_FAIL when the program is full. */
+static int emit(const gn__engine *e, fprog *fp, const uint32_t *prod, uint32_t root, uint32_t k)
+{
+    const cnode *n = &e->nodes[k];
+    int opd[2] = {0, 0};
+    uint32_t nin = n->op->kind == OP_BINARY ? 2 : 1;
+    for (uint32_t i = 0; i < nin; i++) {
+        uint32_t v = n->in[i], pk = prod[v];
+        if (pk != UINT32_MAX && e->nodes[pk].fuse_root == (int32_t)root) {
+            opd[i] = emit(e, fp, prod, root, pk);
+            if (opd[i] == EMIT_FAIL) return EMIT_FAIL;
+            continue;
+        }
+        int32_t j = 0;
+        while (j < fp->n_in && fp->in_val[j] != v) j++;
+        if (j == fp->n_in) {
+            if (fp->n_in == GN__CU_FUSE_MAX_IN) return EMIT_FAIL;
+            fp->in_val[fp->n_in++] = v;
+        }
+        opd[i] = -1 - j;
+    }
+    if (fp->n_ops == GN__CU_FUSE_MAX_OPS) return EMIT_FAIL;
+    gn__cu_fuse_op *o = &fp->ops[fp->n_ops];
+    o->binary = n->op->kind == OP_BINARY;
+    o->op = (int8_t)n->op->sub;
+    o->a = (int8_t)opd[0];
+    o->b = (int8_t)opd[1];
+    o->alpha = n->alpha;
+    return fp->n_ops++;
+}
+
+/* Runs of float elementwise ops (unary and binary, with broadcasting) where
+ * each value inside the run has exactly one consumer, inside the run, and
+ * is not fetched become one kernel at the run's last node (the root): the
+ * other nodes get no buffer and launch nothing. Runs that would exceed the
+ * kernel's inputs or ops are left unfused. */
+static gn_status fuse_elementwise(gn__engine *e, gn__err *err)
+{
+    const gn_graph *g = e->g;
+    uint32_t nv = e->n_vals, nn = e->n_nodes;
+    uint32_t *uses = calloc(nv + 1, sizeof *uses), *user = calloc(nv + 1, sizeof *user);
+    uint32_t *prod = malloc((nv + 1) * sizeof *prod);
+    uint8_t *has_members = calloc(nn + 1, 1);
+    if (!uses || !user || !prod || !has_members) {
+        free(uses);
+        free(user);
+        free(prod);
+        free(has_members);
+        return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t v = 0; v < nv; v++) prod[v] = UINT32_MAX;
+    for (uint32_t k = 0; k < nn; k++) {
+        const cnode *n = &e->nodes[k];
+        for (uint32_t i = 0; i < n->n_in; i++) {
+            uses[n->in[i]]++;
+            user[n->in[i]] = k;
+        }
+        if (n->op->kind != OP_NOOP)
+            for (uint32_t i = 0; i < n->n_out; i++) prod[n->out + i] = k;
+    }
+    for (uint32_t f = 0; f < e->n_fetches; f++) uses[e->fetch_val[f]] += 2;
+    /* parent: the one consumer, when both are fusable with one dtype */
+    for (uint32_t k = 0; k < nn; k++) {
+        cnode *n = &e->nodes[k];
+        int t, tc;
+        n->fuse_root = -1;
+        if (!fusable(g, n, &t) || uses[n->out] != 1) continue;
+        const cnode *c = &e->nodes[user[n->out]];
+        if (user[n->out] > k && fusable(g, c, &tc) && tc == t) n->fuse_root = (int32_t)user[n->out];
+    }
+    /* parent -> root (consumers come later in the order) */
+    for (uint32_t k = nn; k-- > 0;) {
+        cnode *n = &e->nodes[k];
+        if (n->fuse_root < 0) continue;
+        int32_t par = n->fuse_root;
+        if (e->nodes[par].fuse_root >= 0) n->fuse_root = e->nodes[par].fuse_root;
+        has_members[n->fuse_root] = 1;
+    }
+    gn_status s = GN_OK;
+    for (uint32_t k = 0; s == GN_OK && k < nn; k++) {
+        cnode *n = &e->nodes[k];
+        if (!has_members[k]) continue;
+        fprog *fp = calloc(1, sizeof *fp);
+        if (!fp) {
+            s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+            break;
+        }
+        if (emit(e, fp, prod, k, k) == EMIT_FAIL) {   /* too big: leave the run unfused */
+            free(fp);
+            for (uint32_t j = 0; j < k; j++)
+                if (e->nodes[j].fuse_root == (int32_t)k) e->nodes[j].fuse_root = -1;
+            continue;
+        }
+        n->fuse = fp;
+    }
+    free(uses);
+    free(user);
+    free(prod);
+    free(has_members);
+    return s;
 }
 
 /* Depth-first topological order of the kept nodes (data and control inputs,
@@ -1321,13 +2241,21 @@ static gn_status build_engine(cu_backend *b, const gn_graph *g, const gn__engine
 {
     gn_id *order = malloc((n_keep + 1) * sizeof *order);
     uint32_t *val_of = malloc((g->n_nodes + 1) * sizeof *val_of);   /* node -> value of output 0 */
+    uint32_t *nout_of = calloc(g->n_nodes + 1, sizeof *nout_of);    /* node -> outputs computed */
+    uint8_t *host = calloc(g->n_nodes + 1, 1);                       /* node -> known on the host at plan time */
     uint32_t n_order = 0;
+    size_t cap = sig->n_feeds;
     gn_status s = GN_OK;
-    if (!order || !val_of) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    if (!order || !val_of || !nout_of || !host) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; s == GN_OK && i < g->n_nodes; i++) val_of[i] = UINT32_MAX;
     if (s == GN_OK) s = topo(g, sig, has_feed, keep, order, &n_order, err);
+    for (uint32_t i = 0; s == GN_OK && i < n_order; i++) {
+        int32_t k = gn__node_num_outputs(g, order[i]);
+        cap += k > 1 ? (size_t)k : 1;
+    }
+    hctx hc = {sig, has_feed, host};
     if (s == GN_OK) {
-        e->vals = calloc((size_t)sig->n_feeds + n_order + 1, sizeof *e->vals);
+        e->vals = calloc(cap + 1, sizeof *e->vals);
         e->nodes = calloc(n_order + 1, sizeof *e->nodes);
         e->fetch_val = calloc(sig->n_fetches + 1, sizeof *e->fetch_val);
         if (!e->vals || !e->nodes || !e->fetch_val) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
@@ -1362,6 +2290,8 @@ static gn_status build_engine(cu_backend *b, const gn_graph *g, const gn__engine
             c->dev_off = wbytes;
             wbytes += align_up(c->host.nbytes ? c->host.nbytes : 1);
             val_of[id] = e->n_vals++;
+            nout_of[id] = 1;
+            host[id] = 1;
             continue;
         }
         cnode *n = &e->nodes[e->n_nodes];
@@ -1369,18 +2299,26 @@ static gn_status build_engine(cu_backend *b, const gn_graph *g, const gn__engine
             s = gn__fail(err, GN_ERR_ARG, "node '%s' (%s): the placeholder is needed but not fed", gn__node_name(g, id), op);
             break;
         }
-        if (!parse_node(b, g, id, n, why, sizeof why)) {
+        const gn__node *nd = gn__node_at(g, id);
+        bool on_host = is_host_op(op);
+        for (uint32_t j = 0; on_host && !is_shape_op(op) && j < nd->n_in; j++) on_host = input_on_host(g, id, j, &hc);
+        if (on_host) {
+            memset(n, 0, sizeof *n);
+            n->id = id;
+            n->op = &k_host_info;
+            n->fuse_root = -1;
+            int32_t no = gn__node_num_outputs(g, id);
+            n->n_out = no > 1 ? (uint32_t)no : 1;
+            host[id] = 1;
+        } else if (!parse_node(b, g, id, n, &hc, why, sizeof why)) {
             s = gn__fail(err, GN_ERR_UNSUPPORTED, "node '%s' (%s): not supported on the CUDA backend: %s",
                          gn__node_name(g, id), op, why);
             break;
         }
-        const gn__node *nd = gn__node_at(g, id);
-        uint32_t need_in = n->op->kind == OP_BN ? 5 : n->op->kind == OP_UNARY || n->op->kind == OP_CAST ||
-                           n->op->kind == OP_ALIAS || n->op->kind == OP_SQUEEZE || n->op->kind == OP_SOFTMAX ||
-                           n->op->kind == OP_POOL ? 1
-                           : n->op->kind == OP_NOOP || n->op->kind == OP_CONCAT ? 0 : (n->has_bias ? 3 : 2);
-        if (nd->n_in < need_in || (n->op->kind != OP_CONCAT && n->op->kind != OP_NOOP && nd->n_in != need_in)) {
-            s = gn__fail(err, GN_ERR_GRAPH, "node '%s' (%s): %u inputs, expected %u", gn__node_name(g, id), op, nd->n_in, need_in);
+        uint32_t min_in = 0, max_in = UINT32_MAX;
+        if (!on_host) arity(n, &min_in, &max_in);
+        if (nd->n_in < min_in || nd->n_in > max_in) {
+            s = gn__fail(err, GN_ERR_GRAPH, "node '%s' (%s): %u inputs, expected %u", gn__node_name(g, id), op, nd->n_in, min_in);
             break;
         }
         n->n_in = nd->n_in;
@@ -1394,27 +2332,32 @@ static gn_status build_engine(cu_backend *b, const gn_graph *g, const gn__engine
             gn__edge in = nd->in[j];
             int32_t fi = gn__sig_feed_index(sig, has_feed, in);
             if (fi >= 0) n->in[j] = (uint32_t)fi;
-            else if (in.index != 0 || val_of[in.node] == UINT32_MAX)
-                s = gn__fail(err, GN_ERR_UNSUPPORTED, "node '%s' (%s): not supported on the CUDA backend: input %u is output %u of '%s' (only output 0 of a node is supported)",
-                             gn__node_name(g, id), op, j, in.index, gn__node_name(g, in.node));
-            else n->in[j] = val_of[in.node];
+            else if (val_of[in.node] == UINT32_MAX || in.index >= nout_of[in.node])
+                s = gn__fail(err, GN_ERR_UNSUPPORTED, "node '%s' (%s): not supported on the CUDA backend: input %u is output %u of '%s' (%s), which the CUDA backend does not compute",
+                             gn__node_name(g, id), op, j, in.index, gn__node_name(g, in.node), gn__node_op(g, in.node));
+            else n->in[j] = val_of[in.node] + in.index;
         }
         if (n->op->kind == OP_NOOP) continue;
-        if (n->op->kind == OP_CONCAT && n->n_in < 2) s = gn__fail(err, GN_ERR_GRAPH, "node '%s' (ConcatV2): no inputs", gn__node_name(g, id));
+        if (s == GN_OK && e->n_vals + n->n_out > cap) {
+            s = gn__fail(err, GN_ERR_INTERNAL, "node '%s' (%s): %u outputs, more than its op declares", gn__node_name(g, id), op, n->n_out);
+            break;
+        }
         n->out = e->n_vals;
-        e->vals[e->n_vals++].kind = V_NODE;
+        for (uint32_t k = 0; k < n->n_out; k++) e->vals[e->n_vals++].kind = V_NODE;
         val_of[id] = n->out;
+        nout_of[id] = n->n_out;
     }
     e->n_fetches = sig->n_fetches;
     for (uint32_t f = 0; s == GN_OK && f < sig->n_fetches; f++) {
         gn__edge fe = sig->fetches[f];
         int32_t fi = gn__sig_feed_index(sig, has_feed, fe);
         if (fi >= 0) e->fetch_val[f] = (uint32_t)fi;
-        else if (fe.index != 0 || !keep[fe.node] || val_of[fe.node] == UINT32_MAX)
+        else if (!keep[fe.node] || val_of[fe.node] == UINT32_MAX || fe.index >= nout_of[fe.node])
             s = gn__fail(err, GN_ERR_UNSUPPORTED, "fetch %u: output %u of '%s' (%s) cannot be fetched from the CUDA backend",
                          f, fe.index, gn__node_name(g, fe.node), gn__node_op(g, fe.node));
-        else e->fetch_val[f] = val_of[fe.node];
+        else e->fetch_val[f] = val_of[fe.node] + fe.index;
     }
+    if (s == GN_OK) s = fuse_elementwise(e, err);
     /* weights: uploaded once */
     if (s == GN_OK) {
         e->weights_bytes = wbytes;
@@ -1434,6 +2377,8 @@ static gn_status build_engine(cu_backend *b, const gn_graph *g, const gn__engine
     }
     free(order);
     free(val_of);
+    free(nout_of);
+    free(host);
     return s;
 }
 
@@ -1514,9 +2459,13 @@ static gn_status cu_execute(void *self, gn__engine *e, const gn__tensor *in, gn_
         st->arena_allocs++;
     }
     for (uint32_t k = 0; s == GN_OK && k < e->n_nodes; k++) {
+        const cnode *n = &e->nodes[k];
         s = run_node(e, p, k, err);
-        if (e->nodes[k].op->kind != OP_NOOP) st->nodes_run++;
-        if (e->nodes[k].op->kind != OP_NOOP && p->root[e->nodes[k].out] == e->nodes[k].out) st->arena_allocs++;
+        if (n->op->kind == OP_NOOP || n->op->kind == OP_HOST || n->fuse_root >= 0) continue;
+        if (p->root[n->out] == n->out) {   /* launched: not an alias */
+            st->nodes_run++;
+            st->arena_allocs += n->n_out;
+        }
     }
     for (uint32_t f = 0; s == GN_OK && f < e->n_fetches; f++) {
         uint32_t v = e->fetch_val[f];

@@ -42,6 +42,11 @@ enum {
     GN__CU_RSQRT,
     GN__CU_SQUARE,
     GN__CU_ABS,
+    GN__CU_ERF,
+    GN__CU_ERFC,
+    GN__CU_RECIP,
+    GN__CU_SOFTPLUS,
+    GN__CU_FLOOR,
 };
 
 enum { GN__CU_ADD = 0, GN__CU_SUB, GN__CU_MUL, GN__CU_DIV, GN__CU_MAX, GN__CU_MIN, GN__CU_SQDIFF, GN__CU_POW };
@@ -69,9 +74,49 @@ cudaError_t gn__cu_bias_act(int h, int64_t n, int64_t c, int64_t inner, void *y,
  * out dim d = in dim perm[d]. */
 cudaError_t gn__cu_transpose(int esize, int32_t rank, const int64_t *in_dims, const int32_t *perm, const void *x,
                              void *y, cudaStream_t s);
-/* Zero padding: out dims = in dims + before + after. */
-cudaError_t gn__cu_pad(int esize, int32_t rank, const int64_t *in_dims, const int64_t *before, const int64_t *out_dims,
-                       const void *x, void *y, cudaStream_t s);
+/* Padding: out dims = in dims + before + after. mode GN__CU_PAD_CONST fills
+ * with the esize bytes at value (host memory; NULL: zero); REFLECT and
+ * SYMMETRIC mirror as MirrorPad (before/after at most dim - 1, resp. dim). */
+enum { GN__CU_PAD_CONST = 0, GN__CU_PAD_REFLECT, GN__CU_PAD_SYMMETRIC };
+cudaError_t gn__cu_pad(int esize, int mode, const void *value, int32_t rank, const int64_t *in_dims,
+                       const int64_t *before, const int64_t *out_dims, const void *x, void *y, cudaStream_t s);
+/* A strided box of x: output element (i_0 .. i_{r-1}) (row-major over dims)
+ * is x[start + sum_d i_d * step[d]] (steps in elements, may be negative).
+ * Slice, StridedSlice, Split, SplitV and Unpack are all this. */
+typedef struct gn__cu_slice {
+    int32_t rank;
+    int64_t dims[GN__CU_MAX_DIMS];
+    int64_t step[GN__CU_MAX_DIMS];
+    int64_t start;
+} gn__cu_slice;
+cudaError_t gn__cu_slice_copy(int esize, const gn__cu_slice *sl, const void *x, void *y, cudaStream_t s);
+/* GatherV2 (batch_dims 0): params viewed as [outer, n, inner], y as
+ * [outer, nidx, inner]; idx int32 (idx64 == 0) or int64. An index outside
+ * [0, n) gives zeros (as TensorFlow's GPU kernel). */
+cudaError_t gn__cu_gather(int esize, int idx64, int64_t outer, int64_t n, int64_t inner, int64_t nidx,
+                          const void *params, const void *idx, void *y, cudaStream_t s);
+
+/* A fused run of elementwise ops: one kernel computes, per output element,
+ * a short program over up to GN__CU_FUSE_MAX_IN inputs, each read with its
+ * own broadcast strides over the output dims. Op j writes register j; an
+ * operand >= 0 is a register, < 0 is input (-1 - operand). The output is
+ * the last register. */
+#define GN__CU_FUSE_MAX_IN 8
+#define GN__CU_FUSE_MAX_OPS 24
+typedef struct gn__cu_fuse_op {
+    int8_t binary;                /* 0: unary op (GN__CU_ID..), 1: binary op (GN__CU_ADD..) */
+    int8_t op;
+    int8_t a, b;                  /* operands (b unused for unary) */
+    float alpha;
+} gn__cu_fuse_op;
+typedef struct gn__cu_fused {
+    int32_t rank, n_in, n_ops;
+    int64_t dims[GN__CU_MAX_DIMS];
+    int64_t stride[GN__CU_FUSE_MAX_IN][GN__CU_MAX_DIMS];   /* per input, per output dim (0: broadcast) */
+    const void *in[GN__CU_FUSE_MAX_IN];
+    gn__cu_fuse_op ops[GN__CU_FUSE_MAX_OPS];
+} gn__cu_fused;
+cudaError_t gn__cu_fused_run(int h, const gn__cu_fused *f, void *y, cudaStream_t s);
 /* Sum (mean when mean != 0) over the dims with red[d] != 0; y holds the kept
  * dims in order. Accumulates in float. */
 cudaError_t gn__cu_reduce(int h, int mean, int32_t rank, const int64_t *dims, const uint8_t *red, const void *x,

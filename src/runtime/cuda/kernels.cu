@@ -1,5 +1,7 @@
 /* CUDA backend kernels (see cuda.h). Grid-stride loops over int64 indices;
  * float16 is computed in float and rounded once. */
+#include <string.h>
+
 #include <cuda_fp16.h>
 
 #include "runtime/cuda/cuda.h"
@@ -44,6 +46,11 @@ __device__ __forceinline__ float apply_unary(int op, float v, float alpha)
     case GN__CU_RSQRT: return 1.f / sqrtf(v);
     case GN__CU_SQUARE: return v * v;
     case GN__CU_ABS: return fabsf(v);
+    case GN__CU_ERF: return erff(v);
+    case GN__CU_ERFC: return erfcf(v);
+    case GN__CU_RECIP: return 1.f / v;
+    case GN__CU_SOFTPLUS: return v > 20.f ? v : log1pf(expf(v));
+    case GN__CU_FLOOR: return floorf(v);
     default: return v;
     }
 }
@@ -133,19 +140,76 @@ struct pad_args {
     int64_t out_dims[GN__CU_MAX_DIMS];
 };
 
-template <typename E> __global__ void k_pad(int64_t n, pad_args p, const E *x, E *y)
+template <typename E> __global__ void k_pad(int64_t n, pad_args p, int mode, E value, const E *x, E *y)
 {
     GRID_LOOP(i, n) {
         int64_t r = i, off = 0, stride = 1;
         bool inside = true;
         for (int d = p.rank - 1; d >= 0; d--) {
-            int64_t k = r % p.out_dims[d] - p.before[d];
+            int64_t dim = p.in_dims[d], k = r % p.out_dims[d] - p.before[d];
             r /= p.out_dims[d];
-            if (k < 0 || k >= p.in_dims[d]) inside = false;
+            if (mode == GN__CU_PAD_REFLECT) {
+                if (k < 0) k = -k;
+                else if (k >= dim) k = 2 * dim - 2 - k;
+            } else if (mode == GN__CU_PAD_SYMMETRIC) {
+                if (k < 0) k = -k - 1;
+                else if (k >= dim) k = 2 * dim - 1 - k;
+            }
+            if (k < 0 || k >= dim) inside = false;
             off += k * stride;
-            stride *= p.in_dims[d];
+            stride *= dim;
         }
-        y[i] = inside ? x[off] : E(0);
+        y[i] = inside ? x[off] : value;
+    }
+}
+
+template <typename E> __global__ void k_slice(int64_t n, gn__cu_slice p, const E *x, E *y)
+{
+    GRID_LOOP(i, n) {
+        int64_t r = i, off = p.start;
+        for (int d = p.rank - 1; d >= 0; d--) {
+            off += (r % p.dims[d]) * p.step[d];
+            r /= p.dims[d];
+        }
+        y[i] = x[off];
+    }
+}
+
+template <typename E, typename I>
+__global__ void k_gather(int64_t total, int64_t n, int64_t inner, int64_t nidx, const E *x, const I *idx, E *y)
+{
+    GRID_LOOP(i, total) {
+        int64_t r = i % inner, q = i / inner, j = q % nidx, o = q / nidx;
+        int64_t k = (int64_t)idx[j];
+        y[i] = (k >= 0 && k < n) ? x[(o * n + k) * inner + r] : E(0);
+    }
+}
+
+template <typename T> __global__ void k_fused(int64_t n, gn__cu_fused f, T *y)
+{
+    GRID_LOOP(i, n) {
+        int64_t off[GN__CU_FUSE_MAX_IN];
+        for (int k = 0; k < f.n_in; k++) off[k] = 0;
+        int64_t r = i;
+        for (int d = f.rank - 1; d >= 0; d--) {
+            int64_t q = r % f.dims[d];
+            r /= f.dims[d];
+            for (int k = 0; k < f.n_in; k++) off[k] += q * f.stride[k][d];
+        }
+        float reg[GN__CU_FUSE_MAX_OPS];
+        float last = 0.f;
+        for (int j = 0; j < f.n_ops; j++) {
+            const gn__cu_fuse_op o = f.ops[j];
+            float a = o.a >= 0 ? reg[o.a] : ld((const T *)f.in[-1 - o.a], off[-1 - o.a]);
+            if (o.binary) {
+                float b = o.b >= 0 ? reg[o.b] : ld((const T *)f.in[-1 - o.b], off[-1 - o.b]);
+                last = apply_binary(o.op, a, b);
+            } else {
+                last = apply_unary(o.op, a, o.alpha);
+            }
+            reg[j] = last;
+        }
+        st(y, i, last);
     }
 }
 
@@ -328,8 +392,8 @@ cudaError_t gn__cu_transpose(int esize, int32_t rank, const int64_t *in_dims, co
     return done();
 }
 
-cudaError_t gn__cu_pad(int esize, int32_t rank, const int64_t *in_dims, const int64_t *before, const int64_t *out_dims,
-                       const void *x, void *y, cudaStream_t s)
+cudaError_t gn__cu_pad(int esize, int mode, const void *value, int32_t rank, const int64_t *in_dims,
+                       const int64_t *before, const int64_t *out_dims, const void *x, void *y, cudaStream_t s)
 {
     if (rank < 0 || rank > GN__CU_MAX_DIMS) return cudaErrorInvalidValue;
     pad_args p;
@@ -342,13 +406,69 @@ cudaError_t gn__cu_pad(int esize, int32_t rank, const int64_t *in_dims, const in
         n *= out_dims[d];
     }
     if (n <= 0) return cudaSuccess;
+    uint64_t v = 0;
+    if (value) memcpy(&v, value, (size_t)esize);
     switch (esize) {
-    case 1: k_pad<<<grid_for(n), kThreads, 0, s>>>(n, p, (const uint8_t *)x, (uint8_t *)y); break;
-    case 2: k_pad<<<grid_for(n), kThreads, 0, s>>>(n, p, (const uint16_t *)x, (uint16_t *)y); break;
-    case 4: k_pad<<<grid_for(n), kThreads, 0, s>>>(n, p, (const uint32_t *)x, (uint32_t *)y); break;
-    case 8: k_pad<<<grid_for(n), kThreads, 0, s>>>(n, p, (const uint64_t *)x, (uint64_t *)y); break;
+    case 1: k_pad<<<grid_for(n), kThreads, 0, s>>>(n, p, mode, (uint8_t)v, (const uint8_t *)x, (uint8_t *)y); break;
+    case 2: k_pad<<<grid_for(n), kThreads, 0, s>>>(n, p, mode, (uint16_t)v, (const uint16_t *)x, (uint16_t *)y); break;
+    case 4: k_pad<<<grid_for(n), kThreads, 0, s>>>(n, p, mode, (uint32_t)v, (const uint32_t *)x, (uint32_t *)y); break;
+    case 8: k_pad<<<grid_for(n), kThreads, 0, s>>>(n, p, mode, (uint64_t)v, (const uint64_t *)x, (uint64_t *)y); break;
     default: return cudaErrorInvalidValue;
     }
+    return done();
+}
+
+cudaError_t gn__cu_slice_copy(int esize, const gn__cu_slice *sl, const void *x, void *y, cudaStream_t s)
+{
+    if (sl->rank < 0 || sl->rank > GN__CU_MAX_DIMS) return cudaErrorInvalidValue;
+    int64_t n = 1;
+    for (int d = 0; d < sl->rank; d++) n *= sl->dims[d];
+    if (n <= 0) return cudaSuccess;
+    switch (esize) {
+    case 1: k_slice<<<grid_for(n), kThreads, 0, s>>>(n, *sl, (const uint8_t *)x, (uint8_t *)y); break;
+    case 2: k_slice<<<grid_for(n), kThreads, 0, s>>>(n, *sl, (const uint16_t *)x, (uint16_t *)y); break;
+    case 4: k_slice<<<grid_for(n), kThreads, 0, s>>>(n, *sl, (const uint32_t *)x, (uint32_t *)y); break;
+    case 8: k_slice<<<grid_for(n), kThreads, 0, s>>>(n, *sl, (const uint64_t *)x, (uint64_t *)y); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return done();
+}
+
+cudaError_t gn__cu_gather(int esize, int idx64, int64_t outer, int64_t n, int64_t inner, int64_t nidx,
+                          const void *params, const void *idx, void *y, cudaStream_t s)
+{
+    int64_t total = outer * nidx * inner;
+    if (total <= 0) return cudaSuccess;
+#define GATHER(E)                                                                                                      \
+    do {                                                                                                               \
+        if (idx64)                                                                                                     \
+            k_gather<<<grid_for(total), kThreads, 0, s>>>(total, n, inner, nidx, (const E *)params,                    \
+                                                          (const int64_t *)idx, (E *)y);                               \
+        else                                                                                                           \
+            k_gather<<<grid_for(total), kThreads, 0, s>>>(total, n, inner, nidx, (const E *)params,                    \
+                                                          (const int32_t *)idx, (E *)y);                               \
+    } while (0)
+    switch (esize) {
+    case 1: GATHER(uint8_t); break;
+    case 2: GATHER(uint16_t); break;
+    case 4: GATHER(uint32_t); break;
+    case 8: GATHER(uint64_t); break;
+    default: return cudaErrorInvalidValue;
+    }
+#undef GATHER
+    return done();
+}
+
+cudaError_t gn__cu_fused_run(int h, const gn__cu_fused *f, void *y, cudaStream_t s)
+{
+    if (f->rank < 0 || f->rank > GN__CU_MAX_DIMS || f->n_in < 0 || f->n_in > GN__CU_FUSE_MAX_IN || f->n_ops < 1 ||
+        f->n_ops > GN__CU_FUSE_MAX_OPS)
+        return cudaErrorInvalidValue;
+    int64_t n = 1;
+    for (int d = 0; d < f->rank; d++) n *= f->dims[d];
+    if (n <= 0) return cudaSuccess;
+    if (h) k_fused<<<grid_for(n), kThreads, 0, s>>>(n, *f, (__half *)y);
+    else k_fused<<<grid_for(n), kThreads, 0, s>>>(n, *f, (float *)y);
     return done();
 }
 
