@@ -4,7 +4,8 @@
  *
  * Phases, each timed with CLOCK_MONOTONIC:
  *   load      gn_graph_load with validation off: read the file, check its
- *             framing, decode it with protobuf-c, build the IR
+ *             framing, decode the NodeDefs straight into the IR (attr
+ *             values unpacked once per distinct encoding), fanouts
  *   validate  gn_graph_validate: topological order, arity, attrs, tensors
  *   shapes    gn_graph_infer_shapes: dtypes and shapes of every output
  *   write     gn_graph_serialize (binary): IR back to GraphDef bytes in memory

@@ -95,6 +95,25 @@ uint32_t gn__intern(gn_graph *g, const char *s, size_t n)
 
 uint32_t gn__intern_cstr(gn_graph *g, const char *s) { return gn__intern(g, s, strlen(s)); }
 
+bool gn__intern_reserve(gn_graph *g, uint32_t n)
+{
+    gn__strtab *t = &g->names;
+    if (n > UINT32_MAX / 4 - t->n) return false;
+    uint32_t want = t->n + n;
+    if (want > t->cap) {
+        const char **ns = realloc(t->str, (size_t)want * sizeof *ns);
+        if (!ns) return false;
+        t->str = ns;
+        uint32_t *nl = realloc(t->len, (size_t)want * sizeof *nl);
+        if (!nl) return false;
+        t->len = nl;
+        t->cap = want;
+    }
+    uint32_t nslots = t->nslots ? t->nslots : 1024;
+    while ((uint64_t)(want + 1) * 2 > nslots) nslots *= 2;
+    return nslots == t->nslots || intern_rehash(g, nslots);
+}
+
 /* ---- construction ------------------------------------------------------------ */
 gn_graph *gn__graph_new(gn__graph_kind kind)
 {
@@ -724,19 +743,27 @@ gn_status gn__graph_topo(gn_graph *g, gn_id **order_out, uint32_t *n_out)
         return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     }
     uint32_t op_ni = gn__intern_find(g, "NextIteration", 13), op_rni = gn__intern_find(g, "RefNextIteration", 16);
-    for (gn_id i = 0; i < N; i++)
+    bool any_ni = false;
+    for (gn_id i = 0; (op_ni != UINT32_MAX || op_rni != UINT32_MAX) && i < N; i++) {
         ni[i] = !(g->nodes[i].flags & GN__NODE_DEAD) && (g->nodes[i].op == op_ni || g->nodes[i].op == op_rni);
+        any_ni |= ni[i];
+    }
+    uint32_t head = 0, tail = 0;
     for (gn_id i = 0; i < N; i++) {
         const gn__node *n = &g->nodes[i];
         if (n->flags & GN__NODE_DEAD) continue;
-        for (uint32_t k = 0; k < n->n_in; k++)
-            if (!ni[n->in[k].node]) indeg[i]++;
-        for (uint32_t k = 0; k < n->n_ctrl; k++)
-            if (!ni[n->ctrl[k]]) indeg[i]++;
+        if (!any_ni) {
+            /* no back edge to leave out: every input counts (the common
+             * case, without a look at the producers) */
+            indeg[i] = n->n_in + n->n_ctrl;
+        } else {
+            for (uint32_t k = 0; k < n->n_in; k++)
+                if (!ni[n->in[k].node]) indeg[i]++;
+            for (uint32_t k = 0; k < n->n_ctrl; k++)
+                if (!ni[n->ctrl[k]]) indeg[i]++;
+        }
+        if (indeg[i] == 0) order[tail++] = i;
     }
-    uint32_t head = 0, tail = 0;
-    for (gn_id i = 0; i < N; i++)
-        if (!(g->nodes[i].flags & GN__NODE_DEAD) && indeg[i] == 0) order[tail++] = i;
     while (head < tail) {
         gn_id id = order[head++];
         if (ni[id]) continue; /* its consumers were not counted */
@@ -819,12 +846,52 @@ gn_status gn__graph_compact(gn_graph *g)
 }
 
 /* ---- clone ------------------------------------------------------------------- */
+/* Copies the interned strings with the same ids, and the hash slots as they
+ * are (the slots depend only on the bytes and the table size, never on where
+ * the strings live), so no string is hashed again: the strings go into one
+ * block of dst's arena. dst holds only "" (id 0). */
+static gn_status clone_strtab(const gn_graph *src, gn_graph *dst)
+{
+    const gn__strtab *s = &src->names;
+    gn__strtab *d = &dst->names;
+    if (s->n <= 1 || s->nslots == 0) return GN_OK;
+    size_t bytes = 0;
+    for (uint32_t i = 1; i < s->n; i++) bytes += (size_t)s->len[i] + 1;
+    char *block = gn__arena_alloc(&dst->arena, bytes, 1);
+    const char **str = malloc((size_t)s->cap * sizeof *str);
+    uint32_t *len = malloc((size_t)s->cap * sizeof *len);
+    uint32_t *slots = malloc((size_t)s->nslots * sizeof *slots);
+    if (!block || !str || !len || !slots) {
+        free(str);
+        free(len);
+        free(slots);
+        return gn__fail(&dst->err, GN_ERR_NOMEM, "out of memory");
+    }
+    str[0] = d->str[0];
+    len[0] = 0;
+    for (uint32_t i = 1; i < s->n; i++) {
+        memcpy(block, s->str[i], (size_t)s->len[i] + 1);
+        str[i] = block;
+        len[i] = s->len[i];
+        block += (size_t)s->len[i] + 1;
+    }
+    memcpy(slots, s->slots, (size_t)s->nslots * sizeof *slots);
+    free(d->str);
+    free(d->len);
+    free(d->slots);
+    d->str = str;
+    d->len = len;
+    d->slots = slots;
+    d->n = s->n;
+    d->cap = s->cap;
+    d->nslots = s->nslots;
+    return GN_OK;
+}
+
 static gn_status clone_into(const gn_graph *src, gn_graph *dst)
 {
     /* strings: same ids */
-    for (uint32_t i = 1; i < src->names.n; i++)
-        if (gn__intern(dst, src->names.str[i], src->names.len[i]) != i)
-            return gn__fail(&dst->err, GN_ERR_NOMEM, "out of memory");
+    GN_TRY(clone_strtab(src, dst));
     for (uint32_t i = 0; i < src->n_blobs; i++)
         if (src->blobs[i] != src->own) GN_TRY(gn__graph_adopt_blob(dst, src->blobs[i]));
     GN_TRY(gn__graph_adopt_blob(dst, src->own));
@@ -837,17 +904,32 @@ static gn_status clone_into(const gn_graph *src, gn_graph *dst)
         memcpy(dst->node_of_name, src->node_of_name, src->node_of_name_cap * sizeof *dst->node_of_name);
         dst->node_of_name_cap = src->node_of_name_cap;
     }
+    /* every node's arrays in one block of the arena, each 8-byte aligned */
+    size_t total = 0;
+#define GN__CLONE_SZ(cnt, T) ((((size_t)(cnt) * sizeof(T)) + 7) & ~(size_t)7)
+    for (gn_id i = 0; i < src->n_nodes; i++) {
+        const gn__node *s = &src->nodes[i];
+        total += GN__CLONE_SZ(s->n_in, gn__edge) + GN__CLONE_SZ(s->n_ctrl, gn_id) + GN__CLONE_SZ(s->n_attr, gn__attr) +
+                 GN__CLONE_SZ(s->n_use, gn__use) + GN__CLONE_SZ(s->n_cuse, gn_id);
+    }
+    char *block = gn__arena_alloc(&dst->arena, total ? total : 1, 8);
+    if (!block) return gn__fail(&dst->err, GN_ERR_NOMEM, "out of memory");
     for (gn_id i = 0; i < src->n_nodes; i++) {
         const gn__node *s = &src->nodes[i];
         gn__node *d = &dst->nodes[i];
         *d = *s;
-        d->in = gn__arena_memdup(&dst->arena, s->in, s->n_in * sizeof *s->in);
-        d->ctrl = gn__arena_memdup(&dst->arena, s->ctrl, s->n_ctrl * sizeof *s->ctrl);
-        d->attr = gn__arena_memdup(&dst->arena, s->attr, s->n_attr * sizeof *s->attr);
-        d->use = gn__arena_memdup(&dst->arena, s->use, s->n_use * sizeof *s->use);
-        d->cuse = gn__arena_memdup(&dst->arena, s->cuse, s->n_cuse * sizeof *s->cuse);
-        if (!d->in || !d->ctrl || !d->attr || !d->use || !d->cuse)
-            return gn__fail(&dst->err, GN_ERR_NOMEM, "out of memory");
+#define GN__CLONE_ARR(field, cnt, T)                                                                                   \
+    do {                                                                                                               \
+        d->field = (T *)(void *)block;                                                                                 \
+        if (cnt) memcpy(block, s->field, (size_t)(cnt) * sizeof(T));                                                   \
+        block += GN__CLONE_SZ(cnt, T);                                                                                 \
+    } while (0)
+        GN__CLONE_ARR(in, s->n_in, gn__edge);
+        GN__CLONE_ARR(ctrl, s->n_ctrl, gn_id);
+        GN__CLONE_ARR(attr, s->n_attr, gn__attr);
+        GN__CLONE_ARR(use, s->n_use, gn__use);
+        GN__CLONE_ARR(cuse, s->n_cuse, gn_id);
+#undef GN__CLONE_ARR
         d->cap_in = s->n_in;
         d->cap_ctrl = s->n_ctrl;
         d->cap_attr = s->n_attr;
@@ -863,6 +945,7 @@ static gn_status clone_into(const gn_graph *src, gn_graph *dst)
             d->outargs = m;
         }
     }
+#undef GN__CLONE_SZ
     dst->n_nodes = src->n_nodes;
     dst->n_live = src->n_live;
     dst->versions = src->versions;

@@ -157,6 +157,7 @@ struct gn_graph {
      * (src/io/savedmodel.h), shared with clones; NULL otherwise. */
     struct gn__savedmodel *saved;
 
+
     /* Inferred output dtypes and shapes (src/ops/shape.h), NULL until
      * gn_graph_infer_shapes; dropped by any mutation. */
     struct gn__shape_table *shapes;
@@ -178,6 +179,8 @@ ProtobufCAllocator *gn__graph_value_allocator(gn_graph *g);
 /* Interns s[0..n); returns the id, or UINT32_MAX on OOM. */
 uint32_t gn__intern(gn_graph *g, const char *s, size_t n);
 uint32_t gn__intern_cstr(gn_graph *g, const char *s);
+/* Makes room for n more interned strings (loaders that know the count). */
+bool gn__intern_reserve(gn_graph *g, uint32_t n);
 /* Looks s up without adding; UINT32_MAX when absent. */
 uint32_t gn__intern_find(const gn_graph *g, const char *s, size_t n);
 static inline const char *gn__str(const gn_graph *g, uint32_t id) { return g->names.str[id]; }

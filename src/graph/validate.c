@@ -37,7 +37,39 @@ static gn_status check_attr_value(const Tensorflow__AttrValue *v, gn__err *e)
     }
 }
 
+/* Attr values are immutable and often shared between nodes (the binary
+ * loader unpacks each distinct encoding once): checks already passed for a
+ * value, or for a (definition, value) pair, are remembered in small
+ * direct-mapped tables local to one validation. */
+#define VCACHE 512
+typedef struct vcache {
+    const void *v[VCACHE];
+    const void *ad[VCACHE];
+} vcache;
+
+static inline size_t vc_slot(const void *a, const void *b)
+{
+    uintptr_t x = ((uintptr_t)a >> 4) ^ ((uintptr_t)b >> 3) * 0x9e3779b1u;
+    return (size_t)(x ^ (x >> 11)) & (VCACHE - 1);
+}
+
+static gn_status validate_nodes(gn_graph *g, const char *fn, vcache *seen_val, vcache *seen_attr);
+
 static gn_status validate_one(gn_graph *g, const char *fn)
+{
+    vcache *seen_val = calloc(1, sizeof *seen_val), *seen_attr = calloc(1, sizeof *seen_attr);
+    if (!seen_val || !seen_attr) {
+        free(seen_val);
+        free(seen_attr);
+        return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    }
+    gn_status s = validate_nodes(g, fn, seen_val, seen_attr);
+    free(seen_val);
+    free(seen_attr);
+    return s;
+}
+
+static gn_status validate_nodes(gn_graph *g, const char *fn, vcache *seen_val, vcache *seen_attr)
 {
     gn_id *order = NULL;
     uint32_t n = 0;
@@ -64,11 +96,15 @@ static gn_status validate_one(gn_graph *g, const char *fn)
         }
         /* tensors and shapes in attrs */
         for (uint32_t k = 0; k < nd->n_attr; k++) {
+            const Tensorflow__AttrValue *v = nd->attr[k].value;
+            size_t c = vc_slot(v, NULL);
+            if (seen_val->v[c] == v) continue;
             gn__err_clear(&e);
-            if (check_attr_value(nd->attr[k].value, &e) != GN_OK) {
+            if (check_attr_value(v, &e) != GN_OK) {
                 snprintf(what, sizeof what, "attr '%.200s': %.700s", gn__str(g, nd->attr[k].key), e.msg);
                 return fail_node(g, fn, id, GN_ERR_GRAPH, what);
             }
+            seen_val->v[c] = v;
         }
         if (nd->flags & (GN__NODE_FN_ARG | GN__NODE_FN_RET)) continue;
         const gn__opdef *op = gn__node_opdef(g, id);
@@ -85,7 +121,11 @@ static gn_status validate_one(gn_graph *g, const char *fn)
                 }
                 continue;
             }
+            size_t c = vc_slot(v, ad);
+            if (seen_attr->v[c] == v && seen_attr->ad[c] == ad) continue;
             if (gn__attr_check(op, ad, v, &e) != GN_OK) return fail_node(g, fn, id, GN_ERR_GRAPH, e.msg);
+            seen_attr->v[c] = v;
+            seen_attr->ad[c] = ad;
         }
         /* arity */
         uint32_t want;

@@ -35,6 +35,17 @@ static gn_status node_fail(gn_graph *g, const gn__source *src, const char *fn, u
     return gn__fail(&g->err, code, "%snode '%s': %s", pre, node, what);
 }
 
+gn_status gn__graphdef_node_fail(gn_graph *g, const gn__source *src, uint32_t k, const char *node, const char *op,
+                                 gn_status code, const char *fmt, ...)
+{
+    char what[GN__ERRMSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return node_fail(g, src, NULL, k, node, op, code, "%s", what);
+}
+
 /* ---- input-name parsing ----------------------------------------------------------- */
 typedef struct parsed_input {
     bool control;
@@ -60,10 +71,9 @@ static bool parse_uint(const char *s, size_t n, uint64_t *v)
     return true;
 }
 
-static parsed_input parse_input(const char *s)
+static parsed_input parse_input_n(const char *s, size_t n)
 {
     parsed_input p = {0};
-    size_t n = strlen(s);
     if (n && s[0] == '^') {
         p.control = true;
         s++;
@@ -92,6 +102,8 @@ static parsed_input parse_input(const char *s)
     p.bad = !parse_uint(c2 + 1, rn - p.arg_len - 1, &p.index) || p.name_len == 0 || p.arg_len == 0 || p.control;
     return p;
 }
+
+static parsed_input parse_input(const char *s) { return parse_input_n(s, strlen(s)); }
 
 /* ---- NodeDef -> node ------------------------------------------------------------------ */
 static int cmp_attr_entry(const void *a, const void *b)
@@ -152,15 +164,21 @@ static gn_status add_nodedef(gn_graph *g, const Tensorflow__NodeDef *nd, uint32_
     return GN_OK;
 }
 
+gn_status gn__graph_add_nodedef(gn_graph *g, const Tensorflow__NodeDef *nd, uint32_t k, const gn__source *src)
+{
+    return add_nodedef(g, nd, k, src, NULL);
+}
+
 /* Top-level inputs: "x", "x:k", "^x". Edges are set directly (fanouts are
  * built in one sweep afterwards). */
-static gn_status resolve_top_inputs(gn_graph *g, gn_id id, const Tensorflow__NodeDef *nd, uint32_t k,
-                                    const gn__source *src)
+gn_status gn__graph_resolve_inputs(gn_graph *g, gn_id id, const gn__strslice *inputs, uint32_t n_input, uint32_t k,
+                                   const gn__source *src)
 {
     gn__node *n = &g->nodes[id];
+    const char *name = gn__str(g, n->name), *opname = gn__str(g, n->op);
     uint32_t nd_data = 0, nd_ctrl = 0;
-    for (size_t i = 0; i < nd->n_input; i++) {
-        if (nd->input[i] && nd->input[i][0] == '^') nd_ctrl++;
+    for (uint32_t i = 0; i < n_input; i++) {
+        if (inputs[i].len && inputs[i].p[0] == '^') nd_ctrl++;
         else nd_data++;
     }
     n->in = nd_data ? gn__arena_alloc(&g->arena, nd_data * sizeof *n->in, 8) : NULL;
@@ -169,17 +187,18 @@ static gn_status resolve_top_inputs(gn_graph *g, gn_id id, const Tensorflow__Nod
     n->cap_in = nd_data;
     n->cap_ctrl = nd_ctrl;
     bool seen_ctrl = false;
-    for (size_t i = 0; i < nd->n_input; i++) {
-        const char *in = nd->input[i] ? nd->input[i] : "";
-        parsed_input p = parse_input(in);
+    for (uint32_t i = 0; i < n_input; i++) {
+        const char *in = inputs[i].p;
+        int il = (int)inputs[i].len;
+        parsed_input p = parse_input_n(in, inputs[i].len);
         if (p.bad || p.arg)
-            return node_fail(g, src, NULL, k, nd->name, nd->op, GN_ERR_GRAPH, "input %zu '%s' is malformed", i, in);
+            return node_fail(g, src, NULL, k, name, opname, GN_ERR_GRAPH, "input %u '%.*s' is malformed", i, il, in);
         if (!p.control && seen_ctrl)
-            return node_fail(g, src, NULL, k, nd->name, nd->op, GN_ERR_GRAPH,
-                             "data input %zu '%s' comes after a control input", i, in);
+            return node_fail(g, src, NULL, k, name, opname, GN_ERR_GRAPH,
+                             "data input %u '%.*s' comes after a control input", i, il, in);
         gn_id prod = gn__graph_find_n(g, p.name, p.name_len);
         if (prod == GN_NONE)
-            return node_fail(g, src, NULL, k, nd->name, nd->op, GN_ERR_GRAPH, "input %zu names missing node '%.*s'",
+            return node_fail(g, src, NULL, k, name, opname, GN_ERR_GRAPH, "input %u names missing node '%.*s'",
                              i, (int)p.name_len, p.name);
         n = &g->nodes[id];
         if (p.control) {
@@ -192,6 +211,23 @@ static gn_status resolve_top_inputs(gn_graph *g, gn_id id, const Tensorflow__Nod
         }
     }
     return GN_OK;
+}
+
+static gn_status resolve_top_inputs(gn_graph *g, gn_id id, const Tensorflow__NodeDef *nd, uint32_t k,
+                                    const gn__source *src)
+{
+    gn__strslice small[16], *in = small;
+    if (nd->n_input > GN__ARRAY_LEN(small)) {
+        in = malloc(nd->n_input * sizeof *in);
+        if (!in) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < nd->n_input; i++) {
+        in[i].p = nd->input[i] ? nd->input[i] : "";
+        in[i].len = strlen(in[i].p);
+    }
+    gn_status s = gn__graph_resolve_inputs(g, id, in, (uint32_t)nd->n_input, k, src);
+    if (in != small) free(in);
+    return s;
 }
 
 /* ---- function bodies ---------------------------------------------------------------- */
@@ -536,8 +572,8 @@ static gn_status function_from_def(gn_graph *top, const Tensorflow__FunctionDef 
 }
 
 /* ---- GraphDef -> graph ---------------------------------------------------------------- */
-gn_status gn__graph_from_graphdef(gn_graph *g, const Tensorflow__GraphDef *gd, gn__blob *blob,
-                                  const gn__source *src)
+gn_status gn__graph_begin_graphdef(gn_graph *g, const Tensorflow__GraphDef *gd, gn__blob *blob, size_t n_nodes,
+                                   const gn__source *src)
 {
     GN_TRY(gn__graph_adopt_blob(g, blob));
     g->extra = gd;
@@ -546,10 +582,12 @@ gn_status gn__graph_from_graphdef(gn_graph *g, const Tensorflow__GraphDef *gd, g
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     g->deprecated_version = gd->version; /* still round-tripped */
 #pragma GCC diagnostic pop
-    if (gd->n_node) {
-        g->nodes = malloc(gd->n_node * sizeof *g->nodes);
+    if (n_nodes) {
+        if (n_nodes > UINT32_MAX - 2) return gn__fail(&g->err, GN_ERR_GRAPH, "too many nodes");
+        g->nodes = malloc(n_nodes * sizeof *g->nodes);
         if (!g->nodes) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
-        g->cap_nodes = (uint32_t)gd->n_node;
+        gn__advise_huge(g->nodes, n_nodes * sizeof *g->nodes);
+        g->cap_nodes = (uint32_t)n_nodes;
     }
     /* library first, so that calls of library functions resolve */
     if (gd->library) {
@@ -569,6 +607,13 @@ gn_status gn__graph_from_graphdef(gn_graph *g, const Tensorflow__GraphDef *gd, g
             }
         }
     }
+    return GN_OK;
+}
+
+gn_status gn__graph_from_graphdef(gn_graph *g, const Tensorflow__GraphDef *gd, gn__blob *blob,
+                                  const gn__source *src)
+{
+    GN_TRY(gn__graph_begin_graphdef(g, gd, blob, gd->n_node, src));
     for (size_t i = 0; i < gd->n_node; i++) GN_TRY(add_nodedef(g, gd->node[i], (uint32_t)i, src, NULL));
     for (size_t i = 0; i < gd->n_node; i++) GN_TRY(resolve_top_inputs(g, (gn_id)i, gd->node[i], (uint32_t)i, src));
     return gn__graph_build_fanouts(g);
@@ -630,7 +675,7 @@ static char *input_string(const gn_graph *g, gn__arena *a, gn__edge e, bool fn)
     return s;
 }
 
-static gn_status node_to_def(const gn_graph *g, gn_id id, gn__arena *a, bool fn, Tensorflow__NodeDef **out)
+gn_status gn__node_to_def(const gn_graph *g, gn_id id, gn__arena *a, bool fn, Tensorflow__NodeDef **out)
 {
     const gn__node *n = &g->nodes[id];
     Tensorflow__NodeDef *nd = gn__arena_alloc(a, sizeof *nd, 8);
@@ -701,7 +746,7 @@ static gn_status function_to_def(const gn_graph *top, const gn__function *f, gn_
     if (!fd->node_def) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
     for (gn_id i = 0; i < b->n_nodes; i++) {
         if (b->nodes[i].flags & (GN__NODE_DEAD | GN__NODE_FN_ARG | GN__NODE_FN_RET)) continue;
-        if (node_to_def(b, i, a, true, &fd->node_def[fd->n_node_def++]) != GN_OK)
+        if (gn__node_to_def(b, i, a, true, &fd->node_def[fd->n_node_def++]) != GN_OK)
             return gn__fail(err, GN_ERR_NOMEM, "out of memory");
     }
     /* ret: sorted by key, as TensorFlow's deterministic serialization does */
@@ -748,7 +793,21 @@ static gn_status function_to_def(const gn_graph *top, const gn__function *f, gn_
     return GN_OK;
 }
 
+static gn_status to_graphdef(const gn_graph *g, gn__arena *a, bool with_nodes, Tensorflow__GraphDef **out,
+                             gn__err *err);
+
 gn_status gn__graph_to_graphdef(const gn_graph *g, gn__arena *a, Tensorflow__GraphDef **out, gn__err *err)
+{
+    return to_graphdef(g, a, true, out, err);
+}
+
+gn_status gn__graph_to_graphdef_rest(const gn_graph *g, gn__arena *a, Tensorflow__GraphDef **out, gn__err *err)
+{
+    return to_graphdef(g, a, false, out, err);
+}
+
+static gn_status to_graphdef(const gn_graph *g, gn__arena *a, bool with_nodes, Tensorflow__GraphDef **out,
+                             gn__err *err)
 {
     Tensorflow__GraphDef *gd = gn__arena_alloc(a, sizeof *gd, 8);
     if (!gd) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
@@ -763,11 +822,11 @@ gn_status gn__graph_to_graphdef(const gn_graph *g, gn__arena *a, Tensorflow__Gra
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     gd->version = g->deprecated_version;
 #pragma GCC diagnostic pop
-    gd->node = gn__arena_alloc(a, (g->n_live ? g->n_live : 1) * sizeof *gd->node, 8);
-    if (!gd->node) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
-    for (gn_id i = 0; i < g->n_nodes; i++) {
+    gd->node = with_nodes ? gn__arena_alloc(a, (g->n_live ? g->n_live : 1) * sizeof *gd->node, 8) : NULL;
+    if (with_nodes && !gd->node) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    for (gn_id i = 0; i < g->n_nodes && with_nodes; i++) {
         if (g->nodes[i].flags & GN__NODE_DEAD) continue;
-        if (node_to_def(g, i, a, false, &gd->node[gd->n_node++]) != GN_OK)
+        if (gn__node_to_def(g, i, a, false, &gd->node[gd->n_node++]) != GN_OK)
             return gn__fail(err, GN_ERR_NOMEM, "out of memory");
     }
     if (g->n_fns || g->lib_extra) {

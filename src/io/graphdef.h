@@ -13,11 +13,53 @@ typedef struct gn__source {
     bool text;               /* text format: positions are line:column */
 } gn__source;
 
+/* A string that is not NUL-terminated. */
+typedef struct gn__strslice {
+    const char *p;
+    size_t len;
+} gn__strslice;
+
 /* Builds g (a fresh top-level graph) from a decoded GraphDef whose storage is
  * owned by blob (g takes a reference). Errors name the node and, through src,
  * its byte offset or line. */
 gn_status gn__graph_from_graphdef(gn_graph *g, const Tensorflow__GraphDef *gd, gn__blob *blob,
                                   const gn__source *src);
+
+/* The steps of gn__graph_from_graphdef, for decoders that build nodes
+ * themselves (src/io/wiregraph.c):
+ * begin: adopts blob, keeps gd's versions, library and unknown fields (gd's
+ * nodes are ignored), reserves room for n_nodes nodes, builds the library;
+ * add_nodedef: adds the k-th top-level NodeDef (name, op, device, attrs; not
+ * its inputs), errors as gn__graph_from_graphdef's;
+ * resolve_inputs: sets the data and control inputs of node id (k-th in the
+ * source) from its input strings, once every node is added. */
+gn_status gn__graph_begin_graphdef(gn_graph *g, const Tensorflow__GraphDef *gd, gn__blob *blob, size_t n_nodes,
+                                   const gn__source *src);
+gn_status gn__graph_add_nodedef(gn_graph *g, const Tensorflow__NodeDef *nd, uint32_t k, const gn__source *src);
+gn_status gn__graph_resolve_inputs(gn_graph *g, gn_id id, const gn__strslice *inputs, uint32_t n_input, uint32_t k,
+                                   const gn__source *src);
+/* Error helper shared with the wire decoder: "<file>: <pos>: node 'x' (Op): <what>". */
+gn_status gn__graphdef_node_fail(gn_graph *g, const gn__source *src, uint32_t k, const char *node, const char *op,
+                                 gn_status code, const char *fmt, ...) GN__PRINTF(7, 8);
+
+/* Binary GraphDef straight into g (a fresh top-level graph), without a
+ * protobuf-c tree for the nodes: NodeDefs are decoded in one pass, attr
+ * values are unpacked once per distinct encoding and shared between nodes
+ * (values are immutable). Framing errors are those of gn__wire_check on the
+ * whole image ("byte N: ..."; *framing set, message not yet prefixed with the
+ * file name); graph errors as gn__graph_from_graphdef's. *empty is set when
+ * the image has no node and no function. */
+gn_status gn__graph_from_wire(gn_graph *g, const uint8_t *data, size_t len, gn__blob *blob, const gn__source *src,
+                              bool *framing, bool *empty);
+
+/* One NodeDef of g as protobuf-c objects in arena a (fn: input names in
+ * function-body form). */
+gn_status gn__node_to_def(const gn_graph *g, gn_id id, gn__arena *a, bool fn, Tensorflow__NodeDef **out);
+
+/* Binary GraphDef of g appended to out: the bytes protobuf_c_message_pack
+ * gives for gn__graph_to_graphdef's message, with each distinct attr value
+ * packed once. */
+gn_status gn__graph_write_binary(gn_graph *g, gn__buf *out);
 
 /* Builds a GraphDef from g in arena (pointers into g's values). Deterministic. */
 gn_status gn__graph_to_graphdef(const gn_graph *g, gn__arena *arena, Tensorflow__GraphDef **out,
@@ -39,6 +81,14 @@ gn_status gn__maybe_gunzip(const uint8_t *data, size_t len, uint8_t **out, size_
 /* Position of the k-th `node` element (field 1) of a GraphDef, for messages:
  * "byte N" or "line L:C"; writes "" when it cannot be found. */
 void gn__graphdef_node_pos(const gn__source *src, uint32_t k, char *buf, size_t buflen);
+
+/* Asks for transparent huge pages behind a large buffer about to be filled
+ * (fewer page faults); advice only. */
+void gn__advise_huge(void *p, size_t n);
+
+/* gn__graph_to_graphdef without the nodes (library, versions, unknown fields). */
+gn_status gn__graph_to_graphdef_rest(const gn_graph *g, gn__arena *arena, Tensorflow__GraphDef **out,
+                                     gn__err *err);
 
 #define GN__MAX_PROTO_DEPTH 100
 

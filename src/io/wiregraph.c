@@ -1,0 +1,797 @@
+/* Binary GraphDef <-> IR without a protobuf-c tree for the nodes (see
+ * graphdef.h: gn__graph_from_wire, gn__graph_write_binary).
+ *
+ * Reading: one pass over the top-level records. Each NodeDef whose fields
+ * are only name, op, input, device and attr (each map entry one key and one
+ * value) is decoded straight into the IR; its attr values are unpacked by
+ * protobuf-c once per distinct encoding (checked first by gn__wire_check,
+ * which bounds the nesting protobuf-c's unpack recurses over) and the
+ * resulting immutable AttrValue is shared by every node carrying the same
+ * bytes. Any other NodeDef (unknown fields, debug info, repeated singular
+ * fields, strings holding NUL bytes, or an error to report) goes through
+ * protobuf-c and gn__graph_add_nodedef, as a text GraphDef does. The
+ * GraphDef's other fields (library, versions, unknown fields) are gathered
+ * and unpacked as one GraphDef without nodes. On any failure the whole image
+ * is checked by gn__wire_check first, so a framing error is reported the
+ * same way, and before any graph error, as when the file is decoded whole.
+ *
+ * Writing: each NodeDef is encoded from the IR with sizes computed once;
+ * every distinct attr value is sized (and, when small, packed) once by
+ * protobuf-c. Nodes carrying source fields the IR does not model, and the
+ * rest of the GraphDef, are packed by protobuf-c from gn__node_to_def and
+ * gn__graph_to_graphdef's messages, so the output is byte for byte what
+ * protobuf_c_message_pack gives for gn__graph_to_graphdef.
+ *
+ * No recursion, no global state. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "io/graphdef.h"
+#include "io/wirecheck.h"
+
+/* protobuf-c refuses a message with more fields than this (see wirecheck.c) */
+#define WG_MAX_FIELDS ((size_t)16 * ((1u << 23) - 1))
+
+void gn__advise_huge(void *p, size_t n)
+{
+#if defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (!p || n < 2 * huge) return;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
+    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
+/* ---- varints ------------------------------------------------------------------- */
+/* A varint of at most maxb bytes at b[*pos..end); false when truncated or longer. */
+static inline bool get_varint(const uint8_t *b, size_t *pos, size_t end, unsigned maxb, uint64_t *v)
+{
+    size_t p = *pos;
+    if (p < end && b[p] < 0x80) {
+        *v = b[p];
+        *pos = p + 1;
+        return true;
+    }
+    uint64_t x = 0;
+    for (unsigned k = 0; k < maxb; k++) {
+        if (p + k >= end) return false;
+        uint8_t c = b[p + k];
+        x |= (uint64_t)(c & 0x7f) << (7 * k);
+        if (c < 0x80) {
+            *v = x;
+            *pos = p + k + 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+static inline size_t varint_size(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static inline uint8_t *put_varint(uint8_t *o, uint64_t v)
+{
+    while (v >= 0x80) {
+        *o++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *o++ = (uint8_t)v;
+    return o;
+}
+
+/* ---- attr values, unpacked once per distinct encoding ------------------------------ */
+typedef struct vslot {
+    uint64_t h;
+    const uint8_t *p;
+    size_t len;
+    const Tensorflow__AttrValue *v;   /* NULL: empty slot */
+} vslot;
+
+typedef struct vtab {
+    vslot *s;
+    size_t n, cap;     /* cap: power of two */
+} vtab;
+
+/* Values longer than this are unpacked every time (rarely shared, costly to hash). */
+#define WG_SHARE_MAX 4096
+
+typedef struct wdec {
+    gn_graph *g;
+    const uint8_t *d;
+    size_t len;
+    gn__blob *blob;
+    ProtobufCAllocator alloc;
+    const gn__source *src;
+    vtab vals;
+    gn__err tmp;            /* messages of local checks; the whole-image check decides */
+    /* node inputs, gathered until every node exists */
+    gn__strslice *in;
+    size_t n_in, cap_in;
+    uint32_t *in_start;     /* node k's inputs: in[in_start[k] .. in_start[k+1]) */
+    /* one node's attrs while it is decoded */
+    struct tattr {
+        uint32_t key;
+        const char *kp;
+        size_t kl;
+        const Tensorflow__AttrValue *v;
+    } *attrs;
+    size_t cap_attrs;
+    /* recently interned attr keys, op names and devices (few distinct ones),
+     * so most lookups skip the graph's large string table */
+    struct kcache {
+        const uint8_t *p;
+        size_t len;
+        uint32_t id;
+    } kc[256];
+} wdec;
+
+static uint32_t intern_cached(wdec *w, const uint8_t *p, size_t n)
+{
+    size_t h = n * 31u;
+    if (n) h ^= (size_t)p[0] * 131u ^ (size_t)p[n - 1] * 7u ^ (size_t)p[n / 2] * 17u;
+    struct kcache *c = &w->kc[h & 255];
+    if (c->p && c->len == n && memcmp(c->p, p, n) == 0) return c->id;
+    uint32_t id = gn__intern(w->g, (const char *)p, n);
+    if (id != UINT32_MAX) *c = (struct kcache){p, n, id};
+    return id;
+}
+
+static bool vtab_grow(vtab *t)
+{
+    size_t ncap = t->cap ? t->cap * 2 : 4096;
+    vslot *ns = calloc(ncap, sizeof *ns);
+    if (!ns) return false;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->s[i].v) continue;
+        size_t j = (size_t)t->s[i].h & (ncap - 1);
+        while (ns[j].v) j = (j + 1) & (ncap - 1);
+        ns[j] = t->s[i];
+    }
+    free(t->s);
+    t->s = ns;
+    t->cap = ncap;
+    return true;
+}
+
+/* The AttrValue encoded in p[0..n): GN_OK with *out; GN_ERR_PARSE when its
+ * framing is bad; GN_ERR_NOMEM. */
+static gn_status attr_value(wdec *w, const uint8_t *p, size_t n, const Tensorflow__AttrValue **out)
+{
+    vslot *slot = NULL;
+    uint64_t h = 0;
+    if (n <= WG_SHARE_MAX) {
+        if ((w->vals.n + 1) * 2 > w->vals.cap && !vtab_grow(&w->vals)) return GN_ERR_NOMEM;
+        h = gn__hash_bytes(p, n);
+        size_t j = (size_t)h & (w->vals.cap - 1);
+        while (w->vals.s[j].v) {
+            vslot *e = &w->vals.s[j];
+            if (e->h == h && e->len == n && memcmp(e->p, p, n) == 0) {
+                *out = e->v;
+                return GN_OK;
+            }
+            j = (j + 1) & (w->vals.cap - 1);
+        }
+        slot = &w->vals.s[j];
+    }
+    /* GraphDef > NodeDef > attr entry > AttrValue: three levels used */
+    if (gn__wire_check(&tensorflow__attr_value__descriptor, p, n, GN__MAX_PROTO_DEPTH - 3, &w->tmp) != GN_OK)
+        return w->tmp.code == GN_ERR_NOMEM ? GN_ERR_NOMEM : GN_ERR_PARSE;
+    ProtobufCMessage *m = protobuf_c_message_unpack(&tensorflow__attr_value__descriptor, &w->alloc, n, p);
+    if (!m) return GN_ERR_PARSE;
+    *out = (const Tensorflow__AttrValue *)m;
+    if (slot) {
+        *slot = (vslot){h, p, n, *out};
+        w->vals.n++;
+    }
+    return GN_OK;
+}
+
+/* ---- one NodeDef ------------------------------------------------------------------- */
+static bool push_input(wdec *w, const char *p, size_t n)
+{
+    if (w->n_in == w->cap_in) {
+        size_t ncap = w->cap_in ? w->cap_in * 2 : 1024;
+        gn__strslice *ni = realloc(w->in, ncap * sizeof *ni);
+        if (!ni) return false;
+        gn__advise_huge(ni, ncap * sizeof *ni);
+        w->in = ni;
+        w->cap_in = ncap;
+    }
+    w->in[w->n_in++] = (gn__strslice){p, n};
+    return true;
+}
+
+static int key_cmp(const char *a, size_t al, const char *b, size_t bl)
+{
+    int c = memcmp(a, b, al < bl ? al : bl);
+    return c ? c : (al > bl) - (al < bl);
+}
+
+/* A NodeDef the fast path does not take: checked and unpacked by protobuf-c,
+ * added by gn__graph_add_nodedef (which also reports what is wrong with it). */
+static gn_status slow_node(wdec *w, size_t off, size_t n, uint32_t k)
+{
+    gn_graph *g = w->g;
+    w->n_in = w->in_start[k];
+    /* GraphDef > NodeDef: one level used */
+    if (gn__wire_check(&tensorflow__node_def__descriptor, w->d + off, n, GN__MAX_PROTO_DEPTH - 1, &w->tmp) != GN_OK)
+        return w->tmp.code == GN_ERR_NOMEM ? gn__fail(&g->err, GN_ERR_NOMEM, "out of memory") : GN_ERR_PARSE;
+    Tensorflow__NodeDef *nd =
+        (Tensorflow__NodeDef *)protobuf_c_message_unpack(&tensorflow__node_def__descriptor, &w->alloc, n, w->d + off);
+    if (!nd) return GN_ERR_PARSE;
+    GN_TRY(gn__graph_add_nodedef(g, nd, k, w->src));
+    for (size_t i = 0; i < nd->n_input; i++) {
+        const char *s = nd->input[i] ? nd->input[i] : "";
+        if (!push_input(w, s, strlen(s))) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    }
+    return GN_OK;
+}
+
+typedef struct slice {
+    size_t off, len;
+} slice;
+
+/* Reads the attr map entry at [p, e): key and value, each exactly once. */
+static bool read_entry(const uint8_t *d, size_t p, size_t e, slice *key, slice *val)
+{
+    bool hk = false, hv = false;
+    while (p < e) {
+        uint64_t tag, l;
+        if (!get_varint(d, &p, e, 5, &tag) || (tag & 7) != 2) return false;
+        if (!get_varint(d, &p, e, 5, &l) || l > e - p) return false;
+        if (tag == ((1 << 3) | 2) && !hk) {
+            *key = (slice){p, (size_t)l};
+            hk = true;
+        } else if (tag == ((2 << 3) | 2) && !hv) {
+            *val = (slice){p, (size_t)l};
+            hv = true;
+        } else {
+            return false;
+        }
+        p += (size_t)l;
+    }
+    return hk && hv;
+}
+
+static inline bool has_nul(const uint8_t *p, size_t n) { return n && memchr(p, 0, n) != NULL; }
+
+static gn_status fast_node(wdec *w, size_t off, size_t n, uint32_t k)
+{
+    gn_graph *g = w->g;
+    const uint8_t *d = w->d;
+    size_t p = off, e = off + n;
+    slice name = {0, 0}, op = {0, 0}, dev = {0, 0};
+    bool hn = false, ho = false, hd = false;
+    size_t na = 0, nfields = 0;
+    w->in_start[k] = (uint32_t)w->n_in;
+    while (p < e) {
+        uint64_t tag, l;
+        if (!get_varint(d, &p, e, 5, &tag) || (tag & 7) != 2) return slow_node(w, off, n, k);
+        if (!get_varint(d, &p, e, 5, &l) || l > e - p) return slow_node(w, off, n, k);
+        size_t fo = p;
+        p += (size_t)l;
+        if (++nfields > WG_MAX_FIELDS) return slow_node(w, off, n, k);
+        switch (tag >> 3) {
+        case 1:
+            if (hn || has_nul(d + fo, l)) return slow_node(w, off, n, k);
+            name = (slice){fo, (size_t)l};
+            hn = true;
+            break;
+        case 2:
+            if (ho || has_nul(d + fo, l)) return slow_node(w, off, n, k);
+            op = (slice){fo, (size_t)l};
+            ho = true;
+            break;
+        case 3:
+            if (has_nul(d + fo, l)) return slow_node(w, off, n, k);
+            if (!push_input(w, (const char *)d + fo, (size_t)l)) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+            break;
+        case 4:
+            if (hd || has_nul(d + fo, l)) return slow_node(w, off, n, k);
+            dev = (slice){fo, (size_t)l};
+            hd = true;
+            break;
+        case 5: {
+            slice key = {0, 0}, val = {0, 0};
+            if (!read_entry(d, fo, p, &key, &val) || has_nul(d + key.off, key.len)) return slow_node(w, off, n, k);
+            if (na == w->cap_attrs) {
+                size_t ncap = w->cap_attrs ? w->cap_attrs * 2 : 16;
+                struct tattr *nt = realloc(w->attrs, ncap * sizeof *nt);
+                if (!nt) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+                w->attrs = nt;
+                w->cap_attrs = ncap;
+            }
+            const Tensorflow__AttrValue *v;
+            gn_status s = attr_value(w, d + val.off, val.len, &v);
+            if (s == GN_ERR_NOMEM) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+            if (s != GN_OK) return s;
+            /* insertion by key: TensorFlow writes them sorted already */
+            const char *kp = (const char *)d + key.off;
+            size_t j = na++;
+            while (j > 0 && key_cmp(w->attrs[j - 1].kp, w->attrs[j - 1].kl, kp, key.len) > 0) {
+                w->attrs[j] = w->attrs[j - 1];
+                j--;
+            }
+            if (j > 0 && key_cmp(w->attrs[j - 1].kp, w->attrs[j - 1].kl, kp, key.len) == 0)
+                return slow_node(w, off, n, k); /* the same key twice */
+            w->attrs[j] = (struct tattr){0, kp, key.len, v};
+            break;
+        }
+        default:
+            return slow_node(w, off, n, k);
+        }
+    }
+    if (!name.len || !op.len) return slow_node(w, off, n, k);
+    uint32_t nm = gn__intern(g, (const char *)d + name.off, name.len);
+    if (nm == UINT32_MAX) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    if (nm < g->node_of_name_cap && g->node_of_name[nm] != GN_NONE) return slow_node(w, off, n, k); /* duplicate */
+    uint32_t o = intern_cached(w, d + op.off, op.len);
+    uint32_t dv = dev.len ? intern_cached(w, d + dev.off, dev.len) : 0;
+    if (o == UINT32_MAX || dv == UINT32_MAX) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    gn__attr *at = NULL;
+    if (na) {
+        at = gn__arena_alloc(&g->arena, na * sizeof *at, 8);
+        if (!at) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < na; i++) {
+            uint32_t kid = intern_cached(w, (const uint8_t *)w->attrs[i].kp, w->attrs[i].kl);
+            if (kid == UINT32_MAX) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+            at[i] = (gn__attr){kid, w->attrs[i].v};
+        }
+    }
+    gn_id id;
+    GN_TRY(gn__node_add_interned(g, nm, o, &id));
+    gn__node *nd = &g->nodes[id];
+    nd->orig_index = k;
+    nd->device = dv;
+    nd->attr = at;
+    nd->n_attr = nd->cap_attr = (uint32_t)na;
+    return GN_OK;
+}
+
+/* ---- the GraphDef ------------------------------------------------------------------ */
+/* Skips one field of wire type wt at *p; false when it does not fit or wt is
+ * not one protobuf-c reads. */
+static bool skip_field(const uint8_t *d, size_t *p, size_t e, unsigned wt)
+{
+    uint64_t v;
+    switch (wt) {
+    case 0: return get_varint(d, p, e, 10, &v);
+    case 1:
+        if (e - *p < 8) return false;
+        *p += 8;
+        return true;
+    case 5:
+        if (e - *p < 4) return false;
+        *p += 4;
+        return true;
+    case 2:
+        if (!get_varint(d, p, e, 5, &v) || v > e - *p) return false;
+        *p += (size_t)v;
+        return true;
+    default: return false;
+    }
+}
+
+static gn_status decode(wdec *w, bool *empty)
+{
+    gn_graph *g = w->g;
+    const uint8_t *d = w->d;
+    size_t len = w->len, p = 0;
+    if (len > GN__WIRE_MAX_LEN) return GN_ERR_PARSE;
+    /* top level: node records, and the byte ranges of everything else */
+    slice *nodes = NULL, *rest = NULL;
+    size_t n_nodes = 0, cap_nodes = 0, n_rest = 0, cap_rest = 0, rest_bytes = 0;
+    gn_status s = GN_OK;
+    while (p < len) {
+        size_t start = p;
+        uint64_t tag, l;
+        if (!get_varint(d, &p, len, 5, &tag) || (tag >> 3) == 0 || tag > UINT32_MAX) {
+            s = GN_ERR_PARSE;
+            break;
+        }
+        if (tag == ((1 << 3) | 2)) {
+            if (!get_varint(d, &p, len, 5, &l) || l > len - p) {
+                s = GN_ERR_PARSE;
+                break;
+            }
+            if (n_nodes == cap_nodes) {
+                cap_nodes = cap_nodes ? cap_nodes * 2 : (len / 64 > 1024 ? len / 64 : 1024);
+                slice *nn = realloc(nodes, cap_nodes * sizeof *nn);
+                if (!nn) {
+                    s = GN_ERR_NOMEM;
+                    break;
+                }
+                gn__advise_huge(nn, cap_nodes * sizeof *nn);
+                nodes = nn;
+            }
+            nodes[n_nodes++] = (slice){p, (size_t)l};
+            p += (size_t)l;
+            continue;
+        }
+        if ((tag >> 3) == 1 || !skip_field(d, &p, len, (unsigned)(tag & 7))) {
+            s = GN_ERR_PARSE;
+            break;
+        }
+        if (n_rest && rest[n_rest - 1].off + rest[n_rest - 1].len == start) {
+            rest[n_rest - 1].len += p - start;
+        } else {
+            if (n_rest == cap_rest) {
+                cap_rest = cap_rest ? cap_rest * 2 : 8;
+                slice *nr = realloc(rest, cap_rest * sizeof *nr);
+                if (!nr) {
+                    s = GN_ERR_NOMEM;
+                    break;
+                }
+                rest = nr;
+            }
+            rest[n_rest++] = (slice){start, p - start};
+        }
+        rest_bytes += p - start;
+    }
+    if (s == GN_OK && n_nodes + n_rest > WG_MAX_FIELDS) s = GN_ERR_PARSE;
+    /* everything but the nodes, as one GraphDef */
+    Tensorflow__GraphDef *gd = NULL;
+    if (s == GN_OK && rest_bytes) {
+        uint8_t *buf = malloc(rest_bytes);
+        if (!buf) {
+            s = GN_ERR_NOMEM;
+        } else {
+            size_t o = 0;
+            for (size_t i = 0; i < n_rest; i++) {
+                memcpy(buf + o, d + rest[i].off, rest[i].len);
+                o += rest[i].len;
+            }
+            if (gn__wire_check(&tensorflow__graph_def__descriptor, buf, rest_bytes, GN__MAX_PROTO_DEPTH, &w->tmp) !=
+                GN_OK)
+                s = w->tmp.code == GN_ERR_NOMEM ? GN_ERR_NOMEM : GN_ERR_PARSE;
+            else if (!(gd = (Tensorflow__GraphDef *)protobuf_c_message_unpack(&tensorflow__graph_def__descriptor,
+                                                                               &w->alloc, rest_bytes, buf)))
+                s = GN_ERR_PARSE;
+            free(buf);
+        }
+    } else if (s == GN_OK) {
+        gd = gn__arena_alloc(&w->blob->arena, sizeof *gd, 8);
+        if (!gd) s = GN_ERR_NOMEM;
+        else tensorflow__graph_def__init(gd);
+    }
+    free(rest);
+    if (s == GN_ERR_NOMEM) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    if (s != GN_OK) {
+        free(nodes);
+        return s;
+    }
+    if (gd->n_node) {
+        /* cannot happen: field 1 records were all taken out */
+        free(nodes);
+        return GN_ERR_PARSE;
+    }
+    if (n_nodes == 0 && (!gd->library || gd->library->n_function == 0)) {
+        free(nodes);
+        *empty = true;
+        return GN_OK;
+    }
+    s = gn__graph_begin_graphdef(g, gd, w->blob, n_nodes, w->src);
+    if (s == GN_OK && !gn__intern_reserve(g, n_nodes)) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    if (s == GN_OK) {
+        w->in_start = malloc((n_nodes + 1) * sizeof *w->in_start);
+        if (!w->in_start) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < n_nodes && s == GN_OK; k++) {
+        if (w->n_in > UINT32_MAX - 1) {
+            s = gn__fail(&g->err, GN_ERR_GRAPH, "too many inputs");
+            break;
+        }
+        s = fast_node(w, nodes[k].off, nodes[k].len, (uint32_t)k);
+    }
+    free(nodes);
+    if (s != GN_OK) return s;
+    w->in_start[n_nodes] = (uint32_t)w->n_in;
+    for (size_t k = 0; k < n_nodes; k++)
+        GN_TRY(gn__graph_resolve_inputs(g, (gn_id)k, w->in + w->in_start[k], w->in_start[k + 1] - w->in_start[k],
+                                        (uint32_t)k, w->src));
+    return gn__graph_build_fanouts(g);
+}
+
+gn_status gn__graph_from_wire(gn_graph *g, const uint8_t *data, size_t len, gn__blob *blob, const gn__source *src,
+                              bool *framing, bool *empty)
+{
+    *framing = false;
+    *empty = false;
+    wdec w;
+    memset(&w, 0, sizeof w);
+    w.g = g;
+    w.d = data;
+    w.len = len;
+    w.blob = blob;
+    w.src = src;
+    gn__arena_pb_allocator(&blob->arena, &w.alloc);
+    gn_status s = decode(&w, empty);
+    free(w.vals.s);
+    free(w.in);
+    free(w.in_start);
+    free(w.attrs);
+    if (s == GN_OK || s == GN_ERR_NOMEM) return s;
+    /* A framing error anywhere comes first, worded by the whole-image check. */
+    gn__err e;
+    gn__err_clear(&e);
+    if (gn__wire_check(&tensorflow__graph_def__descriptor, data, len, GN__MAX_PROTO_DEPTH, &e) != GN_OK) {
+        *framing = true;
+        g->err = e;
+        return e.code;
+    }
+    if (s == GN_ERR_PARSE && g->err.code == GN_OK) {
+        /* protobuf-c refused what the check accepts */
+        *framing = true;
+        return gn__fail(&g->err, GN_ERR_PARSE, "not a valid %s", tensorflow__graph_def__descriptor.name);
+    }
+    return s;
+}
+
+/* ---- writing --------------------------------------------------------------------- */
+typedef struct pslot {
+    const Tensorflow__AttrValue *v;   /* NULL: empty */
+    size_t size;                      /* packed size */
+    size_t off;                       /* in the cache, SIZE_MAX when not cached */
+} pslot;
+
+/* What the sizing pass found for one attr value, read back in order by the
+ * writing pass (so that pass looks nothing up). */
+typedef struct vsize {
+    uint32_t size;        /* packed size */
+    uint32_t off;         /* in the cache; UINT32_MAX when not cached */
+} vsize;
+
+typedef struct wenc {
+    pslot *s;
+    size_t n, cap;
+    gn__buf cache;
+    pslot recent[256];    /* last values looked up, by address */
+    vsize *vs;            /* one per attr value of the plain live nodes, in order */
+    size_t n_vs, cap_vs;
+} wenc;
+
+/* Values up to this size are packed once and copied; larger ones packed in place. */
+#define WG_CACHE_MAX 512
+
+static bool ptab_grow(wenc *t)
+{
+    size_t ncap = t->cap ? t->cap * 2 : 1024;
+    pslot *ns = calloc(ncap, sizeof *ns);
+    if (!ns) return false;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->s[i].v) continue;
+        size_t j = (size_t)gn__hash_bytes(&t->s[i].v, sizeof t->s[i].v) & (ncap - 1);
+        while (ns[j].v) j = (j + 1) & (ncap - 1);
+        ns[j] = t->s[i];
+    }
+    free(t->s);
+    t->s = ns;
+    t->cap = ncap;
+    return true;
+}
+
+static const pslot *packed_slow(wenc *t, const Tensorflow__AttrValue *v);
+
+static inline const pslot *packed(wenc *t, const Tensorflow__AttrValue *v)
+{
+    pslot *r = &t->recent[((uintptr_t)v >> 4) & 255];
+    if (r->v == v) return r;
+    const pslot *ps = packed_slow(t, v);
+    if (ps) *r = *ps;
+    return ps;
+}
+
+static const pslot *packed_slow(wenc *t, const Tensorflow__AttrValue *v)
+{
+    if ((t->n + 1) * 2 > t->cap && !ptab_grow(t)) return NULL;
+    size_t j = (size_t)gn__hash_bytes(&v, sizeof v) & (t->cap - 1);
+    while (t->s[j].v) {
+        if (t->s[j].v == v) return &t->s[j];
+        j = (j + 1) & (t->cap - 1);
+    }
+    size_t size = protobuf_c_message_get_packed_size(&v->base);
+    size_t off = SIZE_MAX;
+    if (size <= WG_CACHE_MAX) {
+        if (!gn__buf_reserve(&t->cache, size)) return NULL;
+        off = t->cache.len;
+        size_t w = protobuf_c_message_pack(&v->base, (uint8_t *)t->cache.data + off);
+        if (w != size) return NULL;
+        t->cache.len += size;
+    }
+    t->s[j] = (pslot){v, size, off};
+    t->n++;
+    return &t->s[j];
+}
+
+static inline size_t ld_size(size_t n) { return 1 + varint_size(n) + n; }  /* tag < 128 */
+
+static size_t dec_digits(uint32_t v)
+{
+    size_t n = 1;
+    while (v >= 10) {
+        v /= 10;
+        n++;
+    }
+    return n;
+}
+
+static bool plain_node(const gn__node *n)
+{
+    const Tensorflow__NodeDef *x = n->extra;
+    return !x || (!x->base.n_unknown_fields && !x->experimental_debug_info && !x->experimental_type);
+}
+
+/* Encoded size of a plain node's NodeDef body, NULL-free: SIZE_MAX on OOM. */
+static size_t node_size(const gn_graph *g, const gn__node *n, wenc *t)
+{
+    size_t z = 0;
+    if (gn__strlen(g, n->name)) z += ld_size(gn__strlen(g, n->name));
+    if (gn__strlen(g, n->op)) z += ld_size(gn__strlen(g, n->op));
+    for (uint32_t k = 0; k < n->n_in; k++) {
+        size_t l = gn__strlen(g, g->nodes[n->in[k].node].name);
+        if (n->in[k].index) l += 1 + dec_digits(n->in[k].index);
+        z += ld_size(l);
+    }
+    for (uint32_t k = 0; k < n->n_ctrl; k++) z += ld_size(1 + (size_t)gn__strlen(g, g->nodes[n->ctrl[k]].name));
+    if (gn__strlen(g, n->device)) z += ld_size(gn__strlen(g, n->device));
+    for (uint32_t k = 0; k < n->n_attr; k++) {
+        size_t kl = gn__strlen(g, n->attr[k].key), e = kl ? ld_size(kl) : 0;
+        if (n->attr[k].value) {
+            const pslot *ps = packed(t, n->attr[k].value);
+            if (!ps || ps->size > INT32_MAX || (ps->off != SIZE_MAX && ps->off >= UINT32_MAX)) return SIZE_MAX;
+            if (t->n_vs == t->cap_vs) {
+                size_t ncap = t->cap_vs ? t->cap_vs * 2 : 4096;
+                vsize *nv = realloc(t->vs, ncap * sizeof *nv);
+                if (!nv) return SIZE_MAX;
+                gn__advise_huge(nv, ncap * sizeof *nv);
+                t->vs = nv;
+                t->cap_vs = ncap;
+            }
+            t->vs[t->n_vs++] = (vsize){(uint32_t)ps->size, ps->off == SIZE_MAX ? UINT32_MAX : (uint32_t)ps->off};
+            e += ld_size(ps->size);
+        }
+        z += ld_size(e);
+    }
+    return z;
+}
+
+static uint8_t *put_str(uint8_t *o, uint8_t tag, const char *s, size_t n)
+{
+    *o++ = tag;
+    o = put_varint(o, n);
+    memcpy(o, s, n);
+    return o + n;
+}
+
+static uint8_t *write_node(const gn_graph *g, const gn__node *n, wenc *t, size_t *vi, uint8_t *o)
+{
+    if (gn__strlen(g, n->name)) o = put_str(o, 0x0a, gn__str(g, n->name), gn__strlen(g, n->name));
+    if (gn__strlen(g, n->op)) o = put_str(o, 0x12, gn__str(g, n->op), gn__strlen(g, n->op));
+    for (uint32_t k = 0; k < n->n_in; k++) {
+        const gn__node *p = &g->nodes[n->in[k].node];
+        size_t pl = gn__strlen(g, p->name);
+        uint32_t ix = n->in[k].index;
+        size_t il = ix ? 1 + dec_digits(ix) : 0;
+        *o++ = 0x1a;
+        o = put_varint(o, pl + il);
+        memcpy(o, gn__str(g, p->name), pl);
+        o += pl;
+        if (ix) {
+            *o = ':';
+            for (size_t q = il - 1; q > 0; q--, ix /= 10) o[q] = (uint8_t)('0' + ix % 10);
+            o += il;
+        }
+    }
+    for (uint32_t k = 0; k < n->n_ctrl; k++) {
+        const gn__node *p = &g->nodes[n->ctrl[k]];
+        size_t pl = gn__strlen(g, p->name);
+        *o++ = 0x1a;
+        o = put_varint(o, pl + 1);
+        *o++ = '^';
+        memcpy(o, gn__str(g, p->name), pl);
+        o += pl;
+    }
+    if (gn__strlen(g, n->device)) o = put_str(o, 0x22, gn__str(g, n->device), gn__strlen(g, n->device));
+    for (uint32_t k = 0; k < n->n_attr; k++) {
+        size_t kl = gn__strlen(g, n->attr[k].key), e = kl ? ld_size(kl) : 0;
+        const vsize *vz = n->attr[k].value ? &t->vs[(*vi)++] : NULL;
+        if (vz) e += ld_size(vz->size);
+        *o++ = 0x2a;
+        o = put_varint(o, e);
+        if (kl) o = put_str(o, 0x0a, gn__str(g, n->attr[k].key), kl);
+        if (vz) {
+            *o++ = 0x12;
+            o = put_varint(o, vz->size);
+            if (vz->off != UINT32_MAX) memcpy(o, t->cache.data + vz->off, vz->size);
+            else protobuf_c_message_pack(&n->attr[k].value->base, o);
+            o += vz->size;
+        }
+    }
+    return o;
+}
+
+gn_status gn__graph_write_binary(gn_graph *g, gn__buf *out)
+{
+    wenc t;
+    memset(&t, 0, sizeof t);
+    gn__buf_init(&t.cache);
+    gn__arena a;
+    gn__arena_init(&a, 64 * 1024);
+    gn_status s = GN_OK;
+    size_t *sizes = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof *sizes);
+    Tensorflow__NodeDef **defs = NULL;   /* nodes packed by protobuf-c */
+    Tensorflow__GraphDef *gd = NULL;
+    size_t total = 0, rest = 0;
+    if (!sizes) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    /* sizes first, so the output is allocated once */
+    for (gn_id i = 0; i < g->n_nodes && s == GN_OK; i++) {
+        const gn__node *n = &g->nodes[i];
+        if (n->flags & GN__NODE_DEAD) continue;
+        if (plain_node(n)) {
+            sizes[i] = node_size(g, n, &t);
+            if (sizes[i] == SIZE_MAX) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+        } else {
+            if (!defs && !(defs = calloc(g->n_nodes, sizeof *defs))) {
+                s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+                break;
+            }
+            if (gn__node_to_def(g, i, &a, false, &defs[i]) != GN_OK) {
+                s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+                break;
+            }
+            sizes[i] = protobuf_c_message_get_packed_size(&defs[i]->base);
+        }
+        total += ld_size(sizes[i]);
+    }
+    if (s == GN_OK) s = gn__graph_to_graphdef_rest(g, &a, &gd, &g->err);
+    if (s == GN_OK) {
+        rest = protobuf_c_message_get_packed_size(&gd->base);
+        total += rest;
+        if (total > (size_t)INT32_MAX)
+            s = gn__fail(&g->err, GN_ERR_UNSUPPORTED,
+                         "GraphDef would be %zu bytes, over protobuf's 2 GiB limit (keep weights in a "
+                         "SavedModel's variables instead)", total);
+        else if (!gn__buf_reserve(out, total))
+            s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory for %zu bytes", total);
+    }
+    if (s == GN_OK) {
+        uint8_t *base = (uint8_t *)out->data + out->len, *o = base;
+        size_t vi = 0;
+        for (gn_id i = 0; i < g->n_nodes; i++) {
+            const gn__node *n = &g->nodes[i];
+            if (n->flags & GN__NODE_DEAD) continue;
+            *o++ = 0x0a;
+            o = put_varint(o, sizes[i]);
+            uint8_t *b = o;
+            if (defs && defs[i]) o += protobuf_c_message_pack(&defs[i]->base, o);
+            else o = write_node(g, n, &t, &vi, o);
+            if ((size_t)(o - b) != sizes[i]) {
+                s = gn__fail(&g->err, GN_ERR_INTERNAL, "node '%s': wrote %zu bytes, expected %zu",
+                             gn__str(g, n->name), (size_t)(o - b), sizes[i]);
+                break;
+            }
+        }
+        if (s == GN_OK) o += protobuf_c_message_pack(&gd->base, o);
+        if (s == GN_OK && (size_t)(o - base) != total)
+            s = gn__fail(&g->err, GN_ERR_INTERNAL, "packed %zu bytes, expected %zu", (size_t)(o - base), total);
+        if (s == GN_OK) out->len += total;
+    }
+    free(sizes);
+    free(defs);
+    free(t.s);
+    free(t.vs);
+    gn__buf_free(&t.cache);
+    gn__arena_free(&a);
+    return s;
+}
