@@ -10,6 +10,8 @@
 #     `grapnel optimize` with the same passes, fetches and feeds, and prints
 #     model, nodes before, grapnel nodes after, Grappler nodes after, grapnel ms
 #     (the JSON report's total_micros), TF ms (from the file), speedup;
+#     synthetic rows also give grapnel's CPU time (total_cpu_micros, the
+#     calling thread's CPU time: the steadier figure on a loaded machine);
 #  2. for synthetic graphs (gen_graph conv|transformer|dag|chain at each size),
 #     grapnel's time and, up to GN_TF_MAX_NODES nodes, TensorFlow's on the same
 #     file in the same run (tools/grappler_counts.py --graph, fetches = sinks,
@@ -59,10 +61,13 @@ grapnel_run() {
        --report json --report-file "$tmp/r.json" >"$tmp/log" 2>&1; then
     g_ms=$(grep -o '"total_micros": *[0-9]*' "$tmp/r.json" | head -1 | grep -o '[0-9]*$' \
            | awk '{printf "%.3f", $1/1000}')
+    g_cpu=$(grep -o '"total_cpu_micros": *[0-9]*' "$tmp/r.json" | head -1 | grep -o '[0-9]*$' \
+           | awk '{printf "%.3f", $1/1000}')
+    g_cpu=${g_cpu:--}
     g_nodes=$("$gn" inspect "$tmp/x.pb" --no-validate | awk '$1=="nodes:"{print $2}')
   else
     echo "grapnel failed on $model: $(tail -1 "$tmp/log")" >&2
-    g_ms=fail; g_nodes=fail
+    g_ms=fail; g_cpu=fail; g_nodes=fail
   fi
 }
 
@@ -95,8 +100,8 @@ if [ "${GN_SKIP_MODELS:-0}" != 1 ]; then
 fi
 
 if [ "${GN_SKIP_SYNTH:-0}" != 1 ]; then
-  echo "| graph | nodes | grapnel nodes after | Grappler nodes after | grapnel ms | grapnel us/node | TF ms | speedup |"
-  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+  echo "| graph | nodes | grapnel nodes after | Grappler nodes after | grapnel ms | grapnel CPU ms | grapnel CPU us/node | TF ms | speedup |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
   for k in $kinds; do
     for n in $sizes; do
       f=$tmp/$k-$n.pb
@@ -113,8 +118,8 @@ if [ "${GN_SKIP_SYNTH:-0}" != 1 ]; then
       fi
       echo "grapnel $k $n" >&2
       grapnel_run "$f" "$fetch" ""
-      per=$(awk -v ms="$g_ms" -v n="$nb" 'BEGIN{ if (ms+0>0) printf "%.3f", ms*1000/n; else print "-" }')
-      echo "| $k | $nb | $g_nodes | $na | $g_ms | $per | $tfms | $(speedup "$g_ms" "$tfms") |"
+      per=$(awk -v ms="$g_cpu" -v n="$nb" 'BEGIN{ if (ms+0>0) printf "%.3f", ms*1000/n; else print "-" }')
+      echo "| $k | $nb | $g_nodes | $na | $g_ms | $g_cpu | $per | $tfms | $(speedup "$g_ms" "$tfms") |"
       rm -f "$f"
     done
   done

@@ -19,10 +19,12 @@ typedef struct run_entry {
     char *pass;
     int32_t iteration;
     int64_t micros;
+    int64_t cpu_micros;         /* CPU time of the calling thread in the pass */
     uint32_t nodes_before, nodes_after;
     uint64_t edges_before, edges_after;
     gn_status status;
     bool changed, rolled_back;
+    bool skipped;               /* not run: the item was as the pass's last run left it */
     char *message;              /* on failure */
 } run_entry;
 
@@ -43,6 +45,8 @@ struct gn_report {
     char **notes;
     size_t n_notes, cap_notes;
     int64_t total_micros;
+    int64_t total_cpu_micros;   /* CPU time of the calling thread in gn_optimize */
+    gn__arena strings;          /* the events' strings (a graph of 10^6 nodes can give 10^5 events) */
     bool oom;
 };
 
@@ -97,12 +101,7 @@ void gn_report_free(gn_report *r)
         free(r->runs[i].pass);
         free(r->runs[i].message);
     }
-    for (size_t i = 0; i < r->n_events; i++) {
-        free(r->events[i].item);
-        free(r->events[i].pattern);
-        free(r->events[i].node);
-        free(r->events[i].detail);
-    }
+    gn__arena_free(&r->strings);
     for (size_t i = 0; i < r->n_notes; i++) free(r->notes[i]);
     free(r->runs);
     free(r->events);
@@ -115,6 +114,15 @@ int64_t gn__now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* CPU time of the calling thread, so that figures stay meaningful on a loaded
+ * machine (several optimize calls may run on several threads at once). */
+static int64_t cpu_now_us(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
@@ -152,7 +160,17 @@ static void add_event(gn__pass_ctx *c, bool refused, const char *pattern, const 
     gn_report *r = c ? c->report : NULL;
     if (!r) return;
     char detail[1024];
-    vsnprintf(detail, sizeof detail, fmt, ap);
+    int dn = vsnprintf(detail, sizeof detail, fmt, ap);
+    if (dn < 0) dn = 0;
+    if ((size_t)dn >= sizeof detail) dn = (int)sizeof detail - 1;
+    const char *item = c->fn_name ? c->fn_name : "main";
+    const char *node_name = g && node != GN_NONE && node < g->n_nodes ? gn__node_name(g, node) : "";
+    size_t li = strlen(item), lp = strlen(pattern), ln = strlen(node_name);
+    char *buf = gn__arena_alloc(&r->strings, li + lp + ln + (size_t)dn + 4, 1);
+    if (!buf) {
+        r->oom = true;
+        return;
+    }
     if (r->n_events == r->cap_events) {
         size_t nc = r->cap_events ? r->cap_events * 2 : 64;
         event *ne = realloc(r->events, nc * sizeof *ne);
@@ -164,10 +182,18 @@ static void add_event(gn__pass_ctx *c, bool refused, const char *pattern, const 
         r->cap_events = nc;
     }
     event *e = &r->events[r->n_events++];
-    e->item = dupstr(c->fn_name ? c->fn_name : "main");
-    e->pattern = dupstr(pattern);
-    e->node = dupstr(g && node != GN_NONE && node < g->n_nodes ? gn__node_name(g, node) : "");
-    e->detail = dupstr(detail);
+    e->item = buf;
+    memcpy(buf, item, li + 1);
+    buf += li + 1;
+    e->pattern = buf;
+    memcpy(buf, pattern, lp + 1);
+    buf += lp + 1;
+    e->node = buf;
+    memcpy(buf, node_name, ln + 1);
+    buf += ln + 1;
+    e->detail = buf;
+    memcpy(buf, detail, (size_t)dn);
+    buf[dn] = '\0';
     e->iteration = (int32_t)c->iteration;
     e->refused = refused;
 }
@@ -257,12 +283,19 @@ gn_status gn_optimizer_list_passes(char **text)
 }
 
 /* ---- graph bookkeeping ------------------------------------------------------------- */
-static uint64_t count_edges(const gn_graph *g)
+/* Nodes (as count_nodes) and edges in one sweep. */
+static void count_both(const gn_graph *g, uint32_t *nodes, uint64_t *edges)
 {
+    uint32_t n = 0;
     uint64_t e = 0;
-    for (gn_id i = 0; i < g->n_nodes; i++)
-        if (!(g->nodes[i].flags & GN__NODE_DEAD)) e += (uint64_t)g->nodes[i].n_in + g->nodes[i].n_ctrl;
-    return e;
+    for (gn_id i = 0; i < g->n_nodes; i++) {
+        const gn__node *x = &g->nodes[i];
+        if (x->flags & GN__NODE_DEAD) continue;
+        e += (uint64_t)x->n_in + x->n_ctrl;
+        n += !(x->flags & (GN__NODE_FN_ARG | GN__NODE_FN_RET));
+    }
+    *nodes = n;
+    *edges = e;
 }
 
 static uint32_t count_nodes(const gn_graph *g)
@@ -394,21 +427,51 @@ static gn_status mark_preserved(run_state *st, gn_graph *item)
     return GN_OK;
 }
 
-/* Runs one pass (built-in or custom) over one item; rolls back on failure. */
-static gn_status run_one(run_state *st, gn_graph *item, const char *item_name, const char *pass_name, int32_t toggle,
-                         gn__pass_fn fn, const gn_custom_pass *custom, uint32_t it, bool *changed)
+/* The graph as it was before the pass, for rollback. A pass that reports no
+ * change (and leaves the node and edge counts as they were) keeps the
+ * snapshot valid for the next pass, so only passes after a change pay for a
+ * copy. */
+typedef struct snapshot {
+    gn_graph *g;
+    uint32_t nodes;
+    uint64_t edges;
+} snapshot;
+
+static void snapshot_drop(snapshot *b)
+{
+    gn_graph_free(b->g);
+    b->g = NULL;
+}
+
+/* Runs one pass (built-in or custom) over one item; rolls back on failure.
+ * While the snapshot is held, the item is as the previous pass left it, with
+ * no change reported: its marks and counts are still those of the snapshot. */
+static gn_status run_one(run_state *st, gn_graph *item, snapshot *backup, const char *item_name, const char *pass_name,
+                         int32_t toggle, gn__pass_fn fn, const gn_custom_pass *custom, uint32_t it, bool *changed,
+                         bool *rolled_back)
 {
     *changed = false;
-    GN_TRY(mark_preserved(st, item));
-    gn_graph *backup = NULL;
-    gn_status s = clone_item(item, &backup);
-    if (s != GN_OK) return gn__fail(st->err, s, "cannot snapshot the graph before pass '%s'", pass_name);
+    *rolled_back = false;
+    uint32_t nb;
+    uint64_t eb;
+    gn_status s;
+    if (backup->g) {
+        nb = backup->nodes;
+        eb = backup->edges;
+    } else {
+        GN_TRY(mark_preserved(st, item));
+        count_both(item, &nb, &eb);
+    }
+    if (!backup->g) {
+        s = clone_item(item, &backup->g);
+        if (s != GN_OK) return gn__fail(st->err, s, "cannot snapshot the graph before pass '%s'", pass_name);
+        backup->nodes = nb;
+        backup->edges = eb;
+    }
     run_entry *e = report_run(st->r);
-    uint32_t nb = count_nodes(item);
-    uint64_t eb = count_edges(item);
     gn__err perr;
     gn__err_clear(&perr);
-    int64_t t0 = gn__now_us();
+    int64_t t0 = gn__now_us(), c0 = cpu_now_us();
     if (fn) {
         gn__pass_ctx c;
         memset(&c, 0, sizeof c);
@@ -439,24 +502,36 @@ static gn_status run_one(run_state *st, gn_graph *item, const char *item_name, c
             gn__fail(&perr, s, "graph invalid after the pass: %s", item->err.msg);
         }
     }
-    int64_t dt = gn__now_us() - t0;
+    int64_t dt = gn__now_us() - t0, dc = cpu_now_us() - c0;
     bool rolled = false;
     if (s != GN_OK) {
         if (!perr.msg[0]) gn__fail(&perr, s, "%s", item->err.msg[0] ? item->err.msg : gn_status_str(s));
-        swap_graphs(item, backup);
+        swap_graphs(item, backup->g);
         rolled = true;
+        *rolled_back = true;
         *changed = false;
+        snapshot_drop(backup); /* it holds what the failed pass left */
     }
-    gn_graph_free(backup);
+    if ((*changed || rolled) && item->shapes) {
+        /* a pass that edited the node arrays itself may have left the
+         * inferred shapes behind; only an unchanged graph keeps them */
+        gn__shape_table_free(item->shapes);
+        item->shapes = NULL;
+    }
+    uint32_t na;
+    uint64_t ea;
+    count_both(item, &na, &ea);
+    if (backup->g && (*changed || na != backup->nodes || ea != backup->edges)) snapshot_drop(backup);
     if (e) {
         e->item = dupstr(item_name);
         e->pass = dupstr(pass_name);
         e->iteration = (int32_t)it;
         e->micros = dt;
+        e->cpu_micros = dc;
         e->nodes_before = nb;
         e->edges_before = eb;
-        e->nodes_after = count_nodes(item);
-        e->edges_after = count_edges(item);
+        e->nodes_after = na;
+        e->edges_after = ea;
         e->status = s;
         e->changed = *changed;
         e->rolled_back = rolled;
@@ -476,14 +551,23 @@ static gn_status optimize_item(run_state *st, gn_graph *item, const char *item_n
 {
     int64_t min_nodes = st->o->min_graph_nodes == 0 ? 4 : st->o->min_graph_nodes;
     uint32_t iters = num_iterations(st->o);
-    for (uint32_t it = 0; it < iters; it++) {
+    snapshot backup = {NULL, 0, 0};
+    gn_status s = GN_OK;
+    /* A pass that changed nothing, on an item no pass has changed since, would
+     * change nothing again (passes are deterministic and do not depend on the
+     * iteration): a later iteration skips it. changes counts the runs that
+     * changed the item; clean_at[i] is its value after pass i ran and changed
+     * nothing (0: never). Not with a time budget, which may have cut a run. */
+    uint64_t changes = 1, clean_at[GN__ARRAY_LEN(pass_table)];
+    memset(clean_at, 0, sizeof clean_at);
+    for (uint32_t it = 0; it < iters && s == GN_OK; it++) {
         if (min_nodes > 0 && (int64_t)count_nodes(item) < min_nodes) {
             report_note(st->r, "%s: %u nodes, fewer than min_graph_nodes (%lld): not optimized", item_name,
                         count_nodes(item), (long long)min_nodes);
             break;
         }
         bool any = false;
-        for (size_t i = 0; i < GN__ARRAY_LEN(pass_table); i++) {
+        for (size_t i = 0; i < GN__ARRAY_LEN(pass_table) && s == GN_OK; i++) {
             const pass_row *p = &pass_table[i];
             if (!pass_enabled(st->o, p, i) || !p->fn) continue;
             if (it > 0 && p->run_once) continue;
@@ -491,22 +575,49 @@ static gn_status optimize_item(run_state *st, gn_graph *item, const char *item_n
                 st->timed_out = true;
                 report_note(st->r, "meta_optimizer_timeout_ms (%lld ms) cut work: %s iteration %u stopped before '%s'",
                             (long long)st->o->meta_optimizer_timeout_ms, item_name, it + 1, p->name);
+                snapshot_drop(&backup);
                 return GN_OK;
             }
-            bool ch;
-            GN_TRY(run_one(st, item, item_name, p->name, opt_value(st->o, p), p->fn, NULL, it, &ch));
+            bool ch, rb;
+            if (!st->deadline && clean_at[i] == changes) {
+                run_entry *e = report_run(st->r);
+                if (e) {
+                    memset(e, 0, sizeof *e);
+                    e->item = dupstr(item_name);
+                    e->pass = dupstr(p->name);
+                    e->iteration = (int32_t)it;
+                    if (backup.g) {
+                        e->nodes_before = backup.nodes;
+                        e->edges_before = backup.edges;
+                    } else {
+                        count_both(item, &e->nodes_before, &e->edges_before);
+                    }
+                    e->nodes_after = e->nodes_before;
+                    e->edges_after = e->edges_before;
+                    e->skipped = true;
+                }
+                if (item == st->top)
+                    dump_graph(st->top, st->p ? st->p->dump_dir : NULL, &st->dump_seq, (int32_t)it + 1, p->name, st->r);
+                continue;
+            }
+            s = run_one(st, item, &backup, item_name, p->name, opt_value(st->o, p), p->fn, NULL, it, &ch, &rb);
+            if (ch) changes++;
+            else if (!rb) clean_at[i] = changes; /* a failed run is tried again */
             any |= ch;
-            if (item == st->top) dump_graph(st->top, st->p ? st->p->dump_dir : NULL, &st->dump_seq, (int32_t)it + 1, p->name, st->r);
+            if (s == GN_OK && item == st->top)
+                dump_graph(st->top, st->p ? st->p->dump_dir : NULL, &st->dump_seq, (int32_t)it + 1, p->name, st->r);
         }
-        for (size_t k = 0; st->p && k < st->p->n_custom_passes; k++) {
-            bool ch;
+        for (size_t k = 0; s == GN_OK && st->p && k < st->p->n_custom_passes; k++) {
+            bool ch, rb;
             const gn_custom_pass *cp = &st->p->custom_passes[k];
-            GN_TRY(run_one(st, item, item_name, cp->name ? cp->name : "custom", 0, NULL, cp, it, &ch));
+            s = run_one(st, item, &backup, item_name, cp->name ? cp->name : "custom", 0, NULL, cp, it, &ch, &rb);
+            if (ch) changes++;
             any |= ch;
         }
         if (!any) break; /* an iteration that changed nothing ends the loop */
     }
-    return GN_OK;
+    snapshot_drop(&backup);
+    return s;
 }
 
 void gn_optimize_params_init(gn_optimize_params *p)
@@ -660,8 +771,9 @@ gn_status gn_optimize(gn_graph *g, const gn_options *o, const gn_optimize_params
     }
     gn_report *r = calloc(1, sizeof *r);
     if (!r) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    gn__arena_init(&r->strings, 64 * 1024);
     if (report) *report = r;
-    int64_t t0 = gn__now_us();
+    int64_t t0 = gn__now_us(), c0 = cpu_now_us();
     run_state st = {g, o, params, r, 0, false, 0, &g->err, {GN_TARGET_CPU, 0, 0}};
     if (params && params->struct_size >= offsetof(gn_optimize_params, target) + sizeof params->target)
         st.target = params->target;
@@ -690,6 +802,7 @@ gn_status gn_optimize(gn_graph *g, const gn_options *o, const gn_optimize_params
         if (g->fns[f].body) clear_preserved(g->fns[f].body);
 done:
     r->total_micros = gn__now_us() - t0;
+    r->total_cpu_micros = cpu_now_us() - c0;
     if (!report) gn_report_free(r);
     return s;
 }
@@ -714,7 +827,9 @@ gn_status gn_report_to_text(const gn_report *r, char **text)
             gn__buf_printf(&b, "Optimization results for grappler item: %s\n", e->item);
             cur = e->item;
         }
-        if (e->status != GN_OK)
+        if (e->skipped)
+            gn__buf_printf(&b, "  %s: skipped: the graph is as its last run left it.\n", e->pass);
+        else if (e->status != GN_OK)
             gn__buf_printf(&b, "  %s: %s (rolled back), time = %.3fms.\n", e->pass, e->message ? e->message : "",
                            (double)e->micros / 1000.0);
         else if (!e->changed)
@@ -773,7 +888,8 @@ gn_status gn_report_to_json(const gn_report *r, char **json)
     if (!r || !json) return GN_ERR_ARG;
     gn__buf b;
     gn__buf_init(&b);
-    gn__buf_printf(&b, "{\"total_micros\": %lld, \"passes\": [", (long long)r->total_micros);
+    gn__buf_printf(&b, "{\"total_micros\": %lld, \"total_cpu_micros\": %lld, \"passes\": [", (long long)r->total_micros,
+                   (long long)r->total_cpu_micros);
     for (size_t i = 0; i < r->n_runs; i++) {
         const run_entry *e = &r->runs[i];
         gn__buf_puts(&b, i ? ",\n  {" : "\n  {");
@@ -782,13 +898,14 @@ gn_status gn_report_to_json(const gn_report *r, char **json)
         gn__buf_puts(&b, ", \"pass\": ");
         json_str(&b, e->pass);
         gn__buf_printf(&b,
-                       ", \"iteration\": %d, \"micros\": %lld, \"nodes_before\": %u, \"nodes_after\": %u, "
+                       ", \"iteration\": %d, \"micros\": %lld, \"cpu_micros\": %lld, \"nodes_before\": %u, \"nodes_after\": %u, "
                        "\"edges_before\": %llu, \"edges_after\": %llu, \"changed\": %s, \"rolled_back\": %s, "
                        "\"status\": ",
-                       e->iteration + 1, (long long)e->micros, e->nodes_before, e->nodes_after,
+                       e->iteration + 1, (long long)e->micros, (long long)e->cpu_micros, e->nodes_before, e->nodes_after,
                        (unsigned long long)e->edges_before, (unsigned long long)e->edges_after,
                        e->changed ? "true" : "false", e->rolled_back ? "true" : "false");
         json_str(&b, gn_status_str(e->status));
+        if (e->skipped) gn__buf_puts(&b, ", \"skipped\": true");
         if (e->message) {
             gn__buf_puts(&b, ", \"message\": ");
             json_str(&b, e->message);

@@ -324,7 +324,8 @@ static gn_status run(gn__ar *a)
             if (gn__node_live(g, i)) order[n++] = i;
     }
 
-    gn_status s = gn__graph_infer_shapes(g);
+    /* a table left by an earlier pass that changed nothing is current */
+    gn_status s = g->shapes ? GN_OK : gn__graph_infer_shapes(g);
     if (s == GN_OK) {
         a->use_shapes = true;
         s = gn__ar_build_shapes(a, order, n);
@@ -337,11 +338,8 @@ static gn_status run(gn__ar *a)
         gn__err_clear(&g->err);
         s = GN_OK;
     }
-    /* the table is ours now (symbolic copy); the graph's goes with the first edit */
-    if (g->shapes) {
-        gn__shape_table_free(g->shapes);
-        g->shapes = NULL;
-    }
+    /* the table is ours now (symbolic copy); the graph's goes with the first
+     * edit, or at the end when anything changed (gn__pass_arithmetic) */
     for (uint32_t i = 0; i < n && s == GN_OK; i++) s = gn__ar_push(a, order[i]);
     free(order);
     GN_TRY(s);
@@ -408,6 +406,11 @@ gn_status gn__pass_arithmetic(gn__pass_ctx *c, gn_graph *g)
         any = any || a.enabled[i];
     }
     gn_status s = any ? run(&a) : GN_OK;
+    /* an unchanged graph keeps its shapes for the passes after this one */
+    if ((s != GN_OK || c->changed) && g->shapes) {
+        gn__shape_table_free(g->shapes);
+        g->shapes = NULL;
+    }
     if (s != GN_OK && !c->err->msg[0]) gn__fail(c->err, s, "%s", g->err.msg[0] ? g->err.msg : gn_status_str(s));
     ar_free(&a);
     return s;

@@ -1162,6 +1162,8 @@ gn_status gn__pass_constfold(gn__pass_ctx *c, gn_graph *g)
     if (si == GN_OK) {
         s.st = g->shapes;
         g->shapes = NULL;
+        s.st_nodes = g->n_nodes;
+        s.st_live = g->n_live;
     } else {
         g->err = saved;
         if (si == GN_ERR_NOMEM) {
@@ -1205,6 +1207,14 @@ gn_status gn__pass_constfold(gn__pass_ctx *c, gn_graph *g)
     free(order);
     if (st == GN_OK && s.has_fetch && s.en[CF_P_DROP]) st = drop_unused(&s);
     if (st != GN_OK && !c->err->msg[0]) gn__fail(c->err, st, "%s", g->err.msg);
+    bool stale = g->n_nodes != s.st_nodes || g->n_live != s.st_live;
+    for (uint32_t i = 0; !stale && i < s.cap_fl && i < g->n_nodes; i++) stale = (s.fl[i] & CF_STALE) != 0;
+    if (st == GN_OK && !c->changed && !stale && s.st && !g->shapes) {
+        /* nothing changed: the table still describes the graph; the passes
+         * after this one use it instead of inferring again */
+        g->shapes = s.st;
+        s.st = NULL;
+    }
     state_free(&s);
     return st;
 }

@@ -107,6 +107,7 @@ typedef struct cf_state {
     gn__pass_ctx *c;
     gn_graph *g;
     gn__shape_table *st;        /* taken over from g after inference; NULL without shapes */
+    uint32_t st_nodes, st_live; /* the graph's node counts when st was inferred */
     uint16_t *fl;               /* per node, grown with the graph */
     uint32_t cap_fl;
     gn__tinfo *xinfo;           /* per node: the shape of a Const the pass created (dtype 0: none) */

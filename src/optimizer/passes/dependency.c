@@ -56,10 +56,13 @@ const gn__pattern gn__patterns_dependency[] = {
     {NULL, NULL},
 };
 
-/* Per-source and whole-pass step caps of the transitive reduction. */
+/* Per-source and whole-pass step caps of the transitive reduction. A step is
+ * one edge looked at by a search (every fanout of every node it visits, taken
+ * or not), so the caps bound the work itself: the pass stays linear, at a few
+ * edge visits per edge of the graph. */
 #define TR_SOURCE_STEPS 4096u
-#define TR_TOTAL_STEPS_PER_EDGE 16u
-#define TR_TOTAL_STEPS_MIN (1u << 22)
+#define TR_TOTAL_STEPS_PER_EDGE 2u
+#define TR_TOTAL_STEPS_MIN (1u << 21)
 
 typedef struct ops_ids {
     uint32_t identity, identity_n, noop, konst, host_const;
@@ -528,7 +531,14 @@ static gn_status transitive_reduction(dp *d)
             gn_id x = stack[--sp];
             if (x != src && (fl[x] & TR_NO_OUT)) continue;
             const gn__node *nx = &g->nodes[x];
-            for (uint32_t k = 0; k < nx->n_use + nx->n_cuse; k++) {
+            uint32_t deg = nx->n_use + nx->n_cuse;
+            if (deg >= cap - steps) {
+                steps = cap;
+                cut = true;
+                break;
+            }
+            steps += deg;
+            for (uint32_t k = 0; k < deg; k++) {
                 gn_id y = k < nx->n_use ? nx->use[k].node : nx->cuse[k - nx->n_use];
                 if ((fl[y] & TR_NO_IN) || pos[y] > hi || (k < nx->n_use && (fl[y] & TR_MERGE))) continue;
                 if (dstamp[y] != gen) {
@@ -538,10 +548,6 @@ static gn_status transitive_reduction(dp *d)
                 if (dist[y] >= 2) continue;
                 dist[y]++;
                 stack[sp++] = y;
-                if (++steps >= cap) {
-                    cut = true;
-                    break;
-                }
             }
         }
         total += steps;
