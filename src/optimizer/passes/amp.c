@@ -39,8 +39,24 @@
  *    Cast's half input (an exact round trip).
  *  - AGGRESSIVE behaves as ON: TensorFlow only uses the toggle to enable the
  *    pass (meta_optimizer.cc AutoMixedPrecisionEnabled).
- * Left out (a node that would need them stays float32): TensorList clusters
- * (TensorList ops are never processed) and attrs of list type (IdentityN). */
+ *  - TensorList ops (TensorFlow's FindFloat32TensorListOpClustersAndDenylistUnsafe,
+ *    FindTensorListImplicitFloat32Edges, ForceColorMatchBetweenTensorListOps):
+ *    the float32 TensorList ops linked through their list handles (DT_VARIANT
+ *    edges, through Enter/Merge/Switch/NextIteration/Exit/Identity of a v1
+ *    loop) form a cluster whose element_dtype attrs get one colour; each
+ *    writer (TensorListFromTensor, SetItem, PushBack, Scatter, Split, ...)
+ *    gets an edge to each reader (GetItem, Stack, Gather, PopBack, Concat)
+ *    that reads its list, so painting flows from the element written to the
+ *    element read. A cluster with an unprocessed TensorList op, or whose
+ *    handle reaches a graph boundary (_Arg, _Retval, Placeholder, a function
+ *    call) stays float32 (amp.tensor_list). Unlike TensorFlow, a functional
+ *    While/If/Case on the handle is a boundary too: its body is optimized on
+ *    its own, where the list comes from an _Arg and its TensorList ops stay
+ *    float32, so they would read and write float32 elements of a list painted
+ *    float16 outside (TensorFlow makes that graph, which then fails at run
+ *    time on the element dtype check).
+ * Left out (a node that would need them stays float32): attrs of list type
+ * (IdentityN). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,12 +74,15 @@ const gn__pattern gn__patterns_amp[] = {
     {"amp.keep_float32", "nodes named in amp.keep_float32 stay float32"},
     {"amp.cast", "Cast nodes at float16 / float32 boundaries"},
     {"amp.const", "float32 constants feeding float16 ops converted at compile time"},
+    {"amp.tensor_list", "TensorList ops sharing a list handle get one element dtype"},
     {"amp.target", "the target must be a GPU of compute capability 7.0 or newer"},
     {NULL, NULL},
 };
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_HALF TENSORFLOW__DATA_TYPE__DT_HALF
+#define DT_VARIANT TENSORFLOW__DATA_TYPE__DT_VARIANT
+#define OUT_BIT 0x80000000u
 
 enum { V_ALLOW = 1, V_DENY = 2, V_UP = 4, V_DOWN = 8, V_UPA = 16, V_CLEARP = 32, V_DENYROOT = 64, V_FOLLOW = 128 };
 
@@ -95,6 +114,18 @@ typedef struct amp {
     uint32_t gen;
     uint32_t *stack;
     uint32_t n_stack, cap_stack;
+    /* TensorList clusters */
+    int32_t *elem_v;             /* per node: the vertex of a TensorList op's element_dtype, -1 */
+    uint32_t *cl;                /* per node: its TensorList cluster (1-based), 0 */
+    uint32_t n_cl;
+    gn_id *cl_bound;             /* per cluster: the boundary node that makes it unsafe, GN_NONE */
+    uint8_t *cl_fl;              /* per cluster: scratch flags */
+    uint32_t *pin, *pout, *nstamp; /* per input slot / output port / node: walk stamps */
+    uint32_t lgen;
+    struct pref { gn_id node; uint32_t code; } *ps; /* walk stack: (node, slot or OUT_BIT | port) */
+    uint32_t n_ps, cap_ps;
+    uint32_t *ee;                /* implicit writer -> reader edges, pairs of vertices */
+    uint32_t n_ee, cap_ee;
 } amp;
 
 static gn_status nomem(amp *a)
@@ -292,6 +323,279 @@ static bool is_tensor_list_op(const char *op)
     return strstr(op, "TensorList") != NULL;
 }
 
+static bool in_set(const char *op, const char *const *set)
+{
+    for (; *set; set++)
+        if (strcmp(op, *set) == 0) return true;
+    return false;
+}
+
+static bool is_tl_reader(const char *op)
+{
+    static const char *const k[] = {"TensorListConcat",  "TensorListConcatV2", "TensorListGather",
+                                    "TensorListGetItem", "TensorListPopBack",  "TensorListStack", NULL};
+    return in_set(op, k);
+}
+
+static bool is_tl_writer(const char *op)
+{
+    static const char *const k[] = {"TensorListFromTensor", "TensorListPushBack",  "TensorListPushBackBatch",
+                                    "TensorListScatter",    "TensorListScatterV2", "TensorListScatterIntoExistingList",
+                                    "TensorListSetItem",    "TensorListSplit",     NULL};
+    return in_set(op, k);
+}
+
+/* Where a list handle leaves what this pass can follow: TensorFlow's
+ * IsSourceOrSinkOp, plus the functional control flow whose bodies this pass
+ * does not rewrite. */
+static bool is_list_boundary(const amp *a, gn_id id)
+{
+    static const char *const k[] = {"_Arg", "_Retval", "OptionalFromValue", "OptionalGetValue", "PartitionedCall",
+                                    "Placeholder", "StatefulPartitionedCall", "While", "StatelessWhile", "If",
+                                    "StatelessIf", "Case", "StatelessCase", NULL};
+    const gn__node *nd = gn__node_at(a->g, id);
+    return nd->opdef < 0 || (nd->flags & (GN__NODE_FN_ARG | GN__NODE_FN_RET)) || in_set(gn__node_op(a->g, id), k);
+}
+
+/* A TensorList op whose element_dtype is float32. */
+static bool tl_float(const amp *a, gn_id id)
+{
+    int32_t v = a->elem_v[id];
+    return v >= 0 && a->v[v].dtype == DT_FLOAT && is_tensor_list_op(gn__node_op(a->g, id));
+}
+
+/* ---- TensorList clusters ---------------------------------------------------------------------- */
+static int32_t port_dtype(const amp *a, gn_id id, uint32_t port);
+
+/* The type group of a port (input slot, or OUT_BIT | output port): the
+ * argument's type attr (with the index in a type list), or its fixed type.
+ * Ports of one group are one vertex of TensorFlow's type graph. */
+static bool port_group(const amp *a, gn_id id, uint32_t code, const char **attr, int32_t *index)
+{
+    const gn__opdef *op = gn__node_opdef(a->g, id);
+    if (!op) return false;
+    bool out = (code & OUT_BIT) != 0;
+    uint32_t k = code & ~OUT_BIT, n = out ? op->n_outputs : op->n_inputs;
+    gn__err e = {0};
+    for (uint32_t arg = 0; arg < n; arg++) {
+        const gn__argdef *ad = out ? &op->outputs[arg] : &op->inputs[arg];
+        uint32_t start, count;
+        gn_status s = out ? gn__op_output_range(op, a->g, id, arg, &start, &count, &e)
+                          : gn__op_input_range(op, a->g, id, arg, &start, &count, &e);
+        if (s != GN_OK) return false;
+        if (k < start || k >= start + count) continue;
+        if (ad->type_list_attr) {
+            *attr = ad->type_list_attr;
+            *index = (int32_t)(k - start);
+        } else if (ad->type_attr) {
+            *attr = ad->type_attr;
+            *index = -1;
+        } else {
+            *attr = NULL;
+            *index = ad->type;
+        }
+        return true;
+    }
+    return false;
+}
+
+static bool ps_push(amp *a, gn_id node, uint32_t code)
+{
+    if (a->n_ps == a->cap_ps) {
+        uint32_t nc = a->cap_ps ? a->cap_ps * 2 : 256;
+        struct pref *p = realloc(a->ps, (size_t)nc * sizeof *p);
+        if (!p) return false;
+        a->ps = p;
+        a->cap_ps = nc;
+    }
+    a->ps[a->n_ps].node = node;
+    a->ps[a->n_ps].code = code;
+    a->n_ps++;
+    return true;
+}
+
+/* Is output port `port` of node id one the slot arrays cover? */
+static bool out_ok(const amp *a, gn_id id, uint32_t port)
+{
+    return id < a->n && port < a->out_off[id + 1] - a->out_off[id];
+}
+
+/* Does input slot s of node id read a list handle? */
+static bool reads_variant(const amp *a, gn_id id, uint32_t s)
+{
+    gn__edge e = gn__node_at(a->g, id)->in[s];
+    return out_ok(a, e.node, e.index) && port_dtype(a, e.node, e.index) == DT_VARIANT;
+}
+
+static uint32_t *port_stamp(amp *a, gn_id id, uint32_t code)
+{
+    return (code & OUT_BIT) ? &a->pout[a->out_off[id] + (code & ~OUT_BIT)] : &a->pin[a->in_off[id] + code];
+}
+
+/* Called once per node a walk reaches; false: do not go on through it. */
+typedef bool (*list_visit)(amp *a, gn_id id, gn_id from);
+
+/* Follows list handles (DT_VARIANT edges) from the variant ports of root
+ * through the type groups of the nodes reached: inputs only, or both ways. */
+static gn_status list_walk(amp *a, gn_id root, bool both, list_visit visit)
+{
+    gn_graph *g = a->g;
+    a->lgen++;
+    a->n_ps = 0;
+    const gn__node *rn = gn__node_at(g, root);
+    a->nstamp[root] = a->lgen;
+    if (!visit(a, root, root)) return GN_OK;
+    for (uint32_t s = 0; s < rn->n_in; s++)
+        if (reads_variant(a, root, s) && !ps_push(a, root, s)) return nomem(a);
+    if (both)
+        for (uint32_t p = 0; p < a->out_off[root + 1] - a->out_off[root]; p++)
+            if (port_dtype(a, root, p) == DT_VARIANT && !ps_push(a, root, OUT_BIT | p)) return nomem(a);
+    while (a->n_ps) {
+        struct pref pr = a->ps[--a->n_ps];
+        gn_id id = pr.node;
+        if (*port_stamp(a, id, pr.code) == a->lgen) continue;
+        if (a->nstamp[id] != a->lgen) {
+            a->nstamp[id] = a->lgen;
+            if (!visit(a, id, root)) {
+                *port_stamp(a, id, pr.code) = a->lgen;
+                continue;
+            }
+        }
+        const char *gattr;
+        int32_t gidx;
+        if (!port_group(a, id, pr.code, &gattr, &gidx)) {
+            *port_stamp(a, id, pr.code) = a->lgen;
+            continue;
+        }
+        const gn__node *nd = gn__node_at(g, id);
+        uint32_t nout = a->out_off[id + 1] - a->out_off[id];
+        for (uint32_t k = 0; k < nd->n_in + nout; k++) {
+            uint32_t code = k < nd->n_in ? k : (OUT_BIT | (k - nd->n_in));
+            uint32_t *st = port_stamp(a, id, code);
+            if (*st == a->lgen) continue;
+            const char *ka;
+            int32_t ki;
+            if (!port_group(a, id, code, &ka, &ki) || ki != gidx || (ka == NULL) != (gattr == NULL) ||
+                (ka && strcmp(ka, gattr) != 0))
+                continue;
+            *st = a->lgen;
+            if (!(code & OUT_BIT)) {
+                gn__edge e = nd->in[k];
+                if (reads_variant(a, id, k) && *port_stamp(a, e.node, OUT_BIT | e.index) != a->lgen &&
+                    !ps_push(a, e.node, OUT_BIT | e.index))
+                    return nomem(a);
+            } else if (both && port_dtype(a, id, code & ~OUT_BIT) == DT_VARIANT) {
+                for (uint32_t u = 0; u < nd->n_use; u++) {
+                    gn__use use = nd->use[u];
+                    if (gn__node_at(g, use.node)->in[use.slot].index != (code & ~OUT_BIT)) continue;
+                    if (*port_stamp(a, use.node, use.slot) != a->lgen && !ps_push(a, use.node, use.slot))
+                        return nomem(a);
+                }
+            }
+        }
+    }
+    return GN_OK;
+}
+
+static bool visit_cluster(amp *a, gn_id id, gn_id root)
+{
+    uint32_t c = a->cl[root];
+    if (tl_float(a, id)) {
+        if (!a->cl[id]) a->cl[id] = c;
+        if (!a->proc[id] && a->cl_bound[c - 1] == GN_NONE) a->cl_bound[c - 1] = id;
+        return true;
+    }
+    if (is_list_boundary(a, id)) {
+        if (a->cl_bound[c - 1] == GN_NONE) a->cl_bound[c - 1] = id;
+        return false;
+    }
+    return true;
+}
+
+static bool visit_writers(amp *a, gn_id id, gn_id root)
+{
+    if (!a->proc[id] || (id != root && is_list_boundary(a, id))) return false;
+    if (id != root && tl_float(a, id) && is_tl_writer(gn__node_op(a->g, id))) {
+        if (a->n_ee == a->cap_ee) {
+            uint32_t nc = a->cap_ee ? a->cap_ee * 2 : 64;
+            uint32_t *e = realloc(a->ee, (size_t)nc * 2 * sizeof *e);
+            if (!e) {
+                a->n_ee = UINT32_MAX; /* out of memory: reported by the caller */
+                return false;
+            }
+            a->ee = e;
+            a->cap_ee = nc;
+        }
+        if (a->n_ee != UINT32_MAX) {
+            a->ee[2 * a->n_ee] = (uint32_t)a->elem_v[id];
+            a->ee[2 * a->n_ee + 1] = (uint32_t)a->elem_v[root];
+            a->n_ee++;
+        }
+    }
+    return true;
+}
+
+/* The clusters of float32 TensorList ops linked by their handles, the unsafe
+ * ones denied, and the implicit writer -> reader edges. */
+static gn_status find_tensor_lists(amp *a)
+{
+    gn_graph *g = a->g;
+    uint32_t n = a->n;
+    bool any = false;
+    for (gn_id id = 0; id < n && !any; id++) any = gn__node_live(g, id) && tl_float(a, id) && a->proc[id];
+    if (!any) return GN_OK;
+    a->cl = calloc((size_t)n + 1, sizeof *a->cl);
+    a->cl_bound = malloc(((size_t)n + 1) * sizeof *a->cl_bound);
+    a->cl_fl = calloc((size_t)n + 1, 1);
+    a->pin = calloc((size_t)a->in_off[n] + 1, sizeof *a->pin);
+    a->pout = calloc((size_t)a->out_off[n] + 1, sizeof *a->pout);
+    a->nstamp = calloc((size_t)n + 1, sizeof *a->nstamp);
+    if (!a->cl || !a->cl_bound || !a->cl_fl || !a->pin || !a->pout || !a->nstamp) return nomem(a);
+    gn_status s;
+    for (gn_id id = 0; id < n; id++) {
+        if (!gn__node_live(g, id) || !tl_float(a, id) || !a->proc[id] || a->cl[id]) continue;
+        a->cl[id] = ++a->n_cl;
+        a->cl_bound[a->n_cl - 1] = GN_NONE;
+        if ((s = list_walk(a, id, true, visit_cluster)) != GN_OK) return s;
+    }
+    for (gn_id id = 0; id < n; id++) {
+        if (!gn__node_live(g, id) || !a->cl[id]) continue;
+        gn_id b = a->cl_bound[a->cl[id] - 1];
+        if (b != GN_NONE) {
+            a->v[a->elem_v[id]].flags |= V_DENY;
+            gn__pass_refused(a->c, "amp.tensor_list", g, id, "%s '%s' kept float32: its list reaches %s '%s'",
+                             gn__node_op(g, id), gn__node_name(g, id), gn__node_op(g, b), gn__node_name(g, b));
+        }
+        if (!a->proc[id] || !is_tl_reader(gn__node_op(g, id))) continue;
+        if ((s = list_walk(a, id, false, visit_writers)) != GN_OK) return s;
+        if (a->n_ee == UINT32_MAX) return nomem(a);
+    }
+    return GN_OK;
+}
+
+/* All element dtypes of a cluster get one colour: float32 when one is denied,
+ * else float16 when one is painted (ForceColorMatchBetweenTensorListOps). */
+static void tl_color_match(amp *a)
+{
+    if (!a->n_cl) return;
+    memset(a->cl_fl, 0, a->n_cl);
+    for (gn_id id = 0; id < a->n; id++) {
+        if (!a->cl || !a->cl[id]) continue;
+        uint8_t f = a->v[a->elem_v[id]].flags;
+        a->cl_fl[a->cl[id] - 1] |= (uint8_t)((f & V_DENY) ? 2 : (f & V_ALLOW) ? 1 : 0);
+    }
+    for (gn_id id = 0; id < a->n; id++) {
+        if (!a->cl[id]) continue;
+        vtx *v = &a->v[a->elem_v[id]];
+        uint8_t f = a->cl_fl[a->cl[id] - 1];
+        if (f & 2) {
+            v->flags &= (uint8_t)~V_ALLOW;
+            v->flags |= V_DENY;
+        } else if (f & 1)
+            v->flags |= V_ALLOW;
+    }
+}
+
 static gn_status build_vertices(amp *a)
 {
     gn_graph *g = a->g;
@@ -318,7 +622,9 @@ static gn_status build_vertices(amp *a)
     for (size_t i = 0; i < no; i++) a->oslot[i] = -1;
     a->vbeg = calloc((size_t)n + 1, sizeof *a->vbeg);
     a->vend = calloc((size_t)n + 1, sizeof *a->vend);
-    if (!a->vbeg || !a->vend) return nomem(a);
+    a->elem_v = malloc(((size_t)n + 1) * sizeof *a->elem_v);
+    if (!a->vbeg || !a->vend || !a->elem_v) return nomem(a);
+    for (gn_id id = 0; id <= n; id++) a->elem_v[id] = -1;
     gn__err e = {0};
     for (gn_id id = 0; id < n; id++) {
         if (!gn__node_live(g, id)) continue;
@@ -346,8 +652,17 @@ static gn_status build_vertices(amp *a)
             if (v == -2) return nomem(a);
             for (uint32_t s = start; s < start + count && s < nout; s++) a->oslot[a->out_off[id] + s] = v;
         }
+        int edt;
+        if (is_tensor_list_op(gn__node_op(g, id)) && gn__attr_get_type(g, id, "element_dtype", &edt)) {
+            /* TensorListReserve's element_dtype governs no argument: a vertex of its own */
+            int32_t v = vertex_for(a, id, first, "element_dtype");
+            if (v == -2) return nomem(a);
+            a->elem_v[id] = v;
+        }
         a->vend[id] = a->nv;
     }
+    gn_status ts = find_tensor_lists(a);
+    if (ts != GN_OK) return ts;
     /* edges: CSR both ways */
     uint32_t nv = a->nv;
     a->fo_off = calloc((size_t)nv + 1, sizeof *a->fo_off);
@@ -374,6 +689,17 @@ static gn_status build_vertices(amp *a)
                     a->fo[a->fo_off[sv]++] = (uint32_t)dv;
                     a->fi[a->fi_off[dv]++] = (uint32_t)sv;
                 }
+            }
+        }
+        for (uint32_t k = 0; k < a->n_ee; k++) {
+            uint32_t sv = a->ee[2 * k], dv = a->ee[2 * k + 1];
+            if (pass == 0) {
+                a->fo_off[sv + 1]++;
+                a->fi_off[dv + 1]++;
+                ne++;
+            } else {
+                a->fo[a->fo_off[sv]++] = dv;
+                a->fi[a->fi_off[dv]++] = sv;
             }
         }
         if (pass == 0) {
@@ -506,6 +832,7 @@ static gn_status paint(amp *a)
         a->v[r].flags |= V_DENYROOT;
         if ((s = dfs(a, r, FOLLOW_OUT, enter_deny, visit_deny)) != GN_OK) return s;
     }
+    tl_color_match(a);
     /* pass 3: clear/infer between allow nodes */
     for (uint32_t r = 0; r < nv; r++) {
         if (!vproc(a, r) || vlist(a, r) != GN__AMP_ALLOW) continue;
@@ -545,6 +872,7 @@ static gn_status paint(amp *a)
     for (uint32_t r = 0; r < nv; r++)
         if (vlist(a, r) == GN__AMP_ALLOW && (a->v[r].flags & V_ALLOW) && !supports_f16(a, &a->v[r]))
             a->v[r].flags &= (uint8_t)~V_ALLOW;
+    tl_color_match(a);
     return GN_OK;
 }
 
@@ -820,6 +1148,15 @@ static void amp_free(amp *a)
     free(a->topo);
     free(a->stamp);
     free(a->stack);
+    free(a->elem_v);
+    free(a->cl);
+    free(a->cl_bound);
+    free(a->cl_fl);
+    free(a->pin);
+    free(a->pout);
+    free(a->nstamp);
+    free(a->ps);
+    free(a->ee);
 }
 
 static gn_status convert_batch_norm(amp *a)
@@ -847,21 +1184,18 @@ static void report_nodes(amp *a)
         if (!gn__node_live(g, id) || !a->proc[id]) continue;
         int l = a->list[id];
         bool painted = false, f32 = false, denied = false;
-        for (uint32_t k = a->out_off[id]; k < a->out_off[id + 1]; k++) {
-            int32_t v = a->oslot[k];
-            if (v < 0 || a->v[v].dtype != DT_FLOAT) continue;
-            f32 = true;
-            if (a->v[v].flags & V_ALLOW) painted = true;
-            if (a->v[v].flags & V_DENY) denied = true;
-        }
-        for (uint32_t k = a->in_off[id]; k < a->in_off[id + 1]; k++) {
-            int32_t v = a->islot[k];
-            if (v < 0 || a->v[v].dtype != DT_FLOAT) continue;
+        for (uint32_t v = a->vbeg[id]; v < a->vend[id]; v++) {
+            if (a->v[v].dtype != DT_FLOAT) continue;
             f32 = true;
             if (a->v[v].flags & V_ALLOW) painted = true;
             if (a->v[v].flags & V_DENY) denied = true;
         }
         const char *op = gn__node_op(g, id);
+        if (painted && a->cl && a->cl[id]) {
+            gn__pass_rewrote(a->c, "amp.tensor_list", g, id, "%s '%s' runs in float16 (its list's cluster)", op,
+                             gn__node_name(g, id));
+            continue;
+        }
         if (painted) {
             const char *pat = l == GN__AMP_ALLOW ? "amp.allow" : l == GN__AMP_INFER ? "amp.infer" : "amp.clear";
             if (strcmp(op, "NextIteration") == 0 || strcmp(op, "Cast") == 0) pat = "amp.clear";
@@ -873,6 +1207,7 @@ static void report_nodes(amp *a)
             continue;
         }
         if (!f32) continue;
+        if (a->cl && a->cl[id] && a->cl_bound[a->cl[id] - 1] != GN_NONE) continue; /* reported as amp.tensor_list */
         if (l == GN__AMP_DENY)
             gn__pass_refused(a->c, "amp.deny", g, id, "%s '%s' kept float32: deny list", op, gn__node_name(g, id));
         else if (denied)
@@ -929,8 +1264,7 @@ gn_status gn__pass_amp(gn__pass_ctx *c, gn_graph *g)
     for (gn_id id = 0; id < a.n; id++) {
         if (!gn__node_live(g, id)) continue;
         const gn__node *nd = gn__node_at(g, id);
-        if ((nd->flags & (GN__NODE_PRESERVE | GN__NODE_FN_ARG | GN__NODE_FN_RET)) || !gn__pass_on_gpu(c, g, id) ||
-            is_tensor_list_op(gn__node_op(g, id)))
+        if ((nd->flags & (GN__NODE_PRESERVE | GN__NODE_FN_ARG | GN__NODE_FN_RET)) || !gn__pass_on_gpu(c, g, id))
             continue;
         if (keep[0] && gn__list_has(keep, gn__node_name(g, id))) {
             gn__pass_refused(c, "amp.keep_float32", g, id, "'%s' kept float32: named in amp.keep_float32",
