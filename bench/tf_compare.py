@@ -133,6 +133,8 @@ def make_resnet(out):
         "fetches": [logits, prob],
         "refs": [os.path.join(out, "resnet50.out0.npy"), os.path.join(out, "resnet50.out1.npy")],
     }
+    with open(os.path.join(out, "case.json"), "w") as f:
+        json.dump(case, f)
     print(json.dumps(case))
 
 
@@ -297,8 +299,9 @@ def worker_grapnel(cases, threads, runs, max_time, libpath):
     for c in cases:
         g = ctypes.c_void_p()
         t0 = time.perf_counter()
-        if lib.gn_graph_load(c["graph"].encode(), None, ctypes.byref(g)) != 0:
-            raise SystemExit("%s: %s" % (c["graph"], lib.gn_graph_errmsg(g).decode()))
+        path = c.get("gn_graph", c["graph"])
+        if lib.gn_graph_load(path.encode(), None, ctypes.byref(g)) != 0:
+            raise SystemExit("%s: %s" % (path, lib.gn_graph_errmsg(g).decode()))
         load_s = time.perf_counter() - t0
         o = GnSessionOptions()
         lib.gn_session_options_init(ctypes.byref(o))
@@ -408,6 +411,11 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated model names")
     ap.add_argument("--cli", action="store_true", help="also time `grapnel run` end to end")
     ap.add_argument("--keep", default="", help="write the ResNet-50 graph here instead of a temporary directory")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --keep: use the ResNet-50 already frozen there (its case.json) instead of freezing again")
+    ap.add_argument("--optimize", action="store_true",
+                    help="grapnel runs each graph after `grapnel optimize` with the default options (feeds and "
+                         "fetches preserved), as TensorFlow runs its graphs after Grappler")
     ap.add_argument("--corpus", default=DEFAULT_CORPUS)
     ap.add_argument("--worker", choices=["tf", "grapnel", "resnet"], help=argparse.SUPPRESS)
     ap.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
@@ -437,8 +445,13 @@ def main():
         if not args.no_resnet:
             out = args.keep or tmp
             os.makedirs(out, exist_ok=True)
-            log("freezing ResNet-50 into %s ..." % out)
-            cases.append(sub(["--worker", "resnet", "--cases", out]))
+            cj = os.path.join(out, "case.json")
+            if args.reuse and os.path.exists(cj):
+                with open(cj) as f:
+                    cases.append(json.load(f))
+            else:
+                log("freezing ResNet-50 into %s ..." % out)
+                cases.append(sub(["--worker", "resnet", "--cases", out]))
             print("ResNet-50 frozen graph: %s (feed %s, fetch %s)"
                   % (cases[-1]["graph"], cases[-1]["feeds"][0][0], ", ".join(cases[-1]["fetches"])))
             print("  the same file through the CLI: %s run %s --feed %s=%s --fetch %s"
@@ -447,6 +460,17 @@ def main():
         if args.only:
             keep = set(args.only.split(","))
             cases = [c for c in cases if c["name"] in keep]
+        if args.optimize:
+            for c in cases:
+                opt = os.path.join(tmp, c["name"] + ".opt.pb")
+                cmd = [cli, "optimize", c["graph"], "-o", opt]
+                for fd in c["feeds"]:
+                    cmd += ["--feed", fd[0]]
+                for ft in c["fetches"]:
+                    cmd += ["--fetch", ft]
+                log("optimizing %s ..." % c["name"])
+                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+                c["gn_graph"] = opt
         cpath = os.path.join(tmp, "cases.json")
         with open(cpath, "w") as f:
             json.dump(cases, f)
