@@ -1,6 +1,6 @@
 /* bench_segment: times engine conversion (gn_segment) on one GraphDef.
  *
- *   bench_segment FILE.pb [REPEAT]
+ *   bench_segment [--dry-run] FILE.pb [REPEAT]
  *   bench_segment --run FILE.pb PARAMS FEED=IN.npy ... FETCH ... [--calibrate] [--runs N]
  *
  * --run: segments FILE with PARAMS (ConversionParams text; INT8 with
@@ -16,7 +16,10 @@
  * ConversionParams on the CPU backend, preserving the graph's sinks (nodes
  * nothing reads) as a caller would its fetches, REPEAT times on fresh copies
  * (default 3), and prints the fastest:
- *   file=F nodes=N engines=E segment_ms=.. ns_per_node=.. cpu_ms=.. cpu_ns_per_node=..
+ *   file=F nodes=N engines=E outside=O segment_ms=.. ns_per_node=.. cpu_ms=.. cpu_ns_per_node=..
+ * (O: the nodes left outside every engine, Consts and sinks included).
+ * --dry-run: the segments are decided (candidates, growth with its cycle
+ * search, the size rules) but no engine is built (O is then 0).
  * Exits 1 with grapnel's message when a step fails. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,8 +164,13 @@ static int run_mode(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--run")) return run_mode(argc, argv);
+    int dry = argc > 1 && !strcmp(argv[1], "--dry-run");
+    if (dry) {
+        argc--;
+        argv++;
+    }
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_segment FILE.pb [REPEAT]\n");
+        fprintf(stderr, "usage: bench_segment [--dry-run] FILE.pb [REPEAT]\n");
         return 2;
     }
     int repeat = argc > 2 ? atoi(argv[2]) : 3;
@@ -198,7 +206,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < ni_all; i++) free(inputs[i]);
     free(inputs);
     double best = 1e300, best_cpu = 1e300;
-    size_t engines = 0;
+    size_t engines = 0, outside = 0;
     for (int r = 0; r < repeat; r++) {
         gn_graph *g = NULL;
         if (gn_graph_clone(g0, &g) != GN_OK) return 1;
@@ -206,6 +214,7 @@ int main(int argc, char **argv)
         gn_segment_params_init(&sp);
         sp.preserve = (const char *const *)names;
         sp.n_preserve = nk;
+        sp.dry_run = dry;
         double t0 = now_ms(), c0 = cpu_ms();
         gn_status s = gn_segment(g, NULL, &sp, NULL, &engines);
         double t = now_ms() - t0, tc = cpu_ms() - c0;
@@ -215,10 +224,12 @@ int main(int argc, char **argv)
             return 1;
         }
         if (t < best) best = t;
+        outside = dry ? 0 : gn_graph_node_count(g) - engines;
         gn_graph_free(g);
     }
-    printf("file=%s nodes=%zu engines=%zu segment_ms=%.1f ns_per_node=%.0f cpu_ms=%.1f cpu_ns_per_node=%.0f\n",
-           argv[1], n, engines, best, best * 1e6 / (double)n, best_cpu, best_cpu * 1e6 / (double)n);
+    printf("file=%s nodes=%zu engines=%zu outside=%zu segment_ms=%.1f ns_per_node=%.0f cpu_ms=%.1f "
+           "cpu_ns_per_node=%.0f\n",
+           argv[1], n, engines, outside, best, best * 1e6 / (double)n, best_cpu, best_cpu * 1e6 / (double)n);
     for (size_t i = 0; i < nk; i++) free(names[i]);
     free(names);
     gn_graph_free(g0);

@@ -397,6 +397,113 @@ static void golden_at(const char *params, double tol)
     assert_true(done >= 5);
 }
 
+/* Random DAGs with long edges and a quarter of the nodes on another device
+ * (outside every engine): many merges would close a cycle through those nodes,
+ * found only by searching past the consumer cluster's earlier producers. The
+ * segmented graphs must stay acyclic and compute what the originals do. */
+static void test_random_dag_no_cycle(void **state)
+{
+    (void)state;
+    static const char *const un[4] = {"Tanh", "Sigmoid", "Neg", "Relu"};
+    static const char *const bin[2] = {"Maximum", "Minimum"};
+    enum { N = 48, CAP = 16384 };
+    char *text = malloc(CAP);
+    assert_non_null(text);
+    uint32_t rng = 12345u;
+#define RND() (rng = rng * 1664525u + 1013904223u, rng >> 8)
+    size_t engines_total = 0;
+    for (int seed = 0; seed < 24; seed++) {
+        size_t o = (size_t)snprintf(text, CAP, "%s", PH("x"));
+        for (int i = 0; i < N; i++) {
+            char a[16], b[16], nm[16];
+            snprintf(nm, sizeof nm, "n%d", i);
+            if (i == 0) snprintf(a, sizeof a, "x");
+            else snprintf(a, sizeof a, "n%u", (unsigned)(RND() % (uint32_t)i));
+            const char *dev = RND() % 4 == 0 ? "/device:GPU:0" : "";
+            if (i > 1 && RND() % 2) {
+                /* one recent input, one from anywhere before: long edges */
+                int back = (int)(RND() % 3);
+                if (back > i - 1) back = 0;
+                snprintf(a, sizeof a, "n%d", i - 1 - back);
+                snprintf(b, sizeof b, "n%u", (unsigned)(RND() % (uint32_t)i));
+                o += (size_t)snprintf(text + o, CAP - o,
+                                      "node { name: '%s' op: '%s' input: '%s' input: '%s' device: '%s' " TF "}\n", nm,
+                                      bin[RND() % 2], a, b, dev);
+            } else {
+                o += (size_t)snprintf(text + o, CAP - o, "node { name: '%s' op: '%s' input: '%s' device: '%s' " TF "}\n",
+                                      nm, un[RND() % 4], a, dev);
+            }
+        }
+        /* y reads every node nothing else reads (all of them reach the output) */
+        o += (size_t)snprintf(text + o, CAP - o, "node { name: 'y' op: 'AddN' ");
+        int nread = 0;
+        for (int i = 0; i < N; i++) {
+            char nm[16];
+            snprintf(nm, sizeof nm, "n%d", i);
+            char pat[32];
+            snprintf(pat, sizeof pat, "input: '%s'", nm);
+            if (strstr(text, pat)) continue;
+            o += (size_t)snprintf(text + o, CAP - o, "input: '%s' ", nm);
+            nread++;
+        }
+        o += (size_t)snprintf(text + o, CAP - o,
+                              "attr { key: 'N' value { i: %d } } " TF "}\n", nread);
+        assert_true(o < CAP);
+        char *rep = NULL;
+        size_t n = 0;
+        gn_graph *g = segment(text, "{'minimum_segment_size': 1}", 0, &rep, &n);
+        engines_total += n;
+        gn_pt_check_valid(g, "segmented random DAG");
+        expect_same(text, g);
+        gn_free(rep);
+        gn_graph_free(g);
+    }
+#undef RND
+    assert_true(engines_total >= 24);
+    free(text);
+}
+
+/* An engine op's signature holds at most 65535 inputs and outputs: a is read
+ * by 40000 nodes on another device, b by 30000; each fits, together they may
+ * not (the bound counts the edges leaving the cluster), so a and b become two
+ * engines instead of one the op could not describe. */
+static void test_boundary_limit(void **state)
+{
+    (void)state;
+    enum { NA = 40000, NB = 30000 };
+    size_t cap = (size_t)(NA + NB) * 128 + 1024, o = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    o += (size_t)snprintf(text + o, cap - o, "%s%s%s%s", PH("x"), UN("a", "Relu", "x"), UN("b", "Tanh", "a"),
+                          UN("y", "Identity", "b"));
+    for (int i = 0; i < NA + NB; i++)
+        o += (size_t)snprintf(text + o, cap - o,
+                              "node { name: 'g%d' op: 'Neg' input: '%s' device: '/device:GPU:0' " TF "}\n", i,
+                              i < NA ? "a" : "b");
+    assert_true(o < cap);
+    char *rep = NULL;
+    size_t n = 0;
+    gn_graph *g = segment(text, "{'minimum_segment_size': 1}", 1, &rep, &n);
+    assert_int_equal(n, 2);
+    assert_non_null(strstr(rep, "engine GrapnelEngineOp_000_000 (dry run): 1 node(s): a\n"));
+    assert_non_null(strstr(rep, "engine GrapnelEngineOp_000_001 (dry run): 1 node(s): b\n"));
+    gn_free(rep);
+    gn_graph_free(g);
+    /* with 20000 readers of a, they merge */
+    snprintf(text, cap, "%s%s%s%s", PH("x"), UN("a", "Relu", "x"), UN("b", "Tanh", "a"), UN("y", "Identity", "b"));
+    o = strlen(text);
+    for (int i = 0; i < 20000 + NB; i++)
+        o += (size_t)snprintf(text + o, cap - o,
+                              "node { name: 'g%d' op: 'Neg' input: '%s' device: '/device:GPU:0' " TF "}\n", i,
+                              i < 20000 ? "a" : "b");
+    g = segment(text, "{'minimum_segment_size': 1}", 1, &rep, &n);
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(rep, "engine GrapnelEngineOp_000_000 (dry run): 2 node(s): a b\n"));
+    gn_free(rep);
+    gn_graph_free(g);
+    free(text);
+}
+
 /* FP32 engines: within 1e-5 of the originals; FP16 engines: within 1e-2. */
 static void test_golden(void **state)
 {
@@ -410,6 +517,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_params),  cmocka_unit_test(test_chain),   cmocka_unit_test(test_no_cycle),
         cmocka_unit_test(test_no_cycle_between_clusters),
+        cmocka_unit_test(test_random_dag_no_cycle),
+        cmocka_unit_test(test_boundary_limit),
         cmocka_unit_test(test_ref_input),
         cmocka_unit_test(test_consts_and_identity), cmocka_unit_test(test_dry_run), cmocka_unit_test(test_engine_cache), cmocka_unit_test(test_fp16_engine), cmocka_unit_test(test_golden),
     };

@@ -11,10 +11,12 @@
  *    order (from the outputs toward the inputs): a candidate absorbs the
  *    cluster of each candidate consumer unless that would make a cycle, i.e.
  *    unless some path leaves its cluster and re-enters the consumer's (a
- *    depth-first search bounded by topological position).
+ *    depth-first search bounded by topological position), or the merged
+ *    cluster could pass 65535 inputs or outputs (counted as boundary edges).
  * 3. Clusters with fewer than minimum_segment_size effective nodes (Identity,
- *    Snapshot and StopGradient do not count), or without a data input from
- *    outside, stay native.
+ *    Snapshot and StopGradient do not count), without a data input from
+ *    outside, or with more boundary edges than an op signature holds (65535
+ *    inputs or outputs), stay native.
  * 4. Each remaining cluster becomes a Grapnel>EngineOp node named
  *    GrapnelEngineOp_000_<k> whose inputs are the outside tensors the cluster
  *    reads (first-seen order, members in topological order) and whose outputs
@@ -35,6 +37,13 @@
 #include "runtime/backend.h"
 #include "runtime/cpu/int8.h"
 
+/* One entry of a cluster's producer list: the producer and the next entry
+ * (GN_NONE ends). */
+typedef struct ext_ent {
+    gn_id node;
+    uint32_t next;
+} ext_ent;
+
 typedef struct seg {
     gn_graph *g;
     gn__err *err;
@@ -47,12 +56,17 @@ typedef struct seg {
     uint32_t *tail;        /* per root: last member */
     uint32_t *maxpos;      /* per root: largest topological position of a member */
     uint32_t *minpos;      /* per root: smallest topological position of a member */
-    /* per root: the producers its members read (data and control), a linked
-     * list concatenated on merges and compacted as entries become internal */
+    /* per root: the producers its members read (data and control) that the
+     * growth has already passed (a producer's entries are added when the
+     * reverse sweep reaches it: one placed before the node being grown is on
+     * no path out of its cluster), a linked list concatenated on merges and
+     * compacted as entries become internal */
     uint32_t *ext_head, *ext_tail;
-    uint32_t *ext_maxpos;  /* per root: largest topological position over its list (an upper bound) */
-    gn_id *ext_node;
-    uint32_t *ext_next;
+    struct ext_ent *ext;
+    uint32_t n_ext_cap;
+    /* per root: upper bounds of the data edges entering (from non-Consts) and
+     * leaving the cluster: its engine's inputs and outputs */
+    uint64_t *bnd_in, *bnd_out;
     uint32_t n_ext;
     uint32_t *map_in, *map_out;   /* build_engine's tensor lookups, by node id (zero between engines) */
     uint32_t *pos;         /* topological position */
@@ -150,8 +164,10 @@ static const char *refusal(seg *S, const gn__backend *b, gn_id id, char *buf, si
  * make a cycle: is there a path from a member of a through a node outside
  * both into c? Searched backwards from the producers c reads that are in
  * neither cluster, over nodes placed after a's first member (a path out of a
- * only reaches those). c's producer list drops the entries that have become
- * internal, so each edge is scanned a bounded number of times. */
+ * only reaches those). a's first member is the node the growth is at, so the
+ * producer lists hold only such nodes (see seg.ext_head): the search never
+ * walks over producers placed before it, and c's list drops the entries that
+ * have become internal, so each edge is scanned a bounded number of times. */
 #define CYCLE_SEARCH_BUDGET 512u
 
 static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
@@ -159,9 +175,7 @@ static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
     const gn_graph *g = S->g;
     uint32_t lo = S->minpos[a];
     uint32_t top = 0;
-    /* a path out of a reaches only nodes placed after lo: when every producer
-     * c reads comes before it, there is none (no scan at all) */
-    if (S->ext_maxpos[c] < lo || S->ext_head[c] == GN_NONE) return false;
+    if (S->ext_head[c] == GN_NONE) return false;
     if (++S->stamp_now == 0) {
         memset(S->stamp, 0, S->n * sizeof *S->stamp);
         S->stamp_now = 1;
@@ -174,14 +188,14 @@ static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
          * segmenter stays linear */
         if (!budget--) return true;
         uint32_t e = *link;
-        gn_id p = S->ext_node[e];
+        gn_id p = S->ext[e].node;
         uint32_t r = S->cand[p] ? find(S, p) : GN_NONE;
         if (r == c) { /* internal now: drop it */
-            *link = S->ext_next[e];
+            *link = S->ext[e].next;
             continue;
         }
         last = e;
-        link = &S->ext_next[e];
+        link = &S->ext[e].next;
         if (r == a || S->pos[p] < lo || S->stamp[p] == S->stamp_now) continue;
         S->stamp[p] = S->stamp_now;
         S->stack[top++] = p;
@@ -201,13 +215,13 @@ static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
             uint32_t *rl = &S->ext_head[r], rlast = GN_NONE;
             while (*rl != GN_NONE) {
                 uint32_t e = *rl;
-                gn_id p = S->ext_node[e];
+                gn_id p = S->ext[e].node;
                 if (S->cand[p] && find(S, p) == r) {
-                    *rl = S->ext_next[e];
+                    *rl = S->ext[e].next;
                     continue;
                 }
                 rlast = e;
-                rl = &S->ext_next[e];
+                rl = &S->ext[e].next;
                 if (S->stamp[p] == S->stamp_now) continue;
                 if (S->cand[p] && find(S, p) == a) return true;
                 if (S->pos[p] < lo) continue;
@@ -220,14 +234,38 @@ static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
         const gn__node *nd = &g->nodes[x];
         for (uint32_t k = 0; k < nd->n_in + nd->n_ctrl; k++) {
             gn_id p = k < nd->n_in ? nd->in[k].node : nd->ctrl[k - nd->n_in];
-            if (p >= S->n || S->stamp[p] == S->stamp_now) continue;
+            /* before lo: neither in a nor on a path out of it */
+            if (p >= S->n || S->pos[p] < lo || S->stamp[p] == S->stamp_now) continue;
             if (S->cand[p] && find(S, p) == a) return true;
-            if (S->pos[p] < lo) continue;
             S->stamp[p] = S->stamp_now;
             S->stack[top++] = p;
         }
     }
     return false;
+}
+
+/* The growth has reached x: before x joins any cluster, x enters the producer
+ * list of each candidate consumer's cluster (at most n_use + n_cuse entries).
+ * A producer without inputs (Const, Placeholder) is on no path out of a
+ * cluster and enters none. */
+static void add_producer(seg *S, gn_id x)
+{
+    const gn__node *nd = &S->g->nodes[x];
+    if (!nd->n_in && !nd->n_ctrl) return;
+    uint32_t own = S->cand[x] ? find(S, x) : GN_NONE;
+    for (uint32_t k = 0; k < nd->n_use + nd->n_cuse; k++) {
+        gn_id u = k < nd->n_use ? nd->use[k].node : nd->cuse[k - nd->n_use];
+        if (u >= S->n || !S->cand[u]) continue;
+        uint32_t r = find(S, u);
+        if (r == own || S->n_ext == S->n_ext_cap) continue; /* the cap: one entry per use at most */
+        /* a consumer reading x twice: one entry (its last one is x) */
+        if (S->ext_tail[r] != GN_NONE && S->ext[S->ext_tail[r]].node == x) continue;
+        uint32_t e = S->n_ext++;
+        S->ext[e] = (ext_ent){x, GN_NONE};
+        if (S->ext_head[r] == GN_NONE) S->ext_head[r] = e;
+        else S->ext[S->ext_tail[r]].next = e;
+        S->ext_tail[r] = e;
+    }
 }
 
 static void merge(seg *S, uint32_t a, uint32_t c)
@@ -238,10 +276,9 @@ static void merge(seg *S, uint32_t a, uint32_t c)
     S->tail[a] = S->tail[c];
     if (S->maxpos[c] > S->maxpos[a]) S->maxpos[a] = S->maxpos[c];
     if (S->minpos[c] < S->minpos[a]) S->minpos[a] = S->minpos[c];
-    if (S->ext_maxpos[c] > S->ext_maxpos[a]) S->ext_maxpos[a] = S->ext_maxpos[c];
     if (S->ext_head[c] != GN_NONE) {
         if (S->ext_head[a] == GN_NONE) S->ext_head[a] = S->ext_head[c];
-        else S->ext_next[S->ext_tail[a]] = S->ext_head[c];
+        else S->ext[S->ext_tail[a]].next = S->ext_head[c];
         S->ext_tail[a] = S->ext_tail[c];
     }
 }
@@ -987,11 +1024,12 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     S.minpos = malloc((n + 1) * sizeof *S.minpos);
     S.ext_head = malloc((n + 1) * sizeof *S.ext_head);
     S.ext_tail = malloc((n + 1) * sizeof *S.ext_tail);
-    S.ext_maxpos = calloc(n + 1, sizeof *S.ext_maxpos);
     size_t n_edges = 0;
-    for (uint32_t i = 0; i < n; i++) n_edges += g->nodes[i].n_in + g->nodes[i].n_ctrl;
-    S.ext_node = malloc((n_edges + 1) * sizeof *S.ext_node);
-    S.ext_next = malloc((n_edges + 1) * sizeof *S.ext_next);
+    for (uint32_t i = 0; i < n; i++) n_edges += g->nodes[i].n_use + g->nodes[i].n_cuse;
+    S.n_ext_cap = n_edges < UINT32_MAX ? (uint32_t)n_edges : UINT32_MAX - 1;
+    S.ext = malloc(((size_t)S.n_ext_cap + 1) * sizeof *S.ext);
+    S.bnd_in = calloc(n + 1, sizeof *S.bnd_in);
+    S.bnd_out = calloc(n + 1, sizeof *S.bnd_out);
     /* engines add one node each: ids stay below 2n + 1 */
     S.map_in = calloc(2 * (size_t)n + 2, sizeof *S.map_in);
     S.map_out = calloc(2 * (size_t)n + 2, sizeof *S.map_out);
@@ -1001,7 +1039,7 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     gn_id *order = NULL;
     uint32_t n_order = 0;
     if (s == GN_OK && (!S.cand || !S.parent || !S.next || !S.tail || !S.maxpos || !S.pos || !S.stamp || !S.stack ||
-                        !S.minpos || !S.ext_head || !S.ext_tail || !S.ext_maxpos || !S.ext_node || !S.ext_next || !S.map_in || !S.map_out))
+                        !S.minpos || !S.ext_head || !S.ext_tail || !S.ext || !S.bnd_in || !S.bnd_out || !S.map_in || !S.map_out))
         s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
     if (s == GN_OK) s = gn__graph_topo(g, &order, &n_order);
     size_t made = 0, dropped = 0;
@@ -1032,7 +1070,6 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
             S.maxpos[id] = i;
             S.minpos[id] = i;
             S.ext_head[id] = S.ext_tail[id] = GN_NONE;
-            S.ext_maxpos[id] = 0;
             if (p->minimum_segment_size == -1) continue;
             const char *why = refusal(&S, &b, id, buf, sizeof buf);
             if (why) {
@@ -1041,31 +1078,32 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
             } else {
                 S.cand[id] = 1;
                 const gn__node *nd = &g->nodes[id];
-                for (uint32_t k = 0; k < nd->n_in + nd->n_ctrl; k++) {
-                    gn_id pr = k < nd->n_in ? nd->in[k].node : nd->ctrl[k - nd->n_in];
-                    /* a producer without inputs (Const, Placeholder) is on no path out of a cluster */
-                    if (!g->nodes[pr].n_in && !g->nodes[pr].n_ctrl) continue;
-                    uint32_t e = S.n_ext++;
-                    if (S.pos[pr] > S.ext_maxpos[id]) S.ext_maxpos[id] = S.pos[pr];
-                    S.ext_node[e] = pr;
-                    S.ext_next[e] = GN_NONE;
-                    if (S.ext_head[id] == GN_NONE) S.ext_head[id] = e;
-                    else S.ext_next[S.ext_tail[id]] = e;
-                    S.ext_tail[id] = e;
-                }
+                for (uint32_t k = 0; k < nd->n_in; k++) S.bnd_in[id] += !op_is(g, nd->in[k].node, "Const");
+                S.bnd_out[id] = nd->n_use;
             }
         }
         /* 2. growth, from the outputs toward the inputs: each candidate joins
          * the clusters of its candidate consumers when no cycle follows */
         for (uint32_t i = n_order; i-- > 0;) {
             gn_id x = order[i];
-            if (!S.cand[x]) continue;
             const gn__node *nd = &g->nodes[x];
-            for (uint32_t k = 0; k < nd->n_use; k++) {
+            /* first: a path out of x's cluster may leave through x itself */
+            add_producer(&S, x);
+            for (uint32_t k = 0; S.cand[x] && k < nd->n_use; k++) {
                 gn_id u = nd->use[k].node;
                 if (u >= n || !S.cand[u]) continue;
                 uint32_t a = find(&S, x), c = find(&S, u);
-                if (a == c || makes_cycle(&S, a, c)) continue;
+                if (a == c) { /* the edge x -> u is internal */
+                    S.bnd_in[a]--;
+                    S.bnd_out[a]--;
+                    continue;
+                }
+                /* an engine op takes at most 65535 inputs and outputs (op signature) */
+                if (S.bnd_in[a] + S.bnd_in[c] - 1 > UINT16_MAX || S.bnd_out[a] + S.bnd_out[c] - 1 > UINT16_MAX)
+                    continue;
+                if (makes_cycle(&S, a, c)) continue;
+                S.bnd_in[a] += S.bnd_in[c] - 1;
+                S.bnd_out[a] += S.bnd_out[c] - 1;
                 merge(&S, a, c);
             }
         }
@@ -1106,13 +1144,20 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
             uint32_t nm = start[k + 1] - start[k], eff = 0;
             gn_id *mem = members + start[k];
             bool has_input = false;
+            /* upper bounds of the engine's inputs and outputs: the edges that cross the boundary */
+            uint64_t cross_in = 0, cross_out = 0;
             for (uint32_t i = 0; i < nm; i++) {
                 gn_id x = mem[i];
                 eff += effective(g, x);
                 for (uint32_t j = 0; j < g->nodes[x].n_in; j++) {
                     gn_id pr = g->nodes[x].in[j].node;
-                    if (!in_seg(&S, pr, segs[k].root) && !op_is(g, pr, "Const")) has_input = true;
+                    if (!in_seg(&S, pr, segs[k].root) && !op_is(g, pr, "Const")) {
+                        has_input = true;
+                        cross_in++;
+                    }
                 }
+                for (uint32_t j = 0; j < g->nodes[x].n_use; j++)
+                    cross_out += !in_seg(&S, g->nodes[x].use[j].node, segs[k].root);
             }
             if ((int64_t)eff < p->minimum_segment_size || eff == 0) {
                 gn__buf_printf(&S.rep, "segment of %u node(s) starting at %s stays native: %u effective node(s), "
@@ -1124,6 +1169,14 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
             if (!has_input) {
                 gn__buf_printf(&S.rep, "segment starting at %s stays native: it has no inputs (constant folding "
                                        "should have removed it)\n", gn__node_name(g, mem[0]));
+                dropped++;
+                continue;
+            }
+            /* an op signature holds at most 65535 arguments of each kind */
+            if (cross_in > UINT16_MAX || cross_out > UINT16_MAX) {
+                gn__buf_printf(&S.rep, "segment of %u node(s) starting at %s stays native: up to %" PRIu64
+                                       " input(s) and %" PRIu64 " output(s), more than an engine op takes (%u)\n",
+                               nm, gn__node_name(g, mem[0]), cross_in, cross_out, (unsigned)UINT16_MAX);
                 dropped++;
                 continue;
             }
@@ -1179,9 +1232,9 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     free(S.minpos);
     free(S.ext_head);
     free(S.ext_tail);
-    free(S.ext_maxpos);
-    free(S.ext_node);
-    free(S.ext_next);
+    free(S.ext);
+    free(S.bnd_in);
+    free(S.bnd_out);
     free(S.map_in);
     free(S.map_out);
     free(S.pos);
