@@ -319,6 +319,33 @@ static void epi_f(const gn__nn_epi *e, float *y, int64_t o0, int64_t o1, int64_t
     const int act = e->act;
     const float alpha = e->alpha;
     const bool f32_add = e->addend && e->addend_dtype == GN__DT_F32;
+    if (inner == 1 && !r16) {
+        /* channels last (NHWC, matrix rows): one pass per stage over a whole
+         * row, so each loop is branch-free and vectorizes; the same operations
+         * per element, in the same order, as the general loop below */
+        for (int64_t o = o0; o < o1; o++) {
+            float *p = y + o * ch;
+            if (e->kind == GN__NN_EPI_BIAS) {
+                for (int64_t c = 0; c < ch; c++) p[c] = p[c] + bias[c];
+            } else if (e->kind == GN__NN_EPI_BN) {
+                for (int64_t c = 0; c < ch; c++) p[c] = (p[c] - mean[c]) * sc[c] + off[c];
+            }
+            if (f32_add) {
+                const float *a = (const float *)e->addend + o * ch;
+                for (int64_t c = 0; c < ch; c++) p[c] = p[c] + a[c];
+            } else if (e->addend) {
+                for (int64_t c = 0; c < ch; c++) p[c] = p[c] + load_f(e->addend_dtype, e->addend, o * ch + c);
+            }
+            if (act == GN__NN_ACT_RELU) {
+                for (int64_t c = 0; c < ch; c++) p[c] = p[c] < 0.0f ? 0.0f : p[c];
+            } else if (act == GN__NN_ACT_RELU6) {
+                for (int64_t c = 0; c < ch; c++) p[c] = p[c] < 0.0f ? 0.0f : (p[c] > 6.0f ? 6.0f : p[c]);
+            } else if (act != GN__NN_ACT_NONE) {
+                for (int64_t c = 0; c < ch; c++) p[c] = gn__nn_act_f(act, p[c], alpha);
+            }
+        }
+        return;
+    }
     for (int64_t o = o0; o < o1; o++) {
         for (int64_t c = 0; c < ch; c++) {
             int64_t base = (o * ch + c) * inner;
