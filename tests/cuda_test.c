@@ -13,6 +13,7 @@
 #include "grapnel/grapnel.h"
 #include "grapnel/runtime.h"
 #include "passtest.h"
+#include "runtime/session.h"
 #include "testutil.h"
 
 #define DT_FLOAT 1
@@ -987,6 +988,221 @@ static void test_golden_gpu_passes(void **state)
     assert_true(compared > 0);
 }
 
+/* ---- session options: CUDA Graph replay, cuDNN workspace bound ----------------------------- */
+/* A caller built before cuda_graph and workspace_limit_bytes existed passes
+ * the older, shorter struct: it still works, with the defaults; a struct
+ * larger than this library knows is refused. The CPU backend takes the new
+ * settings and ignores them. Runs without a GPU. */
+static void test_session_options_compat(void **state)
+{
+    (void)state;
+    gn_graph *g = load_text("node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+                            "node { name: 'y' op: 'Square' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    float xv[3] = {1.0f, -2.0f, 3.0f};
+    gn_tensor x = {.dtype = DT_FLOAT, .rank = 1, .dims = {3}, .data = xv, .nbytes = sizeof xv};
+    const char *fn[1] = {"x"}, *xn[1] = {"y"};
+    gn_session_options o;
+    gn_session_options_init(&o);
+    assert_false(o.cuda_graph);
+    assert_int_equal(o.workspace_limit_bytes, 0);
+    for (int variant = 0; variant < 3; variant++) {
+        gn_session_options_init(&o);
+        if (variant == 0) o.struct_size = (uint32_t)offsetof(gn_session_options, workspace_limit_bytes);   /* the older layout */
+        if (variant == 1) {
+            o.cuda_graph = true;
+            o.workspace_limit_bytes = 1u << 20;
+        }
+        if (variant == 2) o.struct_size = (uint32_t)sizeof o + 8;
+        gn_session *s = NULL;
+        gn_status st = gn_session_new(g, &o, &s);
+        if (variant == 2) {
+            assert_int_equal(st, GN_ERR_ARG);
+            assert_non_null(strstr(gn_session_errmsg(s), "struct_size"));
+            gn_session_free(s);
+            continue;
+        }
+        if (st != GN_OK) fail_msg("variant %d: %s", variant, gn_session_errmsg(s));
+        gn_tensor y;
+        if (gn_session_run(s, fn, &x, 1, xn, &y, 1) != GN_OK) fail_msg("variant %d: %s", variant, gn_session_errmsg(s));
+        assert_int_equal(y.rank, 1);
+        assert_true(((float *)y.data)[0] == 1.0f && ((float *)y.data)[1] == 4.0f && ((float *)y.data)[2] == 9.0f);
+        gn_tensor_free(&y);
+        gn__engine_stats es;
+        assert_int_equal(gn__session_stats(s, &es, NULL), GN_OK);
+        assert_false(es.graph_replayed);
+        assert_int_equal(es.graph_captures, 0);
+        gn_session_free(s);
+    }
+    gn_graph_free(g);
+}
+
+/* y = Relu(Conv2D(x, w)) + x2 (cuDNN and a fused elementwise kernel) and
+ * m = BiasAdd(MatMul(a, b), c) (cuBLAS), fetched together. */
+static const char k_graph_run[] =
+    "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+    "node { name: 'w' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+    "node { name: 'x2' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+    "node { name: 'a' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+    "node { name: 'b' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+    "node { name: 'c' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+    "node { name: 'cv' op: 'Conv2D' input: 'x' input: 'w' attr { key: 'T' value { type: DT_FLOAT } } "
+    "attr { key: 'padding' value { s: 'SAME' } } attr { key: 'data_format' value { s: 'NHWC' } } "
+    "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } }\n"
+    "node { name: 'cv2' op: 'Conv2D' input: 'x' input: 'w' attr { key: 'T' value { type: DT_FLOAT } } "
+    "attr { key: 'padding' value { s: 'SAME' } } attr { key: 'data_format' value { s: 'NHWC' } } "
+    "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } }\n"
+    "node { name: 'r' op: 'Relu' input: 'cv' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+    "node { name: 'r2' op: 'Sub' input: 'r' input: 'cv2' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+    "node { name: 'y' op: 'AddV2' input: 'r2' input: 'x2' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+    "node { name: 'mm' op: 'MatMul' input: 'a' input: 'b' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+    "node { name: 'm' op: 'BiasAdd' input: 'mm' input: 'c' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+
+typedef struct feedset {
+    gn_tensor t[6];
+    float *mem[6];
+} feedset;
+
+/* Random feeds for k_graph_run at batch n (a fresh draw each call). */
+static void feedset_make(feedset *f, int64_t n)
+{
+    const int64_t dims[6][4] = {{n, 9, 9, 4}, {3, 3, 4, 8}, {n, 9, 9, 8}, {n * 3, 7}, {7, 6}, {6}};
+    const int32_t ranks[6] = {4, 4, 4, 2, 2, 1};
+    for (int i = 0; i < 6; i++) {
+        int64_t ne = 1;
+        for (int32_t d = 0; d < ranks[i]; d++) ne *= dims[i][d];
+        f->mem[i] = malloc((size_t)ne * sizeof(float));
+        assert_non_null(f->mem[i]);
+        for (int64_t k = 0; k < ne; k++) f->mem[i][k] = 4.0f * urand() - 2.0f;
+        memset(&f->t[i], 0, sizeof f->t[i]);
+        f->t[i].dtype = DT_FLOAT;
+        f->t[i].rank = ranks[i];
+        memcpy(f->t[i].dims, dims[i], sizeof(int64_t) * (size_t)ranks[i]);
+        f->t[i].data = f->mem[i];
+        f->t[i].nbytes = (size_t)ne * sizeof(float);
+    }
+}
+
+static void feedset_free(feedset *f)
+{
+    for (int i = 0; i < 6; i++) free(f->mem[i]);
+}
+
+static const char *const k_run_feeds[6] = {"x", "w", "x2", "a", "b", "c"};
+static const char *const k_run_fetches[2] = {"y", "m"};
+
+static gn_session *session_with(const gn_graph *g, const char *backend, bool cuda_graph, uint64_t ws_limit)
+{
+    gn_session_options o;
+    gn_session_options_init(&o);
+    o.backend = backend;
+    o.cuda_graph = cuda_graph;
+    o.workspace_limit_bytes = ws_limit;
+    gn_session *s = NULL;
+    if (gn_session_new(g, &o, &s) != GN_OK) fail_msg("%s session: %s", backend, gn_session_errmsg(s));
+    return s;
+}
+
+/* Runs f on s (CUDA) and ref (CPU) and compares both fetches (float32, no TF32: 1e-5). */
+static void run_compare(const char *what, gn_session *s, gn_session *ref, const feedset *f)
+{
+    gn_tensor want[2], got[2];
+    if (gn_session_run(ref, k_run_feeds, f->t, 6, k_run_fetches, want, 2) != GN_OK)
+        fail_msg("%s: cpu: %s", what, gn_session_errmsg(ref));
+    if (s) {
+        if (gn_session_run(s, k_run_feeds, f->t, 6, k_run_fetches, got, 2) != GN_OK)
+            fail_msg("%s: cuda: %s", what, gn_session_errmsg(s));
+        for (int i = 0; i < 2; i++) {
+            gn_compare_result r;
+            assert_int_equal(gn_tensor_compare(&got[i], &want[i], 1e-5, &r), GN_OK);
+            if (!r.match)
+                fail_msg("%s: fetch %s: cuda vs cpu: %s (rel L2 %g)", what, k_run_fetches[i], r.why, r.rel_l2_err);
+            gn_tensor_free(&got[i]);
+        }
+    }
+    for (int i = 0; i < 2; i++) gn_tensor_free(&want[i]);
+}
+
+/* cuda_graph: the first run of a shape set is captured, later runs replay
+ * the graph with new feed values (copied into the plan's fixed buffers), and
+ * every run agrees with the CPU backend; a new shape set is captured anew. */
+static void test_cuda_graph(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    gn_graph *g = load_text(k_graph_run);
+    gn_session *ref = session_with(g, "cpu", true, 0);
+    gn_session *s = cpu_only() ? NULL : session_with(g, "cuda", true, 0);
+    static const int64_t batches[5] = {2, 2, 2, 3, 3};
+    for (int run = 0; run < 5; run++) {
+        feedset f;
+        feedset_make(&f, batches[run]);
+        char what[64];
+        snprintf(what, sizeof what, "run %d (batch %lld)", run, (long long)batches[run]);
+        run_compare(what, s, ref, &f);
+        feedset_free(&f);
+        if (!s) continue;
+        gn__engine_stats es;
+        assert_int_equal(gn__session_stats(s, &es, NULL), GN_OK);
+        if (es.graph_ineligible) fail_msg("%s: the plan could not be captured: %s", what, es.graph_why);
+        assert_int_equal(es.graph_captures, run < 3 ? 1 : 2);
+        assert_true(es.graph_replayed);   /* the captured run is launched as a graph too */
+        assert_int_equal(es.n_plans, run < 3 ? 1 : 2);
+    }
+    gn_session_free(s);
+    gn_session_free(ref);
+    gn_graph_free(g);
+}
+
+/* Without cuda_graph nothing is captured; results are the same. */
+static void test_cuda_graph_off(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    gn_graph *g = load_text(k_graph_run);
+    gn_session *ref = session_with(g, "cpu", false, 0);
+    gn_session *s = cpu_only() ? NULL : session_with(g, "cuda", false, 0);
+    for (int run = 0; run < 2; run++) {
+        feedset f;
+        feedset_make(&f, 2);
+        run_compare("no graph", s, ref, &f);
+        feedset_free(&f);
+        if (!s) continue;
+        gn__engine_stats es;
+        assert_int_equal(gn__session_stats(s, &es, NULL), GN_OK);
+        assert_false(es.graph_replayed);
+        assert_int_equal(es.graph_captures, 0);
+        assert_int_equal(es.graph_ineligible, 0);
+    }
+    gn_session_free(s);
+    gn_session_free(ref);
+    gn_graph_free(g);
+}
+
+/* workspace_limit_bytes bounds cuDNN's algorithm choice: with a 1-byte
+ * bound only workspace-free algorithms qualify, and the convolutions (the
+ * two identical ones share one cached choice) still agree with the CPU; a
+ * generous bound agrees too. */
+static void test_workspace_limit(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    gn_graph *g = load_text(k_graph_run);
+    gn_session *ref = session_with(g, "cpu", false, 1);
+    static const uint64_t limits[3] = {1, 0, (uint64_t)1 << 30};
+    for (int i = 0; i < 3; i++) {
+        gn_session *s = cpu_only() ? NULL : session_with(g, "cuda", false, limits[i]);
+        feedset f;
+        feedset_make(&f, 2);
+        char what[64];
+        snprintf(what, sizeof what, "workspace limit %llu", (unsigned long long)limits[i]);
+        run_compare(what, s, ref, &f);
+        feedset_free(&f);
+        gn_session_free(s);
+    }
+    gn_session_free(ref);
+    gn_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -996,6 +1212,8 @@ int main(void)
         cmocka_unit_test(test_conv),        cmocka_unit_test(test_pool),             cmocka_unit_test(test_batch_norm),
         cmocka_unit_test(test_softmax),     cmocka_unit_test(test_array_ops),        cmocka_unit_test(test_slicing_ops),
         cmocka_unit_test(test_host_shape_ops), cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_fused_epilogues), cmocka_unit_test(test_einsum), cmocka_unit_test(test_golden), cmocka_unit_test(test_golden_gpu_passes),
+        cmocka_unit_test(test_session_options_compat), cmocka_unit_test(test_cuda_graph),
+        cmocka_unit_test(test_cuda_graph_off), cmocka_unit_test(test_workspace_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

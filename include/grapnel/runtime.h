@@ -11,6 +11,8 @@
 #ifndef GRAPNEL_RUNTIME_H
 #define GRAPNEL_RUNTIME_H
 
+#include <stdbool.h>
+
 #include "grapnel/graph.h"
 
 #ifdef __cplusplus
@@ -53,6 +55,14 @@ typedef struct gn_session_options {
     uint64_t seed;             /* run seed for random ops (default 0); with the ops' seed attrs
                                   it makes random ops deterministic */
     int32_t num_threads;       /* 0: the backend's default */
+    /* ---- added later: callers built before these exist pass a smaller
+     * struct_size and get the defaults ---- */
+    uint64_t workspace_limit_bytes;   /* CUDA backend: the most workspace one cuDNN convolution
+                                         may use; 0: the default, 512 MiB */
+    bool cuda_graph;           /* CUDA backend: capture a whole run into a CUDA Graph on the first
+                                  run of each input-shape set and replay it afterwards (default
+                                  false); a plan that cannot be captured runs normally, and the
+                                  session's stats say why. Other backends ignore it. */
 } gn_session_options;
 
 GN_API void gn_session_options_init(gn_session_options *o);

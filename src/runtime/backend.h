@@ -48,7 +48,23 @@ typedef struct gn__engine_stats {
     uint64_t eng_builds;       /* engines built (cache misses with allow_build_at_runtime) */
     uint64_t eng_evictions;    /* least recently used engines dropped to make room */
     uint64_t eng_fallbacks;    /* misses that ran the native segment instead */
+    uint64_t eng_prebuilt;     /* engines a cache started with: built ahead of time
+                                  (gn_engines_build) or read from a SavedModel's assets */
+    uint64_t eng_stale;        /* engine asset records refused: made for another backend,
+                                  device, library version, precision or segment */
+    /* ---- CUDA Graph replay (gn__backend_config.cuda_graph; 0 elsewhere) ---- */
+    bool graph_replayed;       /* the last run launched a captured CUDA Graph */
+    uint64_t graph_captures;   /* plans captured into a CUDA Graph so far */
+    uint64_t graph_ineligible; /* plans found impossible to capture so far (run normally) */
+    char graph_why[160];       /* why the last plan could not be captured ("" when it could) */
 } gn__engine_stats;
+
+/* Settings a session passes to its backend after opening it
+ * (gn_session_options); a backend may ignore any of them. */
+typedef struct gn__backend_config {
+    bool cuda_graph;               /* capture runs into CUDA Graphs and replay them */
+    size_t workspace_limit_bytes;  /* cuDNN workspace bound; 0: the backend's default */
+} gn__backend_config;
 
 typedef struct gn__backend_iface {
     uint32_t api_version;
@@ -64,6 +80,9 @@ typedef struct gn__backend_iface {
     void (*free)(void *self);
     /* optional (NULL): counters of an engine */
     void (*engine_stats)(void *self, const gn__engine *e, gn__engine_stats *out);
+    /* optional (NULL: the backend takes no settings): applied once, right
+     * after the backend is opened, before anything is compiled */
+    gn_status (*configure)(void *self, const gn__backend_config *cfg, gn__err *err);
 } gn__backend_iface;
 
 typedef struct gn__backend {

@@ -103,11 +103,16 @@ gn_status gn_session_new(const gn_graph *g, const gn_session_options *o, gn_sess
                             "gn_session_new: options struct_size %u is not one this library knows (call "
                             "gn_session_options_init)",
                             o->struct_size);
-        d = *o;
+        memcpy(&d, o, o->struct_size);   /* an older caller's struct is shorter: the rest keeps the defaults */
     }
     s->g = g;
     s->seed = d.seed;
-    return gn__backend_open(d.backend, d.num_threads, &s->be, &s->err);
+    GN_TRY(gn__backend_open(d.backend, d.num_threads, &s->be, &s->err));
+    if (s->be.iface->configure) {
+        gn__backend_config cfg = {.cuda_graph = d.cuda_graph, .workspace_limit_bytes = (size_t)d.workspace_limit_bytes};
+        GN_TRY(s->be.iface->configure(s->be.self, &cfg, &s->err));
+    }
+    return GN_OK;
 }
 
 void gn_session_free(gn_session *s)

@@ -30,20 +30,40 @@
 /* ---- libraries loaded at open ---------------------------------------------- */
 #define CUBLAS_FNS(X)                                                                                                  \
     X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode) X(cublasGemmEx)               \
-    X(cublasGemmStridedBatchedEx) X(cublasGetStatusString)
+    X(cublasGemmStridedBatchedEx) X(cublasGetStatusString) X(cublasSetWorkspace_v2)
 #define CUDNN_FNS(X)                                                                                                   \
     X(cudnnCreate) X(cudnnDestroy) X(cudnnSetStream) X(cudnnGetErrorString) X(cudnnCreateTensorDescriptor)          \
     X(cudnnDestroyTensorDescriptor) X(cudnnSetTensor4dDescriptor) X(cudnnCreateFilterDescriptor)                    \
     X(cudnnDestroyFilterDescriptor) X(cudnnSetFilter4dDescriptor) X(cudnnCreateConvolutionDescriptor)               \
     X(cudnnDestroyConvolutionDescriptor) X(cudnnSetConvolution2dDescriptor) X(cudnnSetConvolutionGroupCount)         \
     X(cudnnSetConvolutionMathType) X(cudnnGetConvolution2dForwardOutputDim) X(cudnnGetConvolutionForwardAlgorithm_v7) \
-    X(cudnnGetConvolutionForwardWorkspaceSize) X(cudnnConvolutionForward)
+    X(cudnnGetConvolutionForwardWorkspaceSize) X(cudnnConvolutionForward) X(cudnnFindConvolutionForwardAlgorithm)
 #define FIELD(name) __typeof__(&name) p_##name;
+#define BLAS_WORKSPACE ((size_t)32 << 20)   /* cuBLAS's own workspace, set once (no allocation inside a capture) */
+
+/* A convolution's cuDNN algorithm, chosen once per (descriptors, workspace
+ * bound) and kept for the backend's lifetime. */
+typedef struct algo_key {
+    int32_t dt, fmt, n, c, h, w, k, fc, r, s, pad_h, pad_w, str_h, str_w, dil_h, dil_w, groups, math;
+    uint64_t ws_limit;
+} algo_key;
+typedef struct algo_entry {
+    algo_key key;
+    cudnnConvolutionFwdAlgo_t algo;
+    cudnnMathType_t math;
+    size_t ws_bytes;
+    bool measured;                /* chosen by cudnnFindConvolutionForwardAlgorithm (else the heuristic) */
+} algo_entry;
 
 typedef struct cu_backend {
     int device;
     cudaStream_t stream;
     size_t ws_limit;
+    bool cuda_graph;              /* capture runs into CUDA Graphs (gn__backend_config) */
+    void *blas_ws;                /* device: cuBLAS workspace (BLAS_WORKSPACE bytes) */
+    algo_entry *algos;            /* cuDNN algorithm cache */
+    uint32_t n_algos, cap_algos;
+    uint64_t algo_finds, algo_hits;   /* measured choices made, cache hits (tests, reports) */
     void *blas_lib, *dnn_lib;
     cublasHandle_t blas;          /* NULL: cuBLAS unavailable (blas_why says why) */
     cudnnHandle_t dnn;            /* NULL: cuDNN unavailable (dnn_why) */
@@ -639,6 +659,8 @@ typedef struct cplan {
     gn__tensor *hval;             /* per value: the value on the host (host nodes; owned) */
     void *arena;
     size_t arena_bytes, planned_bytes;
+    int graph_state;              /* 0: not tried, 1: captured (graph_exec), -1: cannot be captured */
+    cudaGraphExec_t graph_exec;
 } cplan;
 
 struct gn__engine {
@@ -753,6 +775,7 @@ static void plan_free(const gn__engine *e, cplan *p)
         for (uint32_t v = 0; v < e->n_vals; v++) gn__tensor_release(&p->hval[v]);
     free(p->sl);
     free(p->hval);
+    if (p->graph_exec) cudaGraphExecDestroy(p->graph_exec);
     if (p->arena) cudaFree(p->arena);
     free(p->key_dtype);
     free(p->key_rank);
@@ -1112,6 +1135,84 @@ static gn_status plan_einsum(const gn__engine *e, const cplan *p, const cnode *n
 }
 
 /* Output shape (and per-node plan state) of node k. */
+/* One candidate of cuDNN's list: usable when it ran (or is expected to),
+ * fits the workspace bound and, for float32 when measured (keep_math
+ * false), uses no tensor-op (TF32) math. Sets the descriptor's math type. */
+static bool algo_fits(const cu_backend *b, cconv *c, const cudnnConvolutionFwdAlgoPerf_t *pf, cudnnMathType_t want,
+                      bool keep_math, algo_entry *a)
+{
+    if (pf->status != CUDNN_STATUS_SUCCESS || pf->memory > b->ws_limit) return false;
+    cudnnMathType_t m = keep_math ? want : pf->mathType;
+    if (want == CUDNN_FMA_MATH && m != CUDNN_FMA_MATH) return false;
+    if (b->p_cudnnSetConvolutionMathType(c->conv, m) != CUDNN_STATUS_SUCCESS) return false;
+    size_t ws = 0;
+    if (b->p_cudnnGetConvolutionForwardWorkspaceSize(b->dnn, c->x, c->w, c->conv, c->y, pf->algo, &ws) !=
+            CUDNN_STATUS_SUCCESS ||
+        ws > b->ws_limit)
+        return false;
+    a->algo = pf->algo;
+    a->math = m;
+    a->ws_bytes = ws;
+    return true;
+}
+
+/* The forward algorithm of convolution c (descriptors set): from the
+ * backend's cache when these descriptors were met before; else the fastest
+ * that cudnnFindConvolutionForwardAlgorithm measures within the workspace
+ * bound; else (the trials failed, e.g. for memory) the first of cuDNN's
+ * heuristic list that fits. The choice is cached either way. */
+static gn_status choose_algo(gn__engine *e, const cnode *n, cconv *c, const algo_key *key, gn__err *err)
+{
+    cu_backend *b = e->b;
+    for (uint32_t i = 0; i < b->n_algos; i++) {
+        const algo_entry *a = &b->algos[i];
+        if (memcmp(&a->key, key, sizeof *key) != 0) continue;
+        CK_DNN(b->p_cudnnSetConvolutionMathType(c->conv, a->math));
+        c->algo = a->algo;
+        c->ws_bytes = a->ws_bytes;
+        b->algo_hits++;
+        return GN_OK;
+    }
+    algo_entry a;
+    memset(&a, 0, sizeof a);
+    a.key = *key;
+    cudnnMathType_t want = (cudnnMathType_t)key->math;
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int got = 0;
+    bool found = false;
+    /* cuDNN allocates the trials' buffers itself and sorts by time */
+    if (b->p_cudnnFindConvolutionForwardAlgorithm(b->dnn, c->x, c->w, c->conv, c->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                  &got, perf) == CUDNN_STATUS_SUCCESS)
+        for (int i = 0; i < got && i < CUDNN_CONVOLUTION_FWD_ALGO_COUNT && !found; i++)
+            found = algo_fits(b, c, &perf[i], want, false, &a);
+    (void)cudaGetLastError();   /* a trial's failed allocation leaves a (non-sticky) error behind */
+    a.measured = found;
+    if (!found) {
+        CK_DNN(b->p_cudnnSetConvolutionMathType(c->conv, want));
+        got = 0;
+        CK_DNN(b->p_cudnnGetConvolutionForwardAlgorithm_v7(b->dnn, c->x, c->w, c->conv, c->y,
+                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf));
+        for (int i = 0; i < got && i < CUDNN_CONVOLUTION_FWD_ALGO_COUNT && !found; i++)
+            found = algo_fits(b, c, &perf[i], want, true, &a);
+    }
+    if (!found)
+        return node_fail(e, n, err, GN_ERR_UNSUPPORTED,
+                         "cuDNN has no forward algorithm for this convolution within a %zu-byte workspace", b->ws_limit);
+    CK_DNN(b->p_cudnnSetConvolutionMathType(c->conv, a.math));
+    c->algo = a.algo;
+    c->ws_bytes = a.ws_bytes;
+    if (a.measured) b->algo_finds++;
+    if (b->n_algos == b->cap_algos) {   /* the cache only saves time: when it cannot grow, nothing is lost */
+        uint32_t cap = b->cap_algos ? b->cap_algos * 2 : 16;
+        algo_entry *na = realloc(b->algos, (size_t)cap * sizeof *na);
+        if (!na) return GN_OK;
+        b->algos = na;
+        b->cap_algos = cap;
+    }
+    b->algos[b->n_algos++] = a;
+    return GN_OK;
+}
+
 static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
 {
     cu_backend *b = e->b;
@@ -1312,23 +1413,28 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
             return node_fail(e, n, err, GN_ERR_INTERNAL, "cuDNN output %dx%dx%dx%d, expected %lldx%lldx%lldx%lld", yn, yc, yh, yw,
                              (long long)N, (long long)co, (long long)oh, (long long)ow);
         CK_DNN(b->p_cudnnSetTensor4dDescriptor(c->y, fmt, dt, yn, yc, yh, yw));
-        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        int got = 0;
-        CK_DNN(b->p_cudnnGetConvolutionForwardAlgorithm_v7(b->dnn, c->x, c->w, c->conv, c->y,
-                                                          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf));
-        bool found = false;
-        for (int i = 0; i < got && !found; i++) {
-            if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > b->ws_limit) continue;
-            size_t ws = 0;
-            if (b->p_cudnnGetConvolutionForwardWorkspaceSize(b->dnn, c->x, c->w, c->conv, c->y, perf[i].algo, &ws) !=
-                    CUDNN_STATUS_SUCCESS || ws > b->ws_limit)
-                continue;
-            c->algo = perf[i].algo;
-            c->ws_bytes = ws;
-            found = true;
-        }
-        if (!found)
-            return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "cuDNN has no forward algorithm for this convolution within a %zu-byte workspace", b->ws_limit);
+        algo_key key;
+        memset(&key, 0, sizeof key);
+        key.dt = (int32_t)dt;
+        key.fmt = (int32_t)fmt;
+        key.n = (int32_t)N;
+        key.c = (int32_t)C;
+        key.h = (int32_t)Hp;
+        key.w = (int32_t)Wp;
+        key.k = (int32_t)co;
+        key.fc = (int32_t)fc;
+        key.r = (int32_t)kh;
+        key.s = (int32_t)kw;
+        key.pad_h = (int32_t)ph;
+        key.pad_w = (int32_t)pw;
+        key.str_h = (int32_t)n->stride[0];
+        key.str_w = (int32_t)n->stride[1];
+        key.dil_h = (int32_t)n->dil[0];
+        key.dil_w = (int32_t)n->dil[1];
+        key.groups = (int32_t)groups;
+        key.math = (int32_t)(dt == CUDNN_DATA_HALF ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH);
+        key.ws_limit = b->ws_limit;
+        GN_TRY(choose_algo(e, n, c, &key, err));
         p->scr_bytes[(size_t)k * N_SCR + SCR_WS] = c->ws_bytes;
         break;
     }
@@ -2432,6 +2538,54 @@ static gn_status plan_for(gn__engine *e, const gn__tensor *in, cplan **out, gn__
     return GN_OK;
 }
 
+static gn_status run_all(gn__engine *e, cplan *p, gn__err *err)
+{
+    for (uint32_t k = 0; k < e->n_nodes; k++) GN_TRY(run_node(e, p, k, err));
+    return GN_OK;
+}
+
+/* Captures the plan's kernels into a CUDA Graph (the feed and fetch copies
+ * stay outside: the graph reads and writes the plan's fixed arena buffers).
+ * Nothing runs during a capture. When something cannot be captured (a call
+ * that syncs with the host or allocates invalidates the capture) the plan is
+ * marked so and runs normally from then on; the stats say why. */
+static void plan_capture(gn__engine *e, cplan *p)
+{
+    cu_backend *b = e->b;
+    gn__err cerr;
+    memset(&cerr, 0, sizeof cerr);
+    char why[sizeof e->stats.graph_why] = "";
+    cudaGraph_t graph = NULL;
+    cudaError_t ce = cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeThreadLocal);
+    if (ce != cudaSuccess) {
+        snprintf(why, sizeof why, "cudaStreamBeginCapture: %s", cudaGetErrorString(ce));
+    } else {
+        gn_status s = run_all(e, p, &cerr);
+        cudaError_t ee = cudaStreamEndCapture(b->stream, &graph);
+        if (s != GN_OK)
+            snprintf(why, sizeof why, "%.*s", (int)sizeof why - 1, cerr.msg);
+        else if (ee != cudaSuccess)
+            snprintf(why, sizeof why, "cudaStreamEndCapture: %s", cudaGetErrorString(ee));
+        else if (!graph)
+            snprintf(why, sizeof why, "cudaStreamEndCapture returned no graph");
+        else if ((ce = cudaGraphInstantiate(&p->graph_exec, graph, 0)) != cudaSuccess) {
+            p->graph_exec = NULL;
+            snprintf(why, sizeof why, "cudaGraphInstantiate: %s", cudaGetErrorString(ce));
+        }
+    }
+    if (graph) cudaGraphDestroy(graph);
+    (void)cudaGetLastError();   /* capture errors are not sticky: clear them before running normally */
+    if (!why[0]) {
+        p->graph_state = 1;
+        e->stats.graph_captures++;
+        e->stats.graph_why[0] = '\0';
+    } else {
+        p->graph_state = -1;
+        e->stats.graph_ineligible++;
+        snprintf(e->stats.graph_why, sizeof e->stats.graph_why, "%s", why);
+    }
+}
+
 static gn_status cu_execute(void *self, gn__engine *e, const gn__tensor *in, gn__tensor *out, uint64_t seed,
                             gn__err *err)
 {
@@ -2458,9 +2612,17 @@ static gn_status cu_execute(void *self, gn__engine *e, const gn__tensor *in, gn_
         if (ce != cudaSuccess) s = cuda_fail(err, "cudaMemcpyAsync (feed)", ce);
         st->arena_allocs++;
     }
+    st->graph_replayed = false;
+    if (s == GN_OK && b->cuda_graph && p->graph_state == 0) plan_capture(e, p);
+    if (s == GN_OK && p->graph_state == 1) {
+        ce = cudaGraphLaunch(p->graph_exec, b->stream);
+        if (ce != cudaSuccess) s = cuda_fail(err, "cudaGraphLaunch", ce);
+        st->graph_replayed = s == GN_OK;
+    } else if (s == GN_OK) {
+        s = run_all(e, p, err);
+    }
     for (uint32_t k = 0; s == GN_OK && k < e->n_nodes; k++) {
         const cnode *n = &e->nodes[k];
-        s = run_node(e, p, k, err);
         if (n->op->kind == OP_NOOP || n->op->kind == OP_HOST || n->fuse_root >= 0) continue;
         if (p->root[n->out] == n->out) {   /* launched: not an alias */
             st->nodes_run++;
@@ -2505,11 +2667,22 @@ static void cu_free(void *self)
     if (!b) return;
     if (b->stream) cudaStreamSynchronize(b->stream);
     if (b->blas) b->p_cublasDestroy_v2(b->blas);
+    if (b->blas_ws) cudaFree(b->blas_ws);
+    free(b->algos);
     if (b->dnn) b->p_cudnnDestroy(b->dnn);
     if (b->blas_lib) dlclose(b->blas_lib);
     if (b->dnn_lib) dlclose(b->dnn_lib);
     if (b->stream) cudaStreamDestroy(b->stream);
     free(b);
+}
+
+static gn_status cu_configure(void *self, const gn__backend_config *cfg, gn__err *err)
+{
+    cu_backend *b = self;
+    if (!cfg) return gn__fail(err, GN_ERR_INTERNAL, "cuda backend: no configuration");
+    b->cuda_graph = cfg->cuda_graph;
+    b->ws_limit = cfg->workspace_limit_bytes ? cfg->workspace_limit_bytes : WORKSPACE_LIMIT;
+    return GN_OK;
 }
 
 static const gn__backend_iface cu_iface = {
@@ -2521,6 +2694,7 @@ static const gn__backend_iface cu_iface = {
     .engine_free = cu_engine_free,
     .free = cu_free,
     .engine_stats = cu_engine_stats,
+    .configure = cu_configure,
 };
 
 /* dlopen the first of names that loads; why gets the loader's message otherwise. */
@@ -2566,6 +2740,25 @@ static bool load_blas(cu_backend *b)
         snprintf(why, why_len, "cublasSetStream/SetMathMode: %s", b->p_cublasGetStatusString(st));
         b->p_cublasDestroy_v2(b->blas);
         b->blas = NULL;
+        return false;
+    }
+    /* a workspace of our own (after SetStream, which resets it): cuBLAS then
+     * allocates nothing while a run is captured into a CUDA Graph */
+    cudaError_t ce = cudaMalloc(&b->blas_ws, BLAS_WORKSPACE);
+    if (ce != cudaSuccess) {
+        (void)cudaGetLastError();
+        b->blas_ws = NULL;
+        snprintf(why, why_len, "cudaMalloc of cuBLAS's %zu-byte workspace: %s", BLAS_WORKSPACE, cudaGetErrorString(ce));
+        b->p_cublasDestroy_v2(b->blas);
+        b->blas = NULL;
+        return false;
+    }
+    if ((st = b->p_cublasSetWorkspace_v2(b->blas, b->blas_ws, BLAS_WORKSPACE)) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(why, why_len, "cublasSetWorkspace: %s", b->p_cublasGetStatusString(st));
+        b->p_cublasDestroy_v2(b->blas);
+        b->blas = NULL;
+        cudaFree(b->blas_ws);
+        b->blas_ws = NULL;
         return false;
     }
     return true;
