@@ -110,6 +110,31 @@ GN_API gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn
 GN_API gn_status gn_calibrate(gn_graph *g, const char *const *feed_names, size_t n_feeds, const gn_tensor *batches,
                               size_t n_batches, char **report);
 
+/* ---- engines built ahead of time, and saved with a SavedModel (reference A9) ----------------
+ * TF-TRT's build(): runs g once on `backend` ("cpu"; NULL: "cpu") with the
+ * given feeds (zero tensors of the wanted shapes will do: gn_tensor_alloc),
+ * every top-level engine op building its engine for the input shapes it
+ * gets, and records those shapes per engine op in g (at most its
+ * maximum_cached_engines, the most recent kept; building again with other
+ * shapes adds to them). Every session created on g afterwards starts with
+ * these engines in its caches (its first run with those shapes is a cache
+ * hit, counted as prebuilt, not built). gn_savedmodel_save writes them to
+ * assets/grapnel-engine.<engine name> ('/' written as '_'): a TFRecord file,
+ * one record per engine, giving the input shapes (the cache key), precision,
+ * backend, device, library version and a digest of the segment (and of an
+ * INT8 op's calibration table); src/convert/engine_asset.h documents the
+ * payload. A session on a graph loaded from that SavedModel starts with those
+ * engines; a record made for another backend, device, library version,
+ * precision or segment is refused and counted (the engine is then built at
+ * run time, or the native segment runs without allow_build_at_runtime); a
+ * malformed asset (truncated, bad CRC) makes the run fail with
+ * GN_ERR_PARSE naming the file and the record. *report (may be NULL; owned:
+ * gn_free) gets one line per engine op with its input shapes. Errors are in
+ * gn_graph_errmsg(g): GN_ERR_ARG when g has no engine op, the run's error
+ * otherwise. */
+GN_API gn_status gn_engines_build(gn_graph *g, const char *backend, const char *const *feed_names,
+                                  const gn_tensor *feeds, size_t n_feeds, char **report);
+
 #ifdef __cplusplus
 }
 #endif

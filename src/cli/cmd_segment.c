@@ -6,18 +6,64 @@
 
 #include "grapnel/convert.h"
 #include "grapnel/grapnel.h"
+#include "grapnel/save.h"
 
 int gn_cli_segment(int argc, char **argv);
 
 #define MAX_NAMES 256
 
+/* --build-shape NAME=DIMS: a zero tensor of NAME's dtype (float32 when the
+ * graph does not say) and shape DIMS ("1x49x10"; "" for a scalar). */
+static int build_feed(gn_graph *g, const char *spec, char **name, gn_tensor *t)
+{
+    const char *eq = strrchr(spec, '=');
+    if (!eq || eq == spec) {
+        fprintf(stderr, "grapnel segment: --build-shape '%s': expected NAME=DIMS, e.g. x=1x49x10\n", spec);
+        return 2;
+    }
+    *name = strndup(spec, (size_t)(eq - spec));
+    if (!*name) return 1;
+    int64_t dims[GN_TENSOR_MAX_DIMS];
+    int32_t rank = 0;
+    const char *p = eq + 1;
+    while (*p) {
+        char *end = NULL;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 0 || rank == GN_TENSOR_MAX_DIMS || (*end && *end != 'x')) {
+            fprintf(stderr, "grapnel segment: --build-shape '%s': bad dimensions (want e.g. 1x49x10)\n", spec);
+            return 2;
+        }
+        dims[rank++] = v;
+        p = *end ? end + 1 : end;
+    }
+    /* the dtype: output k of the node named */
+    int32_t dtype = 1;
+    const char *colon = strrchr(*name, ':');
+    size_t base = colon ? (size_t)(colon - *name) : strlen(*name);
+    int32_t k = colon ? atoi(colon + 1) : 0;
+    (void)gn_graph_infer_shapes(g);
+    for (size_t i = 0; i < gn_graph_node_count(g); i++) {
+        const char *nm = gn_graph_node_name(g, i);
+        if (strlen(nm) != base || strncmp(nm, *name, base) != 0) continue;
+        int32_t dt = gn_graph_node_output_dtype(g, i, k);
+        if (dt > 0) dtype = dt;
+        break;
+    }
+    if (gn_tensor_alloc(dtype, rank, dims, t) != GN_OK) {
+        fprintf(stderr, "grapnel segment: --build-shape '%s': cannot make a %s tensor of that shape\n", spec,
+                gn_dtype_name(dtype));
+        return 2;
+    }
+    return 0;
+}
+
 int gn_cli_segment(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *params = NULL, *backend = "cpu", *tags = NULL;
-    const char *keep[MAX_NAMES], *feeds[MAX_NAMES], *cal[MAX_NAMES];
+    const char *keep[MAX_NAMES], *feeds[MAX_NAMES], *cal[MAX_NAMES], *bshape[MAX_NAMES], *fetches[MAX_NAMES];
     char *own[MAX_NAMES];
-    size_t nk = 0, nfeed = 0, ncal = 0, nown = 0;
-    int dry = 0;
+    size_t nk = 0, nfeed = 0, ncal = 0, nown = 0, nbs = 0, nfetch = 0, nfeed_given = 0;
+    int dry = 0, as_saved = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool more = i + 1 < argc;
@@ -26,7 +72,9 @@ int gn_cli_segment(int argc, char **argv)
         else if (!strcmp(a, "--backend") && more) backend = argv[++i];
         else if (!strcmp(a, "--tag") && more) tags = argv[++i];
         else if (!strcmp(a, "--feed") && more && nk < MAX_NAMES && nfeed < MAX_NAMES) keep[nk++] = feeds[nfeed++] = argv[++i];
-        else if (!strcmp(a, "--fetch") && more && nk < MAX_NAMES) keep[nk++] = argv[++i];
+        else if (!strcmp(a, "--fetch") && more && nk < MAX_NAMES) keep[nk++] = fetches[nfetch++] = argv[++i];
+        else if (!strcmp(a, "--build-shape") && more && nbs < MAX_NAMES) bshape[nbs++] = argv[++i];
+        else if (!strcmp(a, "--saved-model")) as_saved = 1;
         else if (!strcmp(a, "--calibrate") && more && ncal < MAX_NAMES) {
             cal[ncal++] = argv[++i];
             while (i + 1 < argc && argv[i + 1][0] != '-' && ncal < MAX_NAMES) cal[ncal++] = argv[++i];
@@ -52,6 +100,7 @@ int gn_cli_segment(int argc, char **argv)
     gn_load_options lo;
     gn_load_options_init(&lo);
     lo.tags = tags;
+    nfeed_given = nfeed;
     gn_graph *g = NULL;
     if (gn_graph_load(in, &lo, &g) != GN_OK) {
         fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
@@ -116,7 +165,38 @@ int gn_cli_segment(int argc, char **argv)
             free(fn);
             free(bt);
         }
-        if (!rc && !dry && gn_graph_save(g, out, GN_FORMAT_AUTO) != GN_OK) {
+        if (nbs && !dry && !rc) {
+            /* build ahead of time: a zero tensor per --build-shape */
+            gn_tensor *bt = calloc(nbs, sizeof *bt);
+            char **bn = calloc(nbs, sizeof *bn);
+            char *brep = NULL;
+            if (!bt || !bn) rc = 1;
+            for (size_t i = 0; !rc && i < nbs; i++) rc = build_feed(g, bshape[i], &bn[i], &bt[i]);
+            if (!rc && gn_engines_build(g, backend, (const char *const *)bn, bt, nbs, &brep) != GN_OK) {
+                fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
+                rc = 1;
+            }
+            if (brep) printf("built ahead of time:\n%s", brep);
+            gn_free(brep);
+            for (size_t i = 0; bt && bn && i < nbs; i++) {
+                gn_tensor_free(&bt[i]);
+                free(bn[i]);
+            }
+            free(bt);
+            free(bn);
+        }
+        if (!rc && !dry && as_saved) {
+            gn_save_params svp;
+            gn_save_params_init(&svp);
+            svp.feeds = feeds;
+            svp.n_feeds = nfeed_given;
+            svp.fetches = fetches;
+            svp.n_fetches = nfetch;
+            if (gn_savedmodel_save(g, out, NULL, &svp) != GN_OK) {
+                fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
+                rc = 1;
+            }
+        } else if (!rc && !dry && gn_graph_save(g, out, GN_FORMAT_AUTO) != GN_OK) {
             fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
             rc = 1;
         }

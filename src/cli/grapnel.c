@@ -338,7 +338,7 @@ static const command commands[] = {
      gn_cli_freeze},
     {"save", "write a GraphDef or SavedModel as a SavedModel, with tf.saved_model.SaveOptions",
      "usage: grapnel save IN DIR [--feed NAME ...] [--fetch NAME ...] [--signature KEY] [--tag TAGS]\n"
-     "                   [--save-options \"{...}\"]\n"
+     "                   [--save-options \"{...}\"] [--chunk-max-size BYTES]\n"
      "  IN is a GraphDef (.pb/.pbtxt) or a SavedModel directory; DIR must not exist or be empty.\n"
      "  --fetch NAME          a signature output (GraphDef input: required); repeatable\n"
      "  --feed NAME           a signature input (default: every Placeholder); repeatable\n"
@@ -346,11 +346,14 @@ static const command commands[] = {
      "  --tag TAGS            SavedModel input: the MetaGraphDef to load; the tags written\n"
      "  --save-options TEXT   SaveOptions as a Python dict, e.g.\n"
      "                        \"{'save_debug_info': True, 'namespace_whitelist': ['Custom']}\"\n"
+     "  --chunk-max-size BYTES  with experimental_image_format: the size above which the\n"
+     "                        proto splitter chunks (default 1 GiB, TensorFlow's limit)\n"
      "  On failure nothing is left at DIR.\n",
      gn_cli_save},
     {"segment", "replace supported subgraphs with engine ops, as TF-TRT (ConversionParams)",
      "usage: grapnel segment IN -o OUT [--params TEXT] [--backend cpu|cuda] [--fetch NAME ...]\n"
      "                       [--feed NAME ...] [--dry-run] [--tag TAGS] [--calibrate F.npy ...]\n"
+     "                       [--build-shape NAME=DIMS ...] [--saved-model]\n"
      "  --params TEXT   ConversionParams as a dictionary, e.g. \"{'precision_mode': 'FP16',\n"
      "                  'minimum_segment_size': 5}\" (fields and defaults of\n"
      "                  tf.experimental.tensorrt.ConversionParams)\n"
@@ -360,6 +363,12 @@ static const command commands[] = {
      "  --calibrate F.npy ...  INT8 with use_calibration: one .npy per graph input (the --feed\n"
      "                  names in order, else the placeholders), batch after batch; each INT8\n"
      "                  engine's calibration table (tensor ranges) is stored in the engine op\n"
+     "  --build-shape NAME=DIMS  build the engines ahead of time (TF-TRT's build()): runs the\n"
+     "                  converted graph once with a zero tensor of shape DIMS (e.g. x=1x49x10;\n"
+     "                  x= for a scalar) fed to NAME, one --build-shape per graph input\n"
+     "  --saved-model   write OUT as a SavedModel directory (signature from --feed/--fetch);\n"
+     "                  engines built ahead of time are saved in its\n"
+     "                  assets/grapnel-engine.<engine> and reloaded by sessions on it\n"
      "  Prints the parameters, one line per engine with its members, one line per node not\n"
      "  converted with the reason, and the segments left native by minimum_segment_size.\n"
      "  Engines are built per set of input shapes when the graph runs (FP32, FP16, INT8\n"

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "convert/engine_asset.h"
 #include "io/savedmodel.h"
 #include "ops/registry.h"
 
@@ -185,6 +186,7 @@ void gn_graph_free(gn_graph *g)
     free(g->names.slots);
     free(g->source);
     gn__savedmodel_unref(g->saved);
+    gn__engine_store_free(g->engines);
     gn__arena_free(&g->arena);
     free(g);
 }

@@ -157,6 +157,9 @@ struct gn_graph {
      * (src/io/savedmodel.h), shared with clones; NULL otherwise. */
     struct gn__savedmodel *saved;
 
+    /* Top level: engines built ahead of time by gn_engines_build
+     * (src/convert/engine_asset.h); NULL when none. */
+    struct gn__engine_store *engines;
 
     /* Inferred output dtypes and shapes (src/ops/shape.h), NULL until
      * gn_graph_infer_shapes; dropped by any mutation. */

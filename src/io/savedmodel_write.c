@@ -27,6 +27,7 @@
 
 #include "grapnel/save.h"
 #include "graph/ir.h"
+#include "convert/engine_asset.h"
 #include "io/bundle.h"
 #include "io/farmhash.h"
 #include "io/graphdef.h"
@@ -893,6 +894,7 @@ static gn_status save(wctx *c, const char *dir)
     uint64_t index_fp = 0, sm_fp = 0;
     gn_status s = write_variables(c, tmp, &index_fp);
     if (s == GN_OK) s = write_assets(c, tmp);
+    if (s == GN_OK) s = gn__engine_assets_write(c->g, c->w, tmp, &c->g->err);   /* engines (convert/engine_asset.h) */
     char *smpath = path_join(c, tmp, "saved_model.pb");
     char *cpbpath = path_join(c, tmp, "saved_model.cpb");
     if (s == GN_OK && (!smpath || !cpbpath)) s = fail(c, GN_ERR_NOMEM, "out of memory");

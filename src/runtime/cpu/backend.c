@@ -118,6 +118,8 @@ static void cpu_engine_stats(void *self, const gn__engine *e, gn__engine_stats *
     out->eng_builds = e->lib->eng_builds;
     out->eng_evictions = e->lib->eng_evictions;
     out->eng_fallbacks = e->lib->eng_fallbacks;
+    out->eng_prebuilt = e->lib->eng_prebuilt;
+    out->eng_stale = e->lib->eng_stale;
 }
 
 static void cpu_free(void *self)

@@ -110,6 +110,7 @@ typedef struct cpu_engine_cache {
     gn_id node;
     uint32_t n, cap;
     cpu_engine_key *k;
+    bool seeded;                  /* engines built ahead of time / from an asset added (exec.c) */
 } cpu_engine_cache;
 
 typedef struct cpu_lib {
@@ -121,6 +122,7 @@ typedef struct cpu_lib {
     uint32_t n_ec, cap_ec;
     uint64_t clock;
     uint64_t eng_hits, eng_builds, eng_evictions, eng_fallbacks;
+    uint64_t eng_prebuilt, eng_stale;
 } cpu_lib;
 
 /* exec.c: frees what one cache entry holds */

@@ -25,6 +25,7 @@
 
 #include "ops/registry.h"
 #include "runtime/cpu/cpu.h"
+#include "convert/engine_asset.h"
 #include "runtime/cpu/int8.h"
 
 #define MAX_CALL_DEPTH 256
@@ -631,6 +632,58 @@ static void build_int8(gn__kctx *c, const char *segment_fn, cpu_engine_key *k)
     gn__err_clear(&e2);
 }
 
+/* The function an FP32/FP16 engine runs: the op's own when the conversion
+ * made one (FP16), else the segment. */
+static const char *engine_function(const gn_graph *g, gn_id node, const char *segment_fn)
+{
+    const Tensorflow__AttrValue *ef = gn__node_attr(g, node, "_engine_func");
+    return ef && ef->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && ef->func && ef->func->name ? ef->func->name
+                                                                                                    : segment_fn;
+}
+
+/* A new cache starts with the engines built ahead of time (gn_engines_build)
+ * or saved in the SavedModel's assets (convert/engine_asset.h): each is
+ * built now, for its input shapes (counted as prebuilt; stale asset records
+ * are counted and left out). */
+static gn_status seed_cache(xrun *r, cpu_engine_cache *ec, gn__kctx *c, const char *segment_fn, uint32_t max,
+                            bool int8)
+{
+    cpu_lib *lib = r->p->lib;
+    gn__engine_shapes *sh = NULL;
+    uint32_t n = 0, stale = 0;
+    gn_status s = gn__engine_seeds(lib->top, c->g, c->node, max, &sh, &n, &stale, c->err);
+    if (s != GN_OK) {
+        gn__err_prefix(c->err, "node '%s' (Grapnel>EngineOp)", gn__node_name(c->g, c->node));
+        return s;
+    }
+    lib->eng_stale += stale;
+    if (n && !int8) {
+        /* on this backend an FP32/FP16 engine is its function compiled (once per program) */
+        const char *fname = engine_function(c->g, c->node, segment_fn);
+        const gn__function *fn = gn__graph_find_function(c->g->lib ? c->g->lib : c->g, fname);
+        xprog *bp = NULL;
+        if (!fn) s = gn__kctx_fail(c, GN_ERR_GRAPH, "function '%s' is not in the library", fname);
+        else s = gn__xprog_function(lib, fn, &bp, c->err);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (s == GN_OK && !grow((void **)&ec->k, &ec->cap, ec->n + 1, sizeof *ec->k)) s = nomem(r);
+        if (s != GN_OK) {
+            gn__engine_shapes_free(&sh[i]);
+            continue;
+        }
+        cpu_engine_key *k = &ec->k[ec->n++];
+        memset(k, 0, sizeof *k);
+        k->n_in = sh[i].n_in;
+        k->rank = sh[i].rank;
+        k->dims = sh[i].dims;
+        k->last_use = ++lib->clock;
+        if (int8) build_int8(c, segment_fn, k);
+        if (!k->failed) lib->eng_prebuilt++;
+    }
+    free(sh);
+    return s;
+}
+
 static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *in, uint32_t n_in, gn__tensor *out,
                             uint32_t n_out)
 {
@@ -658,6 +711,15 @@ static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *i
     }
     cpu_engine_cache *ec = engine_cache(lib, c->g, c->node);
     if (!ec) return nomem(r);
+    if (!ec->seeded) {
+        ec->seeded = true;
+        gn_status s = seed_cache(r, ec, c, f->func->name, max > UINT32_MAX ? UINT32_MAX : (uint32_t)max, int8);
+        if (s != GN_OK) {
+            /* nothing was added (a malformed asset): the next run reports it again */
+            if (!ec->n) ec->seeded = false;
+            return s;
+        }
+    }
     lib->clock++;
     cpu_engine_key *hit = NULL;
     for (uint32_t i = 0; i < ec->n && !hit; i++)
@@ -710,11 +772,7 @@ static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *i
         return s;
     }
     /* an engine: its own function when the conversion made one (FP16), else the segment */
-    const Tensorflow__AttrValue *ef = gn__node_attr(c->g, c->node, "_engine_func");
-    const char *fn = ef && ef->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && ef->func && ef->func->name
-                         ? ef->func->name
-                         : f->func->name;
-    return run_call(rb, c, fn, in, n_in, out, n_out);
+    return run_call(rb, c, engine_function(c->g, c->node, f->func->name), in, n_in, out, n_out);
 }
 
 static const struct gn__run_ops run_ops = {run_call, run_own, run_engine};

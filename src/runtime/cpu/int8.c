@@ -425,6 +425,15 @@ static gn_status run_kernel(const gn_graph *g, i8step *s, gn__tensor *vals, gn__
     return st;
 }
 
+/* The argument / result index of an _Arg / _Retval node: its `index` attr
+ * (a body loaded from a FunctionDef renumbers orig_index), else orig_index. */
+static uint32_t arg_index(const gn_graph *body, gn_id id)
+{
+    int64_t ix = -1;
+    if (gn__attr_get_int(body, id, "index", &ix) && ix >= 0 && ix <= (int64_t)UINT32_MAX) return (uint32_t)ix;
+    return gn__node_at(body, id)->orig_index;
+}
+
 gn_status gn__int8_engine_build(const gn_graph *body, const char *table, size_t len, gn__int8_engine **out,
                                 gn__err *err)
 {
@@ -482,13 +491,13 @@ gn_status gn__int8_engine_build(const gn_graph *body, const char *table, size_t 
         const char *name = gn__node_name(body, id);
         if (nd->flags & GN__NODE_FN_ARG) {
             st->kind = S_ARG;
-            st->io = nd->orig_index;
+            st->io = arg_index(body, id);
             e->n_args++;
             continue;
         }
         if (nd->flags & GN__NODE_FN_RET) {
             st->kind = S_RET;
-            st->io = nd->orig_index;
+            st->io = arg_index(body, id);
             e->n_rets++;
             if (nd->n_in != 1) s = gn__fail(err, GN_ERR_GRAPH, "INT8 engine: result '%s' has no input", name);
             continue;
