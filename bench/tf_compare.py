@@ -249,6 +249,8 @@ class GnSessionOptions(ctypes.Structure):
         ("backend", ctypes.c_char_p),
         ("seed", ctypes.c_uint64),
         ("num_threads", ctypes.c_int32),
+        ("workspace_limit_bytes", ctypes.c_uint64),
+        ("cuda_graph", ctypes.c_bool),
     ]
 
 

@@ -19,7 +19,7 @@ import ctypes
 import os
 import shutil
 import subprocess
-from ctypes import (POINTER, Structure, c_char, c_char_p, c_double, c_int32,
+from ctypes import (POINTER, Structure, c_bool, c_char, c_char_p, c_double, c_int32,
                     c_int64, c_size_t, c_uint32, c_uint64, c_void_p)
 from typing import List, Optional
 
@@ -103,7 +103,8 @@ class gn_tensor(Structure):
 
 
 class gn_session_options(Structure):
-    _fields_ = [("struct_size", c_uint32), ("backend", c_char_p), ("seed", c_uint64), ("num_threads", c_int32)]
+    _fields_ = [("struct_size", c_uint32), ("backend", c_char_p), ("seed", c_uint64), ("num_threads", c_int32),
+                ("workspace_limit_bytes", c_uint64), ("cuda_graph", c_bool)]
 
 
 class gn_compare_result(Structure):
