@@ -187,6 +187,36 @@ static bool if_lowerable(const gn_graph *g, gn_id id, char *why, size_t n)
     return true;
 }
 
+/* The end of an If or Case lowering: the functional node's control edges move
+ * to the lowered form's barrier `be`, the node goes, the nodes made since
+ * `first` take its orig_index, and a node that must stay reachable by name
+ * (preserved, or a control return) comes back under its own name as an
+ * IdentityN of the lowered outputs (a NoOp when there are none) after the
+ * barrier. */
+static gn_status finish_lowering(lower_ctx *L, gn_id id, gn_id be, gn_id first, uint32_t name_id, uint32_t orig,
+                                 bool keep, bool cret, const gn_id *outs, uint32_t nout,
+                                 const Tensorflow__AttrValue *tout)
+{
+    gn_graph *g = L->g;
+    gn_status s = gn__graph_forward_control(g, id, be);
+    if (s == GN_OK) s = gn__node_remove(g, id);
+    if (s != GN_OK) return gn__fail(L->c->err, s, "%s", g->err.msg);
+    for (gn_id k = first; k < g->n_nodes; k++) g->nodes[k].orig_index = orig;
+    if (!keep) return GN_OK;
+    gn_id kid;
+    s = gn__node_add_interned(g, name_id, gn__intern_cstr(g, nout ? "IdentityN" : "NoOp"), &kid);
+    if (s != GN_OK) return gn__fail(L->c->err, s, "%s", g->err.msg);
+    g->nodes[kid].device = L->dev;
+    g->nodes[kid].orig_index = orig;
+    g->nodes[kid].flags |= GN__NODE_PRESERVE;
+    for (uint32_t k = 0; k < nout; k++)
+        if ((s = edge(L, kid, (gn__edge){outs[k], 0})) != GN_OK) return s;
+    if (nout && (s = set(L, kid, "T", tout)) != GN_OK) return s;
+    if ((s = ctl(L, kid, be)) != GN_OK) return s;
+    if (cret) gn__retarget_control_ret(g, id, kid);
+    return GN_OK;
+}
+
 static gn_status lower_if(lower_ctx *L, gn_id id)
 {
     gn_graph *g = L->g;
@@ -267,31 +297,8 @@ static gn_status lower_if(lower_ctx *L, gn_id id)
     T_(set(L, be, "T", type_attr(g, DT_BOOL)));
     T_(edge(L, be, (gn__edge){pf, 0}));
     T_(edge(L, be, (gn__edge){pt, 0}));
-    s = gn__graph_forward_control(g, id, be);
-    if (s == GN_OK) s = gn__node_remove(g, id);
-    if (s != GN_OK) {
-        s = gn__fail(L->c->err, s, "%s", g->err.msg);
-        goto out;
-    }
     gn_id first = sw;
-    for (gn_id k = first; k < g->n_nodes; k++) g->nodes[k].orig_index = orig;
-    if (keep) {
-        gn_id kid;
-        s = gn__node_add_interned(g, name_id, gn__intern_cstr(g, nout ? "IdentityN" : "NoOp"), &kid);
-        if (s != GN_OK) {
-            s = gn__fail(L->c->err, s, "%s", g->err.msg);
-            goto out;
-        }
-        g->nodes[kid].device = L->dev;
-        g->nodes[kid].orig_index = orig;
-        g->nodes[kid].flags |= GN__NODE_PRESERVE;
-        if (nout) {
-            for (uint32_t k = 0; k < nout; k++) T_(edge(L, kid, (gn__edge){outs[k], 0}));
-            T_(set(L, kid, "T", tout));
-        }
-        T_(ctl(L, kid, be));
-        if (cret) gn__retarget_control_ret(g, id, kid);
-    }
+    T_(finish_lowering(L, id, be, first, name_id, orig, keep, cret, outs, nout, tout));
 #undef T_
 out:
     free(ins);
@@ -643,30 +650,7 @@ static gn_status lower_case(lower_ctx *L, gn_id id)
     T_(set(L, be, "T", type_attr(g, DT_INT32)));
     for (uint32_t b = 0; b < nb; b++) T_(edge(L, be, (gn__edge){piv[b], 0}));
     for (uint32_t b = 0; b < nb; b++) T_(ctl(L, be, call[b]));
-    s = gn__graph_forward_control(g, id, be);
-    if (s == GN_OK) s = gn__node_remove(g, id);
-    if (s != GN_OK) {
-        s = gn__fail(L->c->err, s, "%s", g->err.msg);
-        goto out;
-    }
-    for (gn_id k = first; k < g->n_nodes; k++) g->nodes[k].orig_index = orig;
-    if (keep) {
-        gn_id kid;
-        s = gn__node_add_interned(g, name_id, gn__intern_cstr(g, nout ? "IdentityN" : "NoOp"), &kid);
-        if (s != GN_OK) {
-            s = gn__fail(L->c->err, s, "%s", g->err.msg);
-            goto out;
-        }
-        g->nodes[kid].device = L->dev;
-        g->nodes[kid].orig_index = orig;
-        g->nodes[kid].flags |= GN__NODE_PRESERVE;
-        if (nout) {
-            for (uint32_t k = 0; k < nout; k++) T_(edge(L, kid, (gn__edge){outs[k], 0}));
-            T_(set(L, kid, "T", tout));
-        }
-        T_(ctl(L, kid, be));
-        if (cret) gn__retarget_control_ret(g, id, kid);
-    }
+    T_(finish_lowering(L, id, be, first, name_id, orig, keep, cret, outs, nout, tout));
 #undef T_
 out:
     free(ins);
