@@ -8,11 +8,14 @@
  *     ids of the checkpoint's TrackableObjectGraph, whose attributes carry the
  *     checkpoint key); TF1 through the restore ops (RestoreV2's tensor_names,
  *     output k assigned to a variable); else by name.
- *  3. On a clone: prune to what the outputs need, inline every call, replace
- *     variables by Const nodes holding the checkpoint values and rewrite their
- *     readers (ReadVariableOp -> Identity, ResourceGather -> GatherV2,
- *     ResourceGatherNd -> GatherNd, VariableShape -> Shape, resource-typed
- *     pass-through ops get their dtype), prune again, compact, validate. */
+ *  3. On a clone: prune to what the outputs need (the inputs kept), inline
+ *     every call, replace variables by Const nodes holding the checkpoint
+ *     values and rewrite their readers (ReadVariableOp -> Identity,
+ *     ResourceGather -> GatherV2, ResourceGatherNd -> GatherNd, VariableShape
+ *     -> Shape, resource-typed pass-through ops get their dtype), prune
+ *     again, compact, validate.
+ *  4. Lookup tables (HashTableV2) the outputs need get their contents as
+ *     constants: see "lookup tables" below. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,7 @@
 #include "io/savedmodel.h"
 #include "io/savedmodel_impl.h"
 #include "ops/kernel.h"
+#include "ops/lookup.h"
 #include "ops/registry.h"
 #include "optimizer/inline.h"
 #include "tensorflow/core/protobuf/trackable_object_graph.pb-c.h"
@@ -592,6 +596,360 @@ static gn_status convert_var(freezer *z, gn_id id)
     return st;
 }
 
+/* ---- lookup tables ------------------------------------------------------------------ */
+/* What TensorFlow does: convert_variables_to_constants_v2 on a signature
+ * whose function reads a table leaves the table handle a captured input of
+ * the frozen graph (a DT_RESOURCE Placeholder) and the table's initializer
+ * (run by the SavedModel's __saved_model_init_op, InitializeTableFromTextFileV2
+ * over an asset path) outside it: the GraphDef alone cannot run.
+ *
+ * Ours is self-contained: the initializers are found in the whole graph (the
+ * init op's functions inlined on a scratch clone), each table's contents are
+ * computed now (a text file under assets/ read as TF's text-file initializer
+ * reads it, or the Const keys / values of InitializeTableV2 and
+ * LookupTableImportV2), and the frozen graph keeps the HashTableV2 node with
+ * an InitializeTableV2 "<table>/frozen_init" over Const keys and values, on
+ * which every op that uses the table depends by a control edge (so the table
+ * is filled before any lookup, and TF itself runs the result: re-running the
+ * initializer on a filled table is a no-op there). Tables are told apart as
+ * TF's resource manager does: by shared_name, else by node name. Mutable
+ * tables (their contents are checkpoint state) are refused. */
+typedef struct table_data {
+    char *key;            /* shared_name, or the node name */
+    char *init;           /* the initializer node (messages) */
+    gn__tensor keys, values;
+} table_data;
+
+typedef struct tables {
+    table_data *v;
+    size_t n, cap;
+} tables;
+
+static void tables_free(tables *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->v[i].key);
+        free(t->v[i].init);
+        gn__tensor_release(&t->v[i].keys);
+        gn__tensor_release(&t->v[i].values);
+    }
+    free(t->v);
+    memset(t, 0, sizeof *t);
+}
+
+static bool is_table_init_op(const char *op)
+{
+    return strcmp(op, "InitializeTableV2") == 0 || strcmp(op, "LookupTableImportV2") == 0 ||
+           strcmp(op, "InitializeTableFromTextFileV2") == 0;
+}
+
+static char *table_key(const gn_graph *g, gn_id id)
+{
+    const char *sn = NULL;
+    size_t snl = 0;
+    bool by_node = false;
+    (void)gn__attr_get_bool(g, id, "use_node_name_sharing", &by_node);
+    if (!by_node && gn__attr_get_string(g, id, "shared_name", &sn, &snl) && snl) return strndup(sn, snl);
+    return strdup(gn__node_name(g, id));
+}
+
+/* The producer of e through Identity / Snapshot nodes. */
+static gn__edge through_identity(const gn_graph *g, gn__edge e)
+{
+    for (int k = 0; k < 64; k++) {
+        const char *op = gn__node_op(g, e.node);
+        const gn__node *n = gn__node_at(g, e.node);
+        if ((strcmp(op, "Identity") != 0 && strcmp(op, "Snapshot") != 0) || n->n_in == 0) break;
+        e = n->in[0];
+    }
+    return e;
+}
+
+/* The asset file an asset tensor (by name) stands for, or NULL. */
+static const char *asset_of(const gn_graph *g, gn_id id)
+{
+    const char *name = gn__node_name(g, id);
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < gn_graph_asset_count(g); i++) {
+        const char *t = gn_graph_asset_tensor(g, i);
+        if (t && strncmp(t, name, nl) == 0 && (t[nl] == 0 || strcmp(t + nl, ":0") == 0))
+            return gn_graph_asset_filename(g, i);
+    }
+    return NULL;
+}
+
+static bool const_tensor(const gn_graph *h, gn_id id, gn__tensor *out)
+{
+    memset(out, 0, sizeof *out);
+    if (strcmp(gn__node_op(h, id), "Const") != 0) return false;
+    const Tensorflow__AttrValue *v = gn__node_attr(h, id, "value");
+    gn__err scratch = {0};
+    if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR ||
+        gn__tensor_from_proto(v->tensor, out, &scratch) != GN_OK) {
+        gn__err_clear(&scratch);
+        return false;
+    }
+    return true;
+}
+
+/* The file an initializer's filename input names: an asset (its Placeholder
+ * or TF1 Const, possibly through a string variable the init op assigns it
+ * to, as TF2 SavedModels do), else a string Const. *path is malloc'd. */
+static gn_status init_file_path(freezer *z, const gn_graph *h, gn_id init, char **path)
+{
+    *path = NULL;
+    gn__edge e = gn__node_at(h, init)->in[1];
+    for (int step = 0; step < 64; step++) {
+        e = through_identity(h, e);
+        const char *op = gn__node_op(h, e.node);
+        const char *asset = asset_of(z->g, e.node);
+        if (asset) {
+            if (!z->g->saved->dir)
+                return gn__fail(&z->g->err, GN_ERR_IO,
+                                "freezing signature '%s': table initializer '%s' reads asset '%s', and a SavedModel "
+                                "loaded from a buffer has no assets directory",
+                                z->sig, gn__node_name(h, init), asset);
+            size_t n = strlen(z->g->saved->dir) + strlen(asset) + 16;
+            if (!(*path = malloc(n))) return oom(z);
+            snprintf(*path, n, "%s/assets/%s", z->g->saved->dir, asset);
+            return GN_OK;
+        }
+        if (strcmp(op, "ReadVariableOp") == 0 && gn__node_at(h, e.node)->n_in) {
+            /* the value the variable is assigned (AssignVariableOp(var, value)) */
+            gn_id var = through_identity(h, gn__node_at(h, e.node)->in[0]).node;
+            const gn__node *vn = gn__node_at(h, var);
+            gn__edge val = {GN_NONE, 0};
+            for (uint32_t u = 0; u < vn->n_use && val.node == GN_NONE; u++) {
+                gn_id c = vn->use[u].node;
+                if (vn->use[u].slot == 0 && strcmp(gn__node_op(h, c), "AssignVariableOp") == 0 &&
+                    gn__node_at(h, c)->n_in > 1)
+                    val = gn__node_at(h, c)->in[1];
+            }
+            if (val.node == GN_NONE) break;
+            e = val;
+            continue;
+        }
+        gn__tensor t;
+        if (const_tensor(h, e.node, &t)) {
+            if (t.dtype == DT_STRING && gn__tensor_numel(&t) == 1) {
+                const gn__tstring *s = t.data;
+                *path = strndup(s->ptr, s->len);
+            }
+            gn__tensor_release(&t);
+            if (*path) return GN_OK;
+        }
+        break;
+    }
+    return gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                    "freezing signature '%s': table initializer '%s' (InitializeTableFromTextFileV2) reads a file "
+                    "named by '%s' (%s), which is neither an asset nor a constant",
+                    z->sig, gn__node_name(h, init), gn__node_name(h, e.node), gn__node_op(h, e.node));
+}
+
+static gn_status init_contents(freezer *z, const gn_graph *h, gn_id init, gn_id tab, gn__tensor *keys,
+                               gn__tensor *values)
+{
+    const char *op = gn__node_op(h, init);
+    const char *name = gn__node_name(h, init);
+    if (strcmp(op, "InitializeTableFromTextFileV2") == 0) {
+        int kdt = 0, vdt = 0;
+        int64_t ki = 0, vi = 0, vocab = -1, offset = 0;
+        (void)gn__attr_get_type(h, tab, "key_dtype", &kdt);
+        (void)gn__attr_get_type(h, tab, "value_dtype", &vdt);
+        (void)gn__attr_get_int(h, init, "key_index", &ki);
+        (void)gn__attr_get_int(h, init, "value_index", &vi);
+        (void)gn__attr_get_int(h, init, "vocab_size", &vocab);
+        (void)gn__attr_get_int(h, init, "offset", &offset);
+        const char *d = "\t";
+        size_t dl = 1;
+        if (!gn__attr_get_string(h, init, "delimiter", &d, &dl) || !dl) d = "\t";
+        char *path = NULL;
+        GN_TRY(init_file_path(z, h, init, &path));
+        gn_status st = gn__table_read_text_file(path, kdt, vdt, ki, vi, vocab, d[0], offset, keys, values, &z->g->err);
+        free(path);
+        if (st != GN_OK)
+            gn__err_prefix(&z->g->err, "freezing signature '%s': table initializer '%s' (%s)", z->sig, name, op);
+        return st;
+    }
+    const gn__node *n = gn__node_at(h, init);
+    if (n->n_in < 3 || !const_tensor(h, through_identity(h, n->in[1]).node, keys))
+        return gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                        "freezing signature '%s': table initializer '%s' (%s): its keys are not a constant", z->sig,
+                        name, op);
+    if (!const_tensor(h, through_identity(h, n->in[2]).node, values)) {
+        gn__tensor_release(keys);
+        return gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                        "freezing signature '%s': table initializer '%s' (%s): its values are not a constant",
+                        z->sig, name, op);
+    }
+    return GN_OK;
+}
+
+/* Every table initializer of the SavedModel's graph (calls inlined on a clone). */
+static gn_status collect_tables(freezer *z, tables *out)
+{
+    gn_graph *h = NULL;
+    GN_TRY(gn__graph_clone(z->g, &h));
+    gn__savedmodel_unref(h->saved);
+    h->saved = NULL;
+    gn__inline_opts io = {.ignore_noinline = true};
+    gn_status st = gn__inline_calls(h, &io, NULL, &h->err);
+    if (st != GN_OK) gn__fail(&z->g->err, st, "freezing signature '%s': %s", z->sig, h->err.msg);
+    for (gn_id id = 0; st == GN_OK && id < h->n_nodes; id++) {
+        if (!gn__node_live(h, id) || !is_table_init_op(gn__node_op(h, id)) || gn__node_at(h, id)->n_in < 2) continue;
+        gn_id tab = through_identity(h, gn__node_at(h, id)->in[0]).node;
+        if (!is_table_op(gn__node_op(h, tab))) continue;   /* a table the graph does not make: not ours to fill */
+        char *key = table_key(h, tab);
+        if (!key) {
+            st = oom(z);
+            break;
+        }
+        gn__tensor k = {0}, v = {0};
+        st = init_contents(z, h, id, tab, &k, &v);
+        table_data *have = NULL;
+        for (size_t i = 0; st == GN_OK && i < out->n && !have; i++)
+            if (strcmp(out->v[i].key, key) == 0) have = &out->v[i];
+        if (st == GN_OK && have) {
+            /* initialized twice: TF accepts the second when it has as many entries */
+            if (gn__tensor_numel(&have->keys) != gn__tensor_numel(&k))
+                st = gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                              "freezing signature '%s': table '%s' is initialized by '%s' and by '%s' with different "
+                              "data",
+                              z->sig, gn__node_name(h, tab), have->init, gn__node_name(h, id));
+            gn__tensor_release(&k);
+            gn__tensor_release(&v);
+            free(key);
+            continue;
+        }
+        if (st == GN_OK && out->n == out->cap) {
+            size_t cap = out->cap ? 2 * out->cap : 8;
+            table_data *nv = realloc(out->v, cap * sizeof *nv);
+            if (!nv) st = oom(z);
+            else {
+                out->v = nv;
+                out->cap = cap;
+            }
+        }
+        char *iname = st == GN_OK ? strdup(gn__node_name(h, id)) : NULL;
+        if (st == GN_OK && !iname) st = oom(z);
+        if (st != GN_OK) {
+            gn__tensor_release(&k);
+            gn__tensor_release(&v);
+            free(key);
+            break;
+        }
+        out->v[out->n++] = (table_data){key, iname, k, v};
+    }
+    gn_graph_free(h);
+    return st;
+}
+
+static gn_status add_const(freezer *z, const char *name, const gn__tensor *t, int32_t device, gn_id *out)
+{
+    GN_TRY(gn__node_add(z->f, name, "Const", out));
+    gn__node_at(z->f, *out)->device = device;
+    return set_tensor(z, *out, t);
+}
+
+/* "<base>/frozen_init" (or with "_<k>" when taken) into buf */
+static void free_name(const gn_graph *f, const char *base, const char *suffix, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/%s", base, suffix);
+    for (int k = 1; gn__graph_find(f, buf) != GN_NONE; k++) snprintf(buf, n, "%s/%s_%d", base, suffix, k);
+}
+
+/* The frozen graph's table tab gets its contents and its users a control edge on them. */
+static gn_status freeze_table(freezer *z, gn_id tab, const tables *all)
+{
+    gn_graph *f = z->f;
+    const char *op = gn__node_op(f, tab);
+    char *tname = strdup(gn__node_name(f, tab));
+    char *key = table_key(f, tab);
+    gn_status st = tname && key ? GN_OK : oom(z);
+    const table_data *d = NULL;
+    for (size_t i = 0; st == GN_OK && i < all->n && !d; i++)
+        if (strcmp(all->v[i].key, key) == 0) d = &all->v[i];
+    if (st == GN_OK && strcmp(op, "HashTableV2") != 0)
+        st = gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                      "freezing signature '%s': node '%s' (%s) is a lookup table of a kind that cannot be frozen "
+                      "(only HashTableV2)",
+                      z->sig, tname, op);
+    else if (st == GN_OK && !d)
+        st = gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                      "freezing signature '%s': node '%s' (HashTableV2): no initializer of the table is in the "
+                      "SavedModel",
+                      z->sig, tname);
+    size_t nl = tname ? strlen(tname) + 48 : 0;
+    char *nm = st == GN_OK ? malloc(nl) : NULL;
+    if (st == GN_OK && !nm) st = oom(z);
+    gn_id init = GN_NONE, kc = GN_NONE, vc = GN_NONE;
+    int32_t device = gn__node_at(f, tab)->device;
+    if (st == GN_OK) {
+        free_name(f, tname, "frozen_init", nm, nl);
+        st = gn__node_add(f, nm, "InitializeTableV2", &init);
+    }
+    char *iname = NULL;
+    if (st == GN_OK) {
+        gn__node_at(f, init)->device = device;
+        if (!(iname = strdup(nm))) st = oom(z);
+    }
+    if (st == GN_OK) {
+        free_name(f, iname, "keys", nm, nl);
+        st = add_const(z, nm, &d->keys, device, &kc);
+    }
+    if (st == GN_OK) {
+        free_name(f, iname, "values", nm, nl);
+        st = add_const(z, nm, &d->values, device, &vc);
+    }
+    free(iname);
+    if (st == GN_OK) st = gn__node_add_input(f, init, (gn__edge){tab, 0});
+    if (st == GN_OK) st = gn__node_add_input(f, init, (gn__edge){kc, 0});
+    if (st == GN_OK) st = gn__node_add_input(f, init, (gn__edge){vc, 0});
+    if (st == GN_OK) st = set_type(z, init, "Tkey", d->keys.dtype);
+    if (st == GN_OK) st = set_type(z, init, "Tval", d->values.dtype);
+    /* every user of the table (through resource pass-throughs) after the init */
+    uint32_t cap = f->n_nodes + 1, n_wl = 0;
+    gn_id *wl = st == GN_OK ? malloc(cap * sizeof *wl) : NULL;
+    if (st == GN_OK && !wl) st = oom(z);
+    if (st == GN_OK) wl[n_wl++] = tab;
+    for (uint32_t w = 0; st == GN_OK && w < n_wl; w++) {
+        const gn__node *n = gn__node_at(f, wl[w]);
+        for (uint32_t u = 0; st == GN_OK && u < n->n_use; u++) {
+            gn_id c = n->use[u].node;
+            if (c == init) continue;
+            int t = 0;
+            if (is_passthrough(gn__node_op(f, c)) && gn__attr_get_type(f, c, "T", &t) && t == DT_RESOURCE) {
+                bool seen = false;
+                for (uint32_t q = 0; q < n_wl && !seen; q++) seen = wl[q] == c;
+                if (!seen && n_wl < cap) wl[n_wl++] = c;
+                continue;
+            }
+            st = gn__node_add_control(f, c, init);
+            n = gn__node_at(f, wl[w]);
+        }
+    }
+    free(wl);
+    free(nm);
+    free(tname);
+    free(key);
+    return st;
+}
+
+static gn_status freeze_tables(freezer *z)
+{
+    bool any = false;
+    for (gn_id id = 0; id < z->f->n_nodes && !any; id++)
+        any = gn__node_live(z->f, id) && is_table_op(gn__node_op(z->f, id));
+    if (!any) return GN_OK;
+    tables all = {0};
+    gn_status st = collect_tables(z, &all);
+    uint32_t n0 = z->f->n_nodes;
+    for (gn_id id = 0; st == GN_OK && id < n0; id++)
+        if (gn__node_live(z->f, id) && is_table_op(gn__node_op(z->f, id))) st = freeze_table(z, id, &all);
+    tables_free(&all);
+    return st;
+}
+
 /* "node:k" -> node id and output; GN_NONE when the node is absent. */
 static gn_id find_tensor(const gn_graph *g, const char *t, uint32_t *index)
 {
@@ -630,7 +988,10 @@ gn_status gn_graph_freeze(gn_graph *g, const char *sig, gn_graph **out)
         return GN_ERR_NOT_FOUND;
     }
     /* the signature's tensors */
-    size_t n_fetch = sd->n_outputs;
+    /* the outputs and the inputs: every input stays, needed or not, so the
+     * signature's feeds all name tensors of the frozen graph (as TF's frozen
+     * function keeps all its arguments) */
+    size_t n_fetch = sd->n_outputs + sd->n_inputs;
     char **fetch = calloc(n_fetch + 1, sizeof *fetch);
     if (!fetch) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     for (int32_t o = 0; o <= 1; o++) {
@@ -663,7 +1024,7 @@ gn_status gn_graph_freeze(gn_graph *g, const char *sig, gn_graph **out)
                                 "signature '%s': %s '%s' names tensor '%s', but node '%s' has %d output%s", sig,
                                 what, key, t, gn__node_name(g, id), no, no == 1 ? "" : "s");
             }
-            if (o && !(fetch[k] = strdup(gn__node_name(g, id)))) {
+            if (!(fetch[o ? k : sd->n_outputs + k] = strdup(gn__node_name(g, id)))) {
                 free_names(fetch, n_fetch);
                 return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
             }
@@ -690,14 +1051,7 @@ gn_status gn_graph_freeze(gn_graph *g, const char *sig, gn_graph **out)
         if (st != GN_OK) gn__fail(&g->err, st, "freezing signature '%s': %s", sig, z.f->err.msg);
         else st = prune(&z, fetch, n_fetch);
     }
-    for (gn_id id = 0; st == GN_OK && id < z.f->n_nodes; id++) {
-        if (!gn__node_live(z.f, id)) continue;
-        const char *op = gn__node_op(z.f, id);
-        if (is_table_op(op))
-            st = gn__fail(&g->err, GN_ERR_UNSUPPORTED,
-                          "freezing signature '%s': node '%s' (%s) is a lookup table: tables cannot be frozen", sig,
-                          gn__node_name(z.f, id), op);
-    }
+    if (st == GN_OK) st = freeze_tables(&z);
     uint32_t n0 = z.f ? z.f->n_nodes : 0;
     for (gn_id id = 0; st == GN_OK && id < n0; id++)
         if (gn__node_live(z.f, id) && is_var_op(gn__node_op(z.f, id))) st = convert_var(&z, id);

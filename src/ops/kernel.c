@@ -201,5 +201,7 @@ gn__kernel_fn gn__kernel_for(const char *op)
     if ((f = search(gn__kernels_array, gn__kernels_array_count, op))) return f;
     if ((f = search(gn__kernels_control, gn__kernels_control_count, op))) return f;
     if ((f = search(gn__kernels_quant, gn__kernels_quant_count, op))) return f;
+    if ((f = search(gn__kernels_lookup, gn__kernels_lookup_count, op))) return f;
+    if ((f = search(gn__kernels_feature, gn__kernels_feature_count, op))) return f;
     return NULL;
 }

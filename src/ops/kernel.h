@@ -117,6 +117,10 @@ extern const gn__kernel_entry gn__kernels_control[];
 extern const uint32_t gn__kernels_control_count;
 extern const gn__kernel_entry gn__kernels_quant[];   /* kernels/quant.c: FakeQuant, QuantizeAndDequantize */
 extern const uint32_t gn__kernels_quant_count;
+extern const gn__kernel_entry gn__kernels_lookup[];  /* kernels/lookup.c: HashTableV2 and its ops */
+extern const uint32_t gn__kernels_lookup_count;
+extern const gn__kernel_entry gn__kernels_feature[]; /* kernels/feature.c: SparseToDense, hash buckets, bucketize */
+extern const uint32_t gn__kernels_feature_count;
 
 /* float16 helpers: C's _Float16 */
 typedef _Float16 gn__f16;
