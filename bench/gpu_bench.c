@@ -2,13 +2,16 @@
  * the public session API (each run copies the feed in and the fetch out).
  *
  *   gpu_bench MODEL.pb FEED SHAPE FETCH [--backend cuda|cpu] [--min-time S] [--max-iters N]
+ *             [--cuda-graph 0|1]
  *
  * SHAPE is the feed's shape, comma-separated (its first dim is the batch);
  * the feed is float32, uniform in [-1, 1). Three warm-up runs (the first
  * makes the memory plan and picks the cuDNN algorithms), then runs until
- * --min-time seconds (default 2) or --max-iters runs (default 200). Prints
- * one line:
- *   backend B batch N runs R median_ms M p90_ms P items_per_s T first_run_ms F cpu_s C
+ * --min-time seconds (default 2) or --max-iters runs (default 200).
+ * --cuda-graph 1 sets the session option cuda_graph: the first run of a
+ * shape set is captured into a CUDA Graph, later runs replay it (default 0).
+ * Prints one line:
+ *   backend B batch N runs R median_ms M p90_ms P items_per_s T first_run_ms F cpu_s C cuda_graph G
  * Exit status 1 with the library's message when a step fails. */
 #include <stdint.h>
 #include <stdio.h>
@@ -35,16 +38,20 @@ static int cmp_d(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: gpu_bench MODEL.pb FEED SHAPE FETCH [--backend cuda|cpu] [--min-time S] [--max-iters N]\n");
+        fprintf(stderr, "usage: gpu_bench MODEL.pb FEED SHAPE FETCH [--backend cuda|cpu] [--min-time S] [--max-iters N] "
+                        "[--cuda-graph 0|1]\n");
         return 2;
     }
     const char *model = argv[1], *feed = argv[2], *shape = argv[3], *fetch = argv[4], *backend = "cuda";
     double min_time = 2.0;
     long max_iters = 200;
+    int cuda_graph = 0;
     for (int i = 5; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--backend")) backend = argv[i + 1];
         else if (!strcmp(argv[i], "--min-time")) min_time = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--max-iters")) max_iters = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--cuda-graph") && (!strcmp(argv[i + 1], "0") || !strcmp(argv[i + 1], "1")))
+            cuda_graph = argv[i + 1][0] == '1';
         else {
             fprintf(stderr, "gpu_bench: unknown option %s\n", argv[i]);
             return 2;
@@ -86,6 +93,7 @@ int main(int argc, char **argv)
     gn_session_options o;
     gn_session_options_init(&o);
     o.backend = backend;
+    o.cuda_graph = cuda_graph != 0;
     gn_session *s = NULL;
     int rc = 0;
     double *t = malloc((size_t)max_iters * sizeof *t);
@@ -127,9 +135,10 @@ int main(int argc, char **argv)
         double cpu = now_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
         qsort(t, (size_t)runs, sizeof *t, cmp_d);
         double med = t[runs / 2], p90 = t[(runs * 9) / 10 < runs ? (runs * 9) / 10 : runs - 1];
-        printf("backend %s batch %lld runs %ld median_ms %.3f p90_ms %.3f items_per_s %.1f first_run_ms %.1f cpu_s %.2f\n",
+        printf("backend %s batch %lld runs %ld median_ms %.3f p90_ms %.3f items_per_s %.1f first_run_ms %.1f cpu_s %.2f "
+               "cuda_graph %d\n",
                backend, (long long)(in.rank ? in.dims[0] : 1), runs, 1e3 * med, 1e3 * p90,
-               (double)(in.rank ? in.dims[0] : 1) / med, 1e3 * first, cpu);
+               (double)(in.rank ? in.dims[0] : 1) / med, 1e3 * first, cpu, cuda_graph);
     }
     free(t);
     gn_session_free(s);

@@ -6,6 +6,8 @@
 OURS.txt: one line per run of bench/gpu_bench, prefixed with
 "MODEL VARIANT": e.g.
   resnet50 NCHW backend cuda batch 64 runs 100 median_ms 9.1 p90_ms ... items_per_s ... first_run_ms ... cpu_s ...
+  cuda_graph 1
+(cuda_graph 1: the session replays a captured CUDA Graph; absent or 0: it does not)
   resnet50 NCHW FAILED <message>
 TORCH.jsonl: bench/torch_bench.py's output. The floor of a row is the
 model's FLOPs divided by the float16 matrix rate torch measured on this GPU.
@@ -47,7 +49,8 @@ def main():
                                  None, " ".join(w[4:])[:70]))
                     continue
                 kv = dict(zip(w[2::2], w[3::2]))
-                rows.append((model, int(kv["batch"]), "grapnel %s (%s)" % (variant, kv["backend"]),
+                graph = ", CUDA Graph" if kv.get("cuda_graph") == "1" else ""
+                rows.append((model, int(kv["batch"]), "grapnel %s (%s%s)" % (variant, kv["backend"], graph),
                              float(kv["median_ms"]), float(kv["items_per_s"]), None))
     except OSError as ex:
         print("grapnel results: %s" % ex)

@@ -8,9 +8,12 @@
 # per op and on the golden models), generates ResNet-50 and a BERT-base
 # encoder (bench/gen_models, random weights), optimizes them to float16 for
 # gpu:sm_90 (NCHW and NHWC), checks CUDA against the CPU backend on them,
-# times them at batch 1 and 64 (bench/gpu_bench) next to PyTorch on the same
-# GPU (bench/torch_bench.py), and prints a short table last
-# (bench/gpu_table.py). Budget: under 10 minutes on 16 cores.
+# converts the golden models to engine ops for the CUDA backend (grapnel
+# segment --backend cuda, FP32 and FP16) and checks those on CUDA against the
+# CPU backend, times the models at batch 1 and 64 without and with CUDA
+# Graph replay (bench/gpu_bench --cuda-graph 0|1; BERT also as engine ops)
+# next to PyTorch on the same GPU (bench/torch_bench.py), and prints a short
+# table last (bench/gpu_table.py). Budget: under 10 minutes on 16 cores.
 #
 #   scripts/gpu-check.sh                 everything (build dir: build-gpu)
 #   scripts/gpu-check.sh --configure-only      probe, unpack, configure; stop before building
@@ -199,18 +202,47 @@ if [ "$status_build" = ok ]; then
     echo "verify $g (cpu vs cuda): $out"
     bench_rows+=("verify $g|$(echo "$out" | tail -1 | cut -c1-90)")
   done
-  say "benchmark: grapnel on CUDA"
+  say "engines: golden models segmented for the CUDA backend, CUDA vs CPU"
+  # one line per golden model: name graph feed feed-file fetch (the manifest's first feed and fetch);
+  # the LSTMs are left out: their loops stay outside the engines and the CUDA backend runs no loops
+  eng_ok=0 eng_bad=0
+  while read -r name graph feed ffile fetch; do
+    for prec in FP32 FP16; do
+      out="$B/${name}_engines_${prec}.pb" tol=1e-5
+      [ "$prec" = FP16 ] && tol=1e-2
+      if ! timeout 60 "$BUILD/grapnel" segment "$root/tests/data/$graph" -o "$out" --backend cuda \
+           --params "{'precision_mode': '$prec'}" --feed "${feed%:0}" --fetch "${fetch%:0}" > "$out.log" 2>&1; then
+        echo "segment $name $prec FAILED: $(tail -1 "$out.log")"; eng_bad=$((eng_bad + 1)); continue
+      fi
+      v="$(timeout 60 "$BUILD/grapnel" verify "$out" "$out" --backend cpu --backend-b cuda --tol "$tol" \
+           --feed "${feed%:0}=$root/tests/data/golden/$ffile" --fetch "${fetch%:0}" 2>&1)"
+      if [ $? = 0 ]; then eng_ok=$((eng_ok + 1)); else eng_bad=$((eng_bad + 1)); fi
+      echo "engines $name $prec ($(grep -c '^engine ' "$out.log" 2>/dev/null || true) engine ops): $(echo "$v" | tail -1 | cut -c1-150)"
+    done
+  done < <(awk '/^model /{n=$2;g="";f="";ff="";x=""} /^graph /{g=$2} /^feed /{if(f==""){f=$2;ff=$3}}
+               /^fetch /{if(x==""){x=$2}} /^end/{if(g ~ /^golden\// && n !~ /^lstm/) print n, g, f, ff, x}' "$root/tests/data/golden/manifest.txt")
+  bench_rows+=("engines (golden, cuda)|$eng_ok agree with the CPU backend, $eng_bad failed or not on CUDA")
+  if [ -e "$B/bert_f16.pb" ]; then   # BERT as engine ops too (timed below)
+    timeout 120 "$BUILD/grapnel" segment "$B/bert_f16.pb" -o "$B/bert_f16_engines.pb" --backend cuda --feed input \
+      --fetch output > "$B/bert_f16_engines.log" 2>&1 || echo "segment bert_f16 FAILED: $(tail -1 "$B/bert_f16_engines.log")"
+  fi
+  say "benchmark: grapnel on CUDA (without and with CUDA Graph replay)"
   for spec in "resnet50 NCHW resnet50_nchw input 224,224,3 logits" "resnet50 NHWC resnet50_nhwc input 224,224,3 logits" \
-              "bert_base_encoder f16 bert_f16 input 128,768 output"; do
+              "bert_base_encoder f16 bert_f16 input 128,768 output" \
+              "bert_base_encoder f16-engines bert_f16_engines input 128,768 output"; do
     set -- $spec
     for batch in 1 64; do
-      [ -e "$B/$3.pb" ] || { echo "$1 $2 FAILED $batch no graph" >> "$OURS"; continue; }
-      line="$(timeout 120 "$BUILD/gpu_bench" "$B/$3.pb" "$4" "$batch,$5" "$6" --backend cuda --min-time 1.5 2>&1 | tail -1)"
-      case "$line" in
-        backend*) echo "$1 $2 $line" >> "$OURS" ;;
-        *) echo "$1 $2 FAILED $batch $line" >> "$OURS" ;;
-      esac
-      echo "$1 $2 batch $batch: $line"
+      for graph in 0 1; do
+        variant="$2"; [ "$graph" = 1 ] && variant="$2/graph"
+        [ -e "$B/$3.pb" ] || { echo "$1 $variant FAILED $batch no graph" >> "$OURS"; continue; }
+        line="$(timeout 120 "$BUILD/gpu_bench" "$B/$3.pb" "$4" "$batch,$5" "$6" --backend cuda --min-time 1.0 \
+                --cuda-graph "$graph" 2>&1 | tail -1)"
+        case "$line" in
+          backend*) echo "$1 $2 $line" >> "$OURS" ;;
+          *) echo "$1 $variant FAILED $batch $line" >> "$OURS" ;;
+        esac
+        echo "$1 $variant batch $batch: $line"
+      done
     done
   done
   say "benchmark: PyTorch"

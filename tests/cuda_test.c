@@ -1,6 +1,8 @@
 /* The CUDA backend (src/runtime/cuda/) against the CPU backend: per op on
  * random inputs (float32: relative L2 below 1e-5, no TF32; float16: below
- * 1e-2), and the golden models (tests/data/golden/manifest.txt) on both.
+ * 1e-2), the golden models (tests/data/golden/manifest.txt) on both, and
+ * the golden models converted to engine ops for the CUDA backend (outputs
+ * and engine-cache counters against the CPU backend's).
  * Without a GPU (or when built without CUDA) every GPU test prints why and
  * skips; test_no_device checks that asking for "cuda" then fails with a
  * clear message while "cpu" still works. */
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grapnel/convert.h"
 #include "grapnel/grapnel.h"
 #include "grapnel/runtime.h"
 #include "passtest.h"
@@ -428,6 +431,40 @@ static void test_fused_matmul(void **state)
             snprintf(what, sizeof what, "_FusedMatMul %s %s", tname(k_dts[t]), acts[i] ? acts[i] : "bias");
             compare_graph(what, b.s, k_dts[t], in, 3, "y");
         }
+}
+
+/* _FusedMatMul with transpose_a / transpose_b (the layouts cuBLASLt gets
+ * for its bias epilogues), bias alone, + Relu, + GeluApproximate, and a
+ * bias + Add (side input) that stays on cuBLAS and our epilogue kernel. */
+static void test_fused_matmul_transposed(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    static const char *fused[] = {"s: 'BiasAdd'", "s: 'BiasAdd' s: 'Relu'", "s: 'BiasAdd' s: 'GeluApproximate'",
+                                  "s: 'BiasAdd' s: 'Add'"};
+    for (size_t t = 0; t < 2; t++)
+        for (int tr = 0; tr < 4; tr++)
+            for (size_t f = 0; f < GN__ARRAY_LEN(fused); f++) {
+                bool ta = tr & 1, tb = tr & 2, side = f == 3;
+                tbuf b = {.n = 0};
+                ph(&b, "a", k_dts[t]);
+                ph(&b, "w", k_dts[t]);
+                ph(&b, "bias", k_dts[t]);
+                if (side) ph(&b, "side", k_dts[t]);
+                add(&b, "node { name: 'y' op: '_FusedMatMul' input: 'a' input: 'w' input: 'bias' %s attr { key: 'T' "
+                        "value { type: %s } } attr { key: 'num_args' value { i: %d } } attr { key: 'transpose_a' value "
+                        "{ b: %s } } attr { key: 'transpose_b' value { b: %s } } attr { key: 'fused_ops' value { list "
+                        "{ %s } } } }\n",
+                    side ? "input: 'side'" : "", tname(k_dts[t]), side ? 2 : 1, ta ? "true" : "false",
+                    tb ? "true" : "false", fused[f]);
+                tin in[4] = {{"a", 2, {0}, 0, false}, {"w", 2, {0}, 0, false}, {"bias", 1, {24}, 0, false},
+                             {"side", 2, {9, 24}, 0, false}};
+                in[0].dims[0] = ta ? 40 : 9, in[0].dims[1] = ta ? 9 : 40;
+                in[1].dims[0] = tb ? 24 : 40, in[1].dims[1] = tb ? 40 : 24;
+                char what[96];
+                snprintf(what, sizeof what, "_FusedMatMul %s ta %d tb %d [%s]", tname(k_dts[t]), ta, tb, fused[f]);
+                compare_graph(what, b.s, k_dts[t], in, side ? 4 : 3, "y");
+            }
 }
 
 /* Conv2D / DepthwiseConv2dNative / _FusedConv2D over formats, paddings, strides, dilations. */
@@ -868,6 +905,59 @@ static void test_fused_elementwise(void **state)
     }
 }
 
+/* The layer norm as Keras 3 writes it (M through StopGradient into the
+ * SquaredDifference, beta added after Neg(M) * SC), which the CUDA backend
+ * runs as one kernel; then the same graph with an inner value fetched (not
+ * one kernel: each node runs), and with a beta that broadcasts the output
+ * beyond x's shape (the plan finds the shapes do not fit the kernel and
+ * runs each node). */
+static void test_layer_norm(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    for (size_t t = 0; t < 2; t++)
+        for (int variant = 0; variant < 3; variant++) {
+            const char *T = tname(k_dts[t]);
+            tbuf b = {.n = 0};
+            ph(&b, "x", k_dts[t]);
+            ph(&b, "gamma", k_dts[t]);
+            ph(&b, "beta", k_dts[t]);
+            int axes[1] = {-1};
+            cint(&b, "axes", false, 1, axes);
+            add(&b, "node { name: 'eps' op: 'Const' attr { key: 'dtype' value { type: %s } } attr { key: 'value' value { "
+                    "tensor { dtype: %s tensor_shape { } %s: %s } } } }\n",
+                T, T, k_dts[t] == DT_HALF ? "half_val" : "float_val", k_dts[t] == DT_HALF ? "4096" : "0.001");
+#define BIN(name, op, a, c) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' input: '" c "' attr { key: 'T' value { type: %s } } }\n", T)
+#define UN(name, op, a) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' attr { key: 'T' value { type: %s } } }\n", T)
+            add(&b, "node { name: 'mean' op: 'Mean' input: 'x' input: 'axes' attr { key: 'T' value { type: %s } } attr { "
+                    "key: 'keep_dims' value { b: true } } }\n", T);
+            UN("sg", "StopGradient", "mean");
+            BIN("sqd", "SquaredDifference", "x", "sg");
+            add(&b, "node { name: 'var' op: 'Mean' input: 'sqd' input: 'axes' attr { key: 'T' value { type: %s } } attr { "
+                    "key: 'keep_dims' value { b: true } } }\n", T);
+            UN("neg", "Neg", "mean");
+            BIN("add", "AddV2", "var", "eps");
+            UN("rs", "Rsqrt", "add");
+            BIN("sc", "Mul", "rs", "gamma");
+            BIN("mul_1", "Mul", "neg", "sc");
+            BIN("add_1", "AddV2", "mul_1", "beta");
+            BIN("mul_2", "Mul", "x", "sc");
+            BIN("out", "AddV2", "mul_2", "add_1");
+            UN("y", "Relu", "out");
+#undef BIN
+#undef UN
+            tin in[3] = {{"x", 3, {4, 6, 48}, 0, false}, {"gamma", 1, {48}, 0, false}, {"beta", 1, {48}, 0, false}};
+            if (variant == 2) {   /* beta [3, 1, 48] broadcasts x [1, 6, 48] to [3, 6, 48] */
+                in[0] = (tin){"x", 3, {1, 6, 48}, 0, false};
+                in[2] = (tin){"beta", 3, {3, 1, 48}, 0, false};
+            }
+            char what[96];
+            snprintf(what, sizeof what, "layer norm %s %s", T, variant == 0 ? "one kernel" : variant == 1 ? "sc fetched" : "beta broadcasts");
+            compare_graph(what, b.s, k_dts[t], in, 3, variant == 1 ? "sc" : "y");
+            if (variant == 1) compare_graph(what, b.s, k_dts[t], in, 3, "out");
+        }
+}
+
 /* The golden models on both backends: models with an op the CUDA backend
  * lacks are listed (and not compared); every other output must agree. */
 static void test_golden(void **state)
@@ -1203,6 +1293,210 @@ static void test_workspace_limit(void **state)
     gn_graph_free(g);
 }
 
+/* ---- engine ops: graphs segmented for the CUDA backend (grapnel segment --backend cuda) ------- */
+typedef struct eng_counts {
+    uint64_t hits, builds, evictions, fallbacks, prebuilt;
+} eng_counts;
+
+static eng_counts counts_of(const gn_session *s)
+{
+    gn__engine_stats es;
+    assert_int_equal(gn__session_stats(s, &es, NULL), GN_OK);
+    return (eng_counts){es.eng_hits, es.eng_builds, es.eng_evictions, es.eng_fallbacks, es.eng_prebuilt};
+}
+
+static void counts_equal(const char *what, eng_counts got, eng_counts want)
+{
+    if (got.hits != want.hits || got.builds != want.builds || got.evictions != want.evictions ||
+        got.fallbacks != want.fallbacks || got.prebuilt != want.prebuilt)
+        fail_msg("%s: engine counters (hits %llu builds %llu evictions %llu fallbacks %llu prebuilt %llu), want (%llu %llu "
+                 "%llu %llu %llu)",
+                 what, (unsigned long long)got.hits, (unsigned long long)got.builds, (unsigned long long)got.evictions,
+                 (unsigned long long)got.fallbacks, (unsigned long long)got.prebuilt, (unsigned long long)want.hits,
+                 (unsigned long long)want.builds, (unsigned long long)want.evictions,
+                 (unsigned long long)want.fallbacks, (unsigned long long)want.prebuilt);
+}
+
+/* Segments g for the CUDA backend (the CPU backend's segmenter without a
+ * GPU: the graph then runs on the CPU only); returns the number of engines. */
+static size_t segment_for_test(gn_graph *g, int precision, int max_cached, bool allow, int min_size,
+                               const char *const *keep, size_t n_keep)
+{
+    gn_conversion_params p;
+    gn_conversion_params_init(&p);
+    p.precision_mode = precision;
+    p.maximum_cached_engines = max_cached;
+    p.allow_build_at_runtime = allow;
+    p.minimum_segment_size = min_size;
+    gn_segment_params sp;
+    gn_segment_params_init(&sp);
+    sp.backend = cpu_only() ? "cpu" : "cuda";
+    sp.preserve = keep;
+    sp.n_preserve = n_keep;
+    size_t n = 0;
+    char *rep = NULL;
+    if (gn_segment(g, &p, &sp, &rep, &n) != GN_OK) fail_msg("segment (%s): %s", sp.backend, gn_graph_errmsg(g));
+    gn_free(rep);
+    return n;
+}
+
+/* The golden models segmented into FP32, FP16 and INT8 engine ops (INT8 with
+ * use_calibration and no calibration yet: every engine op runs its native
+ * segment, counted as a fallback on both backends), each run twice on the
+ * CPU and CUDA backends: the outputs agree (FP32 and the INT8 fallback
+ * within 1e-5, FP16 within 1e-2) and so do the engine counters (a build,
+ * then a hit, per engine op). */
+static void test_engines_golden(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    static const int precs[3] = {0, 1, 2};
+    static const char *const pname[3] = {"FP32", "FP16", "INT8"};
+    gn_pt_golden m[32];
+    size_t n = gn_pt_read_manifest(m, GN__ARRAY_LEN(m)), compared = 0;
+    assert_true(n > 0);
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(m[i].graph, "golden/", 7)) continue;   /* corpus models: not here */
+        for (int pi = 0; pi < 3; pi++) {
+            gn_graph *g = NULL;
+            gn_tensor feeds[4];
+            const char *fn[4], *xn[4], *keep[8];
+            if (!gn_pt_golden_open(&m[i], &g, feeds, fn, xn, true)) continue;
+            size_t nk = 0;
+            for (size_t k = 0; k < m[i].nf; k++) keep[nk++] = fn[k];
+            for (size_t k = 0; k < m[i].nx; k++) keep[nk++] = xn[k];
+            size_t n_eng = segment_for_test(g, precs[pi], 1, true, 3, keep, nk);
+            char what[700];
+            snprintf(what, sizeof what, "golden %s %s engines", m[i].name, pname[pi]);
+            if (!n_eng) {
+                print_message("%s: no segment\n", what);
+                for (size_t k = 0; k < m[i].nf; k++) gn_tensor_free(&feeds[k]);
+                gn_graph_free(g);
+                continue;
+            }
+            gn_session *ref = session_with(g, "cpu", false, 0), *s = NULL;
+            gn_tensor want[4], got[4];
+            for (int run = 0; run < 2; run++)
+                if (gn_session_run(ref, fn, feeds, m[i].nf, xn, want, m[i].nx) != GN_OK)
+                    fail_msg("%s: cpu: %s", what, gn_session_errmsg(ref));
+                else if (run == 0)
+                    for (size_t x = 0; x < m[i].nx; x++) gn_tensor_free(&want[x]);
+            eng_counts cc = counts_of(ref);
+            print_message("%s: %zu engine op(s); cpu: builds %llu hits %llu fallbacks %llu\n", what, n_eng,
+                          (unsigned long long)cc.builds, (unsigned long long)cc.hits, (unsigned long long)cc.fallbacks);
+            if (precs[pi] == 2) assert_true(cc.fallbacks > 0 && cc.fallbacks % 2 == 0 && cc.builds == 0 && cc.hits == 0);
+            else assert_true(cc.builds > 0 && cc.hits >= cc.builds && cc.fallbacks == 0);
+            if (!cpu_only()) {
+                gn_session_options o;
+                gn_session_options_init(&o);
+                o.backend = "cuda";
+                gn_status st = gn_session_new(g, &o, &s);
+                for (int run = 0; st == GN_OK && run < 2; run++) {
+                    st = gn_session_run(s, fn, feeds, m[i].nf, xn, got, m[i].nx);
+                    if (st == GN_OK && run == 0)
+                        for (size_t x = 0; x < m[i].nx; x++) gn_tensor_free(&got[x]);
+                }
+                if (st == GN_ERR_UNSUPPORTED) {
+                    print_message("%s: not on the CUDA backend yet: %s\n", what, gn_session_errmsg(s));
+                } else if (st != GN_OK) {
+                    fail_msg("%s: cuda: %s", what, gn_session_errmsg(s));
+                } else {
+                    for (size_t x = 0; x < m[i].nx; x++) {
+                        gn_compare_result r;
+                        assert_int_equal(gn_tensor_compare(&got[x], &want[x], precs[pi] == 1 ? 1e-2 : 1e-5, &r), GN_OK);
+                        if (!r.match) fail_msg("%s %s: cuda vs cpu: %s (rel L2 %g)", what, xn[x], r.why, r.rel_l2_err);
+                        print_message("%s %s: cuda vs cpu rel L2 %.3g\n", what, xn[x], r.rel_l2_err);
+                        gn_tensor_free(&got[x]);
+                    }
+                    counts_equal(what, counts_of(s), cc);
+                }
+            }
+            compared++;
+            for (size_t x = 0; x < m[i].nx; x++) gn_tensor_free(&want[x]);
+            gn_session_free(s);
+            gn_session_free(ref);
+            for (size_t k = 0; k < m[i].nf; k++) gn_tensor_free(&feeds[k]);
+            gn_graph_free(g);
+        }
+    }
+    assert_true(compared > 0);
+}
+
+/* y = Relu(x W + b) * c with constant W, b, c: one engine op. */
+static gn_graph *engine_graph(void)
+{
+    tbuf b = {.n = 0};
+    ph(&b, "x", DT_FLOAT);
+    add(&b, "node { name: 'w' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+            "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 16 } dim { size: 8 } }");
+    for (int i = 0; i < 128; i++) add(&b, " float_val: %g", (double)((i * 37 % 23) - 11) / 16.0);
+    add(&b, " } } } }\n");
+    add(&b, "node { name: 'bias' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+            "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 8 } }");
+    for (int i = 0; i < 8; i++) add(&b, " float_val: %g", (double)(i - 4) / 8.0);
+    add(&b, " } } } }\n");
+    add(&b, "node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+            "tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1.5 } } } }\n");
+    add(&b, "node { name: 'mm' op: 'MatMul' input: 'x' input: 'w' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    add(&b, "node { name: 'ba' op: 'BiasAdd' input: 'mm' input: 'bias' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    add(&b, "node { name: 'r' op: 'Relu' input: 'ba' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    add(&b, "node { name: 'y' op: 'Mul' input: 'r' input: 'c' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    return load_text(b.s);
+}
+
+/* The engine cache over shape sets: batches 2, 2, 3, 2, 3 with room for one
+ * engine (build, hit, build and evict, build and evict, build and evict),
+ * for two (build, hit, build, hit, hit), and without
+ * allow_build_at_runtime (the native segment every run); CUDA with and
+ * without CUDA Graph replay keeps the CPU backend's counters after every
+ * run, and its results agree (1e-5). */
+static void test_engine_cache(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    static const struct {
+        int max;
+        bool allow;
+        eng_counts end;
+    } cases[3] = {
+        {1, true, {1, 4, 3, 0, 0}},
+        {2, true, {3, 2, 0, 0, 0}},
+        {1, false, {0, 0, 0, 5, 0}},
+    };
+    static const int64_t batches[5] = {2, 2, 3, 2, 3};
+    const char *keep[2] = {"x", "y"}, *fn[1] = {"x"}, *xn[1] = {"y"};
+    for (size_t c = 0; c < GN__ARRAY_LEN(cases); c++)
+        for (int graph = 0; graph < 2; graph++) {
+            gn_graph *g = engine_graph();
+            assert_int_equal(segment_for_test(g, 0, cases[c].max, cases[c].allow, 2, keep, 2), 1);
+            gn_session *ref = session_with(g, "cpu", false, 0);
+            gn_session *s = cpu_only() ? NULL : session_with(g, "cuda", graph == 1, 0);
+            for (int run = 0; run < 5; run++) {
+                float xv[3 * 16];
+                for (int i = 0; i < 3 * 16; i++) xv[i] = 4.0f * urand() - 2.0f;
+                gn_tensor x = {.dtype = DT_FLOAT, .rank = 2, .dims = {batches[run], 16}, .data = xv,
+                               .nbytes = (size_t)batches[run] * 16 * sizeof(float)};
+                gn_tensor want, got;
+                char what[96];
+                snprintf(what, sizeof what, "max %d allow %d graph %d run %d", cases[c].max, cases[c].allow, graph, run);
+                if (gn_session_run(ref, fn, &x, 1, xn, &want, 1) != GN_OK) fail_msg("%s: cpu: %s", what, gn_session_errmsg(ref));
+                if (s) {
+                    if (gn_session_run(s, fn, &x, 1, xn, &got, 1) != GN_OK) fail_msg("%s: cuda: %s", what, gn_session_errmsg(s));
+                    gn_compare_result r;
+                    assert_int_equal(gn_tensor_compare(&got, &want, 1e-5, &r), GN_OK);
+                    if (!r.match) fail_msg("%s: cuda vs cpu: %s (rel L2 %g)", what, r.why, r.rel_l2_err);
+                    gn_tensor_free(&got);
+                    counts_equal(what, counts_of(s), counts_of(ref));
+                }
+                gn_tensor_free(&want);
+            }
+            counts_equal("cpu after five runs", counts_of(ref), cases[c].end);
+            gn_session_free(s);
+            gn_session_free(ref);
+            gn_graph_free(g);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1214,6 +1508,8 @@ int main(void)
         cmocka_unit_test(test_host_shape_ops), cmocka_unit_test(test_fused_elementwise), cmocka_unit_test(test_fused_epilogues), cmocka_unit_test(test_einsum), cmocka_unit_test(test_golden), cmocka_unit_test(test_golden_gpu_passes),
         cmocka_unit_test(test_session_options_compat), cmocka_unit_test(test_cuda_graph),
         cmocka_unit_test(test_cuda_graph_off), cmocka_unit_test(test_workspace_limit),
+        cmocka_unit_test(test_engines_golden), cmocka_unit_test(test_engine_cache),
+        cmocka_unit_test(test_layer_norm), cmocka_unit_test(test_fused_matmul_transposed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,10 +11,16 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"   /* cublasLt.h declares f() */
+#include <cublasLt.h>
+#pragma GCC diagnostic pop
 #include <cublas_v2.h>
 #include <cudnn.h>
 
+#include "convert/engine_asset.h"
 #include "runtime/backend.h"
 #include "runtime/cuda/cuda.h"
 #include "runtime/prune.h"
@@ -38,6 +44,11 @@
     X(cudnnDestroyConvolutionDescriptor) X(cudnnSetConvolution2dDescriptor) X(cudnnSetConvolutionGroupCount)         \
     X(cudnnSetConvolutionMathType) X(cudnnGetConvolution2dForwardOutputDim) X(cudnnGetConvolutionForwardAlgorithm_v7) \
     X(cudnnGetConvolutionForwardWorkspaceSize) X(cudnnConvolutionForward) X(cudnnFindConvolutionForwardAlgorithm)
+#define CUBLASLT_FNS(X)                                                                                                \
+    X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetStatusString) X(cublasLtMatmulDescCreate)                     \
+    X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)                     \
+    X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)              \
+    X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)
 #define FIELD(name) __typeof__(&name) p_##name;
 #define BLAS_WORKSPACE ((size_t)32 << 20)   /* cuBLAS's own workspace, set once (no allocation inside a capture) */
 
@@ -68,7 +79,11 @@ typedef struct cu_backend {
     cublasHandle_t blas;          /* NULL: cuBLAS unavailable (blas_why says why) */
     cudnnHandle_t dnn;            /* NULL: cuDNN unavailable (dnn_why) */
     char blas_why[256], dnn_why[256];
+    void *lt_lib;
+    cublasLtHandle_t lt;          /* NULL: cuBLASLt unavailable (lt_why); _FusedMatMul then runs cuBLAS + our epilogue */
+    char lt_why[256];
     CUBLAS_FNS(FIELD)
+    CUBLASLT_FNS(FIELD)
     CUDNN_FNS(FIELD)
 } cu_backend;
 
@@ -76,7 +91,7 @@ typedef struct cu_backend {
 enum {
     OP_NOOP, OP_ALIAS, OP_RESHAPE, OP_SQUEEZE, OP_EXPAND, OP_UNARY, OP_CAST, OP_BINARY, OP_BIAS_ADD, OP_MATMUL,
     OP_BMM, OP_CONV, OP_POOL, OP_BN, OP_SOFTMAX, OP_TRANSPOSE, OP_CONCAT, OP_REDUCE, OP_PAD, OP_SLICE, OP_SPLIT,
-    OP_GATHER, OP_HOST, OP_EINSUM,
+    OP_GATHER, OP_HOST, OP_EINSUM, OP_ENGINE,
 };
 enum { NEED_NONE = 0, NEED_BLAS = 1, NEED_DNN = 2 };
 
@@ -108,6 +123,7 @@ static const op_info k_ops[] = {   /* sorted by name (strcmp) */
     {"FusedBatchNormV2", OP_BN, 0, 0},
     {"FusedBatchNormV3", OP_BN, 0, 0},
     {"GatherV2", OP_GATHER, 0, 0},
+    {"Grapnel>EngineOp", OP_ENGINE, 0, 0},
     {"Identity", OP_ALIAS, 0, 0},
     {"Inv", OP_UNARY, GN__CU_RECIP, 0},
     {"LeakyRelu", OP_UNARY, GN__CU_LEAKY_RELU, 0},
@@ -125,6 +141,7 @@ static const op_info k_ops[] = {   /* sorted by name (strcmp) */
     {"Pad", OP_PAD, 0, 0},
     {"PadV2", OP_PAD, 1, 0},
     {"Pow", OP_BINARY, GN__CU_POW, 0},
+    {"PreventGradient", OP_ALIAS, 0, 0},
     {"RealDiv", OP_BINARY, GN__CU_DIV, 0},
     {"Reciprocal", OP_UNARY, GN__CU_RECIP, 0},
     {"Relu", OP_UNARY, GN__CU_RELU, 0},
@@ -133,6 +150,7 @@ static const op_info k_ops[] = {   /* sorted by name (strcmp) */
     {"Rsqrt", OP_UNARY, GN__CU_RSQRT, 0},
     {"Sigmoid", OP_UNARY, GN__CU_SIGMOID, 0},
     {"Slice", OP_SLICE, 0, 0},
+    {"Snapshot", OP_ALIAS, 0, 0},
     {"Softmax", OP_SOFTMAX, 0, 0},
     {"Softplus", OP_UNARY, GN__CU_SOFTPLUS, 0},
     {"Split", OP_SPLIT, 0, 0},
@@ -141,6 +159,7 @@ static const op_info k_ops[] = {   /* sorted by name (strcmp) */
     {"Square", OP_UNARY, GN__CU_SQUARE, 0},
     {"SquaredDifference", OP_BINARY, GN__CU_SQDIFF, 0},
     {"Squeeze", OP_SQUEEZE, 0, 0},
+    {"StopGradient", OP_ALIAS, 0, 0},
     {"StridedSlice", OP_SLICE, 1, 0},
     {"Sub", OP_BINARY, GN__CU_SUB, 0},
     {"Sum", OP_REDUCE, 0, 0},
@@ -245,6 +264,9 @@ typedef struct cnode {
     bool idx64;                   /* GatherV2: int64 indices */
     int32_t fuse_root;            /* >= 0: computed inside that node's fused kernel (no buffer, no launch) */
     struct fprog *fuse;           /* a fused run's program (the root node of the run) */
+    struct cengop *eng;           /* Grapnel>EngineOp: its engine cache */
+    struct cln *ln;               /* the output node of a layer norm run as one kernel */
+    int32_t ln_member;            /* > 0: inside the layer norm of node ln_member - 1 */
 } cnode;
 
 /* A fused run of elementwise nodes (built at compile): the ops over the
@@ -371,6 +393,7 @@ static void arity(const cnode *n, uint32_t *min, uint32_t *max)
     case OP_SPLIT: k = n->op->sub == 2 ? 1 : n->op->sub == 1 ? 3 : 2; break;
     case OP_GATHER: k = 3; break;
     case OP_PAD: k = n->op->sub == 1 ? 3 : 2; break;
+    case OP_ENGINE: *min = 0, *max = UINT32_MAX; return;
     default: k = (n->epi == EPI_BN ? 6 : n->has_bias ? 3 : 2) + (n->side ? 1 : 0); break;
     }
     *min = *max = k;
@@ -394,7 +417,7 @@ static bool parse_node(const cu_backend *b, const gn_graph *g, gn_id id, cnode *
     }
     n->op = op;
     if (op->need & NEED_BLAS && !b->blas) {
-        snprintf(why, why_len, "needs cuBLAS: %s", b->blas_why);
+        snprintf(why, why_len, "needs cuBLAS: %.200s", b->blas_why);
         return false;
     }
     if (op->need & NEED_DNN && !b->dnn) {
@@ -588,6 +611,20 @@ static bool parse_node(const cu_backend *b, const gn_graph *g, gn_id id, cnode *
         if (op->sub >= 2 && !parse_fused(g, id, n, true, why, why_len)) return false;
         return float_type_attr(g, id, "T", why, why_len);
     }
+    case OP_ENGINE: {
+        const Tensorflow__AttrValue *f = gn__node_attr(g, id, "segment_func");
+        if (!f || f->value_case != TENSORFLOW__ATTR_VALUE__VALUE_FUNC || !f->func || !f->func->name) {
+            snprintf(why, why_len, "attr 'segment_func' is missing or not a function");
+            return false;
+        }
+        int32_t no = gn__node_num_outputs(g, id);
+        if (no < 1) {
+            snprintf(why, why_len, "an engine op without outputs");
+            return false;
+        }
+        n->n_out = (uint32_t)no;
+        return true;
+    }
     case OP_BN: {
         bool training = true;
         gn__attr_get_bool(g, id, "is_training", &training);
@@ -661,6 +698,9 @@ typedef struct cplan {
     size_t arena_bytes, planned_bytes;
     int graph_state;              /* 0: not tried, 1: captured (graph_exec), -1: cannot be captured */
     cudaGraphExec_t graph_exec;
+    struct ceng **eng;            /* per node: the engine (or native segment) an engine op runs (a reference) */
+    uint8_t *ln_on;               /* per node: this layer norm runs as one kernel in this plan */
+    struct clt **lt;              /* per node: a _FusedMatMul's cuBLASLt GEMM with its epilogue (NULL: none) */
 } cplan;
 
 struct gn__engine {
@@ -677,6 +717,8 @@ struct gn__engine {
     cplan *plans[MAX_PLANS];
     uint32_t n_plans;
     gn__engine_stats stats;
+    uint32_t depth;               /* 0: the session's engine; 1 + its parent's for an engine op's function */
+    uint64_t eng_clock;           /* engine caches: the time of last use (least recently used goes first) */
 };
 
 static size_t align_up(size_t v)
@@ -723,6 +765,93 @@ static gn_status node_fail(const gn__engine *e, const cnode *n, gn__err *err, gn
             return node_fail(e, n, err, GN_ERR_BACKEND, "%s: %s", #call, b->p_cublasGetStatusString(bs_));    \
     } while (0)
 
+struct ceng;
+struct cengop;
+static gn_status plan_engine(gn__engine *e, cplan *p, uint32_t k, gn__err *err);
+static gn_status run_engine_node(gn__engine *e, cplan *p, const cnode *n, uint32_t k, gn__err *err);
+static gn_status engines_init(gn__engine *e, gn__err *err);
+static gn_status engines_account(gn__engine *e, cplan *p, gn__err *err);
+static void cengop_free(cu_backend *b, struct cengop *op);
+static void cu_engine_free(void *self, gn__engine *e);
+static gn_status compile_depth(cu_backend *b, const gn_graph *g, const gn__engine_sig *sig, uint32_t depth,
+                               gn__engine **out, gn__err *err);
+static gn_status plan_new(gn__engine *e, const gn__tensor *in, cplan **out, gn__err *err);
+static gn_status run_all(gn__engine *e, cplan *p, gn__err *err);
+
+#define CK_LT(call)                                                                                           \
+    do {                                                                                                      \
+        cublasStatus_t ls_ = (call);                                                                          \
+        if (ls_ != CUBLAS_STATUS_SUCCESS)                                                                     \
+            return node_fail(e, n, err, GN_ERR_BACKEND, "%s: %s", #call, b->p_cublasLtGetStatusString(ls_));  \
+    } while (0)
+
+/* A _FusedMatMul's cuBLASLt GEMM (per node, per plan). */
+typedef struct clt {
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, ld;
+    cublasLtMatmulAlgo_t algo;
+} clt;
+
+static void clt_free(const cu_backend *b, clt *c)
+{
+    if (!c) return;
+    if (c->la) b->p_cublasLtMatrixLayoutDestroy(c->la);
+    if (c->lb) b->p_cublasLtMatrixLayoutDestroy(c->lb);
+    if (c->ld) b->p_cublasLtMatrixLayoutDestroy(c->ld);
+    if (c->desc) b->p_cublasLtMatmulDescDestroy(c->desc);
+    free(c);
+}
+
+/* cuBLASLt for a 2-D _FusedMatMul of [m, k] x [k, n] with a bias and then
+ * nothing, Relu, or (float16 only) the tanh Gelu inside the GEMM
+ * (CUBLASLT_EPILOGUE_BIAS, RELU_BIAS, GELU_BIAS), accumulating in float32
+ * (CUBLAS_COMPUTE_32F: no TF32); NULL when cuBLASLt is missing, the fused
+ * ops do not fit an epilogue, or its heuristic offers no algorithm: then
+ * cuBLAS and our epilogue kernel run. Row-major C = op(A) op(B) is
+ * column-major C^T = op(B)^T op(A)^T, whose rows get the bias. */
+static clt *plan_lt(const gn__engine *e, const cnode *n, int h, int64_t m, int64_t nn, int64_t kk)
+{
+    cu_backend *b = e->b;
+    if (!b->lt || n->epi != EPI_BIAS || !n->has_bias || n->side || m < 1 || nn < 1 || kk < 1) return NULL;
+    cublasLtEpilogue_t epi;
+    if (n->act == GN__CU_ID) epi = CUBLASLT_EPILOGUE_BIAS;
+    else if (n->act == GN__CU_RELU) epi = CUBLASLT_EPILOGUE_RELU_BIAS;
+    else if (n->act == GN__CU_GELU_APPROX && h) epi = CUBLASLT_EPILOGUE_GELU_BIAS;
+    else return NULL;
+    clt *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    cudaDataType_t dt = h ? CUDA_R_16F : CUDA_R_32F;
+    int32_t bias_t = (int32_t)dt;   /* the bias has the output's type */
+    cublasOperation_t opa = n->tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = n->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasStatus_t OK = CUBLAS_STATUS_SUCCESS;
+    bool ok = b->p_cublasLtMatmulDescCreate(&c->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == OK &&
+              b->p_cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa) == OK &&
+              b->p_cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb) == OK &&
+              b->p_cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi) == OK &&
+              b->p_cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_t, sizeof bias_t) == OK &&
+              b->p_cublasLtMatrixLayoutCreate(&c->la, dt, (uint64_t)(n->tb ? kk : nn), (uint64_t)(n->tb ? nn : kk),
+                                              n->tb ? kk : nn) == OK &&
+              b->p_cublasLtMatrixLayoutCreate(&c->lb, dt, (uint64_t)(n->ta ? m : kk), (uint64_t)(n->ta ? kk : m),
+                                              n->ta ? m : kk) == OK &&
+              b->p_cublasLtMatrixLayoutCreate(&c->ld, dt, (uint64_t)nn, (uint64_t)m, nn) == OK;
+    cublasLtMatmulPreference_t pref = NULL;
+    size_t ws = BLAS_WORKSPACE;
+    ok = ok && b->p_cublasLtMatmulPreferenceCreate(&pref) == OK &&
+         b->p_cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) == OK;
+    cublasLtMatmulHeuristicResult_t res;
+    memset(&res, 0, sizeof res);
+    int found = 0;
+    ok = ok && b->p_cublasLtMatmulAlgoGetHeuristic(b->lt, c->desc, c->la, c->lb, c->ld, c->ld, pref, 1, &res, &found) == OK &&
+         found > 0 && res.state == CUBLAS_STATUS_SUCCESS && res.workspaceSize <= BLAS_WORKSPACE;
+    if (pref) b->p_cublasLtMatmulPreferenceDestroy(pref);
+    if (!ok) {
+        clt_free(b, c);
+        return NULL;
+    }
+    c->algo = res.algo;
+    return c;
+}
+
 static int64_t *vdims(cplan *p, uint32_t v)
 {
     return &p->dims[(size_t)v * GN__MAX_DIMS];
@@ -761,9 +890,18 @@ static void cconv_free(const cu_backend *b, cconv *c)
     free(c);
 }
 
+static void ceng_release(cu_backend *b, struct ceng *c);
+
 static void plan_free(const gn__engine *e, cplan *p)
 {
     if (!p) return;
+    if (p->eng)
+        for (uint32_t i = 0; i < e->n_nodes; i++) ceng_release(e->b, p->eng[i]);
+    free(p->eng);
+    free(p->ln_on);
+    if (p->lt)
+        for (uint32_t i = 0; i < e->n_nodes; i++) clt_free(e->b, p->lt[i]);
+    free(p->lt);
     if (p->conv)
         for (uint32_t i = 0; i < e->n_nodes; i++) cconv_free(e->b, p->conv[i]);
     if (p->ein)
@@ -1219,6 +1357,7 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     cnode *n = &e->nodes[k];
     if (n->op->kind == OP_NOOP) return GN_OK;
     if (n->op->kind == OP_HOST) return plan_host(e, p, n, err);
+    if (n->op->kind == OP_ENGINE) return plan_engine(e, p, k, err);
     uint32_t o = n->out, x = n->in[n->op->kind == OP_SPLIT && n->op->sub == 0 ? 1 : 0];
     int64_t *od = vdims(p, o), *xd = vdims(p, x);
     int32_t xr = p->rank[x];
@@ -1332,6 +1471,8 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
                 return node_fail(e, n, err, GN_ERR_GRAPH, "bias %s does not match %lld columns", shape_str(p, bv, s1, sizeof s1), (long long)nn);
         }
         GN_TRY(check_side(e, p, n, o, err));
+        if (n->op->kind == OP_MATMUL && n->op->sub == 1 && is_float(p->dtype[x]))
+            p->lt[k] = plan_lt(e, n, p->dtype[x] == DT_F16, m, nn, kx);
         break;
     }
     case OP_CONV: {
@@ -1656,6 +1797,191 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     return GN_OK;
 }
 
+/* ---- layer norm as one kernel ------------------------------------------------------------
+ * The layer-norm subgraph over the last axis, as Keras writes it out:
+ *   M = Mean(X, -1, keep_dims), V = Mean(SquaredDifference(X, M), -1, keep_dims)
+ *   SC = Rsqrt(V + eps) * gamma
+ *   out = X * SC + (beta - M * SC)           (bench/gen_models.c)
+ *   out = X * SC + (Neg(M) * SC + beta)      (Keras 3 LayerNormalization)
+ * (operands of Add and Mul in either order, M through an Identity or
+ * StopGradient into the SquaredDifference) where every inner value has only
+ * these consumers and none is fetched, runs as one kernel at `out` when the
+ * plan's shapes fit (ln_check): the other nodes then get no buffer and
+ * launch nothing; otherwise they run one by one. */
+typedef struct cln {
+    uint32_t x, m, v, gamma, beta, eps;   /* values */
+} cln;
+
+typedef struct lnctx {
+    const gn__engine *e;
+    const uint32_t *prod, *uses;
+    uint32_t members[16];
+    uint32_t n_members;
+    bool ok;
+} lnctx;
+
+/* The node computing value v, when it is an op of this kind (and sub) with
+ * exactly `uses` consumers; it is recorded as a member. */
+static const cnode *ln_node(lnctx *L, uint32_t v, int kind, int sub, uint32_t uses)
+{
+    uint32_t k = L->prod[v];
+    if (k == UINT32_MAX || L->uses[v] != uses) return NULL;
+    const cnode *n = &L->e->nodes[k];
+    if (n->op->kind != kind || (kind != OP_ALIAS && n->op->sub != sub) || n->out != v || n->fuse || n->ln ||
+        n->ln_member || L->n_members == GN__ARRAY_LEN(L->members))
+        return NULL;
+    if (kind == OP_REDUCE && !n->keep_dims) return NULL;
+    L->members[L->n_members++] = k;
+    return n;
+}
+
+/* a and b are the operands of binary node n, in either order */
+static bool ln_operands(const cnode *n, uint32_t a, uint32_t b)
+{
+    return (n->in[0] == a && n->in[1] == b) || (n->in[0] == b && n->in[1] == a);
+}
+
+static bool ln_match(lnctx *L, const cnode *o, cln *out)
+{
+    for (int oa = 0; oa < 2; oa++) {
+        for (int pb = 0; pb < 2; pb++) {
+            L->n_members = 0;
+            uint32_t pv = o->in[oa], qv = o->in[1 - oa];
+            const cnode *pn = ln_node(L, pv, OP_BINARY, GN__CU_MUL, 1);
+            if (!pn) continue;
+            uint32_t x = pn->in[pb], sc = pn->in[1 - pb];
+            const cnode *scn = ln_node(L, sc, OP_BINARY, GN__CU_MUL, 2);
+            if (!scn) continue;
+            for (int sg = 0; sg < 2; sg++) {
+                uint32_t base = L->n_members;
+                const cnode *rsn = ln_node(L, scn->in[sg], OP_UNARY, GN__CU_RSQRT, 1);
+                if (!rsn) goto next_sg;
+                uint32_t gamma = scn->in[1 - sg];
+                const cnode *ven = ln_node(L, rsn->in[0], OP_BINARY, GN__CU_ADD, 1);
+                if (!ven) goto next_sg;
+                for (int vo = 0; vo < 2; vo++) {
+                    uint32_t base2 = L->n_members;
+                    uint32_t v = ven->in[vo], eps = ven->in[1 - vo];
+                    const cnode *vn = ln_node(L, v, OP_REDUCE, 1, 1), *sn = NULL, *mn = NULL;
+                    if (vn) sn = ln_node(L, vn->in[0], OP_BINARY, GN__CU_SQDIFF, 1);
+                    uint32_t mt = UINT32_MAX, m = UINT32_MAX;
+                    for (int so = 0; sn && so < 2 && m == UINT32_MAX; so++)
+                        if (sn->in[so] == x) mt = sn->in[1 - so], m = mt;
+                    if (m != UINT32_MAX && L->prod[mt] != UINT32_MAX && L->e->nodes[L->prod[mt]].op->kind == OP_ALIAS) {
+                        const cnode *an = ln_node(L, mt, OP_ALIAS, 0, 1);
+                        m = an && an->n_in == 1 ? an->in[0] : UINT32_MAX;
+                    }
+                    if (m != UINT32_MAX) mn = ln_node(L, m, OP_REDUCE, 1, 2);
+                    if (mn && mn->in[0] == x) {
+                        /* beta - M * SC, or Neg(M) * SC + beta */
+                        uint32_t base3 = L->n_members;
+                        const cnode *qn = ln_node(L, qv, OP_BINARY, GN__CU_SUB, 1);
+                        if (qn) {
+                            const cnode *msn = ln_node(L, qn->in[1], OP_BINARY, GN__CU_MUL, 1);
+                            if (msn && ln_operands(msn, m, sc)) {
+                                *out = (cln){x, m, v, gamma, qn->in[0], eps};
+                                return true;
+                            }
+                        }
+                        for (int qa = 0; qa < 2; qa++) {
+                            L->n_members = base3;
+                            qn = ln_node(L, qv, OP_BINARY, GN__CU_ADD, 1);
+                            const cnode *m1 = qn ? ln_node(L, qn->in[qa], OP_BINARY, GN__CU_MUL, 1) : NULL;
+                            for (int mo = 0; m1 && mo < 2; mo++) {
+                                if (m1->in[1 - mo] != sc) continue;
+                                const cnode *ng = ln_node(L, m1->in[mo], OP_UNARY, GN__CU_NEG, 1);
+                                if (ng && ng->in[0] == m) {
+                                    *out = (cln){x, m, v, gamma, qn->in[1 - qa], eps};
+                                    return true;
+                                }
+                                if (ng) L->n_members--;
+                            }
+                        }
+                    }
+                    L->n_members = base2;
+                }
+            next_sg:
+                L->n_members = base;
+            }
+        }
+    }
+    return false;
+}
+
+/* At compile, before the elementwise runs are fused: marks every layer norm. */
+static gn_status match_layernorms(gn__engine *e, gn__err *err)
+{
+    uint32_t nv = e->n_vals, nn = e->n_nodes;
+    uint32_t *uses = calloc(nv + 1, sizeof *uses), *prod = malloc((nv + 1) * sizeof *prod);
+    if (!uses || !prod) {
+        free(uses);
+        free(prod);
+        return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t v = 0; v < nv; v++) prod[v] = UINT32_MAX;
+    for (uint32_t k = 0; k < nn; k++) {
+        const cnode *n = &e->nodes[k];
+        for (uint32_t i = 0; i < n->n_in; i++) uses[n->in[i]]++;
+        if (n->op->kind != OP_NOOP && n->op->kind != OP_HOST)
+            for (uint32_t i = 0; i < n->n_out; i++) prod[n->out + i] = k;
+    }
+    for (uint32_t f = 0; f < e->n_fetches; f++) uses[e->fetch_val[f]] += 2;
+    gn_status s = GN_OK;
+    for (uint32_t k = 0; s == GN_OK && k < nn; k++) {
+        cnode *o = &e->nodes[k];
+        if (o->op->kind != OP_BINARY || o->op->sub != GN__CU_ADD || o->ln_member) continue;
+        lnctx L = {e, prod, uses, {0}, 0, false};
+        cln c;
+        if (!ln_match(&L, o, &c)) continue;
+        if (!(o->ln = malloc(sizeof *o->ln))) {
+            s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+            break;
+        }
+        *o->ln = c;
+        for (uint32_t i = 0; i < L.n_members; i++) e->nodes[L.members[i]].ln_member = (int32_t)k + 1;
+    }
+    free(uses);
+    free(prod);
+    return s;
+}
+
+/* At plan time: does layer norm k fit its one kernel with these shapes? */
+static bool ln_check(const gn__engine *e, cplan *p, uint32_t k)
+{
+    const cnode *o = &e->nodes[k];
+    const cln *c = o->ln;
+    int32_t r = p->rank[c->x], dt = p->dtype[c->x];
+    if (r < 1 || !is_float(dt) || p->rank[o->out] != r || p->rank[c->m] != r || p->rank[c->v] != r) return false;
+    const int64_t *xd = vdims(p, c->x);
+    for (int32_t d = 0; d < r; d++)
+        if (vdims(p, o->out)[d] != xd[d] || vdims(p, c->m)[d] != (d == r - 1 ? 1 : xd[d]) ||
+            vdims(p, c->v)[d] != vdims(p, c->m)[d])
+            return false;
+    int64_t cols = xd[r - 1];
+    const uint32_t vec[2] = {c->gamma, c->beta};
+    for (int i = 0; i < 2; i++) {
+        uint32_t v = vec[i];
+        int64_t ne = numel_of(p, v);
+        if (p->dtype[v] != dt || !(ne == 1 || (ne == cols && p->rank[v] >= 1 && vdims(p, v)[p->rank[v] - 1] == cols)))
+            return false;
+    }
+    return p->dtype[c->eps] == dt && numel_of(p, c->eps) == 1 && p->dtype[o->out] == dt;
+}
+
+/* Is node n skipped in plan p (inside a fused kernel or a layer norm)? */
+static bool skipped(const cplan *p, const cnode *n)
+{
+    return n->fuse_root >= 0 || (n->ln_member && p->ln_on[n->ln_member - 1]);
+}
+
+/* The step at which node k's work happens in plan p. */
+static uint32_t step_of(const cplan *p, const cnode *n, uint32_t k)
+{
+    if (n->fuse_root >= 0) return (uint32_t)n->fuse_root;
+    if (n->ln_member && p->ln_on[n->ln_member - 1]) return (uint32_t)(n->ln_member - 1);
+    return k;
+}
+
 /* Places every buffer of the plan in one arena by lifetime (greedy first fit
  * in order of definition) and allocates the arena. */
 typedef struct interval {
@@ -1704,10 +2030,10 @@ static gn_status plan_place(gn__engine *e, cplan *p, gn__err *err)
     for (uint32_t k = 0; k < nn; k++) {
         const cnode *n = &e->nodes[k];
         if (n->op->kind == OP_NOOP) continue;
-        uint32_t step = (n->fuse_root >= 0 ? (uint32_t)n->fuse_root : k) + 1;
+        uint32_t step = step_of(p, n, k) + 1;
         if (n->op->kind == OP_HOST) {
             for (uint32_t i = 0; i < n->n_out; i++) last[n->out + i] = end;
-        } else if (n->fuse_root < 0) {
+        } else if (!skipped(p, n)) {
             for (uint32_t i = 0; i < n->n_out; i++) {
                 uint32_t v = n->out + i, r = p->root[v];
                 if (r == v) first[r] = step;
@@ -1727,7 +2053,7 @@ static gn_status plan_place(gn__engine *e, cplan *p, gn__err *err)
     for (uint32_t step = 0; step <= nn; step++) {
         const cnode *n = step ? &e->nodes[step - 1] : NULL;
         uint32_t n_cand = step == 0 ? nv : N_SCR + n->n_out;
-        if (n && (n->op->kind == OP_NOOP || n->op->kind == OP_HOST || n->fuse_root >= 0)) continue;
+        if (n && (n->op->kind == OP_NOOP || n->op->kind == OP_HOST || skipped(p, n))) continue;
         for (uint32_t j = 0; j < n_cand; j++) {
             uint32_t v = UINT32_MAX;
             size_t bytes, s_idx = 0;
@@ -1806,7 +2132,10 @@ static gn_status plan_new(gn__engine *e, const gn__tensor *in, cplan **out, gn__
     p->sl = calloc(nn + 1, sizeof *p->sl);
     p->ein = calloc(nn + 1, sizeof *p->ein);
     p->hval = calloc(nv + 1, sizeof *p->hval);
-    if (!p->sl || !p->hval || !p->ein || !p->key_dtype || !p->key_rank || !p->key_dims || !p->dtype || !p->rank || !p->dims || !p->root || !p->off ||
+    p->eng = calloc(nn + 1, sizeof *p->eng);
+    p->ln_on = calloc(nn + 1, 1);
+    p->lt = calloc(nn + 1, sizeof *p->lt);
+    if (!p->lt || !p->ln_on || !p->eng || !p->sl || !p->hval || !p->ein || !p->key_dtype || !p->key_rank || !p->key_dims || !p->dtype || !p->rank || !p->dims || !p->root || !p->off ||
         !p->bytes || !p->scr_off || !p->scr_bytes || !p->conv) {
         plan_free(e, p);
         return gn__fail(err, GN_ERR_NOMEM, "out of memory");
@@ -1827,6 +2156,7 @@ static gn_status plan_new(gn__engine *e, const gn__tensor *in, cplan **out, gn__
     }
     gn_status s = GN_OK;
     for (uint32_t k = 0; s == GN_OK && k < nn; k++) s = plan_node(e, p, k, err);
+    for (uint32_t k = 0; s == GN_OK && k < nn; k++) p->ln_on[k] = e->nodes[k].ln && ln_check(e, p, k);
     if (s == GN_OK) s = plan_place(e, p, err);
     /* constant filters: into cuDNN's layout once, here */
     bool any = false;
@@ -1904,9 +2234,18 @@ static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     cu_backend *b = e->b;
     cnode *n = &e->nodes[k];
     cudaStream_t s = b->stream;
-    /* aliases, host values, nodes inside a fused kernel: nothing to run */
-    if (n->op->kind == OP_NOOP || n->op->kind == OP_HOST || n->fuse_root >= 0 || p->root[n->out] != n->out)
+    /* aliases, host values, nodes inside a fused kernel or a layer norm: nothing to run */
+    if (n->op->kind == OP_NOOP || n->op->kind == OP_HOST || skipped(p, n) || p->root[n->out] != n->out)
         return GN_OK;
+    if (n->ln && p->ln_on[k]) {
+        const cln *c = n->ln;
+        int64_t cols = vdims(p, c->x)[p->rank[c->x] - 1], ne = numel_of(p, c->x);
+        CK_CUDA(gn__cu_layernorm(p->dtype[c->x] == DT_F16, cols ? ne / cols : 0, cols, vptr(e, p, c->x),
+                                 vptr(e, p, c->gamma), numel_of(p, c->gamma), vptr(e, p, c->beta), numel_of(p, c->beta),
+                                 vptr(e, p, c->eps), vptr(e, p, n->out), s));
+        return GN_OK;
+    }
+    if (n->op->kind == OP_ENGINE) return run_engine_node(e, p, n, k, err);
     uint32_t o = n->out, x = n->in[n->op->kind == OP_SPLIT && n->op->sub == 0 ? 1 : 0];
     if (n->fuse) return run_fused(e, p, n, err);
     void *yp = vptr(e, p, o);
@@ -1976,6 +2315,15 @@ static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
         if (m > INT32_MAX || nn > INT32_MAX || kk > INT32_MAX || batch > INT32_MAX)
             return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "dims too large for cuBLAS");
         if (ne == 0) break;
+        const clt *lt = p->lt[k];
+        if (lt && batch == 1 && kk > 0) {   /* the GEMM with its bias (+ activation) epilogue */
+            const void *bias = vptr(e, p, n->in[2]);
+            const float one = 1.0f, zero = 0.0f;
+            CK_LT(b->p_cublasLtMatmulDescSetAttribute(lt->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+            CK_LT(b->p_cublasLtMatmul(b->lt, lt->desc, &one, vptr(e, p, y), lt->la, xp, lt->lb, &zero, yp, lt->ld, yp,
+                                      lt->ld, &lt->algo, b->blas_ws, BLAS_WORKSPACE, s));
+            break;
+        }
         if (kk == 0) {
             CK_CUDA(cudaMemsetAsync(yp, 0, (size_t)ne * (h ? 2 : 4), s));
         } else {
@@ -2168,6 +2516,8 @@ static void cu_engine_free(void *self, gn__engine *e)
     for (uint32_t k = 0; k < e->n_nodes; k++) {
         free(e->nodes[k].in);
         free(e->nodes[k].fuse);
+        free(e->nodes[k].ln);
+        cengop_free(e->b, e->nodes[k].eng);
     }
     if (e->weights) cudaFree(e->weights);
     free(e->vals);
@@ -2179,7 +2529,7 @@ static void cu_engine_free(void *self, gn__engine *e)
 /* ---- fusing runs of elementwise ops -------------------------------------------- */
 static bool fusable(const gn_graph *g, const cnode *n, int *t)
 {
-    if (n->op->kind != OP_UNARY && n->op->kind != OP_BINARY) return false;
+    if ((n->op->kind != OP_UNARY && n->op->kind != OP_BINARY) || n->ln || n->ln_member) return false;
     *t = 0;
     return gn__attr_get_type(g, n->id, "T", t) && (*t == DT_F32 || *t == DT_F16);
 }
@@ -2463,6 +2813,7 @@ static gn_status build_engine(cu_backend *b, const gn_graph *g, const gn__engine
                          f, fe.index, gn__node_name(g, fe.node), gn__node_op(g, fe.node));
         else e->fetch_val[f] = val_of[fe.node] + fe.index;
     }
+    if (s == GN_OK) s = match_layernorms(e, err);
     if (s == GN_OK) s = fuse_elementwise(e, err);
     /* weights: uploaded once */
     if (s == GN_OK) {
@@ -2488,9 +2839,9 @@ static gn_status build_engine(cu_backend *b, const gn_graph *g, const gn__engine
     return s;
 }
 
-static gn_status cu_compile(void *self, const gn_graph *g, const gn__engine_sig *sig, gn__engine **out, gn__err *err)
+static gn_status compile_depth(cu_backend *b, const gn_graph *g, const gn__engine_sig *sig, uint32_t depth,
+                               gn__engine **out, gn__err *err)
 {
-    cu_backend *b = self;
     *out = NULL;
     for (uint32_t i = 0; i < sig->n_feeds; i++)
         if (!gn__node_live(g, sig->feeds[i].node)) return gn__fail(err, GN_ERR_INTERNAL, "feed %u names no node", i);
@@ -2506,8 +2857,10 @@ static gn_status cu_compile(void *self, const gn_graph *g, const gn__engine_sig 
         e->b = b;
         e->g = g;
         e->n_feeds = sig->n_feeds;
+        e->depth = depth;
         s = build_engine(b, g, sig, e, has_feed, keep, n_keep, err);
     }
+    if (s == GN_OK) s = engines_init(e, err);
     free(has_feed);
     free(keep);
     if (s != GN_OK) {
@@ -2516,6 +2869,11 @@ static gn_status cu_compile(void *self, const gn_graph *g, const gn__engine_sig 
     }
     *out = e;
     return GN_OK;
+}
+
+static gn_status cu_compile(void *self, const gn_graph *g, const gn__engine_sig *sig, gn__engine **out, gn__err *err)
+{
+    return compile_depth(self, g, sig, 0, out, err);
 }
 
 static gn_status plan_for(gn__engine *e, const gn__tensor *in, cplan **out, gn__err *err)
@@ -2535,6 +2893,342 @@ static gn_status plan_for(gn__engine *e, const gn__tensor *in, cplan **out, gn__
     e->plans[0] = p;
     e->n_plans++;
     *out = p;
+    return GN_OK;
+}
+
+/* ---- Grapnel>EngineOp ---------------------------------------------------------------
+ * On this backend an FP32/FP16 engine is the op's engine function (its
+ * `_engine_func`, else its native segment) compiled by this backend, with a
+ * plan for one set of input shapes. The op keeps up to
+ * max_cached_engines_count of them, keyed by input shapes, dropping the least
+ * recently used when it builds one more; without allow_build_at_runtime a
+ * miss runs the native segment (also compiled here). The cache starts with
+ * the engines built ahead of time (gn_engines_build) or read from a
+ * SavedModel's assets, built when the session's engine is compiled. INT8
+ * ops always run their native segment (float32, on the GPU), counted as
+ * fallbacks: this backend has no int8 kernels.
+ *
+ * An engine is refcounted: the cache holds a reference and so does every
+ * plan of the enclosing engine that runs it, so a plan (and the CUDA Graph
+ * captured from it) keeps what it launches after an eviction. The choice is
+ * made when the enclosing plan is made (its output shapes depend on it);
+ * the counters are kept per run (engines_account), as the CPU backend counts
+ * them: a plan whose engine was evicted since builds it again (the plan's
+ * copy goes back into the cache). */
+typedef struct ceng {
+    uint32_t refs;
+    bool in_cache;                /* held by its op's cache */
+    bool counted;                 /* its build (or prebuilt start) is counted */
+    bool fallback;                /* the native segment, not an engine (never cached) */
+    uint64_t last_use;
+    uint32_t n_in;
+    int32_t *dtype, *rank;        /* the key: per input */
+    int64_t *dims;                /* n_in * GN__MAX_DIMS */
+    gn__engine *sub;              /* the function, compiled */
+    cplan *sp;                    /* its plan for the key's shapes (owned by sub) */
+} ceng;
+
+typedef struct cengop {
+    const char *segment_fn, *engine_fn;
+    bool int8, allow;
+    uint32_t max;
+    ceng **k;                     /* the cache */
+    uint32_t n, cap;
+} cengop;
+
+#define MAX_ENGINE_DEPTH 4
+
+static void ceng_release(cu_backend *b, ceng *c)
+{
+    if (!c || --c->refs) return;
+    cu_engine_free(b, c->sub);
+    free(c->dtype);
+    free(c->rank);
+    free(c->dims);
+    free(c);
+}
+
+static void cengop_free(cu_backend *b, cengop *op)
+{
+    if (!op) return;
+    for (uint32_t i = 0; i < op->n; i++) {
+        op->k[i]->in_cache = false;
+        ceng_release(b, op->k[i]);
+    }
+    free(op->k);
+    free(op);
+}
+
+static const char *func_attr(const gn_graph *g, gn_id id, const char *key)
+{
+    const Tensorflow__AttrValue *a = gn__node_attr(g, id, key);
+    return a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && a->func && a->func->name ? a->func->name : NULL;
+}
+
+/* Compiles function fname for op n and plans it for the given input shapes;
+ * *out gets one reference. */
+static gn_status ceng_build(gn__engine *e, const cnode *n, const char *fname, bool fallback, const int32_t *dtype,
+                            const int32_t *rank, const int64_t *dims, ceng **out, gn__err *err)
+{
+    *out = NULL;
+    const gn_graph *g = e->g;
+    uint32_t n_in = n->n_in;
+    if (e->depth + 1 >= MAX_ENGINE_DEPTH)
+        return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "engine ops nested more than %d deep", MAX_ENGINE_DEPTH);
+    const gn__function *fn = gn__graph_find_function(g->lib ? g->lib : g, fname);
+    const Tensorflow__OpDef *sd = fn && fn->def ? fn->def->signature : NULL;
+    if (!fn || !fn->body || !sd) return node_fail(e, n, err, GN_ERR_GRAPH, "function '%s' is not in the library", fname);
+    if (sd->n_input_arg != n_in || sd->n_output_arg != n->n_out)
+        return node_fail(e, n, err, GN_ERR_GRAPH, "function '%s' takes %zu inputs and returns %zu, the op has %u and %u",
+                         fname, sd->n_input_arg, sd->n_output_arg, n_in, n->n_out);
+    ceng *c = calloc(1, sizeof *c);
+    gn__edge *feeds = calloc(n_in + 1, sizeof *feeds), *fetches = calloc(n->n_out + 1, sizeof *fetches);
+    gn__tensor *tin = calloc(n_in + 1, sizeof *tin);
+    if (c) {
+        c->refs = 1;
+        c->dtype = calloc(n_in + 1, sizeof *c->dtype);
+        c->rank = calloc(n_in + 1, sizeof *c->rank);
+        c->dims = calloc((size_t)n_in * GN__MAX_DIMS + 1, sizeof *c->dims);
+    }
+    gn_status s = GN_OK;
+    if (!c || !feeds || !fetches || !tin || !c->dtype || !c->rank || !c->dims) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; s == GN_OK && i < n_in; i++) {
+        c->dtype[i] = tin[i].dtype = dtype[i];
+        c->rank[i] = tin[i].rank = rank[i];
+        memcpy(&c->dims[(size_t)i * GN__MAX_DIMS], &dims[(size_t)i * GN__MAX_DIMS], sizeof(int64_t) * GN__MAX_DIMS);
+        memcpy(tin[i].dims, &dims[(size_t)i * GN__MAX_DIMS], sizeof(int64_t) * GN__MAX_DIMS);
+        gn_id a = gn__graph_find(fn->body, sd->input_arg[i]->name);
+        if (a == GN_NONE || !(gn__node_at(fn->body, a)->flags & GN__NODE_FN_ARG))
+            s = node_fail(e, n, err, GN_ERR_GRAPH, "function '%s': no node for input argument '%s'", fname, sd->input_arg[i]->name);
+        else if ((int32_t)sd->input_arg[i]->type != dtype[i])
+            s = node_fail(e, n, err, GN_ERR_GRAPH, "input %u is %s, function '%s' takes %s", i, gn_dtype_numpy_name(dtype[i]),
+                          fname, gn_dtype_numpy_name((int32_t)sd->input_arg[i]->type));
+        else feeds[i] = (gn__edge){a, 0};
+    }
+    for (uint32_t i = 0; s == GN_OK && i < n->n_out; i++) {
+        char name[1024];
+        snprintf(name, sizeof name, "_retval:%s", sd->output_arg[i]->name);
+        gn_id r = gn__graph_find(fn->body, name);
+        if (r == GN_NONE || gn__node_at(fn->body, r)->n_in < 1)
+            s = node_fail(e, n, err, GN_ERR_GRAPH, "function '%s': output argument '%s' is not returned", fname, sd->output_arg[i]->name);
+        else fetches[i] = gn__node_at(fn->body, r)->in[0];
+    }
+    if (s == GN_OK) {
+        c->n_in = n_in;
+        c->fallback = fallback;
+        gn__engine_sig sig = {n_in, feeds, n->n_out, fetches, fn->n_control_ret, fn->control_ret_node};
+        s = compile_depth(e->b, fn->body, &sig, e->depth + 1, &c->sub, err);
+        if (s == GN_OK) s = plan_new(c->sub, tin, &c->sp, err);
+        if (s == GN_OK) {
+            c->sub->plans[0] = c->sp;
+            c->sub->n_plans = 1;
+        }
+        if (s != GN_OK) gn__err_prefix(err, NODE_FMT "function '%s'", NODE_ARGS(e, n), fname);
+    }
+    free(feeds);
+    free(fetches);
+    free(tin);
+    if (s != GN_OK) {
+        if (c) {
+            c->refs = 1;
+            ceng_release(e->b, c);
+        }
+        return s;
+    }
+    *out = c;
+    return GN_OK;
+}
+
+/* Puts c into op's cache (a new reference), first dropping the least
+ * recently used engine when the cache is full. */
+static gn_status cache_insert(gn__engine *e, cengop *op, ceng *c, gn__err *err)
+{
+    if (op->n >= op->max && op->n) {
+        uint32_t lru = 0;
+        for (uint32_t i = 1; i < op->n; i++)
+            if (op->k[i]->last_use < op->k[lru]->last_use) lru = i;
+        ceng *old = op->k[lru];
+        op->k[lru] = op->k[--op->n];
+        old->in_cache = false;
+        ceng_release(e->b, old);
+        e->stats.eng_evictions++;
+    }
+    if (op->n == op->cap) {
+        uint32_t nc = op->cap ? op->cap * 2 : 4;
+        ceng **k = realloc(op->k, nc * sizeof *k);
+        if (!k) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+        op->k = k;
+        op->cap = nc;
+    }
+    c->refs++;
+    c->in_cache = true;
+    c->last_use = ++e->eng_clock;
+    op->k[op->n++] = c;
+    return GN_OK;
+}
+
+/* At compile: each engine op's cache, started with the engines built ahead
+ * of time (the session's own graph only). */
+static gn_status engines_init(gn__engine *e, gn__err *err)
+{
+    const gn_graph *g = e->g;
+    for (uint32_t k = 0; k < e->n_nodes; k++) {
+        cnode *n = &e->nodes[k];
+        if (n->op->kind != OP_ENGINE) continue;
+        cengop *op = n->eng = calloc(1, sizeof *op);
+        if (!op) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+        op->segment_fn = func_attr(g, n->id, "segment_func");
+        op->engine_fn = func_attr(g, n->id, "_engine_func");
+        if (!op->engine_fn) op->engine_fn = op->segment_fn;
+        const char *pm = NULL;
+        size_t pl = 0;
+        op->int8 = gn__attr_get_string(g, n->id, "precision_mode", &pm, &pl) && pl == 4 && !strncasecmp(pm, "INT8", 4);
+        op->allow = true;
+        (void)gn__attr_get_bool(g, n->id, "allow_build_at_runtime", &op->allow);
+        int64_t max = 1;
+        (void)gn__attr_get_int(g, n->id, "max_cached_engines_count", &max);
+        op->max = max < 1 ? 1 : max > UINT32_MAX ? UINT32_MAX : (uint32_t)max;
+        if (e->depth) continue;
+        gn__engine_shapes *sh = NULL;
+        uint32_t ns = 0, stale = 0;
+        gn_status s = gn__engine_seeds(g, g, n->id, op->max, &sh, &ns, &stale, err);
+        if (s != GN_OK) {
+            gn__err_prefix(err, NODE_FMT "engine assets", NODE_ARGS(e, n));
+            return s;
+        }
+        e->stats.eng_stale += stale;
+        const Tensorflow__AttrValue__ListValue *it = attr_list(g, n->id, "InT");
+        int32_t *dt = calloc(n->n_in + 1, sizeof *dt);
+        if (!dt) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+        for (uint32_t i = 0; s == GN_OK && ns && i < n->n_in; i++) {
+            if (!it || it->n_type != n->n_in) s = node_fail(e, n, err, GN_ERR_GRAPH, "attr InT must list %u types", n->n_in);
+            else dt[i] = (int32_t)it->type[i];
+        }
+        /* INT8: no engine is built here (the native segment runs) */
+        for (uint32_t i = 0; i < ns; i++) {
+            ceng *c = NULL;
+            if (s == GN_OK && !op->int8 && sh[i].n_in != n->n_in)
+                s = node_fail(e, n, err, GN_ERR_GRAPH, "a prebuilt engine has %u inputs, the op %u", sh[i].n_in, n->n_in);
+            if (s == GN_OK && !op->int8) s = ceng_build(e, n, op->engine_fn, false, dt, sh[i].rank, sh[i].dims, &c, err);
+            if (s == GN_OK && c) s = cache_insert(e, op, c, err);
+            if (c) {
+                c->counted = true;
+                e->stats.eng_prebuilt += s == GN_OK;
+                ceng_release(e->b, c);   /* the cache keeps it */
+            }
+            gn__engine_shapes_free(&sh[i]);
+        }
+        free(sh);
+        free(dt);
+        if (s != GN_OK) return s;
+    }
+    return GN_OK;
+}
+
+/* At plan time: the engine op's engine for the plan's input shapes (from the
+ * cache, built, or the native segment), and its output shapes. */
+static gn_status plan_engine(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
+{
+    cnode *n = &e->nodes[k];
+    cengop *op = n->eng;
+    if (!op) return node_fail(e, n, err, GN_ERR_INTERNAL, "no engine cache");
+    ceng *c = NULL;
+    for (uint32_t i = 0; !op->int8 && i < op->n && !c; i++) {
+        const ceng *h = op->k[i];
+        bool same = h->n_in == n->n_in;
+        for (uint32_t j = 0; same && j < n->n_in; j++) {
+            uint32_t v = n->in[j];
+            same = h->dtype[j] == p->dtype[v] && h->rank[j] == p->rank[v];
+            for (int32_t d = 0; same && d < p->rank[v]; d++) same = h->dims[(size_t)j * GN__MAX_DIMS + (size_t)d] == vdims(p, v)[d];
+        }
+        if (same) c = op->k[i];
+    }
+    if (c) {
+        c->refs++;
+    } else {
+        bool fb = op->int8 || !op->allow;
+        int32_t *dt = calloc(n->n_in + 1, sizeof *dt), *rk = calloc(n->n_in + 1, sizeof *rk);
+        int64_t *dm = calloc((size_t)n->n_in * GN__MAX_DIMS + 1, sizeof *dm);
+        gn_status s = dt && rk && dm ? GN_OK : gn__fail(err, GN_ERR_NOMEM, "out of memory");
+        for (uint32_t j = 0; s == GN_OK && j < n->n_in; j++) {
+            uint32_t v = n->in[j];
+            dt[j] = p->dtype[v];
+            rk[j] = p->rank[v];
+            memcpy(&dm[(size_t)j * GN__MAX_DIMS], vdims(p, v), sizeof(int64_t) * GN__MAX_DIMS);
+        }
+        if (s == GN_OK) s = ceng_build(e, n, fb ? op->segment_fn : op->engine_fn, fb, dt, rk, dm, &c, err);
+        if (s == GN_OK && !fb) s = cache_insert(e, op, c, err);
+        free(dt);
+        free(rk);
+        free(dm);
+        if (s != GN_OK) {
+            ceng_release(e->b, c);
+            return s;
+        }
+    }
+    p->eng[k] = c;
+    for (uint32_t f = 0; f < n->n_out; f++) {
+        uint32_t v = n->out + f, sv = c->sub->fetch_val[f];
+        p->root[v] = v;
+        p->dtype[v] = c->sp->dtype[sv];
+        p->rank[v] = c->sp->rank[sv];
+        memcpy(vdims(p, v), vdims(c->sp, sv), sizeof(int64_t) * GN__MAX_DIMS);
+    }
+    return GN_OK;
+}
+
+/* Per run (also when a captured graph replays): the engine ops' counters
+ * and least-recently-used order, as the CPU backend keeps them. */
+static gn_status engines_account(gn__engine *e, cplan *p, gn__err *err)
+{
+    for (uint32_t k = 0; k < e->n_nodes; k++) {
+        ceng *c = p->eng[k];
+        if (!c) continue;
+        e->eng_clock++;
+        if (c->fallback) {
+            e->stats.eng_fallbacks++;
+            continue;
+        }
+        if (!c->in_cache) {   /* evicted since the plan was made: built again */
+            GN_TRY(cache_insert(e, e->nodes[k].eng, c, err));
+            e->stats.eng_builds++;
+            c->counted = true;
+        } else if (!c->counted) {
+            e->stats.eng_builds++;
+            c->counted = true;
+        } else {
+            e->stats.eng_hits++;
+        }
+        c->last_use = e->eng_clock;
+    }
+    return GN_OK;
+}
+
+/* An engine op's run: its inputs copied into the engine's plan, the
+ * engine's kernels, its outputs copied out (all on the stream). */
+static gn_status run_engine_node(gn__engine *e, cplan *p, const cnode *n, uint32_t k, gn__err *err)
+{
+    ceng *c = p->eng[k];
+    if (!c) return node_fail(e, n, err, GN_ERR_INTERNAL, "no engine planned");
+    gn__engine *sub = c->sub;
+    cplan *sp = c->sp;
+    cudaStream_t s = e->b->stream;
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        uint32_t v = n->in[i];
+        size_t bytes = (size_t)numel_of(p, v) * gn_dtype_size(p->dtype[v]);
+        if (bytes) CK_CUDA(cudaMemcpyAsync(vptr(sub, sp, i), vptr(e, p, v), bytes, cudaMemcpyDeviceToDevice, s));
+    }
+    gn_status st = run_all(sub, sp, err);
+    if (st != GN_OK) {
+        gn__err_prefix(err, NODE_FMT "%s", NODE_ARGS(e, n), c->fallback ? "native segment" : "engine");
+        return st;
+    }
+    for (uint32_t f = 0; f < n->n_out; f++) {
+        uint32_t v = n->out + f;
+        size_t bytes = (size_t)numel_of(p, v) * gn_dtype_size(p->dtype[v]);
+        if (bytes)
+            CK_CUDA(cudaMemcpyAsync(vptr(e, p, v), vptr(sub, sp, sub->fetch_val[f]), bytes, cudaMemcpyDeviceToDevice, s));
+    }
     return GN_OK;
 }
 
@@ -2602,6 +3296,7 @@ static gn_status cu_execute(void *self, gn__engine *e, const gn__tensor *in, gn_
     GN_TRY(plan_for(e, in, &p, err));
     st->n_plans = e->n_plans;
     st->planned = true;
+    GN_TRY(engines_account(e, p, err));
     st->arena_bytes = p->arena_bytes;
     st->planned_bytes = p->planned_bytes;
     gn_status s = GN_OK;
@@ -2623,7 +3318,7 @@ static gn_status cu_execute(void *self, gn__engine *e, const gn__tensor *in, gn_
     }
     for (uint32_t k = 0; s == GN_OK && k < e->n_nodes; k++) {
         const cnode *n = &e->nodes[k];
-        if (n->op->kind == OP_NOOP || n->op->kind == OP_HOST || n->fuse_root >= 0) continue;
+        if (n->op->kind == OP_NOOP || n->op->kind == OP_HOST || skipped(p, n)) continue;
         if (p->root[n->out] == n->out) {   /* launched: not an alias */
             st->nodes_run++;
             st->arena_allocs += n->n_out;
@@ -2666,6 +3361,8 @@ static void cu_free(void *self)
     cu_backend *b = self;
     if (!b) return;
     if (b->stream) cudaStreamSynchronize(b->stream);
+    if (b->lt) b->p_cublasLtDestroy(b->lt);
+    if (b->lt_lib) dlclose(b->lt_lib);
     if (b->blas) b->p_cublasDestroy_v2(b->blas);
     if (b->blas_ws) cudaFree(b->blas_ws);
     free(b->algos);
@@ -2764,6 +3461,30 @@ static bool load_blas(cu_backend *b)
     return true;
 }
 
+/* cuBLASLt (after cuBLAS, whose workspace it shares: both run on the one stream) */
+static bool load_lt(cu_backend *b)
+{
+    static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so", NULL};
+    char *why = b->lt_why;
+    size_t why_len = sizeof b->lt_why;
+    const char *libname = "libcublasLt";
+    if (!b->blas) {
+        snprintf(why, why_len, "needs cuBLAS: %.200s", b->blas_why);
+        return false;
+    }
+    void *lib = b->lt_lib = open_lib(names, why, why_len);
+    bool ok = lib != NULL;
+    CUBLASLT_FNS(LOAD)
+    if (!ok) return false;
+    cublasStatus_t st = b->p_cublasLtCreate(&b->lt);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        snprintf(why, why_len, "cublasLtCreate: %s", b->p_cublasLtGetStatusString(st));
+        b->lt = NULL;
+        return false;
+    }
+    return true;
+}
+
 static bool load_dnn(cu_backend *b)
 {
     static const char *const names[] = {"libcudnn.so.9", "libcudnn.so", NULL};
@@ -2809,6 +3530,10 @@ gn_status gn__cuda_backend_open(int32_t num_threads, gn__backend *out, gn__err *
     if (!load_blas(b) && b->blas_lib) {
         dlclose(b->blas_lib);
         b->blas_lib = NULL;
+    }
+    if (!load_lt(b) && b->lt_lib) {
+        dlclose(b->lt_lib);
+        b->lt_lib = NULL;
     }
     if (!load_dnn(b) && b->dnn_lib) {
         dlclose(b->dnn_lib);

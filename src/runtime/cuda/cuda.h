@@ -123,6 +123,13 @@ cudaError_t gn__cu_reduce(int h, int mean, int32_t rank, const int64_t *dims, co
                           void *y, cudaStream_t s);
 /* Softmax over the last axis of rows x cols (float accumulation). */
 cudaError_t gn__cu_softmax(int h, int64_t rows, int64_t cols, const void *x, void *y, cudaStream_t s);
+/* Layer norm over the last axis of rows x cols, one block per row:
+ * y = x * sc + (beta - mean * sc), sc = gamma / sqrt(var + eps), mean and
+ * variance over the row (float accumulation, rounded to the element type);
+ * gamma / beta hold cols values (gn / bn == cols) or one (== 1); eps is one
+ * value on the device. */
+cudaError_t gn__cu_layernorm(int h, int64_t rows, int64_t cols, const void *x, const void *gamma, int64_t gn,
+                             const void *beta, int64_t bn, const void *eps, void *y, cudaStream_t s);
 /* Batch norm, inference: y = (x - mean) * rsqrt(var + eps) * scale + offset,
  * channel (i / inner) % c; the four vectors are float32 when ph == 0, float16
  * when ph == 1. */

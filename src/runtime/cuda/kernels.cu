@@ -272,6 +272,55 @@ template <typename T> __global__ void k_softmax(int64_t rows, int64_t cols, cons
     }
 }
 
+/* Sum over the block: shuffles within each warp, then the warps' sums
+ * through shared memory (blockDim.x a multiple of 32, at most 1024); every
+ * thread gets the total. */
+__device__ float block_sum_warps(float v, float *sh)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = (int)(blockDim.x >> 5);
+    if (lane == 0) sh[w] = v;
+    __syncthreads();
+    v = lane < nw ? sh[lane] : 0.f;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    __syncthreads();   /* sh is written again by the next call */
+    return v;
+}
+
+template <typename T> __device__ __forceinline__ float round_to(float v);
+template <> __device__ __forceinline__ float round_to<float>(float v) { return v; }
+template <> __device__ __forceinline__ float round_to<__half>(float v) { return __half2float(__float2half(v)); }
+
+/* Layer norm over rows (one block per row): mean and variance accumulated in
+ * float (each rounded to T, as the graph's Mean outputs are), then
+ * y = x * sc + (beta - mean * sc) with sc = gamma / sqrt(var + eps), the
+ * graph's own arithmetic. gamma and beta have cols values, or one (gn, bn). */
+template <typename T>
+__global__ void k_layernorm(int64_t rows, int64_t cols, const T *x, const T *gamma, int64_t gn, const T *beta,
+                            int64_t bn, const T *eps, T *y)
+{
+    __shared__ float sh[32];
+    float e = ld(eps, 0);
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T *xr = x + row * cols;
+        T *yr = y + row * cols;
+        float s = 0.f;
+        for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) s += ld(xr, j);
+        float mean = round_to<T>(block_sum_warps(s, sh) / (float)cols);
+        float v = 0.f;
+        for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+            float d = ld(xr, j) - mean;
+            v += d * d;
+        }
+        float var = round_to<T>(block_sum_warps(v, sh) / (float)cols);
+        float rs = 1.f / sqrtf(var + e);
+        for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+            float sc = rs * ld(gamma, gn == 1 ? 0 : j);
+            st(yr, j, ld(xr, j) * sc + (ld(beta, bn == 1 ? 0 : j) - mean * sc));
+        }
+    }
+}
+
 template <typename T, typename P>
 __global__ void k_batchnorm(int64_t n, int64_t c, int64_t inner, const T *x, const P *scale, const P *offset,
                             const P *mean, const P *var, float eps, T *y)
@@ -507,6 +556,21 @@ cudaError_t gn__cu_softmax(int h, int64_t rows, int64_t cols, const void *x, voi
     unsigned g = rows > 65535LL * 16 ? 65535u * 16 : (unsigned)rows;
     if (h) k_softmax<<<g, kThreads, 0, s>>>(rows, cols, (const __half *)x, (__half *)y);
     else k_softmax<<<g, kThreads, 0, s>>>(rows, cols, (const float *)x, (float *)y);
+    return done();
+}
+
+cudaError_t gn__cu_layernorm(int h, int64_t rows, int64_t cols, const void *x, const void *gamma, int64_t gn,
+                             const void *beta, int64_t bn, const void *eps, void *y, cudaStream_t s)
+{
+    if (rows <= 0 || cols <= 0) return cudaSuccess;
+    unsigned g = rows > 65535LL * 16 ? 65535u * 16 : (unsigned)rows;
+    unsigned t = cols >= 2048 ? 512u : cols >= 512 ? 256u : 128u;
+    if (h)
+        k_layernorm<<<g, t, 0, s>>>(rows, cols, (const __half *)x, (const __half *)gamma, gn, (const __half *)beta, bn,
+                                    (const __half *)eps, (__half *)y);
+    else
+        k_layernorm<<<g, t, 0, s>>>(rows, cols, (const float *)x, (const float *)gamma, gn, (const float *)beta, bn,
+                                    (const float *)eps, (float *)y);
     return done();
 }
 
