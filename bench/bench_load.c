@@ -24,6 +24,7 @@
  *   total_ms=.. cpu_ms=.. ns_per_node=.. faults=.. peak_rss_mb=.. rss_loaded_mb=..
  *   rss_inferred_mb=..
  *   out_bytes=.. out_shape=[..]
+ *   cpu_load_ms=.. cpu_validate_ms=.. cpu_shapes_ms=.. cpu_write_ms=..
  *   [save_ms=..]
  * Exits 1, naming the phase and grapnel's message, when a phase fails. */
 #include <stdint.h>
@@ -78,6 +79,7 @@ typedef struct run {
     double ms[P_COUNT];
     double total;
     double cpu;        /* CPU ms over the four phases */
+    double cpu_ph[P_COUNT]; /* CPU ms per phase */
     long faults;       /* minor page faults over the four phases */
     size_t nodes;
     size_t out_bytes;
@@ -129,6 +131,8 @@ static int one_run(const char *file, const char *save_path, run *r)
     double t0 = now_ms();
     gn_status s = gn_graph_load(file, &lo, &g);
     double t1 = now_ms();
+    double c1 = cpu_ms();
+    r->cpu_ph[P_LOAD] = c1 - c0;
     if (s != GN_OK) return fail(file, "load", s, g);
     r->ms[P_LOAD] = t1 - t0;
     r->nodes = gn_graph_node_count(g);
@@ -137,12 +141,15 @@ static int one_run(const char *file, const char *save_path, run *r)
     t0 = now_ms();
     s = gn_graph_validate(g);
     t1 = now_ms();
+    r->cpu_ph[P_VALIDATE] = cpu_ms() - c1;
+    c1 = cpu_ms();
     if (s != GN_OK) return fail(file, "validate", s, g);
     r->ms[P_VALIDATE] = t1 - t0;
 
     t0 = now_ms();
     s = gn_graph_infer_shapes(g);
     t1 = now_ms();
+    r->cpu_ph[P_SHAPES] = cpu_ms() - c1;
     if (s != GN_OK) return fail(file, "shape inference", s, g);
     r->ms[P_SHAPES] = t1 - t0;
     r->rss_inferred = rss_now_mb();
@@ -150,9 +157,11 @@ static int one_run(const char *file, const char *save_path, run *r)
 
     void *data = NULL;
     size_t size = 0;
+    c1 = cpu_ms();
     t0 = now_ms();
     s = gn_graph_serialize(g, GN_FORMAT_BINARY, &data, &size);
     t1 = now_ms();
+    r->cpu_ph[P_WRITE] = cpu_ms() - c1;
     if (s != GN_OK) return fail(file, "write", s, g);
     r->ms[P_WRITE] = t1 - t0;
     r->out_bytes = size;
@@ -217,6 +226,8 @@ int main(int argc, char **argv)
            file, best.nodes, (long long)st.st_size, best.ms[P_LOAD], best.ms[P_VALIDATE], best.ms[P_SHAPES],
            best.ms[P_WRITE], best.total, best.cpu, ns_per_node, best.faults, rss_mb, best.rss_loaded, best.rss_inferred, best.out_bytes,
            best.out_shape);
+    printf(" cpu_load_ms=%.1f cpu_validate_ms=%.1f cpu_shapes_ms=%.1f cpu_write_ms=%.1f", best.cpu_ph[P_LOAD],
+           best.cpu_ph[P_VALIDATE], best.cpu_ph[P_SHAPES], best.cpu_ph[P_WRITE]);
     if (save_path) printf(" save_ms=%.1f", best.ms[P_SAVE]);
     printf("\n");
     return 0;

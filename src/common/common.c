@@ -27,7 +27,7 @@ void gn_free(void *p) { free(p); }
  * to back: backing them with transparent huge pages where the system offers
  * them on request takes most of the page faults out of loading and writing
  * big graphs. Advice only: nothing changes where it is refused. */
-static void advise_huge(void *p, size_t n)
+void gn__advise_huge(void *p, size_t n)
 {
 #if defined(MADV_HUGEPAGE)
     const uintptr_t huge = (uintptr_t)2 << 20;
@@ -133,7 +133,7 @@ void *gn__arena_alloc(gn__arena *a, size_t bytes, size_t align)
         size = need;
         gn__arena_block *nb = malloc(sizeof *nb + size);
         if (!nb) return NULL;
-        advise_huge(nb, sizeof *nb + size);
+        gn__advise_huge(nb, sizeof *nb + size);
         nb->size = size;
         size_t off = ((size_t)0 + align - 1) & ~(align - 1);
         nb->off = off + bytes;
@@ -150,7 +150,7 @@ void *gn__arena_alloc(gn__arena *a, size_t bytes, size_t align)
     }
     gn__arena_block *nb = malloc(sizeof *nb + size);
     if (!nb) return NULL;
-    advise_huge(nb, sizeof *nb + size);
+    gn__advise_huge(nb, sizeof *nb + size);
     nb->size = size;
     nb->off = bytes;
     nb->next = b;
@@ -255,7 +255,7 @@ bool gn__buf_reserve(gn__buf *b, size_t extra)
         b->oom = true;
         return false;
     }
-    advise_huge(p, cap);
+    gn__advise_huge(p, cap);
     b->data = p;
     b->cap = cap;
     return true;
@@ -360,9 +360,11 @@ gn_status gn__read_file(const char *path, uint8_t **data, size_t *size, gn__err 
         fclose(f);
         return gn__fail(err, GN_ERR_IO, "%s: is a directory", path);
     }
-    size_t cap = st.st_size > 0 ? (size_t)st.st_size : 4096;
+    /* one byte more than the size, so the read that finds the end needs no
+     * larger buffer (a regular file is read with no copy) */
+    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
     uint8_t *buf = malloc(cap + 1);
-    advise_huge(buf, cap + 1);
+    gn__advise_huge(buf, cap + 1);
     if (!buf) {
         fclose(f);
         return gn__fail(err, GN_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, cap);

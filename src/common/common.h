@@ -97,6 +97,10 @@ typedef struct gn__pb_buffer {
 } gn__pb_buffer;
 void gn__pb_buffer_init(gn__pb_buffer *pb, gn__buf *b);
 
+/* Asks for transparent huge pages behind a large buffer about to be filled
+ * (fewer page faults and TLB misses); advice only. */
+void gn__advise_huge(void *p, size_t n);
+
 /* ---- hashing ----------------------------------------------------------------- */
 uint64_t gn__hash_bytes(const void *p, size_t n);
 

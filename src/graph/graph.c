@@ -30,16 +30,21 @@ static bool grow(gn__arena *a, void **arr, uint32_t n, uint32_t *cap, size_t esz
 #define GROW(g, arr, n, cap) grow(&(g)->arena, (void **)&(arr), (n), &(cap), sizeof(*(arr)))
 
 /* ---- interning ----------------------------------------------------------------- */
+/* A slot: the high half of the name's hash (compared before the string is
+ * read, so a probe past other names touches only the slot array), id + 1. */
+#define STR_SLOT(h, id) (((uint64_t)(h) >> 32 << 32) | ((uint64_t)(id) + 1))
+
 static bool intern_rehash(gn_graph *g, uint32_t nslots)
 {
-    uint32_t *slots = calloc(nslots, sizeof *slots);
+    uint64_t *slots = calloc(nslots, sizeof *slots);
     if (!slots) return false;
+    gn__advise_huge(slots, (size_t)nslots * sizeof *slots);
     gn__strtab *t = &g->names;
     for (uint32_t id = 0; id < t->n; id++) {
         uint64_t h = gn__hash_bytes(t->str[id], t->len[id]);
         uint32_t i = (uint32_t)h & (nslots - 1);
         while (slots[i]) i = (i + 1) & (nslots - 1);
-        slots[i] = id + 1;
+        slots[i] = STR_SLOT(h, id);
     }
     free(t->slots);
     t->slots = slots;
@@ -49,30 +54,43 @@ static bool intern_rehash(gn_graph *g, uint32_t nslots)
 
 uint32_t gn__intern_find(const gn_graph *g, const char *s, size_t n)
 {
+    return gn__intern_find_hashed(g, s, n, gn__hash_bytes(s, n));
+}
+
+uint32_t gn__intern_find_hashed(const gn_graph *g, const char *s, size_t n, uint64_t h)
+{
     const gn__strtab *t = &g->names;
     if (!t->nslots) return UINT32_MAX;
-    uint64_t h = gn__hash_bytes(s, n);
     uint32_t i = (uint32_t)h & (t->nslots - 1);
+    const uint32_t tag = (uint32_t)(h >> 32);
     while (t->slots[i]) {
-        uint32_t id = t->slots[i] - 1;
-        if (t->len[id] == n && memcmp(t->str[id], s, n) == 0) return id;
+        uint64_t e = t->slots[i];
+        if ((uint32_t)(e >> 32) == tag) {
+            uint32_t id = (uint32_t)e - 1;
+            if (t->len[id] == n && memcmp(t->str[id], s, n) == 0) return id;
+        }
         i = (i + 1) & (t->nslots - 1);
     }
     return UINT32_MAX;
 }
 
-uint32_t gn__intern(gn_graph *g, const char *s, size_t n)
+uint32_t gn__intern(gn_graph *g, const char *s, size_t n) { return gn__intern_hashed(g, s, n, gn__hash_bytes(s, n)); }
+
+uint32_t gn__intern_hashed(gn_graph *g, const char *s, size_t n, uint64_t h)
 {
     gn__strtab *t = &g->names;
     if (n > UINT32_MAX - 1) return UINT32_MAX;
     if ((uint64_t)(t->n + 1) * 2 > t->nslots) {
         if (!intern_rehash(g, t->nslots ? t->nslots * 2 : 1024)) return UINT32_MAX;
     }
-    uint64_t h = gn__hash_bytes(s, n);
     uint32_t i = (uint32_t)h & (t->nslots - 1);
+    const uint32_t tag = (uint32_t)(h >> 32);
     while (t->slots[i]) {
-        uint32_t id = t->slots[i] - 1;
-        if (t->len[id] == n && memcmp(t->str[id], s, n) == 0) return id;
+        uint64_t e = t->slots[i];
+        if ((uint32_t)(e >> 32) == tag) {
+            uint32_t id = (uint32_t)e - 1;
+            if (t->len[id] == n && memcmp(t->str[id], s, n) == 0) return id;
+        }
         i = (i + 1) & (t->nslots - 1);
     }
     if (t->n == t->cap) {
@@ -90,7 +108,7 @@ uint32_t gn__intern(gn_graph *g, const char *s, size_t n)
     uint32_t id = t->n++;
     t->str[id] = copy;
     t->len[id] = (uint32_t)n;
-    t->slots[i] = id + 1;
+    t->slots[i] = STR_SLOT(h, id);
     return id;
 }
 
@@ -109,6 +127,8 @@ bool gn__intern_reserve(gn_graph *g, uint32_t n)
         if (!nl) return false;
         t->len = nl;
         t->cap = want;
+        gn__advise_huge(t->str, (size_t)want * sizeof *t->str);
+        gn__advise_huge(t->len, (size_t)want * sizeof *t->len);
     }
     uint32_t nslots = t->nslots ? t->nslots : 1024;
     while ((uint64_t)(want + 1) * 2 > nslots) nslots *= 2;
@@ -184,6 +204,7 @@ void gn_graph_free(gn_graph *g)
     free(g->names.str);
     free(g->names.len);
     free(g->names.slots);
+    free(g->encs);
     free(g->source);
     gn__savedmodel_unref(g->saved);
     gn__engine_store_free(g->engines);
@@ -600,7 +621,7 @@ gn_status gn__node_set_attr(gn_graph *g, gn_id id, const char *key, const Tensor
     uint32_t pos = (uint32_t)(-i - 1);
     if (!GROW(g, n->attr, n->n_attr, n->cap_attr)) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     memmove(&n->attr[pos + 1], &n->attr[pos], (size_t)(n->n_attr - pos) * sizeof *n->attr);
-    n->attr[pos] = (gn__attr){k, value};
+    n->attr[pos] = (gn__attr){.key = k, .value = value};
     n->n_attr++;
     return GN_OK;
 }
@@ -862,7 +883,7 @@ static gn_status clone_strtab(const gn_graph *src, gn_graph *dst)
     char *block = gn__arena_alloc(&dst->arena, bytes, 1);
     const char **str = malloc((size_t)s->cap * sizeof *str);
     uint32_t *len = malloc((size_t)s->cap * sizeof *len);
-    uint32_t *slots = malloc((size_t)s->nslots * sizeof *slots);
+    uint64_t *slots = malloc((size_t)s->nslots * sizeof *slots);
     if (!block || !str || !len || !slots) {
         free(str);
         free(len);
@@ -954,6 +975,13 @@ static gn_status clone_into(const gn_graph *src, gn_graph *dst)
     dst->deprecated_version = src->deprecated_version;
     dst->extra = src->extra;
     dst->lib_extra = src->lib_extra;
+    if (src->n_encs) {
+        /* the bytes live in the blobs adopted above */
+        dst->encs = malloc((size_t)src->n_encs * sizeof *dst->encs);
+        if (!dst->encs) return gn__fail(&dst->err, GN_ERR_NOMEM, "out of memory");
+        memcpy(dst->encs, src->encs, (size_t)src->n_encs * sizeof *dst->encs);
+        dst->n_encs = dst->cap_encs = src->n_encs;
+    }
     if (src->saved) dst->saved = gn__savedmodel_ref(src->saved);
     if (src->source) {
         dst->source = strdup(src->source);

@@ -49,8 +49,19 @@ typedef struct gn__use {
 
 typedef struct gn__attr {
     uint32_t key;                        /* interned attr name */
+    uint32_t enc;                        /* index in the graph's encs, 0: none (see below) */
     const Tensorflow__AttrValue *value;  /* immutable; owned by a blob of the graph */
 } gn__attr;
+
+/* The wire bytes a loaded attr value came from, when they are exactly what
+ * protobuf_c_message_pack gives for it, so a writer can copy them instead of
+ * packing the value again. An attr's enc holds only while
+ * encs[enc].value == attr.value (a replaced value no longer matches). */
+typedef struct gn__attr_enc {
+    const Tensorflow__AttrValue *value;
+    const uint8_t *bytes;                /* in a blob of the graph */
+    size_t len;
+} gn__attr_enc;
 
 enum {
     GN__NODE_DEAD = 1u << 0,      /* tombstone */
@@ -115,7 +126,7 @@ typedef struct gn__strtab {
     const char **str;       /* id -> string (NUL-terminated, in the graph arena) */
     uint32_t *len;
     uint32_t n, cap;
-    uint32_t *slots;        /* open addressing, id+1, 0 = empty */
+    uint64_t *slots;        /* open addressing: (hash >> 32) << 32 | (id + 1); 0 = empty */
     uint32_t nslots;        /* power of two */
 } gn__strtab;
 
@@ -164,6 +175,11 @@ struct gn_graph {
     /* Inferred output dtypes and shapes (src/ops/shape.h), NULL until
      * gn_graph_infer_shapes; dropped by any mutation. */
     struct gn__shape_table *shapes;
+
+    /* Encodings of attr values kept by the binary loader (gn__attr.enc);
+     * entry 0 unused. NULL when none. */
+    gn__attr_enc *encs;
+    uint32_t n_encs, cap_encs;
 };
 
 /* Frees g->shapes (defined in src/ops/shape.c). */
@@ -186,6 +202,10 @@ uint32_t gn__intern_cstr(gn_graph *g, const char *s);
 bool gn__intern_reserve(gn_graph *g, uint32_t n);
 /* Looks s up without adding; UINT32_MAX when absent. */
 uint32_t gn__intern_find(const gn_graph *g, const char *s, size_t n);
+/* The same, given h = gn__hash_bytes(s, n) (callers that hash a name once
+ * and look it up more than once). */
+uint32_t gn__intern_hashed(gn_graph *g, const char *s, size_t n, uint64_t h);
+uint32_t gn__intern_find_hashed(const gn_graph *g, const char *s, size_t n, uint64_t h);
 static inline const char *gn__str(const gn_graph *g, uint32_t id) { return g->names.str[id]; }
 static inline uint32_t gn__strlen(const gn_graph *g, uint32_t id) { return g->names.len[id]; }
 

@@ -156,7 +156,7 @@ static gn_status add_nodedef(gn_graph *g, const Tensorflow__NodeDef *nd, uint32_
                 free(sorted);
                 return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
             }
-            g->nodes[id].attr[i] = (gn__attr){kid, sorted[i]->value};
+            g->nodes[id].attr[i] = (gn__attr){.key = kid, .value = sorted[i]->value};
         }
         g->nodes[id].n_attr = (uint32_t)nd->n_attr;
         free(sorted);
@@ -210,6 +210,45 @@ gn_status gn__graph_resolve_inputs(gn_graph *g, gn_id id, const gn__strslice *in
             n->in[n->n_in++] = (gn__edge){prod, (uint32_t)p.index};
         }
     }
+    return GN_OK;
+}
+
+gn_status gn__graph_try_resolve_inputs(gn_graph *g, gn_id id, const gn__strslice *inputs, uint32_t n_input,
+                                       gn__name_finder find, void *ctx, bool *done)
+{
+    *done = false;
+    uint32_t nd_data = 0, nd_ctrl = 0;
+    for (uint32_t i = 0; i < n_input; i++) {
+        if (inputs[i].len && inputs[i].p[0] == '^') nd_ctrl++;
+        else nd_data++;
+    }
+    gn__edge *in = nd_data ? gn__arena_alloc(&g->arena, nd_data * sizeof *in, 8) : NULL;
+    gn_id *ctrl = nd_ctrl ? gn__arena_alloc(&g->arena, nd_ctrl * sizeof *ctrl, 8) : NULL;
+    if ((nd_data && !in) || (nd_ctrl && !ctrl)) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    uint32_t n_in = 0, n_ctrl = 0;
+    bool seen_ctrl = false;
+    for (uint32_t i = 0; i < n_input; i++) {
+        parsed_input p = parse_input_n(inputs[i].p, inputs[i].len);
+        if (p.bad || p.arg || (!p.control && seen_ctrl)) return GN_OK;
+        gn_id prod = find(ctx, p.name, p.name_len);
+        if (prod == GN_NONE) return GN_OK;
+        if (p.control) {
+            seen_ctrl = true;
+            bool dup = false;
+            for (uint32_t j = 0; j < n_ctrl; j++) dup |= ctrl[j] == prod;
+            if (!dup) ctrl[n_ctrl++] = prod;
+        } else {
+            in[n_in++] = (gn__edge){prod, (uint32_t)p.index};
+        }
+    }
+    gn__node *n = &g->nodes[id];
+    n->in = in;
+    n->ctrl = ctrl;
+    n->cap_in = nd_data;
+    n->cap_ctrl = nd_ctrl;
+    n->n_in = n_in;
+    n->n_ctrl = n_ctrl;
+    *done = true;
     return GN_OK;
 }
 

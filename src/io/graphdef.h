@@ -38,6 +38,15 @@ gn_status gn__graph_begin_graphdef(gn_graph *g, const Tensorflow__GraphDef *gd, 
 gn_status gn__graph_add_nodedef(gn_graph *g, const Tensorflow__NodeDef *nd, uint32_t k, const gn__source *src);
 gn_status gn__graph_resolve_inputs(gn_graph *g, gn_id id, const gn__strslice *inputs, uint32_t n_input, uint32_t k,
                                    const gn__source *src);
+/* Resolves node id's inputs now, when every one is well formed (no function
+ * form) and names a node that find(ctx, name, len) returns: *done true, the
+ * same lists gn__graph_resolve_inputs would build. Otherwise *done false and
+ * the node is unchanged (gn__graph_resolve_inputs then reports the error
+ * later). GN_ERR_NOMEM only. */
+typedef gn_id (*gn__name_finder)(void *ctx, const char *name, size_t len);
+gn_status gn__graph_try_resolve_inputs(gn_graph *g, gn_id id, const gn__strslice *inputs, uint32_t n_input,
+                                       gn__name_finder find, void *ctx, bool *done);
+
 /* Error helper shared with the wire decoder: "<file>: <pos>: node 'x' (Op): <what>". */
 gn_status gn__graphdef_node_fail(gn_graph *g, const gn__source *src, uint32_t k, const char *node, const char *op,
                                  gn_status code, const char *fmt, ...) GN__PRINTF(7, 8);
@@ -81,10 +90,6 @@ gn_status gn__maybe_gunzip(const uint8_t *data, size_t len, uint8_t **out, size_
 /* Position of the k-th `node` element (field 1) of a GraphDef, for messages:
  * "byte N" or "line L:C"; writes "" when it cannot be found. */
 void gn__graphdef_node_pos(const gn__source *src, uint32_t k, char *buf, size_t buflen);
-
-/* Asks for transparent huge pages behind a large buffer about to be filled
- * (fewer page faults); advice only. */
-void gn__advise_huge(void *p, size_t n);
 
 /* gn__graph_to_graphdef without the nodes (library, versions, unknown fields). */
 gn_status gn__graph_to_graphdef_rest(const gn_graph *g, gn__arena *arena, Tensorflow__GraphDef **out,

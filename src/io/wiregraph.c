@@ -3,11 +3,15 @@
  *
  * Reading: one pass over the top-level records. Each NodeDef whose fields
  * are only name, op, input, device and attr (each map entry one key and one
- * value) is decoded straight into the IR; its attr values are unpacked by
- * protobuf-c once per distinct encoding (checked first by gn__wire_check,
- * which bounds the nesting protobuf-c's unpack recurses over) and the
- * resulting immutable AttrValue is shared by every node carrying the same
- * bytes. Any other NodeDef (unknown fields, debug info, repeated singular
+ * value) is decoded straight into the IR; its attr values are decoded once
+ * per distinct encoding and the resulting immutable AttrValue is shared by
+ * every node carrying the same bytes. A Const tensor of the common form is
+ * decoded here into one arena block (fast_tensor_value), keeping its bytes
+ * for the writer when they are protobuf-c's own encoding of it; any other
+ * value is unpacked by protobuf-c (checked first by gn__wire_check, which
+ * bounds the nesting protobuf-c's unpack recurses over). Inputs naming a
+ * node already added are resolved at once (the name's hash and table slot
+ * are still in cache); the others once every node exists. Any other NodeDef (unknown fields, debug info, repeated singular
  * fields, strings holding NUL bytes, or an error to report) goes through
  * protobuf-c and gn__graph_add_nodedef, as a text GraphDef does. The
  * GraphDef's other fields (library, versions, unknown fields) are gathered
@@ -16,7 +20,8 @@
  * same way, and before any graph error, as when the file is decoded whole.
  *
  * Writing: each NodeDef is encoded from the IR with sizes computed once;
- * every distinct attr value is sized (and, when small, packed) once by
+ * an attr value still holding the bytes it was loaded from is copied, every
+ * other distinct value is sized (and, when small, packed) once by
  * protobuf-c. Nodes carrying source fields the IR does not model, and the
  * rest of the GraphDef, are packed by protobuf-c from gn__node_to_def and
  * gn__graph_to_graphdef's messages, so the output is byte for byte what
@@ -25,26 +30,12 @@
  * No recursion, no global state. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "io/graphdef.h"
 #include "io/wirecheck.h"
 
 /* protobuf-c refuses a message with more fields than this (see wirecheck.c) */
 #define WG_MAX_FIELDS ((size_t)16 * ((1u << 23) - 1))
-
-void gn__advise_huge(void *p, size_t n)
-{
-#if defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    if (!p || n < 2 * huge) return;
-    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
-    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)n;
-#endif
-}
 
 /* ---- varints ------------------------------------------------------------------- */
 /* A varint of at most maxb bytes at b[*pos..end); false when truncated or longer. */
@@ -91,20 +82,27 @@ static inline uint8_t *put_varint(uint8_t *o, uint64_t v)
 }
 
 /* ---- attr values, unpacked once per distinct encoding ------------------------------ */
-typedef struct vslot {
+/* Distinct values in load order; the table holds (hash tag << 32 | index + 1)
+ * in 8 bytes a slot, so the probes of a large graph stay in few pages. */
+typedef struct vent {
     uint64_t h;
     const uint8_t *p;
-    size_t len;
-    const Tensorflow__AttrValue *v;   /* NULL: empty slot */
-} vslot;
+    const Tensorflow__AttrValue *v;
+    uint32_t len;
+    uint32_t enc;                     /* gn__attr.enc for it */
+} vent;
 
 typedef struct vtab {
-    vslot *s;
-    size_t n, cap;     /* cap: power of two */
+    uint64_t *s;       /* 0: empty */
+    size_t cap;        /* power of two */
+    vent *e;
+    size_t n, cap_e;
 } vtab;
 
 /* Values longer than this are unpacked every time (rarely shared, costly to hash). */
 #define WG_SHARE_MAX 4096
+
+typedef struct shape_slot shape_slot;
 
 typedef struct wdec {
     gn_graph *g;
@@ -124,6 +122,7 @@ typedef struct wdec {
         uint32_t key;
         const char *kp;
         size_t kl;
+        uint32_t enc;
         const Tensorflow__AttrValue *v;
     } *attrs;
     size_t cap_attrs;
@@ -134,6 +133,27 @@ typedef struct wdec {
         size_t len;
         uint32_t id;
     } kc[256];
+    /* node names recently added, by hash: most inputs name one of them */
+    struct rname {
+        uint64_t h;
+        uint32_t id;       /* interned */
+    } *rn;
+    uint8_t *done;          /* node k's inputs resolved while decoding */
+    /* name hashes of nodes k and k + 1 (by k & 1), taken one node ahead so
+     * that the string table slot is in cache when the name is interned */
+    struct prehash {
+        size_t off, len;
+        uint64_t h;
+    } pre[2];
+    /* the same for the attr values of nodes k and k + 1 (the value table's slot) */
+    struct prehash vpre[2][8];
+    /* recently decoded tensor shapes, by their bytes */
+    struct shape_slot {
+        const uint8_t *p;                  /* bytes in the image; NULL: empty */
+        size_t len;
+        Tensorflow__TensorShapeProto *shape;
+        bool canon;
+    } shapes[64];
 } wdec;
 
 static uint32_t intern_cached(wdec *w, const uint8_t *p, size_t n)
@@ -149,14 +169,23 @@ static uint32_t intern_cached(wdec *w, const uint8_t *p, size_t n)
 
 static bool vtab_grow(vtab *t)
 {
+    if (t->n == t->cap_e) {
+        size_t ncap = t->cap_e ? t->cap_e * 2 : 2048;
+        vent *ne = realloc(t->e, ncap * sizeof *ne);
+        if (!ne) return false;
+        gn__advise_huge(ne, ncap * sizeof *ne);
+        t->e = ne;
+        t->cap_e = ncap;
+    }
+    if ((t->n + 1) * 2 <= t->cap) return true;
     size_t ncap = t->cap ? t->cap * 2 : 4096;
-    vslot *ns = calloc(ncap, sizeof *ns);
+    uint64_t *ns = calloc(ncap, sizeof *ns);
     if (!ns) return false;
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->s[i].v) continue;
-        size_t j = (size_t)t->s[i].h & (ncap - 1);
-        while (ns[j].v) j = (j + 1) & (ncap - 1);
-        ns[j] = t->s[i];
+    gn__advise_huge(ns, ncap * sizeof *ns);
+    for (size_t i = 0; i < t->n; i++) {
+        size_t j = (size_t)t->e[i].h & (ncap - 1);
+        while (ns[j]) j = (j + 1) & (ncap - 1);
+        ns[j] = (t->e[i].h >> 32 << 32) | (uint64_t)(i + 1);
     }
     free(t->s);
     t->s = ns;
@@ -164,40 +193,378 @@ static bool vtab_grow(vtab *t)
     return true;
 }
 
-/* The AttrValue encoded in p[0..n): GN_OK with *out; GN_ERR_PARSE when its
- * framing is bad; GN_ERR_NOMEM. */
-static gn_status attr_value(wdec *w, const uint8_t *p, size_t n, const Tensorflow__AttrValue **out)
+/* ---- Const tensors, decoded without protobuf-c ------------------------------------ */
+/* An AttrValue holding only a TensorProto of the common form (dtype, shape,
+ * version, tensor_content and the packed float / double / int / int64 / bool /
+ * half values, each field at most once and in field order; dims with a size
+ * and no name) is decoded here into one arena block: the AttrValue, the
+ * TensorProto, its value arrays and, when the bytes are exactly what
+ * protobuf-c packs for the result, a copy of them (gn__attr_enc). Shapes are
+ * shared between tensors by their bytes. Everything else, and every value
+ * this decoder refuses, goes through gn__wire_check and protobuf-c, so what
+ * is accepted here is only ever what they accept, decoded the same way. */
+
+#define WG_SHAPE_CACHE GN__ARRAY_LEN(((wdec *)0)->shapes)
+/* Encodings up to this size are kept (gn__attr_enc) */
+#define WG_ENC_MAX 1024
+
+/* A varint of at most 10 bytes; *canon cleared when it is not the shortest form. */
+static inline bool rd_varint(const uint8_t *b, size_t *pos, size_t end, uint64_t *v, bool *canon)
 {
-    vslot *slot = NULL;
+    size_t p = *pos;
+    if (p < end && b[p] < 0x80) {
+        *v = b[p];
+        *pos = p + 1;
+        return true;
+    }
+    uint64_t x = 0;
+    for (unsigned k = 0; k < 10; k++) {
+        if (p + k >= end) return false;
+        uint8_t c = b[p + k];
+        x |= (uint64_t)(c & 0x7f) << (7 * k);
+        if (c < 0x80) {
+            if (k == 9 && c > 1) return false; /* bits past 64: protobuf-c reads those differently */
+            if (c == 0) *canon = false;
+            *v = x;
+            *pos = p + k + 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Bytes protobuf-c packs an int32 (or enum) value in: negative ones take 10. */
+static inline size_t int32_wire_size(int32_t v) { return v < 0 ? 10 : varint_size((uint64_t)v); }
+
+/* The TensorShapeProto at b[p..e): dims (size only) then unknown_rank. */
+static Tensorflow__TensorShapeProto *fast_shape(wdec *w, const uint8_t *b, size_t p, size_t e, bool *canon)
+{
+    uint64_t h = gn__hash_bytes(b + p, e - p);
+    shape_slot *sl = &w->shapes[h & (WG_SHAPE_CACHE - 1)];
+    if (sl->p && sl->len == e - p && memcmp(sl->p, b + p, e - p) == 0) {
+        if (!sl->canon) *canon = false;
+        return sl->shape;
+    }
+    bool c = true, rank_seen = false, unknown = false;
+    size_t n_dim = 0, q = p;
+    while (q < e) {
+        uint64_t tag, l;
+        if (!rd_varint(b, &q, e, &tag, &c)) return NULL;
+        if (tag == ((2 << 3) | 2) && !rank_seen) {
+            if (!rd_varint(b, &q, e, &l, &c) || l > e - q) return NULL;
+            size_t de = q + (size_t)l;
+            if (q < de) {
+                uint64_t dt, sz;
+                if (!rd_varint(b, &q, de, &dt, &c) || dt != ((1 << 3) | 0)) return NULL;
+                if (!rd_varint(b, &q, de, &sz, &c) || q != de) return NULL;
+                if (sz == 0) c = false;
+            }
+            q = de;
+            n_dim++;
+        } else if (tag == ((3 << 3) | 0) && !rank_seen) {
+            uint64_t v = 0;
+            size_t q0 = q;
+            if (!rd_varint(b, &q, e, &v, &c)) return NULL;
+            unknown = v != 0;
+            if (q - q0 != 1 || v != 1) c = false;
+            rank_seen = true;
+        } else {
+            return NULL;
+        }
+    }
+    if (n_dim > WG_MAX_FIELDS) return NULL;
+    size_t bytes = sizeof(Tensorflow__TensorShapeProto) +
+                   n_dim * (sizeof(Tensorflow__TensorShapeProto__Dim *) + sizeof(Tensorflow__TensorShapeProto__Dim));
+    uint8_t *m = gn__arena_alloc(&w->blob->arena, bytes, 8);
+    if (!m) return NULL;
+    Tensorflow__TensorShapeProto *s = (Tensorflow__TensorShapeProto *)m;
+    tensorflow__tensor_shape_proto__init(s);
+    s->unknown_rank = unknown;
+    if (n_dim) {
+        s->n_dim = n_dim;
+        s->dim = (Tensorflow__TensorShapeProto__Dim **)(m + sizeof *s);
+        Tensorflow__TensorShapeProto__Dim *d = (Tensorflow__TensorShapeProto__Dim *)(s->dim + n_dim);
+        size_t k = 0;
+        bool unused = true;
+        q = p;
+        while (k < n_dim) {
+            uint64_t tag = 0, l = 0, sz = 0;
+            rd_varint(b, &q, e, &tag, &unused);
+            rd_varint(b, &q, e, &l, &unused);
+            size_t de = q + (size_t)l;
+            if (q < de) {
+                rd_varint(b, &q, de, &tag, &unused);
+                rd_varint(b, &q, de, &sz, &unused);
+            }
+            q = de;
+            tensorflow__tensor_shape_proto__dim__init(&d[k]);
+            d[k].size = (int64_t)sz;
+            s->dim[k] = &d[k];
+            k++;
+        }
+    }
+    *sl = (shape_slot){b + p, e - p, s, c};
+    if (!c) *canon = false;
+    return s;
+}
+
+/* A packed field of varints at b[p..e): the element count, 0 when malformed.
+ * kind: 'i' int32 (and half), 'l' int64, 'b' bool (one byte, 0 or 1, each);
+ * *canon cleared when an element is not in the form protobuf-c writes. */
+static size_t packed_varints(const uint8_t *b, size_t p, size_t e, char kind, bool *canon)
+{
+    size_t n = 0;
+    while (p < e) {
+        uint64_t v;
+        size_t p0 = p;
+        if (!rd_varint(b, &p, e, &v, canon)) return 0;
+        if (kind == 'i' && p - p0 != int32_wire_size((int32_t)(uint32_t)v)) *canon = false;
+        if (kind == 'b' && (p - p0 != 1 || v > 1)) return 0; /* protobuf-c refuses these */
+        n++;
+    }
+    return n;
+}
+
+typedef struct tfield {
+    size_t off, len;       /* payload */
+    size_t n;              /* elements */
+} tfield;
+
+/* TensorProto field numbers this decoder takes, as bits */
+#define TF_TAKEN ((1u << 1) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 5) | (1u << 6) | (1u << 7) | (1u << 10) | \
+                  (1u << 11) | (1u << 13))
+
+/* GN_OK with *out (and *enc, 0 when the bytes are not canonical); GN_ERR_PARSE
+ * when this decoder does not take the value (the caller falls back);
+ * GN_ERR_NOMEM. */
+static gn_status fast_tensor_value(wdec *w, const uint8_t *p, size_t n, const Tensorflow__AttrValue **out,
+                                   uint32_t *enc)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    bool canon = true;
+    size_t q = 0;
+    uint64_t l;
+    if (n < 2 || p[0] != ((8 << 3) | 2)) return GN_ERR_PARSE;
+    q = 1;
+    if (!rd_varint(p, &q, n, &l, &canon) || l != n - q || q > 6) return GN_ERR_PARSE;
+    tfield f[14];
+    memset(f, 0, sizeof f);
+    uint32_t seen = 0;
+    unsigned last = 0;
+    uint64_t dtype = 0, version = 0;
+    Tensorflow__TensorShapeProto *shape = NULL;
+    while (q < n) {
+        uint8_t tag = p[q++];
+        unsigned fn = tag >> 3, wt = tag & 7;
+        if (tag >= 0x80 || fn <= last || !((TF_TAKEN >> fn) & 1)) return GN_ERR_PARSE;
+        last = fn;
+        seen |= 1u << fn;
+        if (fn == 1 || fn == 3) {
+            uint64_t v = 0;
+            size_t q0 = q;
+            if (wt != 0 || !rd_varint(p, &q, n, &v, &canon) || v > INT32_MAX) return GN_ERR_PARSE;
+            if (v == 0 || q - q0 != varint_size(v)) canon = false;
+            if (fn == 1) dtype = v;
+            else version = v;
+            continue;
+        }
+        if (wt != 2 || !rd_varint(p, &q, n, &l, &canon) || l > n - q) return GN_ERR_PARSE;
+        size_t fo = q, fe = q + (size_t)l;
+        q = fe;
+        if (fn == 2) {
+            shape = fast_shape(w, p, fo, fe, &canon);
+            if (!shape) return GN_ERR_PARSE; /* or out of memory: protobuf-c reports it the same way */
+            continue;
+        }
+        if (l == 0) return GN_ERR_PARSE;
+        f[fn] = (tfield){fo, (size_t)l, 0};
+        switch (fn) {
+        case 4: f[fn].n = (size_t)l; break;
+        case 5: f[fn].n = (size_t)l / 4; if (l % 4) return GN_ERR_PARSE; break;
+        case 6: f[fn].n = (size_t)l / 8; if (l % 8) return GN_ERR_PARSE; break;
+        case 7: case 13: f[fn].n = packed_varints(p, fo, fe, 'i', &canon); break;
+        case 10: f[fn].n = packed_varints(p, fo, fe, 'l', &canon); break;
+        case 11: f[fn].n = packed_varints(p, fo, fe, 'b', &canon); break;
+        default: return GN_ERR_PARSE;
+        }
+        if (!f[fn].n) return GN_ERR_PARSE;
+    }
+    /* one block: AttrValue, TensorProto, arrays (8-aligned), content, encoding */
+    size_t bytes = sizeof(Tensorflow__AttrValue) + sizeof(Tensorflow__TensorProto);
+    bytes += f[6].n * sizeof(double) + f[10].n * sizeof(int64_t);
+    bytes += f[5].n * sizeof(float) + f[7].n * sizeof(int32_t) + f[13].n * sizeof(int32_t) +
+             f[11].n * sizeof(protobuf_c_boolean);
+    if (n > WG_ENC_MAX) canon = false; /* large values: packed again on writing, not kept twice */
+    bytes += f[4].n + (canon ? n : 0);
+    uint8_t *m = gn__arena_alloc(&w->blob->arena, bytes, 8);
+    if (!m) return GN_ERR_NOMEM;
+    Tensorflow__AttrValue *av = (Tensorflow__AttrValue *)m;
+    Tensorflow__TensorProto *t = (Tensorflow__TensorProto *)(m + sizeof *av);
+    uint8_t *o = m + sizeof *av + sizeof *t;
+    tensorflow__attr_value__init(av);
+    tensorflow__tensor_proto__init(t);
+    av->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
+    av->tensor = t;
+    t->dtype = (Tensorflow__DataType)(int32_t)dtype;
+    t->version_number = (int32_t)version;
+    t->tensor_shape = shape;
+    bool unused = true;
+    if (f[6].n) {
+        t->n_double_val = f[6].n;
+        t->double_val = (double *)o;
+        memcpy(o, p + f[6].off, f[6].len);
+        o += f[6].len;
+    }
+    if (f[10].n) {
+        t->n_int64_val = f[10].n;
+        t->int64_val = (int64_t *)o;
+        size_t r = f[10].off;
+        for (size_t k = 0; k < f[10].n; k++) {
+            uint64_t v = 0;
+            rd_varint(p, &r, f[10].off + f[10].len, &v, &unused);
+            t->int64_val[k] = (int64_t)v;
+        }
+        o += f[10].n * sizeof(int64_t);
+    }
+    if (f[5].n) {
+        t->n_float_val = f[5].n;
+        t->float_val = (float *)o;
+        memcpy(o, p + f[5].off, f[5].len);
+        o += f[5].len;
+    }
+    for (unsigned fn = 7; fn <= 13; fn += 6) {
+        if (!f[fn].n) continue;
+        int32_t *a = (int32_t *)o;
+        size_t r = f[fn].off;
+        for (size_t k = 0; k < f[fn].n; k++) {
+            uint64_t v = 0;
+            rd_varint(p, &r, f[fn].off + f[fn].len, &v, &unused);
+            a[k] = (int32_t)(uint32_t)v;
+        }
+        if (fn == 7) {
+            t->n_int_val = f[fn].n;
+            t->int_val = a;
+        } else {
+            t->n_half_val = f[fn].n;
+            t->half_val = a;
+        }
+        o += f[fn].n * sizeof(int32_t);
+    }
+    if (f[11].n) {
+        t->n_bool_val = f[11].n;
+        t->bool_val = (protobuf_c_boolean *)o;
+        size_t r = f[11].off;
+        for (size_t k = 0; k < f[11].n; k++) {
+            uint64_t v = 0;
+            rd_varint(p, &r, f[11].off + f[11].len, &v, &unused);
+            t->bool_val[k] = v != 0;
+        }
+        o += f[11].n * sizeof(protobuf_c_boolean);
+    }
+    if (f[4].n) {
+        t->tensor_content.len = f[4].len;
+        t->tensor_content.data = o;
+        memcpy(o, p + f[4].off, f[4].len);
+        o += f[4].len;
+    }
+    *enc = 0;
+    if (canon) {
+        memcpy(o, p, n);
+        gn_graph *g = w->g;
+        if (g->n_encs == g->cap_encs) {
+            uint32_t ncap = g->cap_encs ? g->cap_encs * 2 : 1024;
+            if (ncap < g->cap_encs) return GN_ERR_NOMEM;
+            gn__attr_enc *ne = realloc(g->encs, (size_t)ncap * sizeof *ne);
+            if (!ne) return GN_ERR_NOMEM;
+            gn__advise_huge(ne, (size_t)ncap * sizeof *ne);
+            g->encs = ne;
+            g->cap_encs = ncap;
+            if (!g->n_encs) g->encs[g->n_encs++] = (gn__attr_enc){NULL, NULL, 0};
+        }
+        g->encs[g->n_encs] = (gn__attr_enc){av, o, n};
+        *enc = g->n_encs++;
+    }
+    *out = av;
+    return GN_OK;
+#else
+    (void)w;
+    (void)p;
+    (void)n;
+    (void)out;
+    (void)enc;
+    return GN_ERR_PARSE;
+#endif
+}
+
+/* The AttrValue encoded in p[0..n): GN_OK with *out and *enc (0: none);
+ * GN_ERR_PARSE when its framing is bad; GN_ERR_NOMEM. */
+static gn_status attr_value(wdec *w, const uint8_t *p, size_t n, const Tensorflow__AttrValue **out, uint32_t *enc,
+                            uint32_t k)
+{
+    vtab *t = &w->vals;
+    uint64_t *slot = NULL;
     uint64_t h = 0;
     if (n <= WG_SHARE_MAX) {
-        if ((w->vals.n + 1) * 2 > w->vals.cap && !vtab_grow(&w->vals)) return GN_ERR_NOMEM;
-        h = gn__hash_bytes(p, n);
-        size_t j = (size_t)h & (w->vals.cap - 1);
-        while (w->vals.s[j].v) {
-            vslot *e = &w->vals.s[j];
-            if (e->h == h && e->len == n && memcmp(e->p, p, n) == 0) {
-                *out = e->v;
-                return GN_OK;
+        if ((t->n == t->cap_e || (t->n + 1) * 2 > t->cap) && !vtab_grow(t)) return GN_ERR_NOMEM;
+        const struct prehash *ph = w->vpre[k & 1];
+        size_t off = (size_t)(p - w->d), i = 0;
+        while (i < GN__ARRAY_LEN(w->vpre[0]) && ph[i].off != off && ph[i].off != SIZE_MAX) i++;
+        h = i < GN__ARRAY_LEN(w->vpre[0]) && ph[i].off == off && ph[i].len == n ? ph[i].h : gn__hash_bytes(p, n);
+        size_t j = (size_t)h & (t->cap - 1);
+        while (t->s[j]) {
+            if ((t->s[j] >> 32) == (h >> 32)) {
+                const vent *e = &t->e[(uint32_t)t->s[j] - 1];
+                if (e->len == n && memcmp(e->p, p, n) == 0) {
+                    *out = e->v;
+                    *enc = e->enc;
+                    return GN_OK;
+                }
             }
-            j = (j + 1) & (w->vals.cap - 1);
+            j = (j + 1) & (t->cap - 1);
         }
-        slot = &w->vals.s[j];
+        slot = &t->s[j];
     }
-    /* GraphDef > NodeDef > attr entry > AttrValue: three levels used */
-    if (gn__wire_check(&tensorflow__attr_value__descriptor, p, n, GN__MAX_PROTO_DEPTH - 3, &w->tmp) != GN_OK)
-        return w->tmp.code == GN_ERR_NOMEM ? GN_ERR_NOMEM : GN_ERR_PARSE;
-    ProtobufCMessage *m = protobuf_c_message_unpack(&tensorflow__attr_value__descriptor, &w->alloc, n, p);
-    if (!m) return GN_ERR_PARSE;
-    *out = (const Tensorflow__AttrValue *)m;
+    *enc = 0;
+    gn_status s = fast_tensor_value(w, p, n, out, enc);
+    if (s == GN_ERR_NOMEM) return s;
+    if (s != GN_OK) {
+        /* GraphDef > NodeDef > attr entry > AttrValue: three levels used */
+        if (gn__wire_check(&tensorflow__attr_value__descriptor, p, n, GN__MAX_PROTO_DEPTH - 3, &w->tmp) != GN_OK)
+            return w->tmp.code == GN_ERR_NOMEM ? GN_ERR_NOMEM : GN_ERR_PARSE;
+        ProtobufCMessage *m = protobuf_c_message_unpack(&tensorflow__attr_value__descriptor, &w->alloc, n, p);
+        if (!m) return GN_ERR_PARSE;
+        *out = (const Tensorflow__AttrValue *)m;
+    }
     if (slot) {
-        *slot = (vslot){h, p, n, *out};
-        w->vals.n++;
+        t->e[t->n] = (vent){h, p, *out, (uint32_t)n, *enc};
+        *slot = (h >> 32 << 32) | (uint64_t)(++t->n);
     }
     return GN_OK;
 }
 
 /* ---- one NodeDef ------------------------------------------------------------------- */
+#define WG_RECENT 4096
+
+/* Node by name for gn__graph_try_resolve_inputs: the recent names first. */
+static gn_id find_recent(void *ctx, const char *s, size_t n)
+{
+    wdec *w = ctx;
+    const gn_graph *g = w->g;
+    uint64_t h = gn__hash_bytes(s, n);
+    struct rname *r = &w->rn[h & (WG_RECENT - 1)];
+    uint32_t id;
+    if (r->h == h && gn__strlen(g, r->id) == n && memcmp(gn__str(g, r->id), s, n) == 0) {
+        id = r->id;
+    } else {
+        id = gn__intern_find_hashed(g, s, n, h);
+        if (id == UINT32_MAX) return GN_NONE;
+    }
+    if (id >= g->node_of_name_cap) return GN_NONE;
+    gn_id node = g->node_of_name[id];
+    if (node != GN_NONE && (g->nodes[node].flags & GN__NODE_DEAD)) return GN_NONE;
+    return node;
+}
+
 static bool push_input(wdec *w, const char *p, size_t n)
 {
     if (w->n_in == w->cap_in) {
@@ -313,7 +680,8 @@ static gn_status fast_node(wdec *w, size_t off, size_t n, uint32_t k)
                 w->cap_attrs = ncap;
             }
             const Tensorflow__AttrValue *v;
-            gn_status s = attr_value(w, d + val.off, val.len, &v);
+            uint32_t enc;
+            gn_status s = attr_value(w, d + val.off, val.len, &v, &enc, k);
             if (s == GN_ERR_NOMEM) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
             if (s != GN_OK) return s;
             /* insertion by key: TensorFlow writes them sorted already */
@@ -325,7 +693,7 @@ static gn_status fast_node(wdec *w, size_t off, size_t n, uint32_t k)
             }
             if (j > 0 && key_cmp(w->attrs[j - 1].kp, w->attrs[j - 1].kl, kp, key.len) == 0)
                 return slow_node(w, off, n, k); /* the same key twice */
-            w->attrs[j] = (struct tattr){0, kp, key.len, v};
+            w->attrs[j] = (struct tattr){0, kp, key.len, enc, v};
             break;
         }
         default:
@@ -333,7 +701,9 @@ static gn_status fast_node(wdec *w, size_t off, size_t n, uint32_t k)
         }
     }
     if (!name.len || !op.len) return slow_node(w, off, n, k);
-    uint32_t nm = gn__intern(g, (const char *)d + name.off, name.len);
+    const struct prehash *ph = &w->pre[k & 1];
+    uint64_t nh = ph->off == name.off && ph->len == name.len ? ph->h : gn__hash_bytes(d + name.off, name.len);
+    uint32_t nm = gn__intern_hashed(g, (const char *)d + name.off, name.len, nh);
     if (nm == UINT32_MAX) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     if (nm < g->node_of_name_cap && g->node_of_name[nm] != GN_NONE) return slow_node(w, off, n, k); /* duplicate */
     uint32_t o = intern_cached(w, d + op.off, op.len);
@@ -346,7 +716,7 @@ static gn_status fast_node(wdec *w, size_t off, size_t n, uint32_t k)
         for (size_t i = 0; i < na; i++) {
             uint32_t kid = intern_cached(w, (const uint8_t *)w->attrs[i].kp, w->attrs[i].kl);
             if (kid == UINT32_MAX) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
-            at[i] = (gn__attr){kid, w->attrs[i].v};
+            at[i] = (gn__attr){.key = kid, .enc = w->attrs[i].enc, .value = w->attrs[i].v};
         }
     }
     gn_id id;
@@ -356,6 +726,16 @@ static gn_status fast_node(wdec *w, size_t off, size_t n, uint32_t k)
     nd->device = dv;
     nd->attr = at;
     nd->n_attr = nd->cap_attr = (uint32_t)na;
+    w->rn[nh & (WG_RECENT - 1)] = (struct rname){nh, nm};
+    /* inputs naming nodes already added are resolved now, while their names
+     * are still in cache; the rest once every node exists */
+    bool done;
+    GN_TRY(gn__graph_try_resolve_inputs(g, id, w->in + w->in_start[k], (uint32_t)(w->n_in - w->in_start[k]),
+                                        find_recent, w, &done));
+    if (done) {
+        w->done[k] = 1;
+        w->n_in = w->in_start[k];
+    }
     return GN_OK;
 }
 
@@ -381,6 +761,40 @@ static bool skip_field(const uint8_t *d, size_t *p, size_t e, unsigned wt)
         return true;
     default: return false;
     }
+}
+
+/* Hashes node k's name (when it is the record's first field, as TensorFlow
+ * writes it) and prefetches its string table slot. */
+static void prehash_name(wdec *w, slice nd, size_t k)
+{
+    const uint8_t *d = w->d;
+    struct prehash *ph = &w->pre[k & 1];
+    ph->off = SIZE_MAX;
+    w->vpre[k & 1][0].off = SIZE_MAX;
+    if (nd.len < 2 || d[nd.off] != 0x0a || d[nd.off + 1] >= 0x80 || (size_t)d[nd.off + 1] + 2 > nd.len) return;
+    *ph = (struct prehash){nd.off + 2, d[nd.off + 1], gn__hash_bytes(d + nd.off + 2, d[nd.off + 1])};
+#if defined(__GNUC__)
+    const gn__strtab *t = &w->g->names;
+    if (t->nslots) __builtin_prefetch(&t->slots[(uint32_t)ph->h & (t->nslots - 1)]);
+#endif
+    /* attr values: the first few, in small records only */
+    struct prehash *vp = w->vpre[k & 1];
+    size_t nv = 0, p = nd.off, e = nd.off + nd.len;
+    while (p < e && nv < GN__ARRAY_LEN(w->vpre[0])) {
+        uint64_t tag, l;
+        if (!get_varint(d, &p, e, 5, &tag) || (tag & 7) != 2 || !get_varint(d, &p, e, 5, &l) || l > e - p) break;
+        size_t fe = p + (size_t)l;
+        slice key, val;
+        if (tag == ((5 << 3) | 2) && read_entry(d, p, fe, &key, &val) && val.len <= WG_SHARE_MAX) {
+            vp[nv] = (struct prehash){val.off, val.len, gn__hash_bytes(d + val.off, val.len)};
+#if defined(__GNUC__)
+            if (w->vals.cap) __builtin_prefetch(&w->vals.s[(size_t)vp[nv].h & (w->vals.cap - 1)]);
+#endif
+            nv++;
+        }
+        p = fe;
+    }
+    if (nv < GN__ARRAY_LEN(w->vpre[0])) vp[nv].off = SIZE_MAX;
 }
 
 static gn_status decode(wdec *w, bool *empty)
@@ -485,21 +899,25 @@ static gn_status decode(wdec *w, bool *empty)
     if (s == GN_OK && !gn__intern_reserve(g, n_nodes)) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     if (s == GN_OK) {
         w->in_start = malloc((n_nodes + 1) * sizeof *w->in_start);
-        if (!w->in_start) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+        w->done = calloc(n_nodes + 1, 1);
+        w->rn = calloc(WG_RECENT, sizeof *w->rn);
+        if (!w->in_start || !w->done || !w->rn) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     }
     for (size_t k = 0; k < n_nodes && s == GN_OK; k++) {
         if (w->n_in > UINT32_MAX - 1) {
             s = gn__fail(&g->err, GN_ERR_GRAPH, "too many inputs");
             break;
         }
+        if (k + 1 < n_nodes) prehash_name(w, nodes[k + 1], k + 1);
         s = fast_node(w, nodes[k].off, nodes[k].len, (uint32_t)k);
     }
     free(nodes);
     if (s != GN_OK) return s;
     w->in_start[n_nodes] = (uint32_t)w->n_in;
     for (size_t k = 0; k < n_nodes; k++)
-        GN_TRY(gn__graph_resolve_inputs(g, (gn_id)k, w->in + w->in_start[k], w->in_start[k + 1] - w->in_start[k],
-                                        (uint32_t)k, w->src));
+        if (!w->done[k])
+            GN_TRY(gn__graph_resolve_inputs(g, (gn_id)k, w->in + w->in_start[k], w->in_start[k + 1] - w->in_start[k],
+                                            (uint32_t)k, w->src));
     return gn__graph_build_fanouts(g);
 }
 
@@ -518,8 +936,11 @@ gn_status gn__graph_from_wire(gn_graph *g, const uint8_t *data, size_t len, gn__
     gn__arena_pb_allocator(&blob->arena, &w.alloc);
     gn_status s = decode(&w, empty);
     free(w.vals.s);
+    free(w.vals.e);
     free(w.in);
     free(w.in_start);
+    free(w.done);
+    free(w.rn);
     free(w.attrs);
     if (s == GN_OK || s == GN_ERR_NOMEM) return s;
     /* A framing error anywhere comes first, worded by the whole-image check. */
@@ -549,8 +970,16 @@ typedef struct pslot {
  * writing pass (so that pass looks nothing up). */
 typedef struct vsize {
     uint32_t size;        /* packed size */
-    uint32_t off;         /* in the cache; UINT32_MAX when not cached */
+    uint32_t off;         /* in the cache; VS_PACK: packed in place; VS_ENC: the loaded bytes */
 } vsize;
+#define VS_PACK UINT32_MAX
+#define VS_ENC (UINT32_MAX - 1)
+
+/* The bytes an attr was loaded from, when they still encode its value. */
+static inline const gn__attr_enc *attr_enc(const gn_graph *g, const gn__attr *a)
+{
+    return a->enc && a->enc < g->n_encs && g->encs[a->enc].value == a->value ? &g->encs[a->enc] : NULL;
+}
 
 typedef struct wenc {
     pslot *s;
@@ -648,8 +1077,11 @@ static size_t node_size(const gn_graph *g, const gn__node *n, wenc *t)
     for (uint32_t k = 0; k < n->n_attr; k++) {
         size_t kl = gn__strlen(g, n->attr[k].key), e = kl ? ld_size(kl) : 0;
         if (n->attr[k].value) {
-            const pslot *ps = packed(t, n->attr[k].value);
-            if (!ps || ps->size > INT32_MAX || (ps->off != SIZE_MAX && ps->off >= UINT32_MAX)) return SIZE_MAX;
+            const gn__attr_enc *ae = attr_enc(g, &n->attr[k]);
+            pslot es;
+            const pslot *ps = ae ? &es : packed(t, n->attr[k].value);
+            if (ae) es = (pslot){ae->value, ae->len, SIZE_MAX - 1};
+            if (!ps || ps->size > INT32_MAX || (ps->off < SIZE_MAX - 1 && ps->off >= VS_ENC)) return SIZE_MAX;
             if (t->n_vs == t->cap_vs) {
                 size_t ncap = t->cap_vs ? t->cap_vs * 2 : 4096;
                 vsize *nv = realloc(t->vs, ncap * sizeof *nv);
@@ -658,7 +1090,9 @@ static size_t node_size(const gn_graph *g, const gn__node *n, wenc *t)
                 t->vs = nv;
                 t->cap_vs = ncap;
             }
-            t->vs[t->n_vs++] = (vsize){(uint32_t)ps->size, ps->off == SIZE_MAX ? UINT32_MAX : (uint32_t)ps->off};
+            t->vs[t->n_vs++] = (vsize){(uint32_t)ps->size, ps->off == SIZE_MAX       ? VS_PACK
+                                                           : ps->off == SIZE_MAX - 1 ? VS_ENC
+                                                                                     : (uint32_t)ps->off};
             e += ld_size(ps->size);
         }
         z += ld_size(e);
@@ -713,7 +1147,8 @@ static uint8_t *write_node(const gn_graph *g, const gn__node *n, wenc *t, size_t
         if (vz) {
             *o++ = 0x12;
             o = put_varint(o, vz->size);
-            if (vz->off != UINT32_MAX) memcpy(o, t->cache.data + vz->off, vz->size);
+            if (vz->off == VS_ENC) memcpy(o, g->encs[n->attr[k].enc].bytes, vz->size);
+            else if (vz->off != VS_PACK) memcpy(o, t->cache.data + vz->off, vz->size);
             else protobuf_c_message_pack(&n->attr[k].value->base, o);
             o += vz->size;
         }
