@@ -491,6 +491,257 @@ static void test_stress(void **state)
     free(sh);
 }
 
+/* ---- batch removal, filtered forwarding, control dedup ------------------------------------ */
+static const char *BATCH_GRAPH =
+    "node { name: 'a' op: 'Placeholder' }\n"
+    "node { name: 'b' op: 'Placeholder' }\n"
+    "node { name: 'h' op: 'Identity' input: 'a' }\n"
+    "node { name: 'c1' op: 'AddV2' input: 'h' input: 'b' }\n"
+    "node { name: 'x1' op: 'Identity' input: 'h' }\n"
+    "node { name: 'c2' op: 'Mul' input: 'h' input: 'h' input: '^c1' }\n"
+    "node { name: 'x2' op: 'Identity' input: 'c1' input: '^a' }\n"
+    "node { name: 'c3' op: 'Identity' input: 'h' input: '^x1' }\n"
+    "node { name: 'z' op: 'NoOp' input: '^c1' input: '^b' input: '^x2' }\n"
+    "node { name: 'w' op: 'Identity' input: 'c3' input: '^c2' }\n";
+
+static void test_batch_remove(void **state)
+{
+    (void)state;
+    gn_graph *g = load_text_opts(BATCH_GRAPH, 0);
+    check_ok(g);
+    USES(g, "h", {"c1", 0}, {"x1", 0}, {"c2", 0}, {"c2", 1}, {"c3", 0});
+    USES(g, "b", {"c1", 1});
+    CUSES(g, "c1", "c2", "z");
+    CUSES(g, "a", "x2");
+    CUSES(g, "b", "z");
+    CTRL(g, "z", "c1", "b", "x2");
+
+    /* a member with a data consumer outside: nothing changes */
+    gn_id bad[] = {nid(g, "c1"), nid(g, "h")};
+    assert_int_equal(gn__nodes_remove(g, bad, 2), GN_ERR_GRAPH);
+    expect_msg(g, "cannot remove node 'c1': node 'x2' still consumes it");
+    assert_true(gn__node_live(g, nid(g, "c1")));
+    assert_true(gn__node_live(g, nid(g, "h")));
+    assert_int_equal(g->n_live, 10);
+    USES(g, "h", {"c1", 0}, {"x1", 0}, {"c2", 0}, {"c2", 1}, {"c3", 0});
+    CTRL(g, "z", "c1", "b", "x2");
+    check_ok(g);
+    gn_id past[] = {nid(g, "x2"), 10};
+    assert_int_equal(gn__nodes_remove(g, past, 2), GN_ERR_ARG);
+    expect_msg(g, "cannot remove node id 10: the graph has 10 node(s)");
+    assert_true(gn__node_live(g, nid(g, "x2")));
+    check_ok(g);
+
+    /* producers first, a repeat: the set is removed whatever the order */
+    gn_id x2 = nid(g, "x2");
+    gn_id set[] = {nid(g, "c1"), nid(g, "c2"), x2, nid(g, "c1")};
+    assert_int_equal(gn__nodes_remove(g, set, 4), GN_OK);
+    assert_int_equal(g->n_live, 7);
+    assert_false(gn__node_live(g, x2));
+    assert_int_equal(gn__graph_find(g, "c1"), GN_NONE);
+    assert_int_equal(gn__graph_find(g, "c2"), GN_NONE);
+    assert_int_equal(gn__graph_find(g, "x2"), GN_NONE);
+    /* survivors keep their other links, in order */
+    USES(g, "h", {"x1", 0}, {"c3", 0});
+    NO_USES(g, "b");
+    NO_CUSES(g, "a");
+    CUSES(g, "b", "z");
+    CUSES(g, "x1", "c3");
+    CTRL(g, "z", "b");
+    NO_CTRL(g, "w");
+    expect_in(g, "w", 0, "c3", 0);
+    check_ok(g);
+    /* removed again, or an empty set: nothing to do */
+    assert_int_equal(gn__nodes_remove(g, set, 4), GN_OK);
+    assert_int_equal(gn__nodes_remove(g, NULL, 0), GN_OK);
+    assert_int_equal(g->n_live, 7);
+    /* the names are free again */
+    gn_id c1;
+    assert_int_equal(gn__node_add(g, "c1", "Identity", &c1), GN_OK);
+    assert_int_equal(gn__node_add_input(g, c1, E(nid(g, "h"), 0)), GN_OK);
+    USES(g, "h", {"x1", 0}, {"c3", 0}, {"c1", 0});
+    check_ok(g);
+    /* compaction after a batch keeps the lists */
+    assert_int_equal(gn__graph_compact(g), GN_OK);
+    assert_int_equal(g->n_nodes, 8);
+    USES(g, "h", {"x1", 0}, {"c3", 0}, {"c1", 0});
+    CTRL(g, "z", "b");
+    check_ok(g);
+    gn_graph_free(g);
+}
+
+/* Every list of every node, exactly (ids, order), in both graphs. */
+static void expect_same_lists(const gn_graph *x, const gn_graph *y)
+{
+    assert_int_equal(x->n_nodes, y->n_nodes);
+    assert_int_equal(x->n_live, y->n_live);
+    for (gn_id i = 0; i < x->n_nodes; i++) {
+        const gn__node *a = gn__node_at(x, i), *b = gn__node_at(y, i);
+        assert_int_equal(a->flags, b->flags);
+        if (a->n_in != b->n_in || a->n_ctrl != b->n_ctrl || a->n_use != b->n_use || a->n_cuse != b->n_cuse)
+            fail_msg("node %u: list lengths differ", i);
+        if ((a->n_in && memcmp(a->in, b->in, a->n_in * sizeof *a->in)) ||
+            (a->n_ctrl && memcmp(a->ctrl, b->ctrl, a->n_ctrl * sizeof *a->ctrl)) ||
+            (a->n_use && memcmp(a->use, b->use, a->n_use * sizeof *a->use)) ||
+            (a->n_cuse && memcmp(a->cuse, b->cuse, a->n_cuse * sizeof *a->cuse)))
+            fail_msg("node %u: lists differ", i);
+        assert_int_equal(gn__graph_find(x, gn__node_name(x, i)), gn__graph_find(y, gn__node_name(y, i)));
+    }
+}
+
+/* Batch removal gives exactly the graph of one-by-one removal, consumers
+ * first, on random DAGs with hubs, repeated slots and control edges. */
+static void test_batch_remove_random(void **state)
+{
+    (void)state;
+    enum { N = 400, ROUNDS = 60 };
+    rng_state = 0x62617463685f726dULL; /* fixed seed */
+    gn_graph *g = gn__graph_new(GN__GRAPH_TOP);
+    assert_non_null(g);
+    char name[32];
+    uint32_t n = 0, removed = 0, ctl_cut = 0;
+    gn_id *set = malloc(N * 2 * sizeof *set);
+    uint8_t *in_set = calloc(N * 2, 1);
+    assert_non_null(set);
+    assert_non_null(in_set);
+    for (uint32_t round = 0; round < ROUNDS; round++) {
+        /* grow: new nodes read live earlier ones (a few hubs read often) */
+        for (uint32_t k = 0; k < 12 || n < 40; k++) {
+            if (n >= 2 * N) break;
+            snprintf(name, sizeof name, "v%u", n);
+            gn_id id;
+            assert_int_equal(gn__node_add(g, name, "Op", &id), GN_OK);
+            n++;
+            uint32_t arity = id ? 1 + rnd(3) : 0;
+            for (uint32_t j = 0; j < arity; j++) {
+                gn_id p = rnd(4) == 0 ? rnd(id < 5 ? id : 5) : rnd(id);
+                if (!gn__node_live(g, p)) continue;
+                assert_int_equal(gn__node_add_input(g, id, E(p, rnd(2))), GN_OK);
+            }
+            if (id > 2 && rnd(3) == 0) {
+                gn_id d = rnd(id);
+                if (gn__node_live(g, d)) assert_int_equal(gn__node_add_control(g, id, d), GN_OK);
+            }
+        }
+        /* a random seed set closed under data consumers (ids grow along edges,
+         * so one pass upward closes it) */
+        memset(in_set, 0, N * 2);
+        for (uint32_t k = 0; k < 3; k++) {
+            gn_id s = rnd(n);
+            if (gn__node_live(g, s) && s > 5) in_set[s] = 1;
+        }
+        uint32_t ns = 0;
+        for (gn_id i = 0; i < n; i++) {
+            if (!gn__node_live(g, i)) continue;
+            const gn__node *nd = gn__node_at(g, i);
+            for (uint32_t k = 0; k < nd->n_in && !in_set[i]; k++) in_set[i] = in_set[nd->in[k].node];
+            if (in_set[i]) set[ns++] = i;
+        }
+        for (uint32_t i = 0; i < ns; i++)
+            for (uint32_t k = 0; k < gn__node_at(g, set[i])->n_cuse; k++)
+                ctl_cut += !in_set[gn__node_at(g, set[i])->cuse[k]];
+        gn_graph *seq = NULL;
+        assert_int_equal(gn__graph_clone(g, &seq), GN_OK);
+        for (uint32_t i = ns; i-- > 0;) assert_int_equal(gn__node_remove(seq, set[i]), GN_OK);
+        /* the batch: shuffled, with a repeat */
+        for (uint32_t i = ns; i > 1; i--) {
+            uint32_t j = rnd(i);
+            gn_id t = set[i - 1];
+            set[i - 1] = set[j];
+            set[j] = t;
+        }
+        if (ns) set[ns] = set[0];
+        assert_int_equal(gn__nodes_remove(g, set, ns ? ns + 1 : 0), GN_OK);
+        removed += ns;
+        check_ok(g);
+        expect_same_lists(g, seq);
+        gn_graph_free(seq);
+    }
+    /* the rounds did remove sets and cut control edges into survivors */
+    if (removed < 100 || ctl_cut < 10) fail_msg("only %u nodes removed, %u control edges cut", removed, ctl_cut);
+    free(set);
+    free(in_set);
+    gn_graph_free(g);
+}
+
+static bool skip_named_r(const void *ctx, gn_id id)
+{
+    const gn_graph *g = ctx;
+    return strcmp(gn__node_name(g, id), "r") == 0;
+}
+
+static void test_forward_output_if(void **state)
+{
+    (void)state;
+    gn_graph *g = load_text_opts(MUT_GRAPH, 0);
+    USES(g, "s", {"p", 0}, {"q", 0}, {"r", 1});
+    gn_id n;
+    assert_int_equal(gn__node_add(g, "n", "AddV2", &n), GN_OK);
+    assert_int_equal(gn__node_add_input(g, n, E(nid(g, "s"), 0)), GN_OK);
+    assert_int_equal(gn__node_add_input(g, n, E(nid(g, "s"), 0)), GN_OK);
+    USES(g, "s", {"p", 0}, {"q", 0}, {"r", 1}, {"n", 0}, {"n", 1});
+    /* s:0 to b:0 except r: p and both slots of n move, in s's order, after b's own */
+    assert_int_equal(gn__graph_forward_output_if(g, E(nid(g, "s"), 0), E(nid(g, "b"), 0), skip_named_r, g), GN_OK);
+    USES(g, "s", {"q", 0}, {"r", 1});
+    USES(g, "b", {"r", 0}, {"y", 1}, {"p", 0}, {"n", 0}, {"n", 1});
+    expect_in(g, "r", 1, "s", 0);
+    expect_in(g, "p", 0, "b", 0);
+    expect_in(g, "n", 1, "b", 0);
+    check_ok(g);
+    /* only skipped consumers left: nothing moves */
+    assert_int_equal(gn__graph_forward_output_if(g, E(nid(g, "s"), 0), E(nid(g, "a"), 0), skip_named_r, g), GN_OK);
+    USES(g, "s", {"q", 0}, {"r", 1});
+    expect_in(g, "r", 1, "s", 0);
+    /* same producer, another output: the skipped consumer keeps its index */
+    assert_int_equal(gn__node_set_input(g, nid(g, "p"), 0, E(nid(g, "s"), 0)), GN_OK);
+    assert_int_equal(gn__graph_forward_output_if(g, E(nid(g, "s"), 0), E(nid(g, "s"), 2), skip_named_r, g), GN_OK);
+    expect_in(g, "p", 0, "s", 2);
+    expect_in(g, "r", 1, "s", 0);
+    USES(g, "s", {"q", 0}, {"r", 1}, {"p", 0});
+    /* NULL: every consumer, as gn__graph_forward_output */
+    assert_int_equal(gn__graph_forward_output_if(g, E(nid(g, "s"), 0), E(nid(g, "a"), 0), NULL, NULL), GN_OK);
+    expect_in(g, "r", 1, "a", 0);
+    USES(g, "s", {"q", 0}, {"p", 0});
+    check_ok(g);
+    gn_graph_free(g);
+}
+
+/* A control edge already there is found through either list (the shorter). */
+static void test_control_dedup(void **state)
+{
+    (void)state;
+    gn_graph *g = gn__graph_new(GN__GRAPH_TOP);
+    assert_non_null(g);
+    gn_id d[6], e, c[6];
+    char name[16];
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof name, "d%d", i);
+        assert_int_equal(gn__node_add(g, name, "NoOp", &d[i]), GN_OK);
+    }
+    assert_int_equal(gn__node_add(g, "e", "NoOp", &e), GN_OK);
+    for (int i = 0; i < 6; i++) {
+        snprintf(name, sizeof name, "c%d", i);
+        assert_int_equal(gn__node_add(g, name, "NoOp", &c[i]), GN_OK);
+    }
+    /* e depends on d0..d5: six control inputs, each d has one control consumer */
+    for (int i = 0; i < 6; i++) assert_int_equal(gn__node_add_control(g, e, d[i]), GN_OK);
+    for (int i = 5; i >= 0; i--) assert_int_equal(gn__node_add_control(g, e, d[i]), GN_OK);
+    CTRL(g, "e", "d0", "d1", "d2", "d3", "d4", "d5");
+    CUSES(g, "d3", "e");
+    /* c0..c5 depend on d0: d0 has seven control consumers, each c one input */
+    for (int i = 0; i < 6; i++) assert_int_equal(gn__node_add_control(g, c[i], d[0]), GN_OK);
+    for (int i = 0; i < 6; i++) assert_int_equal(gn__node_add_control(g, c[i], d[0]), GN_OK);
+    CUSES(g, "d0", "e", "c0", "c1", "c2", "c3", "c4", "c5");
+    CTRL(g, "c4", "d0");
+    /* a new edge between a long and a short list is added once */
+    assert_int_equal(gn__node_add_control(g, c[2], d[4]), GN_OK);
+    assert_int_equal(gn__node_add_control(g, c[2], d[4]), GN_OK);
+    CTRL(g, "c2", "d0", "d4");
+    CUSES(g, "d4", "e", "c2");
+    check_ok(g);
+    gn_graph_free(g);
+}
+
 /* ---- topological order ---------------------------------------------------------------------- */
 static const char *topo_names(gn_graph *g, char *buf, size_t len)
 {
@@ -1572,6 +1823,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mutation),
         cmocka_unit_test(test_stress),
+        cmocka_unit_test(test_batch_remove),
+        cmocka_unit_test(test_batch_remove_random),
+        cmocka_unit_test(test_forward_output_if),
+        cmocka_unit_test(test_control_dedup),
         cmocka_unit_test(test_topo_deterministic),
         cmocka_unit_test(test_topo_while_loop),
         cmocka_unit_test(test_topo_cycle),

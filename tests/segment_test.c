@@ -504,6 +504,157 @@ static void test_boundary_limit(void **state)
     free(text);
 }
 
+/* A node's fanouts by name ("o2:0 y:4"), control consumers after '|'. */
+static void expect_fanouts(const gn_graph *g, const char *node, const char *want)
+{
+    gn_id id = gn__graph_find(g, node);
+    if (id == GN_NONE) fail_msg("no node %s", node);
+    const gn__node *nd = &g->nodes[id];
+    char got[1024] = "";
+    size_t o = 0;
+    for (uint32_t k = 0; k < nd->n_use && o < sizeof got; k++)
+        o += (size_t)snprintf(got + o, sizeof got - o, "%s%s:%u", k ? " " : "", gn__node_name(g, nd->use[k].node),
+                              nd->use[k].slot);
+    for (uint32_t k = 0; k < nd->n_cuse && o < sizeof got; k++)
+        o += (size_t)snprintf(got + o, sizeof got - o, "%s%s", k ? " " : "|", gn__node_name(g, nd->cuse[k]));
+    if (strcmp(got, want) != 0) fail_msg("fanouts of %s: '%s', wanted '%s'", node, got, want);
+}
+
+/* After conversion every list is exact: the engine lists the outside readers
+ * output by output, each member's in its own order; producers keep their
+ * other consumers in order and list the engine last; control edges into
+ * members move to the engine once; a constant only members read is gone, one
+ * also read outside stays. */
+static void test_fanouts_after_conversion(void **state)
+{
+    (void)state;
+    const char *text = PH("x") CONST("k", "2.5") CONST("k2", "0.5") UND("h", "Exp", "x", "/device:GPU:0")
+        UN("a", "Relu", "h") UND("o1", "Neg", "h", "/device:GPU:0") BIN("b", "AddV2", "a", "h")
+        UND("o2", "Sigmoid", "a", "/device:GPU:0")
+        "node { name: 'c' op: 'Mul' input: 'b' input: 'k' input: '^o1' " TF "}\n"
+        "node { name: 'o3' op: 'Mul' input: 'b' input: 'k2' device: '/device:GPU:0' " TF "}\n"
+        "node { name: 'd' op: 'Mul' input: 'c' input: 'k2' input: '^o1' " TF "}\n"
+        "node { name: 'y' op: 'AddN' input: 'd' input: 'o2' input: 'o3' input: 'o1' input: 'a' "
+        "attr { key: 'N' value { i: 5 } } " TF "}\n"
+        "node { name: 'z' op: 'NoOp' input: '^b' }\n";
+    char *rep = NULL;
+    size_t n = 0;
+    gn_graph *g = segment(text, NULL, 0, &rep, &n);
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(rep, "engine GrapnelEngineOp_000_000: 4 node(s), 1 input(s), 3 output(s), 2 constant(s) "
+                                "copied in: a b c d\n"));
+    gn_pt_expect_dump(g, "x=Placeholder(); k2=Const(); h=Exp(x)@/device:GPU:0; o1=Neg(h)@/device:GPU:0; "
+                         "o2=Sigmoid(GrapnelEngineOp_000_000)@/device:GPU:0; "
+                         "o3=Mul(GrapnelEngineOp_000_000:1, k2)@/device:GPU:0; "
+                         "y=AddN(GrapnelEngineOp_000_000:2, o2, o3, o1, GrapnelEngineOp_000_000); "
+                         "z=NoOp(^GrapnelEngineOp_000_000); GrapnelEngineOp_000_000=Grapnel>EngineOp(h, ^o1)");
+    expect_fanouts(g, "GrapnelEngineOp_000_000", "o2:0 y:4 o3:0 y:0|z");
+    expect_fanouts(g, "h", "o1:0 GrapnelEngineOp_000_000:0");
+    expect_fanouts(g, "o1", "y:3|GrapnelEngineOp_000_000");
+    expect_fanouts(g, "k2", "o3:1");
+    expect_fanouts(g, "x", "h:0");
+    assert_int_equal(gn__graph_check_fanouts(g), GN_OK);
+    gn_pt_check_valid(g, "fanouts after conversion");
+    expect_same(text, g);
+    gn_free(rep);
+    gn_graph_free(g);
+}
+
+/* Many engines reading one wide producer, and one engine with hundreds of
+ * control inputs: the producer keeps its outside readers in order with the
+ * engines after them, in the order they were built; each engine's readers and
+ * control inputs are exact, each control input listed once. */
+static void test_wide_hub(void **state)
+{
+    (void)state;
+    enum { K = 400 };
+    size_t cap = (size_t)K * 640 + 1024, o = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    o += (size_t)snprintf(text + o, cap - o, "%s%s", PH("x"), UND("h", "Exp", "x", "/device:GPU:0"));
+    /* K two-node segments m<i> -> n<i>, each read by q<i> on the device; r<i>,
+     * also on the device, read h between them; odd n<i> wait on r<i-1>, r<i> */
+    for (int i = 0; i < K; i++) {
+        o += (size_t)snprintf(text + o, cap - o,
+                              "node { name: 'm%d' op: 'Relu' input: 'h' " TF "}\n"
+                              "node { name: 'r%d' op: 'Neg' input: 'h' device: '/device:GPU:0' " TF "}\n",
+                              i, i);
+        if (i % 2)
+            o += (size_t)snprintf(text + o, cap - o,
+                                  "node { name: 'n%d' op: 'Tanh' input: 'm%d' input: '^r%d' input: '^r%d' " TF "}\n",
+                                  i, i, i - 1, i);
+        else
+            o += (size_t)snprintf(text + o, cap - o, "node { name: 'n%d' op: 'Tanh' input: 'm%d' " TF "}\n", i, i);
+        o += (size_t)snprintf(text + o, cap - o,
+                              "node { name: 'q%d' op: 'Sigmoid' input: 'n%d' device: '/device:GPU:0' " TF "}\n", i,
+                              i);
+    }
+    /* one chain c<j>, each member waiting on r<j> and r<7j+1 mod K> */
+    for (int j = 0; j < K; j++) {
+        char in[16];
+        snprintf(in, sizeof in, j ? "c%d" : "h", j - 1);
+        o += (size_t)snprintf(text + o, cap - o,
+                              "node { name: 'c%d' op: '%s' input: '%s' input: '^r%d' input: '^r%d' " TF "}\n", j,
+                              j % 2 ? "Tanh" : "Relu", in, j, (7 * j + 1) % K);
+    }
+    o += (size_t)snprintf(text + o, cap - o, "node { name: 'y' op: 'AddN' ");
+    for (int i = 0; i < K; i++) o += (size_t)snprintf(text + o, cap - o, "input: 'q%d' input: 'r%d' ", i, i);
+    o += (size_t)snprintf(text + o, cap - o, "input: 'c%d' attr { key: 'N' value { i: %d } } " TF "}\n", K - 1,
+                          2 * K + 1);
+    assert_true(o < cap);
+    char *rep = NULL;
+    size_t n = 0;
+    gn_graph *g = segment(text, "{'minimum_segment_size': 2}", 0, &rep, &n);
+    assert_int_equal(n, K + 1);
+    char nm[64];
+    /* h: the r<i> in order, then the engines in the order they were built */
+    const gn__node *h = &g->nodes[gn__graph_find(g, "h")];
+    assert_int_equal(h->n_use, 2 * K + 1);
+    for (uint32_t i = 0; i < 2 * K + 1; i++) {
+        if (i < K) snprintf(nm, sizeof nm, "r%u", i);
+        else snprintf(nm, sizeof nm, "GrapnelEngineOp_000_%03u", i - K);
+        assert_string_equal(gn__node_name(g, h->use[i].node), nm);
+        assert_int_equal(h->use[i].slot, 0);
+    }
+    /* the pair engines: q<i> reads each, odd ones wait on r<i-1> and r<i> */
+    for (uint32_t i = 0; i < K; i++) {
+        snprintf(nm, sizeof nm, "q%u", i);
+        const gn__node *q = &g->nodes[gn__graph_find(g, nm)];
+        const gn__node *en = &g->nodes[q->in[0].node];
+        assert_string_equal(gn__node_op(g, q->in[0].node), "Grapnel>EngineOp");
+        assert_int_equal(en->n_use, 1);
+        assert_int_equal(en->n_ctrl, i % 2 ? 2 : 0);
+        for (uint32_t k = 0; k < en->n_ctrl; k++) {
+            snprintf(nm, sizeof nm, "r%u", i - 1 + k);
+            assert_string_equal(gn__node_name(g, en->ctrl[k]), nm);
+        }
+    }
+    /* the chain's engine: y reads it; its control inputs once each, members in order */
+    const gn__node *y = &g->nodes[gn__graph_find(g, "y")];
+    gn_id ce = y->in[2 * K].node;
+    const gn__node *en = &g->nodes[ce];
+    uint8_t seen[K] = {0};
+    uint32_t k = 0;
+    for (uint32_t j = 0; j < K; j++) {
+        uint32_t want[2] = {j, (7 * j + 1) % K};
+        for (int w = 0; w < 2; w++) {
+            if (seen[want[w]]) continue;
+            seen[want[w]] = 1;
+            assert_true(k < en->n_ctrl);
+            snprintf(nm, sizeof nm, "r%u", want[w]);
+            assert_string_equal(gn__node_name(g, en->ctrl[k]), nm);
+            k++;
+        }
+    }
+    assert_int_equal(en->n_ctrl, K);
+    assert_int_equal(gn__graph_check_fanouts(g), GN_OK);
+    gn_pt_check_valid(g, "wide hub");
+    expect_same(text, g);
+    gn_free(rep);
+    gn_graph_free(g);
+    free(text);
+}
+
 /* FP32 engines: within 1e-5 of the originals; FP16 engines: within 1e-2. */
 static void test_golden(void **state)
 {
@@ -519,6 +670,8 @@ int main(void)
         cmocka_unit_test(test_no_cycle_between_clusters),
         cmocka_unit_test(test_random_dag_no_cycle),
         cmocka_unit_test(test_boundary_limit),
+        cmocka_unit_test(test_fanouts_after_conversion),
+        cmocka_unit_test(test_wide_hub),
         cmocka_unit_test(test_ref_input),
         cmocka_unit_test(test_consts_and_identity), cmocka_unit_test(test_dry_run), cmocka_unit_test(test_engine_cache), cmocka_unit_test(test_fp16_engine), cmocka_unit_test(test_golden),
     };

@@ -68,13 +68,17 @@ typedef struct seg {
      * leaving the cluster: its engine's inputs and outputs */
     uint64_t *bnd_in, *bnd_out;
     uint32_t n_ext;
-    uint32_t *map_in, *map_out;   /* build_engine's tensor lookups, by node id (zero between engines) */
+    /* build_engine's lookups by node id (zero between engines): a Const
+     * copied in (its index + 1), a member (its index + 1) */
+    uint32_t *const_ix, *member_ix;
     uint32_t *pos;         /* topological position */
     uint32_t *stamp;       /* DFS visit marks */
     uint32_t stamp_now;
     gn_id *stack;
     float *range0;         /* INT8 without calibration: amax of each node's output 0 (< 0: none) */
     gn__buf rep;
+    /* interned op names (UINT32_MAX: not in the graph), compared as ids */
+    uint32_t op_const, op_identity, op_snapshot, op_stop_gradient;
 } seg;
 
 static uint32_t find(seg *S, uint32_t x)
@@ -87,6 +91,8 @@ static uint32_t find(seg *S, uint32_t x)
 }
 
 static bool op_is(const gn_graph *g, gn_id id, const char *op) { return strcmp(gn__node_op(g, id), op) == 0; }
+
+static bool is_const(const seg *S, gn_id id) { return S->g->nodes[id].op == S->op_const; }
 
 /* Is id (possibly a node made after the start: an engine) a member of cluster root? */
 static bool in_seg(seg *S, gn_id id, uint32_t root) { return id < S->n && S->cand[id] && find(S, id) == root; }
@@ -283,64 +289,62 @@ static void merge(seg *S, uint32_t a, uint32_t c)
     }
 }
 
-static bool effective(const gn_graph *g, gn_id id)
+static bool effective(const seg *S, gn_id id)
 {
-    return !op_is(g, id, "Identity") && !op_is(g, id, "Snapshot") && !op_is(g, id, "StopGradient");
+    uint32_t op = S->g->nodes[id].op;
+    return op != S->op_identity && op != S->op_snapshot && op != S->op_stop_gradient;
 }
 
 /* ---- building one engine ------------------------------------------------------------ */
-typedef struct engine_io {
-    gn__edge *in;        /* outside tensors read (non-Const) */
-    uint32_t *in_next;
-    uint32_t n_in, cap_in;
-    gn_id *consts;       /* outside Consts copied in */
-    uint32_t n_consts, cap_consts;
-    gn__edge *out;       /* member outputs read outside */
-    uint32_t *out_next;
-    uint32_t n_out, cap_out;
-} engine_io;
+/* The distinct tensors (producer, output index) a segment reads or exposes,
+ * in first-seen order, with a hash index: a producer can have thousands of
+ * outputs (an engine built before, read by a later segment), so a per-node
+ * list would be walked once per read. Sized once from a bound on the entries. */
+typedef struct edge_set {
+    gn__edge *e;
+    uint32_t n;
+    uint32_t *slot;      /* entry index + 1; 0: empty */
+    uint32_t mask;
+} edge_set;
 
-/* Per-node lookup of the tensors already listed (seg.map_*: entry index + 1,
- * chained through *next for the outputs of one node), so listing a
- * segment's inputs and outputs is linear in its edges. */
-static bool push_edge(gn__edge **a, uint32_t **next, uint32_t *n, uint32_t *cap, uint32_t *map, gn__edge e,
-                      uint32_t *index)
+static bool edge_set_init(edge_set *t, size_t bound)
 {
-    for (uint32_t j = map[e.node]; j; j = (*next)[j - 1])
-        if ((*a)[j - 1].index == e.index) {
-            if (index) *index = j - 1;
-            return true;
+    size_t cap = 2;
+    while (cap < 2 * bound + 2) cap *= 2;
+    t->n = 0;
+    t->mask = (uint32_t)(cap - 1);
+    t->e = malloc((bound ? bound : 1) * sizeof *t->e);
+    t->slot = calloc(cap, sizeof *t->slot);
+    return t->e && t->slot;
+}
+
+static void edge_set_free(edge_set *t)
+{
+    free(t->e);
+    free(t->slot);
+}
+
+/* The index of e, added at the end when new (within the bound given). */
+static uint32_t edge_set_put(edge_set *t, gn__edge e)
+{
+    uint64_t k = (((uint64_t)e.node << 32) | e.index) * 0x9E3779B97F4A7C15ull;
+    for (uint32_t h = (uint32_t)(k >> 32) & t->mask;; h = (h + 1) & t->mask) {
+        uint32_t j = t->slot[h];
+        if (!j) {
+            t->e[t->n] = e;
+            t->slot[h] = ++t->n;
+            return t->n - 1;
         }
-    if (*n == *cap) {
-        uint32_t c = *cap ? *cap * 2 : 8;
-        gn__edge *na = realloc(*a, c * sizeof *na);
-        if (na) *a = na;
-        uint32_t *nn = na ? realloc(*next, c * sizeof *nn) : NULL;
-        if (!nn) return false;
-        *next = nn;
-        *cap = c;
+        if (t->e[j - 1].node == e.node && t->e[j - 1].index == e.index) return j - 1;
     }
-    (*a)[*n] = e;
-    (*next)[*n] = map[e.node];
-    map[e.node] = ++*n;
-    if (index) *index = *n - 1;
-    return true;
 }
 
-static bool push_id(gn_id **a, uint32_t *n, uint32_t *cap, uint32_t *map, gn_id x)
-{
-    if (map[x]) return true;
-    if (*n == *cap) {
-        uint32_t c = *cap ? *cap * 2 : 8;
-        gn_id *na = realloc(*a, c * sizeof *na);
-        if (!na) return false;
-        *a = na;
-        *cap = c;
-    }
-    (*a)[(*n)++] = x;
-    map[x] = UINT32_MAX;
-    return true;
-}
+typedef struct engine_io {
+    edge_set in;         /* outside tensors read (non-Const) */
+    gn_id *consts;       /* outside Consts copied in */
+    uint32_t n_consts;
+    edge_set out;        /* member outputs read outside */
+} engine_io;
 
 static int32_t edge_dtype(const gn_graph *g, gn__edge e)
 {
@@ -412,10 +416,12 @@ static Tensorflow__AttrValue *attr_type(gn_graph *g, int32_t t)
 #define NOMEM(S) gn__fail((S)->err, GN_ERR_NOMEM, "segment: out of memory")
 #define GFAIL(S, g, s) ((s) == GN_OK ? GN_OK : gn__fail((S)->err, (s), "segment: %s", (g)->err.msg))
 
-static gn_status add_arg(seg *S, gn_graph *body, const char *name, int32_t dt, uint32_t idx, bool ret, gn__edge in)
+static gn_status add_arg(seg *S, gn_graph *body, const char *name, int32_t dt, uint32_t idx, bool ret, gn__edge in,
+                         gn_id *out)
 {
     gn_id id;
     GN_TRY(GFAIL(S, body, gn__node_add(body, name, ret ? "_Retval" : "_Arg", &id)));
+    if (out) *out = id;
     body->nodes[id].flags |= ret ? GN__NODE_FN_RET : GN__NODE_FN_ARG;
     body->nodes[id].orig_index = idx;
     Tensorflow__AttrValue *t = attr_type(body, dt), *ix = attr_int(body, idx);
@@ -656,27 +662,48 @@ static gn_status check_ranges(seg *S, const gn_id *mem, uint32_t nm)
     return GN_OK;
 }
 
-static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint32_t nm, uint32_t seq)
+/* For gn__graph_forward_output_if: skips the members of the engine being built. */
+static bool member_of(const void *ctx, gn_id id)
+{
+    const seg *S = ctx;
+    return S->member_ix[id] != 0;
+}
+
+/* Members: the cluster's nodes in topological order (seg.member_ix is set for
+ * them while the engine is built). */
+static gn_status build_engine(seg *S, const gn_id *members, uint32_t nm, uint32_t seq)
 {
     gn_graph *g = S->g;
     engine_io io = {0};
     gn_status s = GN_OK;
+    size_t n_in_edges = 0, n_out_edges = 0;
+    for (uint32_t i = 0; i < nm; i++) {
+        S->member_ix[members[i]] = i + 1;
+        n_in_edges += g->nodes[members[i]].n_in;
+        n_out_edges += g->nodes[members[i]].n_use;
+    }
+    bool ok_in = edge_set_init(&io.in, n_in_edges), ok_out = edge_set_init(&io.out, n_out_edges);
+    io.consts = malloc((n_in_edges + 1) * sizeof *io.consts);
+    if (!ok_in || !ok_out || !io.consts) s = NOMEM(S);
     /* inputs and outputs, members in topological order */
     for (uint32_t i = 0; i < nm && s == GN_OK; i++) {
         const gn__node *nd = &g->nodes[members[i]];
-        for (uint32_t k = 0; k < nd->n_in && s == GN_OK; k++) {
+        for (uint32_t k = 0; k < nd->n_in; k++) {
             gn__edge e = nd->in[k];
-            if (in_seg(S, e.node, root)) continue;
-            bool konst = op_is(g, e.node, "Const") && e.index == 0;
-            if (konst ? !push_id(&io.consts, &io.n_consts, &io.cap_consts, S->map_in, e.node)
-                      : !push_edge(&io.in, &io.in_next, &io.n_in, &io.cap_in, S->map_in, e, NULL))
-                s = NOMEM(S);
+            if (S->member_ix[e.node]) continue;
+            if (is_const(S, e.node) && e.index == 0) {
+                if (!S->const_ix[e.node]) {
+                    io.consts[io.n_consts++] = e.node;
+                    S->const_ix[e.node] = io.n_consts;
+                }
+            } else {
+                (void)edge_set_put(&io.in, e);
+            }
         }
-        for (uint32_t k = 0; k < nd->n_use && s == GN_OK; k++) {
+        for (uint32_t k = 0; k < nd->n_use; k++) {
             gn_id u = nd->use[k].node;
-            if (in_seg(S, u, root)) continue;
-            gn__edge e = {members[i], g->nodes[u].in[nd->use[k].slot].index};
-            if (!push_edge(&io.out, &io.out_next, &io.n_out, &io.cap_out, S->map_out, e, NULL)) s = NOMEM(S);
+            if (S->member_ix[u]) continue;
+            (void)edge_set_put(&io.out, (gn__edge){members[i], g->nodes[u].in[nd->use[k].slot].index});
         }
     }
     /* INT8 without calibration: the table from the graph's quantization nodes */
@@ -685,9 +712,9 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
         gn__buf tb;
         gn__buf_init(&tb);
         gn__buf_printf(&tb, "%s\n# ranges from the graph's FakeQuant / QuantizeAndDequantize nodes\n", GN__CALIB_MAGIC);
-        for (uint32_t i = 0; i < io.n_in; i++)
-            if (io.in[i].index == 0 && S->range0[io.in[i].node] >= 0)
-                gn__buf_printf(&tb, "GrapnelInputPH_%u:0 %.9g\n", i, (double)S->range0[io.in[i].node]);
+        for (uint32_t i = 0; i < io.in.n; i++)
+            if (io.in.e[i].index == 0 && S->range0[io.in.e[i].node] >= 0)
+                gn__buf_printf(&tb, "GrapnelInputPH_%u:0 %.9g\n", i, (double)S->range0[io.in.e[i].node]);
         for (uint32_t i = 0; i < nm; i++)
             if (S->range0[members[i]] >= 0)
                 gn__buf_printf(&tb, "%s:0 %.9g\n", gn__node_name(g, members[i]), (double)S->range0[members[i]]);
@@ -700,30 +727,32 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
     for (uint32_t k = 1; gn__graph_find(g, ename) != GN_NONE; k++)
         snprintf(ename, sizeof ename, "GrapnelEngineOp_000_%03u_%u", seq, k);
     snprintf(fname, sizeof fname, "%s_native_segment", ename);
-    int32_t *tin = calloc(io.n_in + 1, sizeof *tin), *tout = calloc(io.n_out + 1, sizeof *tout);
+    int32_t *tin = calloc(io.in.n + 1, sizeof *tin), *tout = calloc(io.out.n + 1, sizeof *tout);
     gn_graph *body = gn__graph_new(GN__GRAPH_FUNCTION);
     gn_id *map = calloc(nm + io.n_consts + 1, sizeof *map);
     if (s == GN_OK && (!tin || !tout || !body || !map)) s = NOMEM(S);
     /* a reference input (a VariableV2's output) is read as its value, as TensorFlow
      * dereferences it for any op that takes a plain tensor */
-    for (uint32_t i = 0; i < io.n_in && s == GN_OK; i++)
-        if ((tin[i] = edge_dtype(g, io.in[i])) > 100) tin[i] -= 100;
+    for (uint32_t i = 0; i < io.in.n && s == GN_OK; i++)
+        if ((tin[i] = edge_dtype(g, io.in.e[i])) > 100) tin[i] -= 100;
         else if (!tin[i])
             s = gn__fail(S->err, GN_ERR_GRAPH, "segment: the dtype of '%s:%u' is not known",
-                         gn__node_name(g, io.in[i].node), io.in[i].index);
-    for (uint32_t i = 0; i < io.n_out && s == GN_OK; i++)
-        if (!(tout[i] = edge_dtype(g, io.out[i])))
+                         gn__node_name(g, io.in.e[i].node), io.in.e[i].index);
+    for (uint32_t i = 0; i < io.out.n && s == GN_OK; i++)
+        if (!(tout[i] = edge_dtype(g, io.out.e[i])))
             s = gn__fail(S->err, GN_ERR_GRAPH, "segment: the dtype of '%s:%u' is not known",
-                         gn__node_name(g, io.out[i].node), io.out[i].index);
+                         gn__node_name(g, io.out.e[i].node), io.out.e[i].index);
     /* ---- the body ---- */
     if (s == GN_OK) {
         body->lib = g;
         for (uint32_t k = 0; k < g->n_blobs && s == GN_OK; k++) s = GFAIL(S, body, gn__graph_adopt_blob(body, g->blobs[k]));
     }
     char nm_buf[64];
-    for (uint32_t i = 0; i < io.n_in && s == GN_OK; i++) {
+    gn_id *ph = s == GN_OK ? malloc((io.in.n + 1) * sizeof *ph) : NULL;
+    if (s == GN_OK && !ph) s = NOMEM(S);
+    for (uint32_t i = 0; i < io.in.n && s == GN_OK; i++) {
         snprintf(nm_buf, sizeof nm_buf, "GrapnelInputPH_%u", i);
-        s = add_arg(S, body, nm_buf, tin[i], i, false, (gn__edge){0, 0});
+        s = add_arg(S, body, nm_buf, tin[i], i, false, (gn__edge){0, 0}, &ph[i]);
     }
     for (uint32_t i = 0; i < io.n_consts && s == GN_OK; i++) s = copy_node(S, body, io.consts[i], &map[nm + i]);
     for (uint32_t i = 0; i < nm && s == GN_OK; i++) s = copy_node(S, body, members[i], &map[i]);
@@ -731,38 +760,33 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
         const gn__node *nd = &g->nodes[members[i]];
         for (uint32_t k = 0; k < nd->n_in && s == GN_OK; k++) {
             gn__edge e = nd->in[k], be;
-            if (in_seg(S, e.node, root)) {
-                be = (gn__edge){gn__graph_find(body, gn__node_name(g, e.node)), e.index};
-            } else if (op_is(g, e.node, "Const") && e.index == 0) {
-                be = (gn__edge){gn__graph_find(body, gn__node_name(g, e.node)), 0};
-            } else {
-                uint32_t j = 0;
-                (void)push_edge(&io.in, &io.in_next, &io.n_in, &io.cap_in, S->map_in, e, &j); /* found: no growth */
-                snprintf(nm_buf, sizeof nm_buf, "GrapnelInputPH_%u", j);
-                be = (gn__edge){gn__graph_find(body, nm_buf), 0};
-            }
+            if (S->member_ix[e.node])
+                be = (gn__edge){map[S->member_ix[e.node] - 1], e.index};
+            else if (is_const(S, e.node) && e.index == 0)
+                be = (gn__edge){map[nm + S->const_ix[e.node] - 1], 0};
+            else
+                be = (gn__edge){ph[edge_set_put(&io.in, e)], 0}; /* listed above: found */
             s = GFAIL(S, body, gn__node_add_input(body, map[i], be));
         }
         /* control edges among members stay; those from outside go to the engine node */
         for (uint32_t k = 0; k < nd->n_ctrl && s == GN_OK; k++) {
             gn_id d = nd->ctrl[k];
-            if (in_seg(S, d, root))
-                s = GFAIL(S, body, gn__node_add_control(body, map[i], gn__graph_find(body, gn__node_name(g, d))));
+            if (S->member_ix[d]) s = GFAIL(S, body, gn__node_add_control(body, map[i], map[S->member_ix[d] - 1]));
         }
     }
-    for (uint32_t i = 0; i < io.n_out && s == GN_OK; i++) {
+    for (uint32_t i = 0; i < io.out.n && s == GN_OK; i++) {
         char rn[64];
         snprintf(rn, sizeof rn, "_retval:GrapnelOutputPH_%u", i);
-        gn__edge be = {gn__graph_find(body, gn__node_name(g, io.out[i].node)), io.out[i].index};
-        s = add_arg(S, body, rn, tout[i], i, true, be);
+        gn__edge be = {map[S->member_ix[io.out.e[i].node] - 1], io.out.e[i].index};
+        s = add_arg(S, body, rn, tout[i], i, true, be, NULL);
     }
     /* ---- the FunctionDef (signature) ---- */
     Tensorflow__FunctionDef *fd = NULL;
     if (s == GN_OK) {
         fd = gn__graph_value_alloc(g, sizeof *fd);
         Tensorflow__OpDef *od = gn__graph_value_alloc(g, sizeof *od);
-        Tensorflow__OpDef__ArgDef **ia = gn__graph_value_alloc(g, (io.n_in + 1) * sizeof *ia);
-        Tensorflow__OpDef__ArgDef **oa = gn__graph_value_alloc(g, (io.n_out + 1) * sizeof *oa);
+        Tensorflow__OpDef__ArgDef **ia = gn__graph_value_alloc(g, (io.in.n + 1) * sizeof *ia);
+        Tensorflow__OpDef__ArgDef **oa = gn__graph_value_alloc(g, (io.out.n + 1) * sizeof *oa);
         char *fn = gn__graph_value_alloc(g, strlen(fname) + 1);
         if (!fd || !od || !ia || !oa || !fn) s = NOMEM(S);
         if (s == GN_OK) {
@@ -770,9 +794,9 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
             tensorflow__op_def__init(od);
             memcpy(fn, fname, strlen(fname) + 1);
             od->name = fn;
-            for (uint32_t i = 0; i < io.n_in + io.n_out && s == GN_OK; i++) {
-                bool out = i >= io.n_in;
-                uint32_t j = out ? i - io.n_in : i;
+            for (uint32_t i = 0; i < io.in.n + io.out.n && s == GN_OK; i++) {
+                bool out = i >= io.in.n;
+                uint32_t j = out ? i - io.in.n : i;
                 Tensorflow__OpDef__ArgDef *a = gn__graph_value_alloc(g, sizeof *a);
                 char *an = gn__graph_value_alloc(g, 32);
                 if (!a || !an) {
@@ -786,9 +810,9 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
                 if (out) oa[j] = a;
                 else ia[j] = a;
             }
-            od->n_input_arg = io.n_in;
+            od->n_input_arg = io.in.n;
             od->input_arg = ia;
-            od->n_output_arg = io.n_out;
+            od->n_output_arg = io.out.n;
             od->output_arg = oa;
             fd->signature = od;
         }
@@ -823,7 +847,7 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
     /* ---- the engine node ---- */
     gn_id en = GN_NONE;
     if (s == GN_OK) s = GFAIL(S, g, gn__node_add(g, ename, "Grapnel>EngineOp", &en));
-    for (uint32_t i = 0; i < io.n_in && s == GN_OK; i++) s = GFAIL(S, g, gn__node_add_input(g, en, io.in[i]));
+    for (uint32_t i = 0; i < io.in.n && s == GN_OK; i++) s = GFAIL(S, g, gn__node_add_input(g, en, io.in.e[i]));
     if (s == GN_OK) {
         static const char *const prec[] = {"FP32", "FP16", "INT8"};
         Tensorflow__AttrValue *f = attr_new(g);
@@ -843,8 +867,8 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
             Tensorflow__AttrValue *v;
         } attrs[] = {
             {"segment_func", f},
-            {"InT", attr_types(g, tin, io.n_in)},
-            {"OutT", attr_types(g, tout, io.n_out)},
+            {"InT", attr_types(g, tin, io.in.n)},
+            {"OutT", attr_types(g, tout, io.out.n)},
             {"precision_mode", attr_str(g, prec[S->p->precision_mode])},
             {"max_cached_engines_count", attr_int(g, S->p->maximum_cached_engines)},
             {"workspace_size_bytes", attr_int(g, S->p->max_workspace_size_bytes)},
@@ -880,38 +904,34 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
         const gn__node *nd = &g->nodes[members[i]];
         for (uint32_t k = 0; k < nd->n_ctrl && s == GN_OK; k++) {
             gn_id d = nd->ctrl[k];
-            if (in_seg(S, d, root) || op_is(g, d, "Const")) continue;
+            if (S->member_ix[d] || is_const(S, d)) continue;
             s = GFAIL(S, g, gn__node_add_control(g, en, d));
         }
         for (uint32_t k = 0; k < nd->n_cuse && s == GN_OK; k++) {
             gn_id u = nd->cuse[k];
-            if (in_seg(S, u, root)) continue;
+            if (S->member_ix[u]) continue;
             s = GFAIL(S, g, gn__node_add_control(g, u, en));
         }
     }
-    /* readers outside now read the engine */
-    for (uint32_t i = 0; i < io.n_out && s == GN_OK; i++) {
-        const gn__node *nd = &g->nodes[io.out[i].node];
-        for (uint32_t k = 0; k < nd->n_use && s == GN_OK;) {
-            gn__use u = nd->use[k];
-            if (in_seg(S, u.node, root) ||
-                g->nodes[u.node].in[u.slot].index != io.out[i].index) {
-                k++;
-                continue;
-            }
-            s = GFAIL(S, g, gn__node_set_input(g, u.node, u.slot, (gn__edge){en, i}));
-        }
-    }
-    /* members go, consumers first; so do the constants only they read */
-    for (uint32_t i = nm; i-- > 0 && s == GN_OK;) s = GFAIL(S, g, gn__node_remove(g, members[i]));
+    /* readers outside now read the engine: one sweep over each output's
+     * fanouts (a member's outside readers join the engine's in its order) */
+    for (uint32_t i = 0; i < io.out.n && s == GN_OK; i++)
+        s = GFAIL(S, g, gn__graph_forward_output_if(g, io.out.e[i], (gn__edge){en, i}, member_of, S));
+    /* members go, all at once (each producer's fanouts compacted once, however
+     * many members it feeds); then the constants only they read */
+    if (s == GN_OK) s = GFAIL(S, g, gn__nodes_remove(g, members, nm));
+    gn_id *unread = s == GN_OK ? malloc((io.n_consts + 1) * sizeof *unread) : NULL;
+    if (s == GN_OK && !unread) s = NOMEM(S);
+    uint32_t n_unread = 0;
     for (uint32_t i = 0; i < io.n_consts && s == GN_OK; i++) {
         const gn__node *k = &g->nodes[io.consts[i]];
-        if (!k->n_use && !k->n_cuse && !(k->flags & GN__NODE_PRESERVE))
-            s = GFAIL(S, g, gn__node_remove(g, io.consts[i]));
+        if (!k->n_use && !k->n_cuse && !(k->flags & GN__NODE_PRESERVE)) unread[n_unread++] = io.consts[i];
     }
+    if (s == GN_OK) s = GFAIL(S, g, gn__nodes_remove(g, unread, n_unread));
+    free(unread);
     if (s == GN_OK) {
         gn__buf_printf(&S->rep, "engine %s: %u node(s), %u input(s), %u output(s), %u constant(s) copied in:", ename, nm,
-                       io.n_in, io.n_out, io.n_consts);
+                       io.in.n, io.out.n, io.n_consts);
     }
     gn_graph_free(body);
     gn_graph_free(hbody);
@@ -919,14 +939,12 @@ static gn_status build_engine(seg *S, uint32_t root, const gn_id *members, uint3
     free(map);
     free(tin);
     free(tout);
-    for (uint32_t i = 0; i < io.n_in; i++) S->map_in[io.in[i].node] = 0;
-    for (uint32_t i = 0; i < io.n_consts; i++) S->map_in[io.consts[i]] = 0;
-    for (uint32_t i = 0; i < io.n_out; i++) S->map_out[io.out[i].node] = 0;
-    free(io.in);
-    free(io.in_next);
+    free(ph);
+    for (uint32_t i = 0; i < io.n_consts; i++) S->const_ix[io.consts[i]] = 0;
+    for (uint32_t i = 0; i < nm; i++) S->member_ix[members[i]] = 0;
+    edge_set_free(&io.in);
+    edge_set_free(&io.out);
     free(io.consts);
-    free(io.out);
-    free(io.out_next);
     return s;
 }
 
@@ -961,10 +979,10 @@ static bool seg_kept(seg *S, const gn_id *mem, uint32_t nm, uint32_t root)
     uint32_t eff = 0;
     bool has_input = false;
     for (uint32_t i = 0; i < nm; i++) {
-        eff += effective(S->g, mem[i]);
+        eff += effective(S, mem[i]);
         for (uint32_t j = 0; j < S->g->nodes[mem[i]].n_in; j++) {
             gn_id pr = S->g->nodes[mem[i]].in[j].node;
-            if (!in_seg(S, pr, root) && !op_is(S->g, pr, "Const")) has_input = true;
+            if (!in_seg(S, pr, root) && !is_const(S, pr)) has_input = true;
         }
     }
     return eff > 0 && (int64_t)eff >= S->p->minimum_segment_size && has_input;
@@ -1002,6 +1020,10 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     S.err = &g->err;
     S.p = p;
     S.cuda = sp->backend && strcmp(sp->backend, "cuda") == 0;
+    S.op_const = gn__intern_find(g, "Const", 5);
+    S.op_identity = gn__intern_find(g, "Identity", 8);
+    S.op_snapshot = gn__intern_find(g, "Snapshot", 8);
+    S.op_stop_gradient = gn__intern_find(g, "StopGradient", 12);
     gn__buf_init(&S.rep);
     gn__backend b = {0};
     gn_status s = gn__backend_open(sp->backend ? sp->backend : "cpu", 0, &b, &g->err);
@@ -1031,15 +1053,15 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     S.bnd_in = calloc(n + 1, sizeof *S.bnd_in);
     S.bnd_out = calloc(n + 1, sizeof *S.bnd_out);
     /* engines add one node each: ids stay below 2n + 1 */
-    S.map_in = calloc(2 * (size_t)n + 2, sizeof *S.map_in);
-    S.map_out = calloc(2 * (size_t)n + 2, sizeof *S.map_out);
+    S.const_ix = calloc(2 * (size_t)n + 2, sizeof *S.const_ix);
+    S.member_ix = calloc(2 * (size_t)n + 2, sizeof *S.member_ix);
     S.pos = calloc(n + 1, sizeof *S.pos);
     S.stamp = calloc(n + 1, sizeof *S.stamp);
     S.stack = malloc((n + 1) * sizeof *S.stack);
     gn_id *order = NULL;
     uint32_t n_order = 0;
     if (s == GN_OK && (!S.cand || !S.parent || !S.next || !S.tail || !S.maxpos || !S.pos || !S.stamp || !S.stack ||
-                        !S.minpos || !S.ext_head || !S.ext_tail || !S.ext || !S.bnd_in || !S.bnd_out || !S.map_in || !S.map_out))
+                        !S.minpos || !S.ext_head || !S.ext_tail || !S.ext || !S.bnd_in || !S.bnd_out || !S.const_ix || !S.member_ix))
         s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
     if (s == GN_OK) s = gn__graph_topo(g, &order, &n_order);
     size_t made = 0, dropped = 0;
@@ -1078,7 +1100,7 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
             } else {
                 S.cand[id] = 1;
                 const gn__node *nd = &g->nodes[id];
-                for (uint32_t k = 0; k < nd->n_in; k++) S.bnd_in[id] += !op_is(g, nd->in[k].node, "Const");
+                for (uint32_t k = 0; k < nd->n_in; k++) S.bnd_in[id] += !is_const(&S, nd->in[k].node);
                 S.bnd_out[id] = nd->n_use;
             }
         }
@@ -1148,10 +1170,10 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
             uint64_t cross_in = 0, cross_out = 0;
             for (uint32_t i = 0; i < nm; i++) {
                 gn_id x = mem[i];
-                eff += effective(g, x);
+                eff += effective(&S, x);
                 for (uint32_t j = 0; j < g->nodes[x].n_in; j++) {
                     gn_id pr = g->nodes[x].in[j].node;
-                    if (!in_seg(&S, pr, segs[k].root) && !op_is(g, pr, "Const")) {
+                    if (!in_seg(&S, pr, segs[k].root) && !is_const(&S, pr)) {
                         has_input = true;
                         cross_in++;
                     }
@@ -1192,7 +1214,7 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
                     if (w < 0) break;
                     o += (size_t)w;
                 }
-                s = build_engine(&S, segs[k].root, mem, nm, (uint32_t)made);
+                s = build_engine(&S, mem, nm, (uint32_t)made);
                 if (s == GN_OK) gn__buf_printf(&S.rep, "%s\n", names);
                 made++;
                 continue;
@@ -1235,8 +1257,8 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     free(S.ext);
     free(S.bnd_in);
     free(S.bnd_out);
-    free(S.map_in);
-    free(S.map_out);
+    free(S.const_ix);
+    free(S.member_ix);
     free(S.pos);
     free(S.stamp);
     free(S.stack);

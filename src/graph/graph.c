@@ -474,8 +474,17 @@ gn_status gn__node_add_control(gn_graph *g, gn_id id, gn_id dep)
 {
     GN_TRY(check_producer(g, id, dep));
     gn__node *n = &g->nodes[id];
-    for (uint32_t k = 0; k < n->n_ctrl; k++)
-        if (n->ctrl[k] == dep) return GN_OK;
+    /* id depends on dep exactly when dep lists id as a control consumer: look
+     * in the shorter of the two lists (an engine node gathers thousands of
+     * control inputs, each of whose producers has a few control consumers) */
+    const gn__node *d = &g->nodes[dep];
+    if (n->n_ctrl <= d->n_cuse) {
+        for (uint32_t k = 0; k < n->n_ctrl; k++)
+            if (n->ctrl[k] == dep) return GN_OK;
+    } else {
+        for (uint32_t k = 0; k < d->n_cuse; k++)
+            if (d->cuse[k] == id) return GN_OK;
+    }
     if (!GROW(g, n->ctrl, n->n_ctrl, n->cap_ctrl)) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     GN_TRY(cuse_add(g, dep, id));
     n->ctrl[n->n_ctrl++] = dep;
@@ -498,6 +507,18 @@ gn_status gn__node_remove_control(gn_graph *g, gn_id id, gn_id dep)
 
 gn_status gn__graph_forward_output(gn_graph *g, gn__edge from, gn__edge to)
 {
+    return gn__graph_forward_output_if(g, from, to, NULL, NULL);
+}
+
+/* true when the use u of output `index` is to be forwarded */
+static bool forward_pick(const gn_graph *g, gn__use u, uint32_t index, gn__consumer_pred skip, const void *ctx)
+{
+    return g->nodes[u.node].in[u.slot].index == index && !(skip && skip(ctx, u.node));
+}
+
+gn_status gn__graph_forward_output_if(gn_graph *g, gn__edge from, gn__edge to, gn__consumer_pred skip,
+                                      const void *ctx)
+{
     GN_TRY(check_producer(g, from.node, to.node));
     if (from.node == to.node && from.index == to.index) return GN_OK;
     /* one sweep over the producer's fanouts: rewire matching consumers, append
@@ -505,15 +526,13 @@ gn_status gn__graph_forward_output(gn_graph *g, gn__edge from, gn__edge to)
      * forwarding k consumers costs O(fanout), never O(k^2) */
     gn__node *p = &g->nodes[from.node];
     uint32_t n = 0;
-    for (uint32_t i = 0; i < p->n_use; i++)
-        if (g->nodes[p->use[i].node].in[p->use[i].slot].index == from.index) n++;
+    for (uint32_t i = 0; i < p->n_use; i++) n += forward_pick(g, p->use[i], from.index, skip, ctx);
     if (!n) return GN_OK;
     if (from.node == to.node) {
         /* same producer, another output: the uses stay, only indices change */
-        for (uint32_t i = 0; i < p->n_use; i++) {
-            gn__edge *e = &g->nodes[p->use[i].node].in[p->use[i].slot];
-            if (e->index == from.index) e->index = to.index;
-        }
+        for (uint32_t i = 0; i < p->n_use; i++)
+            if (forward_pick(g, p->use[i], from.index, skip, ctx))
+                g->nodes[p->use[i].node].in[p->use[i].slot].index = to.index;
         graph_drop_shapes(g);
         return GN_OK;
     }
@@ -531,9 +550,8 @@ gn_status gn__graph_forward_output(gn_graph *g, gn__edge from, gn__edge to)
     uint32_t keep = 0;
     for (uint32_t i = 0; i < p->n_use; i++) {
         gn__use u = p->use[i];
-        gn__edge *e = &g->nodes[u.node].in[u.slot];
-        if (e->index == from.index) {
-            *e = to;
+        if (forward_pick(g, u, from.index, skip, ctx)) {
+            g->nodes[u.node].in[u.slot] = to;
             t->use[t->n_use++] = u;
         } else {
             p->use[keep++] = u;
@@ -580,6 +598,144 @@ gn_status gn__node_remove(gn_graph *g, gn_id id)
     return GN_OK;
 }
 
+/* A set of node ids (open addressing, GN_NONE empty), for the nodes whose
+ * lists a batch removal compacts: each is compacted once however many
+ * removed nodes it is linked to. */
+typedef struct id_set {
+    gn_id *slot;
+    uint32_t mask;
+} id_set;
+
+/* true when x was not in the set yet */
+static bool id_set_add(id_set *s, gn_id x)
+{
+    uint32_t h = (uint32_t)(x * 2654435761u) & s->mask;
+    while (s->slot[h] != GN_NONE) {
+        if (s->slot[h] == x) return false;
+        h = (h + 1) & s->mask;
+    }
+    s->slot[h] = x;
+    return true;
+}
+
+/* The nodes a batch removal takes out: a bitmap over their id range when it
+ * is small next to the work already done (a compacted list is then read
+ * without touching its consumers' nodes), else their dead marks. */
+typedef struct removal {
+    const gn_graph *g;
+    uint64_t *bits;
+    gn_id lo, hi;
+} removal;
+
+static bool removing(const removal *r, gn_id id)
+{
+    if (!r->bits) return (r->g->nodes[id].flags & GN__NODE_DEAD) != 0;
+    return id >= r->lo && id <= r->hi && ((r->bits[(id - r->lo) >> 6] >> ((id - r->lo) & 63)) & 1);
+}
+
+/* Drops the entries naming removed nodes from a surviving node's fanouts and
+ * control inputs, keeping the order of the others. */
+static void drop_removed_links(gn_graph *g, const removal *r, gn_id id)
+{
+    gn__node *n = &g->nodes[id];
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n->n_use; i++)
+        if (!removing(r, n->use[i].node)) n->use[k++] = n->use[i];
+    n->n_use = k;
+    k = 0;
+    for (uint32_t i = 0; i < n->n_cuse; i++)
+        if (!removing(r, n->cuse[i])) n->cuse[k++] = n->cuse[i];
+    n->n_cuse = k;
+    k = 0;
+    for (uint32_t i = 0; i < n->n_ctrl; i++)
+        if (!removing(r, n->ctrl[i])) n->ctrl[k++] = n->ctrl[i];
+    n->n_ctrl = k;
+}
+
+gn_status gn__nodes_remove(gn_graph *g, const gn_id *ids, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] >= g->n_nodes)
+            return gn__fail(&g->err, GN_ERR_ARG, "cannot remove node id %u: the graph has %u node(s)",
+                            (unsigned)ids[i], (unsigned)g->n_nodes);
+    /* the live nodes of the set, once each, marked dead from here on (how a
+     * repeat is told, and the membership test when there is no bitmap) */
+    gn_id *set = malloc((n ? n : 1) * sizeof *set);
+    if (!set) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    uint32_t ns = 0;
+    size_t links = 0;
+    removal r = {g, NULL, GN_NONE, 0};
+    for (uint32_t i = 0; i < n; i++) {
+        gn__node *x = &g->nodes[ids[i]];
+        if (x->flags & GN__NODE_DEAD) continue;
+        x->flags |= GN__NODE_DEAD;
+        set[ns++] = ids[i];
+        links += (size_t)x->n_in + x->n_ctrl + x->n_cuse;
+        if (ids[i] < r.lo) r.lo = ids[i];
+        if (ids[i] > r.hi) r.hi = ids[i];
+    }
+    gn_status s = GN_OK;
+    /* every data consumer must be removed too (checked before any change) */
+    for (uint32_t i = 0; i < ns && s == GN_OK; i++) {
+        const gn__node *x = &g->nodes[set[i]];
+        for (uint32_t k = 0; k < x->n_use; k++) {
+            gn_id c = x->use[k].node;
+            if (g->nodes[c].flags & GN__NODE_DEAD) continue;
+            s = gn__fail(&g->err, GN_ERR_GRAPH, "cannot remove node '%s': node '%s' still consumes it",
+                         gn__node_name(g, set[i]), gn__node_name(g, c));
+            break;
+        }
+    }
+    /* the surviving nodes linked to the set (producers, control inputs,
+     * control consumers), each compacted once */
+    uint32_t cap = 2;
+    while (cap < 2 * links + 2 && cap <= UINT32_MAX / 2) cap *= 2;
+    id_set touched = {NULL, cap - 1};
+    size_t words = ns ? (size_t)(r.hi - r.lo) / 64 + 1 : 0;
+    bool bitmap = ns && words <= (size_t)ns + links;
+    if (s == GN_OK) {
+        touched.slot = malloc((size_t)cap * sizeof(gn_id));
+        if (bitmap) r.bits = calloc(words, sizeof *r.bits);
+        if (!touched.slot || (bitmap && !r.bits)) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    }
+    if (s != GN_OK) {
+        for (uint32_t j = 0; j < ns; j++) g->nodes[set[j]].flags &= ~(uint32_t)GN__NODE_DEAD;
+        free(touched.slot);
+        free(r.bits);
+        free(set);
+        return s;
+    }
+    if (r.bits)
+        for (uint32_t i = 0; i < ns; i++) r.bits[(set[i] - r.lo) >> 6] |= (uint64_t)1 << ((set[i] - r.lo) & 63);
+    memset(touched.slot, 0xff, (size_t)cap * sizeof(gn_id));
+    for (uint32_t i = 0; i < ns; i++) {
+        const gn__node *x = &g->nodes[set[i]];
+        for (uint32_t k = 0; k < x->n_in; k++) {
+            gn_id p = x->in[k].node;
+            if (!removing(&r, p) && id_set_add(&touched, p)) drop_removed_links(g, &r, p);
+        }
+        for (uint32_t k = 0; k < x->n_ctrl; k++) {
+            gn_id p = x->ctrl[k];
+            if (!removing(&r, p) && id_set_add(&touched, p)) drop_removed_links(g, &r, p);
+        }
+        for (uint32_t k = 0; k < x->n_cuse; k++) {
+            gn_id c = x->cuse[k];
+            if (!removing(&r, c) && id_set_add(&touched, c)) drop_removed_links(g, &r, c);
+        }
+    }
+    for (uint32_t i = 0; i < ns; i++) {
+        gn__node *x = &g->nodes[set[i]];
+        x->n_in = x->n_ctrl = x->n_use = x->n_cuse = 0;
+        if (g->node_of_name[x->name] == set[i]) g->node_of_name[x->name] = GN_NONE;
+    }
+    g->n_live -= ns;
+    free(touched.slot);
+    free(r.bits);
+    free(set);
+    if (ns) graph_drop_shapes(g);
+    return GN_OK;
+}
+
 /* ---- attrs ------------------------------------------------------------------- */
 /* Index of key in the sorted attr list, or -(insertion point)-1. */
 static int32_t attr_search(const gn_graph *g, const gn__node *n, const char *key, size_t klen)
@@ -614,6 +770,7 @@ gn_status gn__node_set_attr(gn_graph *g, gn_id id, const char *key, const Tensor
     graph_drop_shapes(g);
     if (i >= 0) {
         n->attr[i].value = value;
+        n->attr[i].enc = 0;
         return GN_OK;
     }
     uint32_t k = gn__intern(g, key, kl);

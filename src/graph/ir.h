@@ -229,6 +229,15 @@ gn_status gn__node_add_interned(gn_graph *g, uint32_t name, uint32_t op, gn_id *
  * Its data consumers must have been rewired first, else GN_ERR_GRAPH (the
  * message names a remaining consumer). */
 gn_status gn__node_remove(gn_graph *g, gn_id id);
+/* Removes the nodes ids[0..n) at once (ids of dead nodes and repeats are
+ * skipped): the same graph as removing them one by one, consumers first,
+ * fanout and control lists in the same order, but each surviving node linked
+ * to the set has its lists compacted once, so the cost is O(links of the set
+ * + lists of the nodes they touch), not a search per removed edge. Every data
+ * consumer of a node in the set must be in the set too (or rewired first),
+ * else GN_ERR_GRAPH naming one, and nothing changes; an id past the node
+ * count is GN_ERR_ARG. */
+gn_status gn__nodes_remove(gn_graph *g, const gn_id *ids, uint32_t n);
 void gn__node_set_device(gn_graph *g, gn_id id, const char *device);
 /* Re-resolves the op registry entry after the op string changed. */
 gn_status gn__node_set_op(gn_graph *g, gn_id id, const char *op);
@@ -242,6 +251,12 @@ gn_status gn__node_add_control(gn_graph *g, gn_id id, gn_id dep);   /* no duplic
 gn_status gn__node_remove_control(gn_graph *g, gn_id id, gn_id dep); /* absent: no-op */
 /* Every data consumer of `from` is rewired to `to`. */
 gn_status gn__graph_forward_output(gn_graph *g, gn__edge from, gn__edge to);
+/* The same, except the consumers for which skip(ctx, consumer) is true (NULL:
+ * none); skip must not change the graph. `to` lists the rewired consumers
+ * after its own, in the order `from` listed them; O(fanout of from). */
+typedef bool (*gn__consumer_pred)(const void *ctx, gn_id consumer);
+gn_status gn__graph_forward_output_if(gn_graph *g, gn__edge from, gn__edge to, gn__consumer_pred skip,
+                                      const void *ctx);
 /* Every control consumer of `from` now depends on `to` instead. */
 gn_status gn__graph_forward_control(gn_graph *g, gn_id from, gn_id to);
 
