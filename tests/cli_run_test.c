@@ -222,6 +222,26 @@ static void test_run_usage(void **state)
 }
 
 /* ---- verify --------------------------------------------------------------------------------- */
+/* optimize on a SavedModel whose serving signature has more inputs (54) than
+ * the command line has words: the signature's feeds and fetches once
+ * overflowed arrays sized by argc. The frozen, optimized graph is written. */
+static void test_optimize_signature_many_inputs(void **state)
+{
+    (void)state;
+    char dir[2048], cmd[8192];
+    if (!gn_test_corpus("tensorflow__tfx/tfx__benchmarks__datasets__chicago_taxi__model__tft_tf2_saved_model", dir,
+                        sizeof dir))
+        skip();
+    remove(tmp("tft_opt.pb"));
+    snprintf(cmd, sizeof cmd, "optimize '%s' -o %s", dir, tmp("tft_opt.pb"));
+    expect(cmd, 0, NULL);
+    FILE *f = fopen(tmp("tft_opt.pb"), "rb");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "inspect %s", tmp("tft_opt.pb"));
+    expect_contains(cmd, 0, "inputs (54):");
+}
+
 static void test_verify(void **state)
 {
     (void)state;
@@ -297,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_run_random_feeds),
         cmocka_unit_test(test_run_shape_needed),
         cmocka_unit_test(test_run_usage),
+        cmocka_unit_test(test_optimize_signature_many_inputs),
         cmocka_unit_test(test_verify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -213,6 +213,13 @@ static int freeze_input(const char *cmd, opt_args *a, gn_graph **g, char ***name
     }
     *names = calloc(n_in + n_out + 1, sizeof **names);
     if (!*names) return 1;
+    /* the feed and fetch arrays were sized for the command line; a signature
+     * can name more tensors than that */
+    const char **fe = realloc(a->feeds, ((size_t)a->n_feeds + n_in + 1) * sizeof *fe);
+    if (fe) a->feeds = fe;
+    const char **ft = realloc(a->fetches, ((size_t)a->n_fetches + n_out + 1) * sizeof *ft);
+    if (ft) a->fetches = ft;
+    if (!fe || !ft) return 1;
     size_t k = 0;
     for (int32_t o = 0; o <= 1; o++) {
         size_t n = o ? n_out : n_in;
