@@ -26,6 +26,15 @@
 #   GN_TF_MAX_NODES   largest synthetic graph given to TensorFlow (default 100000)
 #   GN_TF_RUNS        TensorFlow runs per synthetic graph, median (default 3)
 #   GN_SKIP_MODELS=1  skip part 1;  GN_SKIP_SYNTH=1  skip part 2
+#   GN_PASS_TABLE=1   instead of parts 1 and 2: the default pipeline (default
+#                     options, no fetches) on gen_graph KIND N (seed 1) for
+#                     GN_BENCH_KINDS x GN_BENCH_SIZES, one row per graph with
+#                     the CPU ms of each pass summed over the iterations
+#                     (the JSON report's cpu_micros) and the meta-optimizer's
+#                     own share (total_cpu_micros minus the passes);
+#                     GN_BASE_BUILD=DIR adds a row from DIR's grapnel on the
+#                     same file right before each, and checks that both
+#                     write the same bytes (bench/OPTIMIZER.md)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,6 +81,51 @@ grapnel_run() {
 }
 
 speedup() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a+0>0 && b+0>0) printf "%.1fx", b/a; else print "-" }'; }
+
+# pass_row LABEL GRAPNEL FILE OUT -> one markdown row of per-pass CPU ms
+pass_row() {
+  local label=$1 bin=$2 f=$3 out=$4
+  "$bin" optimize "$f" -o "$out" --report json --report-file "$tmp/pr.json" >"$tmp/log" 2>&1 ||
+    { echo "| $label | failed: $(tail -1 "$tmp/log") |"; return; }
+  python3 - "$tmp/pr.json" "$label" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+cols = ["pruning", "common_subgraph_elimination", "constfold", "shape", "arithmetic", "remap", "dependency"]
+per = {}
+for p in r["passes"]:
+    per[p["pass"]] = per.get(p["pass"], 0) + p.get("cpu_micros", 0)
+tot = r["total_cpu_micros"]
+other = sum(v for k, v in per.items() if k not in cols)
+meta = tot - sum(per.values())
+nodes = r["passes"][0]["nodes_before"] if r["passes"] else 0
+ms = lambda us: "%.0f" % (us / 1000.0)
+print("| %s | %d | %s | %.2f | %s | %s | %s | %s |" % (
+    sys.argv[2], nodes, ms(tot), tot / max(nodes, 1), ms(r["total_micros"]),
+    " | ".join(ms(per.get(c, 0)) for c in cols), ms(other), ms(meta)))
+PY
+}
+
+if [ "${GN_PASS_TABLE:-0}" = 1 ]; then
+  base=${GN_BASE_BUILD:-}
+  echo "| graph | nodes | total CPU ms | CPU us/node | wall ms | pruning | cse | constfold | shape | arithmetic | remap | dependency | other passes | meta overhead |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for k in $kinds; do
+    for n in $sizes; do
+      f=$tmp/$k-$n.pb
+      echo "gen $k $n" >&2
+      "$gen" "$k" "$n" "$f" 1 >/dev/null
+      if [ -n "$base" ]; then
+        pass_row "$k (before)" "$base/grapnel" "$f" "$tmp/before.pb"
+      fi
+      pass_row "$k" "$gn" "$f" "$tmp/after.pb"
+      if [ -n "$base" ] && ! cmp -s "$tmp/before.pb" "$tmp/after.pb"; then
+        echo "$k $n: outputs differ" >&2
+      fi
+      rm -f "$f" "$tmp/before.pb" "$tmp/after.pb"
+    done
+  done
+  exit 0
+fi
 
 if [ "${GN_SKIP_MODELS:-0}" != 1 ]; then
   echo "| model | nodes before | grapnel nodes after | Grappler nodes after | grapnel ms | TF ms | speedup |"

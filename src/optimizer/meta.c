@@ -427,25 +427,142 @@ static gn_status mark_preserved(run_state *st, gn_graph *item)
     return GN_OK;
 }
 
-/* The graph as it was before the pass, for rollback. A pass that reports no
- * change (and leaves the node and edge counts as they were) keeps the
- * snapshot valid for the next pass, so only passes after a change pay for a
- * copy. */
+/* Rollback. The snapshot is a copy of the item taken before some pass; the
+ * built-in passes that ran since (in order, each with whether the marks were
+ * recomputed before it) are listed in `redo`. A pass that fails is undone by
+ * going back to the copy and running those passes again: built-in passes are
+ * deterministic (same graph, same options, no time budget: same result), so
+ * this gives the graph as it was before the failed pass, and a copy is taken
+ * once for many passes instead of after every pass that changed something.
+ * With a time budget (a cut run is not repeatable), after a custom pass (user
+ * code, which may not be) that ran while passes were listed or changed the
+ * item, or when the list is full, the copy is dropped and the next pass takes
+ * a new one, as it does after a rollback. A custom pass that fails is rolled
+ * back the same way.
+ *
+ * `cur` says that the item is as its marks and counts (nodes, edges) were
+ * taken: no pass changed it since. */
+#define REDO_MAX 32
+
+typedef struct redo {
+    gn__pass_fn fn;
+    const char *name;
+    int32_t toggle;
+    uint32_t it;
+    bool marked;        /* mark_preserved ran before it */
+} redo;
+
 typedef struct snapshot {
     gn_graph *g;
     uint32_t nodes;
     uint64_t edges;
+    bool cur;
+    redo redo[REDO_MAX];
+    uint32_t n_redo;
 } snapshot;
 
 static void snapshot_drop(snapshot *b)
 {
     gn_graph_free(b->g);
     b->g = NULL;
+    b->n_redo = 0;
 }
 
-/* Runs one pass (built-in or custom) over one item; rolls back on failure.
- * While the snapshot is held, the item is as the previous pass left it, with
- * no change reported: its marks and counts are still those of the snapshot. */
+/* One pass over the item, as the driver runs it: the pass, compaction, the
+ * checked-mode validation, and the shape table dropped after a change. */
+static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, const char *item_name,
+                           const char *pass_name, int32_t toggle, gn__pass_fn fn, const gn_custom_pass *custom,
+                           uint32_t it, gn__err *perr, bool *changed)
+{
+    gn_status s;
+    *changed = false;
+    if (fn) {
+        gn__pass_ctx c;
+        memset(&c, 0, sizeof c);
+        c.opts = st->o;
+        c.target = &st->target;
+        c.report = report;
+        c.pass_id = pass_name;
+        c.toggle = toggle;
+        c.iteration = it;
+        c.fn_name = item->kind == GN__GRAPH_FUNCTION ? item_name : NULL;
+        c.lib = st->top;
+        c.deadline_us = st->deadline;
+        c.err = perr;
+        s = fn(&c, item);
+        *changed = c.changed;
+    } else {
+        int32_t ch = 0;
+        char msg[GN__ERRMSG_MAX] = "";
+        s = custom->run(custom->user, item, &ch, msg, sizeof msg);
+        *changed = ch != 0;
+        if (s != GN_OK) gn__fail(perr, s, "%s", msg[0] ? msg : gn_status_str(s));
+    }
+    if (s == GN_OK) s = gn__graph_compact(item);
+    if (s == GN_OK && st->o->checked) {
+        s = gn__graph_validate(item);
+        if (s == GN_OK) s = gn__graph_check_fanouts(item);
+        if (s != GN_OK) {
+            gn__fail(perr, s, "graph invalid after the pass: %s", item->err.msg);
+        }
+    }
+    return s;
+}
+
+/* After a failed pass: the item goes back to the snapshot and the listed
+ * passes run again (their report entries and events are not repeated). Where
+ * that cannot be done (no memory for a spare copy, or a pass failing the
+ * second time), the item is left as the snapshot, a valid graph, and the
+ * report says which passes were lost. */
+static void roll_back(run_state *st, gn_graph *item, snapshot *backup, const char *item_name, const char *pass_name,
+                      bool marked)
+{
+    swap_graphs(item, backup->g); /* backup->g now holds what the failed pass left */
+    if (item->shapes) {
+        gn__shape_table_free(item->shapes);
+        item->shapes = NULL;
+    }
+    if (!backup->n_redo) return;
+    gn_graph *spare = NULL;
+    gn_report *scratch = calloc(1, sizeof *scratch);
+    if (scratch) gn__arena_init(&scratch->strings, 1 << 12);
+    gn_status s = scratch ? clone_item(item, &spare) : GN_ERR_NOMEM;
+    const char *failed = NULL;
+    if (s == GN_OK) {
+        for (uint32_t k = 0; k < backup->n_redo && s == GN_OK; k++) {
+            const redo *r = &backup->redo[k];
+            gn__err perr;
+            gn__err_clear(&perr);
+            bool ch = false;
+            failed = r->name;
+            if (r->marked) s = mark_preserved(st, item);
+            if (s == GN_OK) s = exec_pass(st, item, scratch, item_name, r->name, r->toggle, r->fn, NULL, r->it, &perr, &ch);
+            if ((ch || s != GN_OK) && item->shapes) {
+                gn__shape_table_free(item->shapes);
+                item->shapes = NULL;
+            }
+        }
+        /* the marks the failed pass started from */
+        if (s == GN_OK && marked) s = mark_preserved(st, item);
+        if (s != GN_OK) {
+            swap_graphs(item, spare);
+            if (item->shapes) {
+                gn__shape_table_free(item->shapes);
+                item->shapes = NULL;
+            }
+        }
+    }
+    if (s != GN_OK)
+        report_note(st->r,
+                    "%s: rolling back pass '%s' needed the %u pass%s since the last snapshot run again, and %s: the "
+                    "graph is as it was before pass '%s'",
+                    item_name, pass_name, backup->n_redo, backup->n_redo == 1 ? "" : "es",
+                    failed ? "one of them failed" : "there was no memory for it", backup->redo[0].name);
+    gn_graph_free(spare);
+    gn_report_free(scratch);
+}
+
+/* Runs one pass (built-in or custom) over one item; rolls back on failure. */
 static gn_status run_one(run_state *st, gn_graph *item, snapshot *backup, const char *item_name, const char *pass_name,
                          int32_t toggle, gn__pass_fn fn, const gn_custom_pass *custom, uint32_t it, bool *changed,
                          bool *rolled_back)
@@ -455,62 +572,38 @@ static gn_status run_one(run_state *st, gn_graph *item, snapshot *backup, const 
     uint32_t nb;
     uint64_t eb;
     gn_status s;
-    if (backup->g) {
+    bool marked = !backup->cur;
+    if (backup->cur) {
         nb = backup->nodes;
         eb = backup->edges;
     } else {
         GN_TRY(mark_preserved(st, item));
         count_both(item, &nb, &eb);
+        backup->nodes = nb;
+        backup->edges = eb;
+        backup->cur = true;
     }
+    /* under a time budget the copy must be the item itself */
+    if (backup->g && backup->n_redo && st->deadline) snapshot_drop(backup);
     if (!backup->g) {
         s = clone_item(item, &backup->g);
         if (s != GN_OK) return gn__fail(st->err, s, "cannot snapshot the graph before pass '%s'", pass_name);
-        backup->nodes = nb;
-        backup->edges = eb;
     }
     run_entry *e = report_run(st->r);
     gn__err perr;
     gn__err_clear(&perr);
     int64_t t0 = gn__now_us(), c0 = cpu_now_us();
-    if (fn) {
-        gn__pass_ctx c;
-        memset(&c, 0, sizeof c);
-        c.opts = st->o;
-        c.target = &st->target;
-        c.report = st->r;
-        c.pass_id = pass_name;
-        c.toggle = toggle;
-        c.iteration = it;
-        c.fn_name = item->kind == GN__GRAPH_FUNCTION ? item_name : NULL;
-        c.lib = st->top;
-        c.deadline_us = st->deadline;
-        c.err = &perr;
-        s = fn(&c, item);
-        *changed = c.changed;
-    } else {
-        int32_t ch = 0;
-        char msg[GN__ERRMSG_MAX] = "";
-        s = custom->run(custom->user, item, &ch, msg, sizeof msg);
-        *changed = ch != 0;
-        if (s != GN_OK) gn__fail(&perr, s, "%s", msg[0] ? msg : gn_status_str(s));
-    }
-    if (s == GN_OK) s = gn__graph_compact(item);
-    if (s == GN_OK && st->o->checked) {
-        s = gn__graph_validate(item);
-        if (s == GN_OK) s = gn__graph_check_fanouts(item);
-        if (s != GN_OK) {
-            gn__fail(&perr, s, "graph invalid after the pass: %s", item->err.msg);
-        }
-    }
+    s = exec_pass(st, item, st->r, item_name, pass_name, toggle, fn, custom, it, &perr, changed);
     int64_t dt = gn__now_us() - t0, dc = cpu_now_us() - c0;
     bool rolled = false;
     if (s != GN_OK) {
         if (!perr.msg[0]) gn__fail(&perr, s, "%s", item->err.msg[0] ? item->err.msg : gn_status_str(s));
-        swap_graphs(item, backup->g);
+        roll_back(st, item, backup, item_name, pass_name, marked);
         rolled = true;
         *rolled_back = true;
         *changed = false;
         snapshot_drop(backup); /* it holds what the failed pass left */
+        backup->cur = false;
     }
     if ((*changed || rolled) && item->shapes) {
         /* a pass that edited the node arrays itself may have left the
@@ -521,7 +614,16 @@ static gn_status run_one(run_state *st, gn_graph *item, snapshot *backup, const 
     uint32_t na;
     uint64_t ea;
     count_both(item, &na, &ea);
-    if (backup->g && (*changed || na != backup->nodes || ea != backup->edges)) snapshot_drop(backup);
+    if (!rolled) {
+        if (*changed || na != backup->nodes || ea != backup->edges) backup->cur = false;
+        if (backup->g && (backup->n_redo || !backup->cur)) {
+            /* the item is no longer the copy: list the pass, or give the copy up */
+            if (fn && !st->deadline && backup->n_redo < REDO_MAX)
+                backup->redo[backup->n_redo++] = (redo){fn, pass_name, toggle, it, marked};
+            else
+                snapshot_drop(backup);
+        }
+    }
     if (e) {
         e->item = dupstr(item_name);
         e->pass = dupstr(pass_name);
@@ -551,7 +653,8 @@ static gn_status optimize_item(run_state *st, gn_graph *item, const char *item_n
 {
     int64_t min_nodes = st->o->min_graph_nodes == 0 ? 4 : st->o->min_graph_nodes;
     uint32_t iters = num_iterations(st->o);
-    snapshot backup = {NULL, 0, 0};
+    snapshot backup;
+    memset(&backup, 0, sizeof backup);
     gn_status s = GN_OK;
     /* A pass that changed nothing, on an item no pass has changed since, would
      * change nothing again (passes are deterministic and do not depend on the
@@ -586,7 +689,7 @@ static gn_status optimize_item(run_state *st, gn_graph *item, const char *item_n
                     e->item = dupstr(item_name);
                     e->pass = dupstr(p->name);
                     e->iteration = (int32_t)it;
-                    if (backup.g) {
+                    if (backup.cur) {
                         e->nodes_before = backup.nodes;
                         e->edges_before = backup.edges;
                     } else {

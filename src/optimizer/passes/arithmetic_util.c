@@ -900,11 +900,18 @@ gn_status gn__ar_build_shapes(gn__ar *a, const gn_id *order, uint32_t n)
             int32_t r = t->shape.rank;
             int64_t *d = r ? gn__arena_alloc(&a->arena, (size_t)r * sizeof *d, 8) : NULL;
             if (r && !d) return attr_nomem(a);
-            for (int32_t i = 0; i < r; i++) d[i] = t->shape.dims[i] >= 0 ? t->shape.dims[i] : -1;
-            if (k == 0) sym_rules(a, id, d, r);
-            else if (gn__ar_op(a, id) == GN__AR_OP_Switch) fill_from(d, r, in_shape(a, id, 0));
-            for (int32_t i = 0; i < r; i++)
-                if (d[i] == -1) d[i] = a->next_sym--;
+            bool unknown = false;
+            for (int32_t i = 0; i < r; i++) {
+                d[i] = t->shape.dims[i] >= 0 ? t->shape.dims[i] : -1;
+                unknown = unknown || d[i] == -1;
+            }
+            /* the rules only name unknown dims: a known shape has none */
+            if (unknown) {
+                if (k == 0) sym_rules(a, id, d, r);
+                else if (gn__ar_op(a, id) == GN__AR_OP_Switch) fill_from(d, r, in_shape(a, id, 0));
+                for (int32_t i = 0; i < r; i++)
+                    if (d[i] == -1) d[i] = a->next_sym--;
+            }
             ti[k].s.rank = r;
             ti[k].s.d = d;
         }

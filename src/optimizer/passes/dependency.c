@@ -444,12 +444,13 @@ static gn_status transitive_reduction(dp *d)
     uint32_t N = g->n_nodes;
     uint8_t *fl = calloc(N ? N : 1, 1);
     if (!fl) return nomem(d);
-    uint64_t n_ctl = 0, n_edges = 0;
+    uint64_t n_ctl = 0, n_edges = 0, n_outs = 0;
     for (gn_id i = 0; i < N; i++) {
         const gn__node *n = &g->nodes[i];
         if (n->flags & GN__NODE_DEAD) continue;
         n_ctl += n->n_ctrl;
         n_edges += (uint64_t)n->n_in + n->n_ctrl;
+        n_outs += (uint64_t)n->n_use + n->n_cuse;
         if (modifies_frame(d, i) || n->opdef < 0) fl[i] |= TR_NO_IN;
         if (modifies_frame(d, i) || is_merge(d, i)) fl[i] |= TR_NO_OUT;
         if (is_merge(d, i)) fl[i] |= TR_MERGE;
@@ -466,19 +467,44 @@ static gn_status transitive_reduction(dp *d)
         free(fl);
         return GN_OK;
     }
+    /* The searches run on a copy of the fanouts in topological positions
+     * (compressed rows: fan[off[p] .. off[p + 1]) are the fanouts of the node
+     * at position p, data then control, in the graph's order), so that a step
+     * reads a few small arrays instead of a node record and the per-node
+     * arrays. An entry is the fanout's position, or UINT32_MAX where the
+     * search never enters it (a TR_NO_IN node, or a data edge into a Merge).
+     * Sources are taken in topological order and a search only reaches
+     * positions after its source, so the control fanouts a search filters
+     * (its source's) are never read again: the copy stays exact. */
     uint32_t *pos = malloc((N ? N : 1) * sizeof *pos);
-    uint32_t *dstamp = calloc(N ? N : 1, sizeof *dstamp);
-    uint8_t *dist = malloc(N ? N : 1);
-    gn_id *stack = malloc(((size_t)2 * N + 2) * sizeof *stack);
+    uint32_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    uint8_t *pfl = malloc(n ? n : 1);
+    uint32_t *fan = n_outs < UINT32_MAX ? malloc((size_t)(n_outs ? n_outs : 1) * sizeof *fan) : NULL;
+    /* per position: (search number << 2) | paths found so far (0, 1, 2+) */
+    uint32_t *vis = calloc(n ? n : 1, sizeof *vis);
+    uint32_t *stack = malloc(((size_t)2 * n + 2) * sizeof *stack);
     pair *rm = NULL;
     size_t n_rm = 0, cap_rm = 0;
     gn_status s = GN_OK;
-    if (!pos || !dstamp || !dist || !stack) {
+    if (!pos || !off || !pfl || !fan || !vis || !stack) {
         s = nomem(d);
         goto out;
     }
     for (gn_id i = 0; i < N; i++) pos[i] = UINT32_MAX;
     for (uint32_t i = 0; i < n; i++) pos[order[i]] = i;
+    uint64_t n_fan = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const gn__node *nx = &g->nodes[order[i]];
+        off[i] = (uint32_t)n_fan;
+        pfl[i] = fl[order[i]];
+        uint32_t deg = nx->n_use + nx->n_cuse;
+        for (uint32_t k = 0; k < deg; k++) {
+            gn_id y = k < nx->n_use ? nx->use[k].node : nx->cuse[k - nx->n_use];
+            bool skip = (fl[y] & TR_NO_IN) || (k < nx->n_use && (fl[y] & TR_MERGE));
+            fan[n_fan++] = skip ? UINT32_MAX : pos[y];
+        }
+    }
+    off[n] = (uint32_t)n_fan;
     /* the budget: linear in the graph; each search gets a floor plus its
      * share of what is left */
     uint64_t total = 0, budget = (uint64_t)TR_TOTAL_STEPS_PER_EDGE * (n_edges + n);
@@ -519,19 +545,19 @@ static gn_status transitive_reduction(dp *d)
         }
         uint64_t cap64 = TR_SOURCE_STEPS + (budget - total) / (n_src + 1);
         uint32_t cap = cap64 > UINT32_MAX ? UINT32_MAX : (uint32_t)cap64;
-        if (++gen == 0) {
-            memset(dstamp, 0, (size_t)N * sizeof *dstamp);
+        if (++gen >= (1u << 30)) {
+            memset(vis, 0, (size_t)n * sizeof *vis);
             gen = 1;
         }
-        /* count paths (0, 1, 2+) from src to the nodes up to hi */
+        uint32_t tag = gen << 2;
+        /* count paths (0, 1, 2+) from src to the positions up to hi */
         uint32_t sp = 0, steps = 0;
         bool cut = false;
-        stack[sp++] = src;
+        stack[sp++] = i;
         while (sp && !cut) {
-            gn_id x = stack[--sp];
-            if (x != src && (fl[x] & TR_NO_OUT)) continue;
-            const gn__node *nx = &g->nodes[x];
-            uint32_t deg = nx->n_use + nx->n_cuse;
+            uint32_t x = stack[--sp];
+            if (x != i && (pfl[x] & TR_NO_OUT)) continue;
+            uint32_t b = off[x], deg = off[x + 1] - b;
             if (deg >= cap - steps) {
                 steps = cap;
                 cut = true;
@@ -539,14 +565,12 @@ static gn_status transitive_reduction(dp *d)
             }
             steps += deg;
             for (uint32_t k = 0; k < deg; k++) {
-                gn_id y = k < nx->n_use ? nx->use[k].node : nx->cuse[k - nx->n_use];
-                if ((fl[y] & TR_NO_IN) || pos[y] > hi || (k < nx->n_use && (fl[y] & TR_MERGE))) continue;
-                if (dstamp[y] != gen) {
-                    dstamp[y] = gen;
-                    dist[y] = 0;
-                }
-                if (dist[y] >= 2) continue;
-                dist[y]++;
+                uint32_t y = fan[b + k];
+                if (y > hi) continue;
+                uint32_t v = vis[y];
+                if ((v & ~3u) != tag) v = tag;
+                if ((v & 3u) >= 2) continue;
+                vis[y] = v + 1;
                 stack[sp++] = y;
             }
         }
@@ -556,7 +580,8 @@ static gn_status transitive_reduction(dp *d)
         uint32_t w = 0;
         for (uint32_t k = 0; k < ns->n_cuse; k++) {
             gn_id t = ns->cuse[k];
-            if ((fl[t] & TR_NO_IN) || dstamp[t] != gen || dist[t] < 2) {
+            uint32_t pt = pos[t];
+            if ((fl[t] & TR_NO_IN) || pt == UINT32_MAX || (vis[pt] & ~3u) != tag || (vis[pt] & 3u) < 2) {
                 ns->cuse[w++] = t;
                 continue;
             }
@@ -597,8 +622,10 @@ out:
     free(fl);
     free(order);
     free(pos);
-    free(dstamp);
-    free(dist);
+    free(off);
+    free(pfl);
+    free(fan);
+    free(vis);
     free(stack);
     free(rm);
     return s;

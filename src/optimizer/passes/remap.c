@@ -126,6 +126,14 @@ typedef struct shrec {
     int64_t dims[4];
 } shrec;
 
+/* What the driver loops ask of a node's op, found once per op string (a
+ * graph has few distinct ops, and the loops visit every node). */
+enum {
+    OC_FBN = 1, OC_CONV = 2, OC_DW = 4, OC_MM = 8, OC_ACT = 16, OC_BIAS = 32, OC_ADD = 64, OC_MUL = 128, OC_B2S = 256,
+    OC_KNOWN = 1u << 15,
+};
+#define OC_SLOTS 64
+
 typedef struct rm {
     gn__pass_ctx *c;
     gn_graph *g;
@@ -133,6 +141,9 @@ typedef struct rm {
     char name[1024];
     shrec *sh;         /* sorted by edge */
     uint32_t n_sh;
+    bool anchor;       /* the graph has a contraction or a FusedBatchNorm */
+    uint32_t oc_op[OC_SLOTS];  /* op string id of each cache slot */
+    uint16_t oc_cls[OC_SLOTS]; /* its OC_ bits, OC_KNOWN when filled */
 } rm;
 
 /* ---- small helpers ------------------------------------------------------------------------- */
@@ -163,6 +174,22 @@ static bool is_act(const gn_graph *g, gn_id id)
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
         if (!strcmp(o, acts[i])) return true;
     return false;
+}
+
+static uint32_t opclass(rm *r, gn_id id)
+{
+    uint32_t op = gn__node_at(r->g, id)->op, slot = (op * 2654435761u) >> 26;
+    if ((r->oc_cls[slot] & OC_KNOWN) && r->oc_op[slot] == op) return r->oc_cls[slot];
+    const gn_graph *g = r->g;
+    const char *o = gn__node_op(g, id);
+    int kind = contraction_kind(g, id);
+    uint32_t cls = OC_KNOWN | (is_fbn(g, id) ? OC_FBN : 0) | (kind == K_CONV ? OC_CONV : 0) | (kind == K_DW ? OC_DW : 0) |
+                   (kind == K_MM ? OC_MM : 0) | (is_act(g, id) ? OC_ACT : 0) | (!strcmp(o, "BiasAdd") ? OC_BIAS : 0) |
+                   (!strcmp(o, "Add") || !strcmp(o, "AddV2") ? OC_ADD : 0) | (!strcmp(o, "Mul") ? OC_MUL : 0) |
+                   (!strcmp(o, "BatchToSpaceND") ? OC_B2S : 0);
+    r->oc_op[slot] = op;
+    r->oc_cls[slot] = (uint16_t)cls;
+    return cls;
 }
 
 static int32_t tattr(const gn_graph *g, gn_id id, const char *key)
@@ -394,20 +421,49 @@ static bool const_shape(const gn_graph *g, gn_id id, int32_t *rank, int64_t *dim
     return true;
 }
 
-static gn_status add_const(rm *r, const char *name, const gn__tensor *t, gn_id device_of, gn_id *out)
+/* A Const node holding p (allocated in the graph). */
+static gn_status add_const_proto(rm *r, const char *name, int32_t dtype, Tensorflow__TensorProto *p, gn_id device_of,
+                                 gn_id *out)
 {
     gn_id id = GN_NONE;
     GN_TRY(gn__node_add(r->g, name, "Const", &id));
     if (device_of != GN_NONE) gn__node_set_device(r->g, id, gn__str(r->g, gn__node_at(r->g, device_of)->device));
-    GN_TRY(set_type(r, id, "dtype", t->dtype));
+    GN_TRY(set_type(r, id, "dtype", dtype));
     Tensorflow__AttrValue *v = new_attr(r);
     if (!v) return nomem(r);
-    Tensorflow__TensorProto *p = NULL;
-    GN_TRY(gn__tensor_to_proto(t, gn__graph_value_allocator(r->g), &p, r->c->err));
     v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
     v->tensor = p;
     GN_TRY(gn__node_set_attr(r->g, id, "value", v));
     *out = id;
+    return GN_OK;
+}
+
+static gn_status add_const(rm *r, const char *name, const gn__tensor *t, gn_id device_of, gn_id *out)
+{
+    Tensorflow__TensorProto *p = NULL;
+    GN_TRY(gn__tensor_to_proto(t, gn__graph_value_allocator(r->g), &p, r->c->err));
+    return add_const_proto(r, name, t->dtype, p, device_of, out);
+}
+
+/* A float32 filter (HWIO / HWIM: the output channel varies fastest) times a
+ * per-channel factor, encoded straight into the graph's memory: a folded
+ * filter is as large as the original, and a graph of 10^6 nodes holds
+ * hundreds of megabytes of them, so it is written once, in place. */
+static gn_status scaled_filter(rm *r, const gn__tensor *w, int64_t ch, const double *sd, const float *sv, int64_t ns,
+                               Tensorflow__TensorProto **out)
+{
+    GN_TRY(gn__tensor_to_proto(w, gn__graph_value_allocator(r->g), out, r->c->err));
+    int64_t nw = gn__tensor_numel(w);
+    uint8_t *d = (*out)->tensor_content.data;
+    if (!nw || !d || ch <= 0) return GN_OK;
+    for (int64_t i = 0; i < nw; i += ch)
+        for (int64_t k = 0; k < ch; k++) {
+            float x;
+            uint8_t *e = d + (size_t)(i + k) * sizeof x;
+            memcpy(&x, e, sizeof x);
+            x = sd ? (float)((double)x * sd[k]) : x * (ns == 1 ? sv[0] : sv[k]);
+            memcpy(e, &x, sizeof x);
+        }
     return GN_OK;
 }
 
@@ -460,25 +516,35 @@ static gn_status collect_shapes(rm *r)
 {
     gn_graph *g = r->g;
     uint32_t cap = 0;
+    bool anchor = false;
     for (gn_id i = 0; i < g->n_nodes; i++) {
         if (!gn__node_live(g, i)) continue;
         const gn__node *n = gn__node_at(g, i);
-        if (contraction_kind(g, i) >= 0 && n->n_in >= 2) GN_TRY(want_shape(r, n->in[1], &cap));
-        if ((op_is(g, i, "Add") || op_is(g, i, "AddV2")) && n->n_in == 2) {
+        uint32_t cls = opclass(r, i);
+        anchor = anchor || (cls & (OC_CONV | OC_DW | OC_MM | OC_FBN));
+        if ((cls & (OC_CONV | OC_DW | OC_MM)) && n->n_in >= 2) GN_TRY(want_shape(r, n->in[1], &cap));
+        if ((cls & OC_ADD) && n->n_in == 2) {
             for (uint32_t k = 0; k < 2; k++) {
                 gn_id p = in0(g, i, k);
-                if (p != GN_NONE && is_fbn(g, p) && gn__node_at(g, p)->n_in >= 1) {
+                uint32_t pc = p != GN_NONE ? opclass(r, p) : 0;
+                if ((pc & OC_FBN) && gn__node_at(g, p)->n_in >= 1) {
                     GN_TRY(want_shape(r, n->in[1 - k], &cap));
                     GN_TRY(want_shape(r, gn__node_at(g, p)->in[0], &cap));
                 }
                 /* a side input added to a biased contraction */
-                if (p != GN_NONE && (op_is(g, p, "BiasAdd") || op_is(g, p, "Add") || op_is(g, p, "AddV2"))) {
+                if (pc & (OC_BIAS | OC_ADD)) {
                     GN_TRY(want_shape(r, n->in[1 - k], &cap));
                     GN_TRY(want_shape(r, n->in[k], &cap));
                 }
             }
         }
     }
+    /* Every shape the matchers look up belongs to a pattern anchored on a
+     * contraction or a FusedBatchNorm, and no rewrite of this pass makes
+     * either: without one, no lookup happens and the (whole-graph) shape
+     * inference is not needed (nor are the fusions run). */
+    r->anchor = anchor;
+    if (!anchor) r->n_sh = 0;
     if (!r->n_sh) return GN_OK;
     if (!g->shapes) {
         gn__err saved = g->err;
@@ -639,28 +705,25 @@ static gn_status fold_one(rm *r, gn_id bn)
     float eps = 1e-4f;
     gn__attr_get_float(g, bn, "epsilon", &eps);
     gn_status st = GN_OK;
-    int64_t nw = gn__tensor_numel(&w);
-    float *nwd = malloc((size_t)(nw ? nw : 1) * sizeof(float)), *nbd = malloc((size_t)(ch ? ch : 1) * sizeof(float));
+    float *nbd = malloc((size_t)(ch ? ch : 1) * sizeof(float));
     double *s = malloc((size_t)(ch ? ch : 1) * sizeof(double));
-    if (!nwd || !nbd || !s) {
+    if (!nbd || !s) {
         st = nomem(r);
         goto out;
     }
-    const float *sc = p[0].data, *of = p[1].data, *mn = p[2].data, *vr = p[3].data, *wd = w.data;
+    const float *sc = p[0].data, *of = p[1].data, *mn = p[2].data, *vr = p[3].data;
     for (int64_t k = 0; k < ch; k++) {
         s[k] = (double)sc[k] / sqrt((double)vr[k] + (double)eps);
         double b0 = badd != GN_NONE ? (double)((const float *)b.data)[k] : 0.0;
         nbd[k] = (float)((b0 - (double)mn[k]) * s[k] + (double)of[k]);
     }
-    for (int64_t i = 0; i < nw; i += ch) /* HWIO / HWIM: the output channel varies fastest */
-        for (int64_t k = 0; k < ch; k++) nwd[i + k] = (float)((double)wd[i + k] * s[k]);
-    gn__tensor tw = {.dtype = DT_F32, .rank = 4, .data = nwd, .nbytes = (size_t)nw * sizeof(float)};
-    memcpy(tw.dims, w.dims, sizeof w.dims);
+    Tensorflow__TensorProto *pw = NULL;
+    if ((st = scaled_filter(r, &w, ch, s, NULL, 0, &pw)) != GN_OK) goto out;
     gn__tensor tb = {.dtype = DT_F32, .rank = 1, .dims = {ch}, .data = nbd, .nbytes = (size_t)ch * sizeof(float)};
     gn_id nwid = GN_NONE, nbid = GN_NONE;
     const char *bname = gn__node_name(g, bn);
     gn__pass_unique_name(g, bname, "folded_filter", r->name, sizeof r->name);
-    if ((st = add_const(r, r->name, &tw, conv, &nwid)) != GN_OK) goto out;
+    if ((st = add_const_proto(r, r->name, DT_F32, pw, conv, &nwid)) != GN_OK) goto out;
     bname = gn__node_name(g, bn);
     gn__pass_unique_name(g, bname, "folded_bias", r->name, sizeof r->name);
     if ((st = add_const(r, r->name, &tb, conv, &nbid)) != GN_OK) goto out;
@@ -683,7 +746,6 @@ static gn_status fold_one(rm *r, gn_id bn)
     r->c->changed = true;
     gn__pass_rewrote(r->c, P_FOLD, g, bn, "folded %s into the filter and a bias (%lld channels)", what, (long long)ch);
 out:
-    free(nwd);
     free(nbd);
     free(s);
     gn__tensor_release(&w);
@@ -751,21 +813,13 @@ static gn_status fold_scale(rm *r, gn_id mul)
         return GN_OK;
     }
     gn_status st = GN_OK;
-    int64_t nw = gn__tensor_numel(&w), ns = gn__tensor_numel(&sc);
-    float *nwd = malloc((size_t)(nw ? nw : 1) * sizeof(float));
-    if (!nwd) {
-        st = nomem(r);
-        goto out;
-    }
-    const float *wv = w.data, *sv = sc.data;
-    for (int64_t i = 0; i < nw; i += ch)
-        for (int64_t k = 0; k < ch; k++) nwd[i + k] = wv[i + k] * (ns == 1 ? sv[0] : sv[k]);
-    gn__tensor tw = {.dtype = DT_F32, .rank = 4, .data = nwd, .nbytes = (size_t)nw * sizeof(float)};
-    memcpy(tw.dims, w.dims, sizeof w.dims);
+    int64_t ns = gn__tensor_numel(&sc);
+    Tensorflow__TensorProto *pw = NULL;
+    if ((st = scaled_filter(r, &w, ch, NULL, sc.data, ns, &pw)) != GN_OK) goto out;
     gn_id nwid = GN_NONE;
     const char *base = gn__node_name(g, mul);
     gn__pass_unique_name(g, base, "folded_filter", r->name, sizeof r->name);
-    if ((st = add_const(r, r->name, &tw, conv, &nwid)) != GN_OK) goto out;
+    if ((st = add_const_proto(r, r->name, DT_F32, pw, conv, &nwid)) != GN_OK) goto out;
     /* the Mul becomes the convolution (its attrs, its input, the new filter) */
     const gn__node *cn = gn__node_at(g, conv);
     gn__edge x = cn->in[0];
@@ -789,7 +843,6 @@ static gn_status fold_scale(rm *r, gn_id mul)
     r->c->changed = true;
     gn__pass_rewrote(r->c, P_SCALE, g, mul, "folded %s into the filter", what);
 out:
-    free(nwd);
     gn__tensor_release(&w);
     gn__tensor_release(&sc);
     return st;
@@ -1660,14 +1713,18 @@ gn_status gn__pass_remap(gn__pass_ctx *c, gn_graph *g)
         for (gn_id i = 0; i < n0 && st == GN_OK; i++) {
             if ((i & 1023) == 0 && gn__pass_deadline_passed(c)) return GN_OK;
             if (!gn__node_live(g, i)) continue;
-            if (fold && is_fbn(g, i)) st = fold_one(&r, i);
-            else if (scale && op_is(g, i, "Mul")) st = fold_scale(&r, i);
-            else if (op_is(g, i, "BatchToSpaceND")) st = try_dilated(&r, i);
+            uint32_t cls = opclass(&r, i);
+            if (fold && (cls & OC_FBN)) st = fold_one(&r, i);
+            else if (scale && (cls & OC_MUL)) st = fold_scale(&r, i);
+            else if (cls & OC_B2S) st = try_dilated(&r, i);
         }
         if (st != GN_OK) return st;
     }
     /* 2. fusions, in reverse topological order */
     if ((st = collect_shapes(&r)) != GN_OK) goto out;
+    /* every fusion below starts from a contraction or a FusedBatchNorm
+     * (before it refuses anything), and none makes one */
+    if (!r.anchor) goto out;
     gn_id *order = NULL;
     uint32_t n = 0;
     if ((st = gn__graph_topo(g, &order, &n)) != GN_OK) goto out;
@@ -1676,12 +1733,12 @@ gn_status gn__pass_remap(gn__pass_ctx *c, gn_graph *g)
         gn_id id = order[k];
         if (!gn__node_live(g, id)) continue;
         bool done = false;
-        const char *o = gn__node_op(g, id);
-        if (!strcmp(o, "Mul")) {
+        uint32_t cls = opclass(&r, id);
+        if (cls & OC_MUL) {
             st = try_gelu(&r, id, &done);
             continue;
         }
-        bool root_kind = is_act(g, id) || !strcmp(o, "BiasAdd") || !strcmp(o, "Add") || !strcmp(o, "AddV2") || is_fbn(g, id);
+        bool root_kind = cls & (OC_ACT | OC_BIAS | OC_ADD | OC_FBN);
         if (!root_kind) continue;
         st = try_contraction(&r, id, &done);
         if (st != GN_OK || done) continue;
