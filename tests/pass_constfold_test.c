@@ -188,6 +188,37 @@ static void test_fold(void **state)
     gn_report_free(r);
 }
 
+/* Grappler's IsReallyConstant: a fetched Const is still a constant (its consumers
+ * fold; the node itself stays), a fed one is not (a feed replaces its value). */
+static void test_fold_fetched_not_fed(void **state)
+{
+    (void)state;
+    const char *before = CF("c", "", "float_val: 2") CF("b", "", "float_val: 3") CF("e", "", "float_val: 2")
+        BINARY("d", "AddV2", "c", "b") BINARY("f", "AddV2", "e", "b");
+    gn_graph *g = gn_pt_load_text(before);
+    const char *keep[] = {"c", "d", "e", "f"};
+    for (size_t i = 0; i < 4; i++) gn_pt_preserve(g, keep[i]);
+    gn_id e = gn__graph_find(g, "e");
+    assert_int_not_equal(e, GN_NONE);
+    g->nodes[e].flags |= GN__NODE_FED;
+    gn_graph *orig = gn_pt_clone(g);
+    gn_report *r = gn_pt_new_report();
+    assert_true(run_pass(g, r));
+    expect_graph(g, CF("c", "", "float_val: 2") CF("b", "", "float_val: 3") CF("e", "", "float_val: 2")
+                        CONSTV("d", "DT_FLOAT", "", CONTENT(F_5), "") BINARY("f", "AddV2", "e", "b"));
+    gn_pt_expect_report(r, "constfold.fold: d: folded into a Const");
+    gn_pt_expect_no_report(r, "constfold.fold: f");
+    assert_false(run_pass(g, NULL));
+    /* e fed with 7: both graphs give f = 10 */
+    float seven = 7;
+    gn_tensor ft = gn_pt_view(DT_FLOAT, &seven, sizeof seven, 0, NULL);
+    const char *fn[1] = {"e"}, *xn[2] = {"d", "f"};
+    gn_pt_expect_same_results(orig, g, fn, &ft, 1, xn, 2, 8);
+    gn_report_free(r);
+    gn_graph_free(orig);
+    gn_graph_free(g);
+}
+
 /* A node with several outputs: one "ConstantFolding/<node>-folded-<i>" per
  * output, consumers rewired port by port; the original goes when unused. */
 static void test_fold_multi_output(void **state)
@@ -573,12 +604,10 @@ static void test_reduction_reshape(void **state)
             NODE("rs", "Reshape", IN("x") IN("shape"), TF "attr { key: 'Tshape' value { type: DT_INT32 } }"),
         .after = PH("x", D3(2, 1, 3)) CI("ax1", D1(1), "int_val: 1") NODE("r1", "Identity", IN("x") IN("^ax1"), TF)
             PH("y", D2(1, 1)) CI("ax2", D1(2), "int_val: 0 int_val: 1")
-            NODE("r2", "Reshape", IN("y") IN("ConstantFolding/r2_shape_const"),
-                 TF "attr { key: 'Tshape' value { type: DT_INT32 } }")
+            NODE("r2", "Squeeze", IN("y") IN("^ax2"), TF "attr { key: 'squeeze_dims' value { list { i: 0 i: 1 } } }")
             CI("none", D1(0), "") NODE("r3", "Identity", IN("x") IN("^none"), TF)
             CI("shape", D1(3), "int_val: 2 int_val: -1 int_val: 3")
-            NODE("rs", "Identity", IN("x") IN("^shape"), TF)
-            CONSTV("ConstantFolding/r2_shape_const", "DT_INT32", D1(0), "", IN("^ax2")),
+            NODE("rs", "Identity", IN("x") IN("^shape"), TF),
         .fetch = {"r1", "r2", "r3", "rs"}, .nx = 4,
         .feed = {"x", "y"}, .nf = 2,
     };
@@ -586,7 +615,7 @@ static void test_reduction_reshape(void **state)
     k.feeds[1] = gn_pt_view(DT_FLOAT, &y, sizeof y, 2, dy);
     gn_report *r = check_case(&k);
     gn_pt_expect_report(r, "constfold.simplify_reduction: r1: reduced dimensions all have size 1 (keep_dims)");
-    gn_pt_expect_report(r, "constfold.simplify_reduction: r2: reduction of one element became Reshape");
+    gn_pt_expect_report(r, "constfold.simplify_reduction: r2: reduction of one element became Squeeze");
     gn_pt_expect_report(r, "constfold.simplify_reduction: r3: reduction over no dimension");
     gn_pt_expect_report(r, "constfold.remove_reshape: rs: reshape to the input's own shape");
     gn_report_free(r);
@@ -1174,6 +1203,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_enter),
         cmocka_unit_test(test_switch),
         cmocka_unit_test(test_reduction_reshape),
+        cmocka_unit_test(test_fold_fetched_not_fed),
         cmocka_unit_test(test_arithmetic),
         cmocka_unit_test(test_div_to_reciprocal),
         cmocka_unit_test(test_push_down),

@@ -68,6 +68,7 @@ enum {
     GN__NODE_PRESERVE = 1u << 1,  /* fetch/feed or marked by the caller: passes keep it */
     GN__NODE_FN_ARG = 1u << 2,    /* function body input argument */
     GN__NODE_FN_RET = 1u << 3,    /* function body output argument */
+    GN__NODE_FED = 1u << 4,       /* fed at run time (set with GN__NODE_PRESERVE): its value is not its op's */
 };
 
 /* Output argument names seen on a node whose op is not known (function bodies

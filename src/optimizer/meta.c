@@ -351,6 +351,7 @@ static gn_status mark_name(gn_graph *g, const char *tensor, const char *what, gn
     gn_id id = gn__graph_find_n(g, tensor, n);
     if (id == GN_NONE) return gn__fail(err, GN_ERR_NOT_FOUND, "%s '%s': no such node in the graph", what, tensor);
     g->nodes[id].flags |= GN__NODE_PRESERVE;
+    if (strcmp(what, "feed") == 0) g->nodes[id].flags |= GN__NODE_FED;
     return GN_OK;
 }
 
@@ -373,7 +374,7 @@ static void mark_default_preserved(gn_graph *g)
 
 static void clear_preserved(gn_graph *g)
 {
-    for (gn_id i = 0; i < g->n_nodes; i++) g->nodes[i].flags &= ~(uint32_t)GN__NODE_PRESERVE;
+    for (gn_id i = 0; i < g->n_nodes; i++) g->nodes[i].flags &= ~(uint32_t)(GN__NODE_PRESERVE | GN__NODE_FED);
 }
 
 /* ---- dumps -------------------------------------------------------------------------------- */

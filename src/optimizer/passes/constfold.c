@@ -250,7 +250,9 @@ bool gn__cf_is_const_op(cf_state *s, gn_id id)
 bool gn__cf_really_const(cf_state *s, gn_id id)
 {
     const gn__node *n = gn__node_at(s->g, id);
-    if (n->flags & (GN__NODE_PRESERVE | GN__NODE_DEAD | GN__NODE_FN_ARG | GN__NODE_FN_RET)) return false;
+    /* Grappler's IsReallyConstant: a fed node is not a constant; a fetched one
+     * still is (its consumers fold, the node itself stays) */
+    if (n->flags & (GN__NODE_FED | GN__NODE_DEAD | GN__NODE_FN_ARG | GN__NODE_FN_RET)) return false;
     return gn__cf_is_const_op(s, id);
 }
 
@@ -528,6 +530,22 @@ Tensorflow__AttrValue *gn__cf_attr_int(cf_state *s, int64_t i)
     v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
     v->i = i;
     return v;
+}
+
+Tensorflow__AttrValue *gn__cf_attr_int_list(cf_state *s, const int64_t *v, int64_t n)
+{
+    Tensorflow__AttrValue *a = pb_alloc(s, sizeof *a);
+    Tensorflow__AttrValue__ListValue *l = pb_alloc(s, sizeof *l);
+    int64_t *items = pb_alloc(s, (size_t)(n > 0 ? n : 1) * sizeof *items);
+    if (!a || !l || !items) return NULL;
+    tensorflow__attr_value__init(a);
+    tensorflow__attr_value__list_value__init(l);
+    for (int64_t i = 0; i < n; i++) items[i] = v[i];
+    l->n_i = (size_t)n;
+    l->i = items;
+    a->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
+    a->list = l;
+    return a;
 }
 
 Tensorflow__AttrValue *gn__cf_attr_tensor(cf_state *s, Tensorflow__TensorProto *t)

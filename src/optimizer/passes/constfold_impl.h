@@ -45,7 +45,7 @@
     X(PACK, "pack_to_expand_dims", "Pack of one input becomes ExpandDims")                                          \
     X(ENTER, "move_constants_past_enter", "consumers of a constant Enter read a copy of the constant in the frame") \
     X(SWITCH, "switch_same_predicate", "Switch(p, p): consumers read constants false/true")                          \
-    X(REDUCTION, "simplify_reduction", "reductions over no or size-1 dimensions become Identity or Reshape")        \
+    X(REDUCTION, "simplify_reduction", "reductions over no or size-1 dimensions become Identity or Squeeze")        \
     X(RESHAPE, "remove_reshape", "Reshape to the input's own shape becomes Identity")                               \
     X(MUL_BY_ONE, "mul_by_one", "x*1 and 1*y forward the other operand (shapes checked)")                           \
     X(ADD_ZERO, "add_zero", "x+0, 0+y and x-0 forward the other operand (shapes checked)")                          \
@@ -169,6 +169,8 @@ bool gn__cf_has_tpu_attr(const gn_graph *g, gn_id id);
 Tensorflow__AttrValue *gn__cf_attr_type(cf_state *s, int32_t dtype);
 Tensorflow__AttrValue *gn__cf_attr_int(cf_state *s, int64_t v);
 Tensorflow__AttrValue *gn__cf_attr_tensor(cf_state *s, Tensorflow__TensorProto *t);
+/* A list(int) attr holding v[0..n). */
+Tensorflow__AttrValue *gn__cf_attr_int_list(cf_state *s, const int64_t *v, int64_t n);
 Tensorflow__AttrValue *gn__cf_attr_func(cf_state *s, const Tensorflow__NameAttrList *f);
 /* Encodes t as Grappler's CreateNodeDef does (typed repeated field truncated after
  * the last change when more than 4 elements, else tensor_content); *encoded gets the

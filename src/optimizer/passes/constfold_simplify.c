@@ -374,32 +374,33 @@ static gn_status simplify_reduction(cf_state *s, gn_id id, cf_kind k, bool *done
     bool single = gn__shape_num_elements(&x.shape) == 1 && gn__shape_num_elements(&o.shape) == 1;
     bool has_t = gn__node_attr(g, id, "T") != NULL;
     if (single && !keep && has_t) {
-        /* one element in, one out: Reshape to [1,...,1] of the output rank */
-        int32_t ones[GN__MAX_RANK];
-        for (int32_t i = 0; i < o.shape.rank; i++) ones[i] = 1;
-        gn__tensor t;
-        memset(&t, 0, sizeof t);
-        t.dtype = DT(INT32);
-        t.rank = 1;
-        t.dims[0] = o.shape.rank;
-        t.data = ones;
-        t.nbytes = (size_t)o.shape.rank * 4;
-        Tensorflow__TensorProto *p;
-        size_t enc;
-        GN_TRY(gn__cf_encode(s, &t, &p, &enc));
-        gn_id c;
-        GN_TRY(gn__cf_new_const(s, gn__node_name(g, id), "_shape_const", gn__node_at(g, id)->device, DT(INT32), p, &c));
-        GN_TRY(gn__node_add_control(g, c, idx));
-        GN_TRY(gn__node_set_input(g, id, 1, (gn__edge){c, 0}));
-        GN_TRY(gn__node_set_op(g, id, "Reshape"));
-        GN_TRY(gn__node_remove_attr(g, id, "keep_dims"));
-        GN_TRY(gn__node_remove_attr(g, id, "Tidx"));
-        Tensorflow__AttrValue *ts = gn__cf_attr_type(s, DT(INT32));
-        if (!ts) return nomem(s);
-        GN_TRY(gn__node_set_attr(g, id, "Tshape", ts));
-        gn__cf_rewrote(s, CF_P_REDUCTION, id, "reduction of one element became Reshape");
-        gn__cf_enqueue(s, id);
-        *done = true;
+        /* One element in, one out. Grappler makes this a Reshape to [1,...,1]
+         * of the output rank, which costs a new shape Const; every input dim is
+         * 1, so dropping the reduced dims is exactly a Squeeze of them, which
+         * needs no new node (and the indices Const becomes a control input). */
+        if (x.shape.rank < 1 || ni < 1 || ni > x.shape.rank) return GN_OK;
+        int64_t *dims = gn__arena_alloc(&s->arena, (size_t)x.shape.rank * sizeof *dims, _Alignof(int64_t));
+        if (!dims) return nomem(s);
+        int64_t nd = 0;
+        for (int32_t d = 0; d < x.shape.rank; d++) {
+            bool reduced = false;
+            for (int64_t i = 0; i < ni; i++) {
+                if (iv[i] < -(int64_t)x.shape.rank || iv[i] >= x.shape.rank) return GN_OK;
+                reduced |= (iv[i] < 0 ? iv[i] + x.shape.rank : iv[i]) == d;
+            }
+            if (reduced) dims[nd++] = d;
+        }
+        if (o.shape.rank != x.shape.rank - nd) return GN_OK;
+        int dt = 0;
+        if (!gn__attr_get_type(g, id, "T", &dt)) return GN_OK;
+        Tensorflow__AttrValue *sq = gn__cf_attr_int_list(s, dims, nd);
+        Tensorflow__AttrValue *ta = gn__cf_attr_type(s, dt);
+        if (!sq || !ta) return nomem(s);
+        bool done2 = false;
+        GN_TRY(second_to_control(s, id, dt, CF_P_REDUCTION, "reduction of one element became Squeeze", &done2));
+        GN_TRY(gn__node_set_op(g, id, "Squeeze"));
+        GN_TRY(gn__node_set_attr(g, id, "squeeze_dims", sq));
+        *done = done2;
         return GN_OK;
     }
     if (!keep) return GN_OK;

@@ -19,8 +19,9 @@
  * excepted), not a placeholder, no ref input (op arg or a producer's ref
  * output), not a queue op, no in-place update, not a node that feeds an
  * in-place op through ops that forward their input, not Enter/Exit nor (a
- * conservative addition) the loop structure ops Merge, NextIteration,
- * LoopCond, ControlTrigger; not on an "SPU" device; a registered op (not an
+ * conservative addition) the loop structure ops NextIteration, LoopCond,
+ * ControlTrigger and a Merge fed by a NextIteration (a cond's Merge may);
+ * not on an "SPU" device; a registered op (not an
  * unknown op nor a library function call). Two nodes with the same inputs and
  * control inputs are necessarily in the same while-loop frame, so frames need
  * no separate check. A preserved node (fetch, feed, function control output)
@@ -615,6 +616,19 @@ static bool has_ref_output(const gn__opdef *d)
     return false;
 }
 
+/* A Merge that joins a while loop's back edge (an input from NextIteration).
+ * Merges of conds (two branches) compute a value like any op and may merge,
+ * as Grappler's CanDedup allows. */
+static bool loop_merge(const gn_graph *g, gn_id id)
+{
+    const gn__node *n = gn__node_at(g, id);
+    for (uint32_t k = 0; k < n->n_in; k++) {
+        const char *p = gn__node_op(g, n->in[k].node);
+        if (strcmp(p, "NextIteration") == 0 || strcmp(p, "RefNextIteration") == 0) return true;
+    }
+    return false;
+}
+
 /* Why node id may not be merged with another, or NULL when it may. */
 static const char *no_merge_reason(const cse *s, gn_id id)
 {
@@ -629,7 +643,8 @@ static const char *no_merge_reason(const cse *s, gn_id id)
     if ((d->flags & GN__OPF_STATEFUL) && strcmp(op, "Assert") != 0 && strcmp(op, "Print") != 0)
         return "its op is stateful";
     if (name_in(op, loop_ops)) return "Enter and Exit delimit a loop frame";
-    if (name_in(op, loop_struct_ops)) return "it is part of a while loop's structure";
+    if (name_in(op, loop_struct_ops) && !(strcmp(op, "Merge") == 0 && !loop_merge(g, id)))
+        return "it is part of a while loop's structure";
     for (uint16_t i = 0; i < d->n_inputs; i++)
         if (d->inputs[i].is_ref) return "it takes a ref input, which it may modify";
     for (uint32_t k = 0; k < n->n_in; k++)

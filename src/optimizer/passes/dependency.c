@@ -653,8 +653,8 @@ static bool free_of_side_effect(const dp *d, gn_id id)
 }
 
 /* Grappler's SafeToRemoveIdentity, plus: not after an Enter (frame
- * boundary) nor a reference; a Switch input of any port of an IdentityN
- * counts. */
+ * boundary) nor a reference other than a RefSwitch output; a Switch input
+ * of any port of an IdentityN counts. */
 static bool safe_to_remove_identity(const dp *d, gn_id id, char *why, size_t len)
 {
     const gn_graph *g = d->g;
@@ -687,7 +687,9 @@ static bool safe_to_remove_identity(const dp *d, gn_id id, char *why, size_t len
     }
     bool follows_switch = false;
     for (uint32_t k = 0; k < n->n_in; k++) {
-        if (is_ref_output(g, n->in[k])) {
+        /* a reference read from a RefSwitch may be bypassed, as in Grappler
+         * (its consumers dereference it); other references are kept */
+        if (is_ref_output(g, n->in[k]) && !is_switch(d, n->in[k].node)) {
             WHY("%s '%s' kept: its input '%s' is a reference", op, name, gn__node_name(g, n->in[k].node));
             return false;
         }
