@@ -4,7 +4,8 @@
  * key), the size, TensorFlow's re-initialization rules, a key of the wrong
  * dtype, a key given two values, a table never initialized, the text-file
  * initializer (columns, line numbers, CRLF, vocab_size, bad lines), and
- * SparseToDense / StringToHashBucketFast / BoostedTreesBucketize. Expected
+ * SparseToDense / StringToHashBucketFast / BoostedTreesBucketize /
+ * LowerBound / UpperBound. Expected
  * values are TensorFlow 2.21's (StringToHashBucketFast: its Fingerprint64). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,6 +350,50 @@ static void test_text_file(void **state)
 }
 
 /* ---- feature ops --------------------------------------------------------------------------- */
+/* LowerBound / UpperBound (searchsorted): per row, std::lower_bound and
+ * std::upper_bound positions, int32 and int64 outputs; rows of different
+ * counts are refused with TensorFlow's message. */
+static void test_search_sorted(void **state)
+{
+    (void)state;
+    gn_graph *g = graph(PH("s", "DT_FLOAT") PH("v", "DT_FLOAT")
+                        "node { name: \"lo\" op: \"LowerBound\" input: \"s\" input: \"v\" " ATTR_T("T", "DT_FLOAT")
+                            ATTR_T("out_type", "DT_INT32") "}\n"
+                        "node { name: \"up\" op: \"UpperBound\" input: \"s\" input: \"v\" " ATTR_T("T", "DT_FLOAT")
+                            ATTR_T("out_type", "DT_INT64") "}\n");
+    float sv[8] = {1, 2, 2, 5, 0, 0, 3, 9}, vv[6] = {2, 0, 6, 0, 3, 10};
+    gn_tensor in[2];
+    in[0] = vec(DT_FLOAT, sv, 8);
+    in[0].rank = 2;
+    in[0].dims[0] = 2;
+    in[0].dims[1] = 4;
+    in[1] = vec(DT_FLOAT, vv, 6);
+    in[1].rank = 2;
+    in[1].dims[0] = 2;
+    in[1].dims[1] = 3;
+    const char *fn[2] = {"s", "v"}, *on[2] = {"lo", "up"};
+    gn_tensor out[2];
+    memset(out, 0, sizeof out);
+    char msg[512];
+    if (run(g, fn, in, 2, on, out, 2, msg, sizeof msg) != GN_OK) fail_msg("%s", msg);
+    assert_int_equal(out[0].dtype, DT_INT32);
+    assert_int_equal(out[1].dtype, DT_INT64);
+    assert_int_equal(out[0].rank, 2);
+    assert_int_equal(out[0].dims[1], 3);
+    const int32_t lo[6] = {1, 0, 4, 0, 2, 4};
+    const int64_t up[6] = {3, 0, 4, 2, 3, 4};
+    assert_memory_equal(out[0].data, lo, sizeof lo);
+    assert_memory_equal(out[1].data, up, sizeof up);
+    gn_tensor_free(&out[0]);
+    gn_tensor_free(&out[1]);
+    memset(out, 0, sizeof out);
+    in[1].dims[0] = 1;
+    in[1].dims[1] = 6;
+    assert_int_equal(run(g, fn, in, 2, on, out, 2, msg, sizeof msg), GN_ERR_GRAPH);
+    if (!strstr(msg, "Leading dim_size of both tensors must match.")) fail_msg("message: %s", msg);
+    gn_graph_free(g);
+}
+
 static void test_feature_ops(void **state)
 {
     (void)state;
@@ -425,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_int64_to_float_import),
         cmocka_unit_test(test_text_file),
         cmocka_unit_test(test_feature_ops),
+        cmocka_unit_test(test_search_sorted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

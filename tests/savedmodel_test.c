@@ -12,6 +12,7 @@
 
 #include "grapnel/grapnel.h"
 #include "io/bundle.h"
+#include "io/savedmodel_impl.h"
 #include "testutil.h"
 
 #define DT_FLOAT 1
@@ -315,6 +316,85 @@ static void test_freeze_matches_tensorflow(void **state)
     }
 }
 
+/* The tf.Transform SavedModel (TF1, tag "transform"): every input of
+ * 'transform_signature' is sparse (COO: indices, values, dense_shape). The
+ * frozen graph keeps the three component tensors of each as feeds; its two
+ * vocabulary tables are read from the assets at freeze time. Fed the inputs
+ * of tools/make_transform_goldens.py, it gives TensorFlow's outputs (v1
+ * session after tables_initializer): integers exactly, floats within 1e-6. */
+static void test_freeze_sparse_inputs_matches_tensorflow(void **state)
+{
+    (void)state;
+    const char *sig = "transform_signature";
+    char dir[2048], gdir[2048], path[4300], err[512];
+    if (!corpus("tensorflow__tfx/tfx__components__testdata__transform__transform_graph__transform_fn", dir,
+                sizeof dir))
+        skip();
+    gn_test_data("savedmodel/transform_fn/transform_signature", gdir, sizeof gdir);
+    gn_graph *g = load(dir), *fz = NULL;
+    if (gn_graph_freeze(g, sig, &fz) != GN_OK) fail_msg("freeze: %s", gn_graph_errmsg(g));
+    assert_int_equal(gn_graph_validate(fz), GN_OK);
+    const Tensorflow__SignatureDef *sd = gn__savedmodel_signature(g, sig);
+    assert_non_null(sd);
+    size_t n_in = 0, n_out = 0;
+    assert_int_equal(gn_graph_signature_args(g, sig, 0, &n_in), GN_OK);
+    assert_int_equal(gn_graph_signature_args(g, sig, 1, &n_out), GN_OK);
+    assert_int_equal(n_in, 18);
+    const char **fn = calloc(3 * n_in, sizeof *fn), **on = calloc(n_out, sizeof *on);
+    gn_tensor *ft = calloc(3 * n_in, sizeof *ft), *ot = calloc(n_out, sizeof *ot);
+    assert_true(fn && on && ft && ot);
+    static const char *const part[3] = {"indices", "values", "dense_shape"};
+    for (size_t k = 0; k < n_in; k++) {
+        const char *key = NULL;
+        const Tensorflow__TensorInfo *ti = gn__savedmodel_sig_arg(sd, 0, k, &key);
+        assert_int_equal(ti->encoding_case, TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE);
+        const char *names[3] = {ti->coo_sparse->indices_tensor_name, ti->coo_sparse->values_tensor_name,
+                                ti->coo_sparse->dense_shape_tensor_name};
+        for (int p = 0; p < 3; p++) {
+            fn[3 * k + (size_t)p] = names[p];
+            /* each component is a Placeholder of the frozen graph */
+            char node[512];
+            snprintf(node, sizeof node, "%s", names[p]);
+            char *colon = strrchr(node, ':');
+            if (colon) *colon = 0;
+            size_t id = 0;
+            while (id < gn_graph_node_count(fz) && strcmp(gn_graph_node_name(fz, id), node) != 0) id++;
+            if (id == gn_graph_node_count(fz)) fail_msg("frozen graph lost feed '%s'", node);
+            assert_string_equal(gn_graph_node_op(fz, id), "Placeholder");
+            snprintf(path, sizeof path, "%s/in_%s_%s.npy", gdir, key, part[p]);
+            if (gn_npy_read(path, &ft[3 * k + (size_t)p], err, sizeof err) != GN_OK) fail_msg("%s", err);
+        }
+    }
+    for (size_t k = 0; k < n_out; k++) {
+        gn_signature_arg a;
+        assert_int_equal(gn_graph_signature_arg(g, sig, 1, k, &a), GN_OK);
+        on[k] = a.tensor;
+    }
+    gn_session *s = NULL;
+    if (gn_session_new(fz, NULL, &s) != GN_OK) fail_msg("session: %s", gn_session_errmsg(s));
+    if (gn_session_run(s, fn, ft, 3 * n_in, on, ot, n_out) != GN_OK) fail_msg("run: %s", gn_session_errmsg(s));
+    for (size_t k = 0; k < n_out; k++) {
+        gn_signature_arg a;
+        assert_int_equal(gn_graph_signature_arg(g, sig, 1, k, &a), GN_OK);
+        snprintf(path, sizeof path, "%s/out_%s.npy", gdir, a.key);
+        gn_tensor ref;
+        if (gn_npy_read(path, &ref, err, sizeof err) != GN_OK) fail_msg("%s", err);
+        gn_compare_result r;
+        assert_int_equal(gn_tensor_compare(&ot[k], &ref, ref.dtype == DT_FLOAT ? 1e-6 : 0, &r), GN_OK);
+        if (!r.match) fail_msg("output %s: %s (rel L2 %g)", a.key, r.why, r.rel_l2_err);
+        gn_tensor_free(&ref);
+    }
+    for (size_t k = 0; k < 3 * n_in; k++) gn_tensor_free(&ft[k]);
+    for (size_t k = 0; k < n_out; k++) gn_tensor_free(&ot[k]);
+    gn_session_free(s);
+    free(fn);
+    free(on);
+    free(ft);
+    free(ot);
+    gn_graph_free(fz);
+    gn_graph_free(g);
+}
+
 /* half_plus_two, all three variants: y = 0.5 * x + 2, exactly */
 static void test_half_plus_two_exact(void **state)
 {
@@ -427,9 +507,6 @@ static const cannot CANNOT[] = {
     {"tensorflow__tfx/tfx__components__testdata__trainer__current__Format-Serving__export__chicago-taxi__1646034756",
      "serving_default", 1, GN_ERR_UNSUPPORTED,
      "node 'ParseExample/ParseExampleV2' (ParseExampleV2): the CPU backend has no kernel for ParseExampleV2"},
-    {"tensorflow__tfx/tfx__components__testdata__transform__transform_graph__transform_fn", "transform_signature", 0,
-     GN_ERR_UNSUPPORTED,
-     "signature 'transform_signature': input 'company' is a sparse tensor: only dense tensors can be frozen"},
     {"tensorflow__tensorflow/tensorflow__core__graph__regularization__testdata__bert1", "serving_default", 0,
      GN_ERR_IO,
      "%s/variables/variables.index: no such file (freezing signature 'serving_default': variable "
@@ -1059,6 +1136,7 @@ int main(void)
         cmocka_unit_test(test_corpus_loads),
         cmocka_unit_test(test_signature_args_and_assets),
         cmocka_unit_test(test_freeze_matches_tensorflow),
+        cmocka_unit_test(test_freeze_sparse_inputs_matches_tensorflow),
         cmocka_unit_test(test_half_plus_two_exact),
         cmocka_unit_test(test_half_plus_two_tf2_optimized),
         cmocka_unit_test(test_corpus_cannot),

@@ -991,45 +991,56 @@ gn_status gn_graph_freeze(gn_graph *g, const char *sig, gn_graph **out)
     /* the outputs and the inputs: every input stays, needed or not, so the
      * signature's feeds all name tensors of the frozen graph (as TF's frozen
      * function keeps all its arguments) */
-    size_t n_fetch = sd->n_outputs + sd->n_inputs;
+    /* A sparse (COO) argument is three tensors: values, indices and
+     * dense_shape, all kept, as TensorFlow's frozen function keeps the three
+     * component arguments of a SparseTensor. */
+    size_t n_fetch = 3 * (sd->n_outputs + sd->n_inputs);
     char **fetch = calloc(n_fetch + 1, sizeof *fetch);
     if (!fetch) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    size_t n_kept = 0;
     for (int32_t o = 0; o <= 1; o++) {
         size_t n = o ? sd->n_outputs : sd->n_inputs;
         for (size_t k = 0; k < n; k++) {
             const char *key = NULL;
             const Tensorflow__TensorInfo *ti = gn__savedmodel_sig_arg(sd, o, k, &key);
-            const char *t = gn__savedmodel_tensor_name(ti);
             const char *what = o ? "output" : "input";
-            if (ti->encoding_case != TENSORFLOW__TENSOR_INFO__ENCODING_NAME) {
+            const char *parts[3] = {gn__savedmodel_tensor_name(ti), NULL, NULL};
+            if (ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE && ti->coo_sparse) {
+                parts[1] = ti->coo_sparse->indices_tensor_name;
+                parts[2] = ti->coo_sparse->dense_shape_tensor_name;
+            } else if (ti->encoding_case != TENSORFLOW__TENSOR_INFO__ENCODING_NAME) {
                 free_names(fetch, n_fetch);
                 return gn__fail(&g->err, GN_ERR_UNSUPPORTED,
-                                "signature '%s': %s '%s' is a %s tensor: only dense tensors can be frozen", sig, what,
-                                key,
-                                ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE ? "sparse"
-                                                                                                   : "composite");
+                                "signature '%s': %s '%s' is a composite tensor: only dense and sparse tensors can "
+                                "be frozen",
+                                sig, what, key);
             }
-            uint32_t index = 0;
-            gn_id id = find_tensor(g, t, &index);
-            if (id == GN_NONE) {
-                free_names(fetch, n_fetch);
-                return gn__fail(&g->err, GN_ERR_NOT_FOUND,
-                                "signature '%s': %s '%s' names tensor '%s', which is not in the graph", sig, what,
-                                key, t);
-            }
-            int32_t no = gn__node_num_outputs(g, id);
-            if (no >= 0 && index >= (uint32_t)no) {
-                free_names(fetch, n_fetch);
-                return gn__fail(&g->err, GN_ERR_NOT_FOUND,
-                                "signature '%s': %s '%s' names tensor '%s', but node '%s' has %d output%s", sig,
-                                what, key, t, gn__node_name(g, id), no, no == 1 ? "" : "s");
-            }
-            if (!(fetch[o ? k : sd->n_outputs + k] = strdup(gn__node_name(g, id)))) {
-                free_names(fetch, n_fetch);
-                return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+            for (int p = 0; p < 3; p++) {
+                const char *t = parts[p];
+                if (!t) continue;
+                uint32_t index = 0;
+                gn_id id = find_tensor(g, t, &index);
+                if (id == GN_NONE) {
+                    free_names(fetch, n_fetch);
+                    return gn__fail(&g->err, GN_ERR_NOT_FOUND,
+                                    "signature '%s': %s '%s' names tensor '%s', which is not in the graph", sig,
+                                    what, key, t);
+                }
+                int32_t no = gn__node_num_outputs(g, id);
+                if (no >= 0 && index >= (uint32_t)no) {
+                    free_names(fetch, n_fetch);
+                    return gn__fail(&g->err, GN_ERR_NOT_FOUND,
+                                    "signature '%s': %s '%s' names tensor '%s', but node '%s' has %d output%s", sig,
+                                    what, key, t, gn__node_name(g, id), no, no == 1 ? "" : "s");
+                }
+                if (!(fetch[n_kept++] = strdup(gn__node_name(g, id)))) {
+                    free_names(fetch, n_fetch);
+                    return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+                }
             }
         }
     }
+    n_fetch = n_kept;
 
     freezer z = {.g = g, .sig = sig};
     gn_status st = map_object_graph(&z);

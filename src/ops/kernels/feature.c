@@ -1,5 +1,6 @@
 /* Feature-transform ops of tf.Transform / feature-column graphs:
- * SparseToDense, StringToHashBucketFast, BoostedTreesBucketize. After
+ * SparseToDense, StringToHashBucketFast, BoostedTreesBucketize, LowerBound,
+ * UpperBound. After
  * tensorflow/core/kernels/{sparse_to_dense_op, string_to_hash_bucket_op}.cc
  * and boosted_trees/quantile_ops.cc. */
 #include <stdio.h>
@@ -199,9 +200,76 @@ static gn_status k_boosted_trees_bucketize(gn__kctx *c)
     return GN_OK;
 }
 
+/* ---- LowerBound / UpperBound(sorted_inputs [B, N], values [B, M]) -> [B, M] of out_type -------
+ * Per row b, the std::lower_bound / std::upper_bound position of each value
+ * in sorted_inputs[b] (tensorflow/core/kernels/searchsorted_op.cc). */
+#define SEARCH_ROW(T)                                                                      \
+    do {                                                                                   \
+        const T *sv = (const T *)srt->data + b * n, *vv = (const T *)val->data + b * m;   \
+        for (int64_t j = 0; j < m; j++) {                                                  \
+            int64_t lo = 0, hi = n;                                                        \
+            while (lo < hi) {                                                              \
+                int64_t mid = lo + (hi - lo) / 2;                                          \
+                if (upper ? !(vv[j] < sv[mid]) : sv[mid] < vv[j]) lo = mid + 1;            \
+                else hi = mid;                                                             \
+            }                                                                              \
+            pos[b * m + j] = lo;                                                           \
+        }                                                                                  \
+    } while (0)
+
+static gn_status k_search_sorted(gn__kctx *c, bool upper)
+{
+    GN_TRY(need(c, 2));
+    const gn__tensor *srt = &c->in[0], *val = &c->in[1];
+    if (srt->rank != 2) return gn__kctx_fail(c, GN_ERR_GRAPH, "Input sorted_inputs should be a 2-D tensor");
+    if (val->rank != 2) return gn__kctx_fail(c, GN_ERR_GRAPH, "Input values should be a 2-D tensor");
+    if (srt->dims[0] != val->dims[0])
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "Leading dim_size of both tensors must match.");
+    if (srt->dtype != val->dtype)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "sorted_inputs is %s but values is %s", gn__dtype_name(srt->dtype),
+                             gn__dtype_name(val->dtype));
+    int ot = DT_INT32;
+    (void)gn__attr_get_type(c->g, c->node, "out_type", &ot);
+    if (ot != DT_INT32 && ot != DT_INT64)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "out_type must be int32 or int64, got %s", gn__dtype_name(ot));
+    int64_t nb = srt->dims[0], n = srt->dims[1], m = val->dims[1];
+    if (ot == DT_INT32 && n >= INT32_MAX)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "trailing dim_size must less than INT_MAX for int32 output type, was %lld",
+                             (long long)n);
+    int64_t *pos = malloc((size_t)(nb * m > 0 ? nb * m : 1) * sizeof *pos);
+    if (!pos) return gn__kctx_fail(c, GN_ERR_NOMEM, "out of memory");
+    for (int64_t b = 0; b < nb; b++) {
+        switch (srt->dtype) {
+        case TENSORFLOW__DATA_TYPE__DT_FLOAT: SEARCH_ROW(float); break;
+        case TENSORFLOW__DATA_TYPE__DT_DOUBLE: SEARCH_ROW(double); break;
+        case DT_INT32: SEARCH_ROW(int32_t); break;
+        case DT_INT64: SEARCH_ROW(int64_t); break;
+        default:
+            free(pos);
+            return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "no kernel for T=%s", gn__dtype_name(srt->dtype));
+        }
+    }
+    gn__tensor *o;
+    int64_t od[2] = {nb, m};
+    gn_status st = gn__kctx_output(c, 0, ot, 2, od, &o);
+    if (st == GN_OK)
+        for (int64_t i = 0; i < nb * m; i++) {
+            if (ot == DT_INT32) ((int32_t *)o->data)[i] = (int32_t)pos[i];
+            else ((int64_t *)o->data)[i] = pos[i];
+        }
+    free(pos);
+    return st;
+}
+#undef SEARCH_ROW
+
+static gn_status k_lower_bound(gn__kctx *c) { return k_search_sorted(c, false); }
+static gn_status k_upper_bound(gn__kctx *c) { return k_search_sorted(c, true); }
+
 const gn__kernel_entry gn__kernels_feature[] = {
     {"BoostedTreesBucketize", k_boosted_trees_bucketize},
+    {"LowerBound", k_lower_bound},
     {"SparseToDense", k_sparse_to_dense},
     {"StringToHashBucketFast", k_string_to_hash_bucket_fast},
+    {"UpperBound", k_upper_bound},
 };
 const uint32_t gn__kernels_feature_count = sizeof gn__kernels_feature / sizeof gn__kernels_feature[0];
