@@ -12,6 +12,7 @@
 #include "grapnel/grapnel.h"
 #include "io/graphdef.h"
 #include "testutil.h"
+#include "wirebuild.h"
 
 /* ---- reference paths ----------------------------------------------------------- */
 /* The loader as it was: protobuf-c unpack of the whole file, then the IR. */
@@ -103,45 +104,7 @@ static void check_same(const uint8_t *d, size_t n, const char *what)
 }
 
 /* ---- building wire bytes ----------------------------------------------------------- */
-typedef struct wb {
-    uint8_t *p;
-    size_t n, cap;
-} wb;
-
-static void wb_bytes(wb *w, const void *p, size_t n)
-{
-    if (n == 0) return;
-    if (w->n + n > w->cap) {
-        w->cap = (w->n + n) * 2 + 64;
-        w->p = realloc(w->p, w->cap);
-        assert_non_null(w->p);
-    }
-    memcpy(w->p + w->n, p, n);
-    w->n += n;
-}
-
-static void wb_varint(wb *w, uint64_t v)
-{
-    uint8_t b[10];
-    size_t k = 0;
-    while (v >= 0x80) {
-        b[k++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b[k++] = (uint8_t)v;
-    wb_bytes(w, b, k);
-}
-
-static void wb_ld(wb *w, uint32_t field, const void *p, size_t n)
-{
-    wb_varint(w, (uint64_t)field << 3 | 2);
-    wb_varint(w, n);
-    wb_bytes(w, p, n);
-}
-
-static void wb_str(wb *w, uint32_t field, const char *s) { wb_ld(w, field, s, strlen(s)); }
-
-static void wb_msg(wb *w, uint32_t field, const wb *m) { wb_ld(w, field, m->p, m->n); }
+/* wb, wb_varint, wb_ld, wb_str, wb_msg, wb_attr: tests/wirebuild.h */
 
 /* AttrValue {type: t} */
 static wb attr_type(int t)
@@ -150,15 +113,6 @@ static wb attr_type(int t)
     wb_varint(&v, 6 << 3 | 0);
     wb_varint(&v, (uint64_t)t);
     return v;
-}
-
-static void wb_attr(wb *node, const char *key, const wb *val)
-{
-    wb e = {0};
-    wb_str(&e, 1, key);
-    wb_msg(&e, 2, val);
-    wb_msg(node, 5, &e);
-    free(e.p);
 }
 
 /* A small graph: Placeholder, Const (a float tensor), AddV2, Identity with a

@@ -15,36 +15,10 @@
 #include "graph/ir.h"
 #include "io/graphdef.h"
 #include "testutil.h"
+#include "wirebuild.h"
 
 /* ---- building wire bytes ----------------------------------------------------------- */
-typedef struct wb {
-    uint8_t *p;
-    size_t n, cap;
-} wb;
-
-static void wb_bytes(wb *w, const void *p, size_t n)
-{
-    if (n == 0) return;
-    if (w->n + n > w->cap) {
-        w->cap = (w->n + n) * 2 + 64;
-        w->p = realloc(w->p, w->cap);
-        assert_non_null(w->p);
-    }
-    memcpy(w->p + w->n, p, n);
-    w->n += n;
-}
-
-static void wb_varint(wb *w, uint64_t v)
-{
-    uint8_t b[10];
-    size_t k = 0;
-    while (v >= 0x80) {
-        b[k++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b[k++] = (uint8_t)v;
-    wb_bytes(w, b, k);
-}
+/* wb, wb_varint, wb_ld, wb_str, wb_msg, wb_attr: tests/wirebuild.h */
 
 /* A varint padded to `width` bytes (not the shortest form when width is larger). */
 static void wb_varint_wide(wb *w, uint64_t v, size_t width)
@@ -58,24 +32,6 @@ static void wb_varint_wide(wb *w, uint64_t v, size_t width)
     wb_bytes(w, &c, 1);
 }
 
-static void wb_ld(wb *w, uint32_t field, const void *p, size_t n)
-{
-    wb_varint(w, (uint64_t)field << 3 | 2);
-    wb_varint(w, n);
-    wb_bytes(w, p, n);
-}
-
-static void wb_str(wb *w, uint32_t field, const char *s) { wb_ld(w, field, s, strlen(s)); }
-static void wb_msg(wb *w, uint32_t field, const wb *m) { wb_ld(w, field, m->p, m->n); }
-
-static void wb_attr(wb *node, const char *key, const wb *val)
-{
-    wb e = {0};
-    wb_str(&e, 1, key);
-    wb_msg(&e, 2, val);
-    wb_msg(node, 5, &e);
-    free(e.p);
-}
 
 /* TensorShapeProto with the given dims (no unknown_rank) */
 static wb shape_of(const int64_t *dims, size_t n)
