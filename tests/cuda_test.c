@@ -958,6 +958,38 @@ static void test_layer_norm(void **state)
         }
 }
 
+/* One fetch of a golden model on the CPU and (with a GPU) CUDA backends,
+ * compared within tol (relative L2); label names the model and variant.
+ * false when the CUDA backend lacks an op of the graph (printed, not
+ * compared); *compared counts the fetches compared. */
+static bool golden_fetch_agrees(const char *label, const gn_graph *g, const char *const *fn, const gn_tensor *feeds,
+                                size_t nf, const char *fetch, double tol, size_t *compared)
+{
+    gn_tensor ref, got;
+    char msg[1024];
+    if (run_on("cpu", g, fn, feeds, nf, fetch, &ref, msg, sizeof msg) != GN_OK) fail_msg("%s: cpu: %s", label, msg);
+    if (cpu_only()) {
+        gn_tensor_free(&ref);
+        (*compared)++;
+        return true;
+    }
+    gn_status st = run_on("cuda", g, fn, feeds, nf, fetch, &got, msg, sizeof msg);
+    if (st == GN_ERR_UNSUPPORTED) {
+        print_message("golden %s: not on the CUDA backend yet: %s\n", label, msg);
+        gn_tensor_free(&ref);
+        return false;
+    }
+    if (st != GN_OK) fail_msg("%s: cuda: %s", label, msg);
+    gn_compare_result r;
+    assert_int_equal(gn_tensor_compare(&got, &ref, tol, &r), GN_OK);
+    if (!r.match) fail_msg("%s %s: cuda vs cpu: %s (rel L2 %g)", label, fetch, r.why, r.rel_l2_err);
+    print_message("golden %s %s: cuda vs cpu rel L2 %.3g\n", label, fetch, r.rel_l2_err);
+    (*compared)++;
+    gn_tensor_free(&ref);
+    gn_tensor_free(&got);
+    return true;
+}
+
 /* The golden models on both backends: models with an op the CUDA backend
  * lacks are listed (and not compared); every other output must agree. */
 static void test_golden(void **state)
@@ -982,31 +1014,8 @@ static void test_golden(void **state)
             if (gn_npy_read(fp, &feeds[k], e, sizeof e) != GN_OK) fail_msg("%s: %s", m[i].name, e);
             fn[k] = m[i].feed[k];
         }
-        for (size_t x = 0; x < m[i].nx; x++) {
-            gn_tensor ref, got;
-            char msg[1024];
-            if (run_on("cpu", g, fn, feeds, m[i].nf, m[i].fetch[x], &ref, msg, sizeof msg) != GN_OK)
-                fail_msg("%s: cpu: %s", m[i].name, msg);
-            if (cpu_only()) {
-                gn_tensor_free(&ref);
-                compared++;
-                continue;
-            }
-            gn_status st = run_on("cuda", g, fn, feeds, m[i].nf, m[i].fetch[x], &got, msg, sizeof msg);
-            if (st == GN_ERR_UNSUPPORTED) {
-                print_message("golden %s: not on the CUDA backend yet: %s\n", m[i].name, msg);
-                gn_tensor_free(&ref);
-                break;
-            }
-            if (st != GN_OK) fail_msg("%s: cuda: %s", m[i].name, msg);
-            gn_compare_result r;
-            assert_int_equal(gn_tensor_compare(&got, &ref, 1e-5, &r), GN_OK);
-            if (!r.match) fail_msg("%s %s: cuda vs cpu: %s (rel L2 %g)", m[i].name, m[i].fetch[x], r.why, r.rel_l2_err);
-            print_message("golden %s %s: cuda vs cpu rel L2 %.3g\n", m[i].name, m[i].fetch[x], r.rel_l2_err);
-            compared++;
-            gn_tensor_free(&ref);
-            gn_tensor_free(&got);
-        }
+        for (size_t x = 0; x < m[i].nx; x++)
+            if (!golden_fetch_agrees(m[i].name, g, fn, feeds, m[i].nf, m[i].fetch[x], 1e-5, &compared)) break;
         for (size_t k = 0; k < m[i].nf; k++) gn_tensor_free(&feeds[k]);
         gn_graph_free(g);
     }
@@ -1043,35 +1052,10 @@ static void test_golden_gpu_passes(void **state)
             prm.n_feeds = m[i].nf;
             assert_int_equal(gn_target_parse("gpu:sm_90", &prm.target, e, sizeof e), GN_OK);
             if (gn_optimize(g, &o, &prm, NULL) != GN_OK) fail_msg("%s: optimize: %s", m[i].name, gn_graph_errmsg(g));
-            for (size_t x = 0; x < m[i].nx; x++) {
-                gn_tensor ref, got;
-                char msg[1024];
-                if (run_on("cpu", g, fn, feeds, m[i].nf, xn[x], &ref, msg, sizeof msg) != GN_OK)
-                    fail_msg("%s (gpu passes%s): cpu: %s", m[i].name, amp ? ", float16" : "", msg);
-                if (cpu_only()) {
-                    gn_tensor_free(&ref);
-                    compared++;
-                    continue;
-                }
-                gn_status st = run_on("cuda", g, fn, feeds, m[i].nf, xn[x], &got, msg, sizeof msg);
-                if (st == GN_ERR_UNSUPPORTED) {
-                    print_message("golden %s (gpu passes%s): not on the CUDA backend yet: %s\n", m[i].name,
-                                  amp ? ", float16" : "", msg);
-                    gn_tensor_free(&ref);
-                    break;
-                }
-                if (st != GN_OK) fail_msg("%s (gpu passes%s): cuda: %s", m[i].name, amp ? ", float16" : "", msg);
-                gn_compare_result r;
-                assert_int_equal(gn_tensor_compare(&got, &ref, amp ? 1e-2 : 1e-5, &r), GN_OK);
-                if (!r.match)
-                    fail_msg("%s %s (gpu passes%s): cuda vs cpu: %s (rel L2 %g)", m[i].name, xn[x], amp ? ", float16" : "",
-                             r.why, r.rel_l2_err);
-                print_message("golden %s %s (gpu passes%s): cuda vs cpu rel L2 %.3g\n", m[i].name, xn[x],
-                              amp ? ", float16" : "", r.rel_l2_err);
-                compared++;
-                gn_tensor_free(&ref);
-                gn_tensor_free(&got);
-            }
+            char label[512];
+            snprintf(label, sizeof label, "%.200s (gpu passes%s)", m[i].name, amp ? ", float16" : "");
+            for (size_t x = 0; x < m[i].nx; x++)
+                if (!golden_fetch_agrees(label, g, fn, feeds, m[i].nf, xn[x], amp ? 1e-2 : 1e-5, &compared)) break;
             for (size_t k = 0; k < m[i].nf; k++) gn_tensor_free(&feeds[k]);
             gn_graph_free(g);
         }
