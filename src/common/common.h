@@ -18,9 +18,12 @@
 #if defined(__GNUC__)
 #define GN__PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define GN__UNUSED __attribute__((unused))
+/* a read hint for memory needed soon; no effect on the result */
+#define GN__PREFETCH(p) __builtin_prefetch(p)
 #else
 #define GN__PRINTF(f, a)
 #define GN__UNUSED
+#define GN__PREFETCH(p) ((void)(p))
 #endif
 
 #define GN__ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

@@ -218,6 +218,32 @@ static inline bool gn__node_live(const gn_graph *g, gn_id id)
 }
 static inline const char *gn__node_name(const gn_graph *g, gn_id id) { return gn__str(g, g->nodes[id].name); }
 static inline const char *gn__node_op(const gn_graph *g, gn_id id) { return gn__str(g, g->nodes[id].op); }
+
+/* Software prefetch for loops that visit nodes in an order known ahead (a
+ * topological order, a work list): on graphs far larger than the caches each
+ * visit is otherwise a miss on the record, then on each of its arrays.
+ * gn__prefetch_ahead(g, order, i, n) at step i asks for the record of
+ * order[i + 16] and the arrays of order[i + 8] (whose record the earlier step
+ * asked for). Hints only: no effect on any result. */
+static inline void gn__prefetch_record(const gn_graph *g, gn_id id)
+{
+    const char *p = (const char *)&g->nodes[id];
+    GN__PREFETCH(p);
+    GN__PREFETCH(p + 64);
+    GN__PREFETCH(p + sizeof(gn__node) - 1);
+}
+static inline void gn__prefetch_arrays(const gn_graph *g, gn_id id)
+{
+    const gn__node *n = &g->nodes[id];
+    GN__PREFETCH(n->in);
+    GN__PREFETCH(n->attr);
+    GN__PREFETCH(n->use);
+}
+static inline void gn__prefetch_ahead(const gn_graph *g, const gn_id *order, uint32_t i, uint32_t n)
+{
+    if (i + 16 < n) gn__prefetch_record(g, order[i + 16]);
+    if (i + 8 < n) gn__prefetch_arrays(g, order[i + 8]);
+}
 /* Node id by name, GN_NONE when none. */
 gn_id gn__graph_find(const gn_graph *g, const char *name);
 gn_id gn__graph_find_n(const gn_graph *g, const char *name, size_t n);

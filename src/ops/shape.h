@@ -66,6 +66,11 @@ typedef struct gn__shape_table {
     uint32_t n_deps;
     const gn_graph **dep_graph;
     const struct gn__shape_table **dep_table;
+    /* The topological order the table was inferred in (gn__graph_topo's), as
+     * true as the table itself: while the table is current, a pass reading it
+     * takes this order instead of computing it again. */
+    gn_id *order;
+    uint32_t n_order;
 } gn__shape_table;
 
 /* Context handed to an op's shape function. */
@@ -101,6 +106,10 @@ typedef struct gn__shape_ctx {
  * message (prefixed "function 'f': " inside a body); unknown dims never cause
  * errors, nor does a loop's first visit (see shape.c). */
 gn_status gn__graph_infer_shapes(gn_graph *g);
+
+/* A copy of t's topological order into *order (malloc'd, the caller frees);
+ * false when t kept none or memory is short (then compute it). */
+bool gn__shape_table_order(const gn__shape_table *t, gn_id **order, uint32_t *n);
 /* Results for node id output k (borrowed); NULL when not inferred, or no
  * longer valid: the graph changed or, for a body inferred from its callers'
  * arguments, one of those callers did. */

@@ -495,11 +495,16 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
     } else {
         int32_t ch = 0;
         char msg[GN__ERRMSG_MAX] = "";
+        /* callers' code sees node ids 0..n-1, every one live */
+        if ((s = gn__graph_compact(item)) != GN_OK) return s;
         s = custom->run(custom->user, item, &ch, msg, sizeof msg);
         *changed = ch != 0;
         if (s != GN_OK) gn__fail(perr, s, "%s", msg[0] ? msg : gn_status_str(s));
     }
-    if (s == GN_OK) s = gn__graph_compact(item);
+    /* Removed nodes stay as tombstones, which every pass skips, until they
+     * are a fifth of the array: renumbering a large graph after every pass
+     * costs more than stepping over them. optimize_item compacts at the end. */
+    if (s == GN_OK && (custom || (item->n_nodes - item->n_live) * 5 > item->n_nodes)) s = gn__graph_compact(item);
     if (s == GN_OK && st->o->checked) {
         s = gn__graph_validate(item);
         if (s == GN_OK) s = gn__graph_check_fanouts(item);
@@ -612,9 +617,11 @@ static gn_status run_one(run_state *st, gn_graph *item, snapshot *backup, const 
         gn__shape_table_free(item->shapes);
         item->shapes = NULL;
     }
-    uint32_t na;
-    uint64_t ea;
-    count_both(item, &na, &ea);
+    /* a built-in pass that says it changed nothing left the counts as they
+     * were (callers' passes are counted) */
+    uint32_t na = nb;
+    uint64_t ea = eb;
+    if (!fn || *changed || rolled) count_both(item, &na, &ea);
     if (!rolled) {
         if (*changed || na != backup->nodes || ea != backup->edges) backup->cur = false;
         if (backup->g && (backup->n_redo || !backup->cur)) {
@@ -680,7 +687,7 @@ static gn_status optimize_item(run_state *st, gn_graph *item, const char *item_n
                 report_note(st->r, "meta_optimizer_timeout_ms (%lld ms) cut work: %s iteration %u stopped before '%s'",
                             (long long)st->o->meta_optimizer_timeout_ms, item_name, it + 1, p->name);
                 snapshot_drop(&backup);
-                return GN_OK;
+                return gn__graph_compact(item);
             }
             bool ch, rb;
             if (!st->deadline && clean_at[i] == changes) {
@@ -721,6 +728,7 @@ static gn_status optimize_item(run_state *st, gn_graph *item, const char *item_n
         if (!any) break; /* an iteration that changed nothing ends the loop */
     }
     snapshot_drop(&backup);
+    if (s == GN_OK) s = gn__graph_compact(item);
     return s;
 }
 

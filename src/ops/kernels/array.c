@@ -474,7 +474,7 @@ static gn_status k_concat_v2(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 2));
     uint32_t n = c->n_in - 1;
-    const gn__tensor *stack[16];
+    const gn__tensor *stack[16] = {0};
     const gn__tensor **in = n <= 16 ? stack : malloc(n * sizeof *in);
     if (!in) return gn__kctx_fail(c, GN_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; i < n; i++) in[i] = &c->in[i];
@@ -487,7 +487,7 @@ static gn_status k_concat(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 2));
     uint32_t n = c->n_in - 1;
-    const gn__tensor *stack[16];
+    const gn__tensor *stack[16] = {0};
     const gn__tensor **in = n <= 16 ? stack : malloc(n * sizeof *in);
     if (!in) return gn__kctx_fail(c, GN_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; i < n; i++) in[i] = &c->in[i + 1];

@@ -311,9 +311,15 @@ static gn_status run(gn__ar *a)
             break;
         }
 
+    /* a table left by an earlier pass that changed nothing is current */
+    gn_status s = g->shapes ? GN_OK : gn__graph_infer_shapes(g);
+    gn__err shape_err = g->err;
+    gn__err_clear(&g->err);
+
+    /* the order the table was inferred in, else one of our own */
     gn_id *order = NULL;
     uint32_t n = 0;
-    if (gn__graph_topo(g, &order, &n) != GN_OK) {
+    if ((s != GN_OK || !gn__shape_table_order(g->shapes, &order, &n)) && gn__graph_topo(g, &order, &n) != GN_OK) {
         if (g->err.code == GN_ERR_NOMEM) return gn__fail(c->err, GN_ERR_NOMEM, "out of memory");
         gn__err_clear(&g->err);
         free(order);
@@ -324,8 +330,6 @@ static gn_status run(gn__ar *a)
             if (gn__node_live(g, i)) order[n++] = i;
     }
 
-    /* a table left by an earlier pass that changed nothing is current */
-    gn_status s = g->shapes ? GN_OK : gn__graph_infer_shapes(g);
     if (s == GN_OK) {
         a->use_shapes = true;
         s = gn__ar_build_shapes(a, order, n);
@@ -334,8 +338,7 @@ static gn_status run(gn__ar *a)
     } else {
         for (size_t i = 0; i < GN__ARRAY_LEN(stages); i++)
             if (stages[i].shapes && a->enabled[stages[i].pat])
-                gn__ar_refuse(a, stages[i].pat, GN_NONE, "shape inference failed (%s): stage off", g->err.msg);
-        gn__err_clear(&g->err);
+                gn__ar_refuse(a, stages[i].pat, GN_NONE, "shape inference failed (%s): stage off", shape_err.msg);
         s = GN_OK;
     }
     /* the table is ours now (symbolic copy); the graph's goes with the first
@@ -363,6 +366,9 @@ static gn_status run(gn__ar *a)
                                  a->n_stack);
             break;
         }
+        /* the stack is mostly popped in the order it holds: fetch ahead */
+        if (a->n_stack > 16) gn__prefetch_record(g, a->stack[a->n_stack - 17]);
+        if (a->n_stack > 8) gn__prefetch_arrays(g, a->stack[a->n_stack - 9]);
         gn_id id = a->stack[--a->n_stack];
         a->flags[id] &= (uint8_t)~GN__AR_INQ;
         if (!gn__node_live(g, id)) continue;

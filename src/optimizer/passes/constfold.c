@@ -1204,7 +1204,8 @@ gn_status gn__pass_constfold(gn__pass_ctx *c, gn_graph *g)
 
     gn_id *order = NULL;
     uint32_t n_order = 0;
-    gn_status st = gn__graph_topo(g, &order, &n_order);
+    /* the table's order when there is one: nothing has changed since */
+    gn_status st = s.st && gn__shape_table_order(s.st, &order, &n_order) ? GN_OK : gn__graph_topo(g, &order, &n_order);
     if (st != GN_OK) {
         gn__fail(c->err, st, "%s", g->err.msg);
         state_free(&s);
@@ -1219,6 +1220,7 @@ gn_status gn__pass_constfold(gn__pass_ctx *c, gn_graph *g)
      * only bounds pathological ping-pong */
     s.max_steps = 64 * (uint64_t)n_order + 4096;
     for (uint32_t i = 0; i < n_order && st == GN_OK; i++) {
+        gn__prefetch_ahead(g, order, i, n_order);
         gn__cf_enqueue(&s, order[i]);
         st = drain(&s);
     }

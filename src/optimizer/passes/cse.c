@@ -840,6 +840,7 @@ gn_status gn__pass_cse(gn__pass_ctx *c, gn_graph *g)
     }
     for (uint32_t i = 0; st == GN_OK && i < n_order; i++) {
         if ((i & 1023) == 1023 && gn__pass_deadline_passed(c)) break;
+        gn__prefetch_ahead(g, order, i, n_order);
         gn_id v = order[i];
         if (!gn__node_live(g, v)) continue;
         st = visit(&s, v);

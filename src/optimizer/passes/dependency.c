@@ -494,6 +494,13 @@ static gn_status transitive_reduction(dp *d)
     for (uint32_t i = 0; i < n; i++) pos[order[i]] = i;
     uint64_t n_fan = 0;
     for (uint32_t i = 0; i < n; i++) {
+        /* nodes in topological order are all over memory: fetch ahead */
+        if (i + 16 < n) GN__PREFETCH(&g->nodes[order[i + 16]].use);
+        if (i + 8 < n) {
+            const gn__node *a = &g->nodes[order[i + 8]];
+            GN__PREFETCH(a->use);
+            GN__PREFETCH(a->cuse);
+        }
         const gn__node *nx = &g->nodes[order[i]];
         off[i] = (uint32_t)n_fan;
         pfl[i] = fl[order[i]];
@@ -510,13 +517,12 @@ static gn_status transitive_reduction(dp *d)
     uint64_t total = 0, budget = (uint64_t)TR_TOTAL_STEPS_PER_EDGE * (n_edges + n);
     if (budget < TR_TOTAL_STEPS_MIN) budget = TR_TOTAL_STEPS_MIN;
     uint64_t n_src = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        gn_id x = order[i];
-        n_src += g->nodes[x].n_cuse && !(fl[x] & TR_NO_OUT);
-    }
+    for (gn_id x = 0; x < N; x++)
+        n_src += !(g->nodes[x].flags & GN__NODE_DEAD) && g->nodes[x].n_cuse && !(fl[x] & TR_NO_OUT);
     uint32_t gen = 0, n_cut = 0;
     gn_id first_cut = GN_NONE;
     for (uint32_t i = 0; i < n && s == GN_OK; i++) {
+        if (i + 8 < n) GN__PREFETCH(&g->nodes[order[i + 8]].use);
         gn_id src = order[i];
         gn__node *ns = &g->nodes[src];
         if (!ns->n_cuse || (fl[src] & TR_NO_OUT)) continue;
