@@ -78,6 +78,14 @@ typedef struct cse {
     gn_id *pending;
     uint32_t n_pending, cap_pending;
     uint32_t op_const;       /* interned "Const", UINT32_MAX if absent */
+    /* modifies_inplace's answers that depend on the op string alone, per
+     * interned op (0: not asked yet, 1: no, 2: yes), and whether any node can
+     * carry an in-place attr at all (its key is interned in the graph) */
+    uint8_t *op_inplace;
+    uint32_t n_op_inplace;
+    bool inplace_keys;
+    uint8_t *op_info;        /* no_merge_reason's per-op part (OI_*), 0: not asked yet */
+    uint32_t n_op_info;
 } cse;
 
 /* ---- hashing ------------------------------------------------------------------- */
@@ -516,9 +524,17 @@ static bool contains_nocase(const char *s, const char *w)
 }
 
 /* Grappler's ModifiesInputsInPlace. */
-static bool modifies_inplace(const gn_graph *g, gn_id id)
+static bool modifies_inplace(const cse *s, gn_id id)
 {
-    if (contains_nocase(gn__node_op(g, id), "inplace")) return true;
+    const gn_graph *g = s->g;
+    uint32_t op = g->nodes[id].op;
+    uint8_t known = op < s->n_op_inplace ? s->op_inplace[op] : 0;
+    if (!known) {
+        known = contains_nocase(gn__str(g, op), "inplace") ? 2 : 1;
+        if (op < s->n_op_inplace) s->op_inplace[op] = known;
+    }
+    if (known == 2) return true;
+    if (!s->inplace_keys) return false;
     bool b = false;
     if (gn__attr_get_bool(g, id, "in_place", &b) && b) return true;
     return gn__attr_get_bool(g, id, "inplace", &b) && b;
@@ -564,7 +580,7 @@ static gn_status mark_inplace(cse *s)
     uint8_t *expanded = NULL;
     gn_status st = GN_OK;
     for (gn_id r = 0; r < s->n && st == GN_OK; r++) {
-        if (!gn__node_live(g, r) || !modifies_inplace(g, r)) continue;
+        if (!gn__node_live(g, r) || !modifies_inplace(s, r)) continue;
         if (!expanded && !(expanded = calloc(s->n, 1))) st = gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
         if (st != GN_OK) break;
         sp = 0;
@@ -582,7 +598,7 @@ static gn_status mark_inplace(cse *s)
             s->st[x] |= ST_INPLACE;
             if (expanded[x]) continue;
             /* Grappler continues through a node of the root's op or one that may forward */
-            if (x != r && never_forwards_inputs(gn__node_op(g, x)) && !modifies_inplace(g, x)) continue;
+            if (x != r && never_forwards_inputs(gn__node_op(g, x)) && !modifies_inplace(s, x)) continue;
             expanded[x] = 1;
             const gn__node *n = gn__node_at(g, x);
             uint32_t need = sp + n->n_in + n->n_ctrl;
@@ -629,29 +645,64 @@ static bool loop_merge(const gn_graph *g, gn_id id)
     return false;
 }
 
+/* What no_merge_reason learns from the op alone, once per interned op: the
+ * first of the op's reasons (an index into op_why), whether it is a plain
+ * Merge (a loop's or a cond's: the node decides) and whether it is a queue op. */
+enum { OI_WHY = 7, OI_MERGE = 1 << 3, OI_QUEUE = 1 << 4, OI_KNOWN = 1 << 7 };
+enum { WHY_UNREGISTERED = 1, WHY_LIBRARY, WHY_PLACEHOLDER, WHY_STATEFUL, WHY_LOOP_FRAME, WHY_LOOP_STRUCT, WHY_REF_INPUT };
+static const char *const op_why[] = {
+    NULL,
+    "its op is not registered, so its side effects are unknown",
+    "it calls a library function, whose side effects are not analyzed",
+    "it is a placeholder, which must stay feedable",
+    "its op is stateful",
+    "Enter and Exit delimit a loop frame",
+    "it is part of a while loop's structure",
+    "it takes a ref input, which it may modify",
+};
+
+static uint8_t op_info_of(const gn_graph *g, gn_id id)
+{
+    const gn__node *n = gn__node_at(g, id);
+    const char *op = gn__node_op(g, id);
+    const gn__opdef *d = gn__node_opdef(g, id);
+    uint8_t q = strstr(op, "Queue") ? OI_QUEUE : 0;
+    bool merge = strcmp(op, "Merge") == 0;
+    uint8_t why = 0;
+    if (!d) why = WHY_UNREGISTERED;
+    else if (n->opdef < 0) why = WHY_LIBRARY;
+    else if (name_in(op, placeholder_ops)) why = WHY_PLACEHOLDER;
+    else if ((d->flags & GN__OPF_STATEFUL) && strcmp(op, "Assert") != 0 && strcmp(op, "Print") != 0)
+        why = WHY_STATEFUL;
+    else if (name_in(op, loop_ops)) why = WHY_LOOP_FRAME;
+    else if (name_in(op, loop_struct_ops) && !merge) why = WHY_LOOP_STRUCT;
+    else
+        for (uint16_t i = 0; i < d->n_inputs && !why; i++)
+            if (d->inputs[i].is_ref) why = WHY_REF_INPUT;
+    return (uint8_t)(OI_KNOWN | why | (merge && name_in(op, loop_struct_ops) ? OI_MERGE : 0) | q);
+}
+
 /* Why node id may not be merged with another, or NULL when it may. */
 static const char *no_merge_reason(const cse *s, gn_id id)
 {
     const gn_graph *g = s->g;
     const gn__node *n = gn__node_at(g, id);
-    const char *op = gn__node_op(g, id);
     if (n->flags & (GN__NODE_FN_ARG | GN__NODE_FN_RET)) return "it is a function argument or return value";
-    const gn__opdef *d = gn__node_opdef(g, id);
-    if (!d) return "its op is not registered, so its side effects are unknown";
-    if (n->opdef < 0) return "it calls a library function, whose side effects are not analyzed";
-    if (name_in(op, placeholder_ops)) return "it is a placeholder, which must stay feedable";
-    if ((d->flags & GN__OPF_STATEFUL) && strcmp(op, "Assert") != 0 && strcmp(op, "Print") != 0)
-        return "its op is stateful";
-    if (name_in(op, loop_ops)) return "Enter and Exit delimit a loop frame";
-    if (name_in(op, loop_struct_ops) && !(strcmp(op, "Merge") == 0 && !loop_merge(g, id)))
-        return "it is part of a while loop's structure";
-    for (uint16_t i = 0; i < d->n_inputs; i++)
-        if (d->inputs[i].is_ref) return "it takes a ref input, which it may modify";
+    uint32_t op = n->op;
+    uint8_t oi = op < s->n_op_info ? s->op_info[op] : 0;
+    if (!oi) {
+        oi = op_info_of(g, id);
+        if (op < s->n_op_info) s->op_info[op] = oi;
+    }
+    uint8_t why = oi & OI_WHY;
+    if (why && why != WHY_REF_INPUT) return op_why[why];
+    if ((oi & OI_MERGE) && loop_merge(g, id)) return op_why[WHY_LOOP_STRUCT];
+    if (why) return op_why[why];
     for (uint32_t k = 0; k < n->n_in; k++)
         if (has_ref_output(gn__node_opdef(g, n->in[k].node)))
             return "it reads a ref tensor (a variable) whose value may change between reads";
-    if (strstr(op, "Queue")) return "it is a queue op";
-    if (modifies_inplace(g, id)) return "it modifies an input in place";
+    if (oi & OI_QUEUE) return "it is a queue op";
+    if (modifies_inplace(s, id)) return "it modifies an input in place";
     if (strstr(gn__str(g, n->device), "SPU")) return "it is placed on an SPU device";
     if (s->st[id] & ST_INPLACE) return "it feeds an op that updates its input in place";
     return NULL;
@@ -814,6 +865,13 @@ gn_status gn__pass_cse(gn__pass_ctx *c, gn_graph *g)
     s.g = g;
     s.n = g->n_nodes;
     s.op_const = gn__intern_find(g, "Const", 5);
+    s.inplace_keys = gn__intern_find(g, "in_place", 8) != UINT32_MAX || gn__intern_find(g, "inplace", 7) != UINT32_MAX;
+    s.n_op_inplace = g->names.n;
+    s.op_inplace = calloc(s.n_op_inplace ? s.n_op_inplace : 1, 1);
+    if (!s.op_inplace) s.n_op_inplace = 0; /* answered each time instead */
+    s.n_op_info = g->names.n;
+    s.op_info = calloc(s.n_op_info ? s.n_op_info : 1, 1);
+    if (!s.op_info) s.n_op_info = 0;
     gn__buf_init(&s.pa);
     gn__buf_init(&s.pb);
     gn_id *order = NULL;
@@ -856,6 +914,8 @@ gn_status gn__pass_cse(gn__pass_ctx *c, gn_graph *g)
     free(s.ca);
     free(s.cb);
     free(s.pending);
+    free(s.op_inplace);
+    free(s.op_info);
     gn__buf_free(&s.pa);
     gn__buf_free(&s.pb);
     return st;
