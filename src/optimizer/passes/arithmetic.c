@@ -289,6 +289,7 @@ static bool function_is_differentiated(const gn__pass_ctx *c)
 static void ar_free(gn__ar *a)
 {
     free(a->flags);
+    free(a->tc);
     free(a->refused);
     free(a->n_info);
     free(a->info);

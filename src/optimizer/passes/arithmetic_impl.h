@@ -284,6 +284,8 @@ typedef struct gn__ar {
     uint64_t *refused;      /* patterns whose refusal was recorded for the node */
     uint32_t *n_info;
     gn__ar_info **info;     /* per node: n_info[id] outputs, or NULL (unknown) */
+    uint8_t *tc;            /* per node: its "T" attr as dtype + 2, 1: none, 0: not looked up
+                               (the most asked attr; every attr write here resets it) */
     int64_t next_sym;
 
     uint16_t *opc;          /* op code by interned op string id; 0xffff: not looked up */
@@ -378,6 +380,8 @@ gn_status gn__ar_grow(gn__ar *a);
 
 /* Attribute readers */
 int32_t gn__ar_type_attr(const gn__ar *a, gn_id id, const char *key);   /* 0 when absent */
+/* Drops what gn__ar_type_attr remembers of node id (before any write of its attrs). */
+void gn__ar_forget_type(gn__ar *a, gn_id id);
 int64_t gn__ar_int_attr(const gn__ar *a, gn_id id, const char *key, int64_t dflt);
 bool gn__ar_bool_attr(const gn__ar *a, gn_id id, const char *key, bool dflt);
 /* Output dtype k of a node: inferred, else from its op definition; 0 unknown. */

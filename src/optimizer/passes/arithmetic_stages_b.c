@@ -883,6 +883,7 @@ gn_status gn__ar_convert_pow(gn__ar *a, gn_id n, gn__ar_res *r)
         if (s == GN_OK) s = gn__ar_set_tensor(a, n, "value", &ones);
         gn__tensor_release(&ones);
         GN_TRY(s);
+        gn__ar_forget_type(a, n);
         GN_TRY(gn__node_remove_attr(a->g, n, "T"));
         GN_TRY(gn__node_remove_input(a->g, n, 1));
         GN_TRY(gn__node_remove_input(a->g, n, 0));

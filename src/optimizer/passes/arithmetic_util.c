@@ -138,7 +138,10 @@ gn_status gn__ar_grow(gn__ar *a)
     if (ni) a->n_info = ni;
     gn__ar_info **in = realloc(a->info, (size_t)nc * sizeof *in);
     if (in) a->info = in;
-    if (!f || !rf || !ni || !in) return gn__fail(a->c->err, GN_ERR_NOMEM, "out of memory");
+    uint8_t *tc = realloc(a->tc, nc);
+    if (tc) a->tc = tc;
+    if (!f || !rf || !ni || !in || !tc) return gn__fail(a->c->err, GN_ERR_NOMEM, "out of memory");
+    memset(a->tc + a->cap, 0, nc - a->cap);
     memset(a->flags + a->cap, 0, nc - a->cap);
     memset(a->refused + a->cap, 0, (size_t)(nc - a->cap) * sizeof *rf);
     memset(a->n_info + a->cap, 0, (size_t)(nc - a->cap) * sizeof *ni);
@@ -166,8 +169,17 @@ gn_status gn__ar_push(gn__ar *a, gn_id id)
 /* ---- attrs -------------------------------------------------------------------------------- */
 int32_t gn__ar_type_attr(const gn__ar *a, gn_id id, const char *key)
 {
-    int t;
-    return gn__attr_get_type(a->g, id, key, &t) ? (int32_t)t : 0;
+    int t = 0;
+    bool cached = key[0] == 'T' && !key[1] && id < a->cap;
+    if (cached && a->tc[id]) return a->tc[id] == 1 ? 0 : a->tc[id] - 2;
+    int32_t r = gn__attr_get_type(a->g, id, key, &t) ? (int32_t)t : 0;
+    if (cached && r >= 0 && r < 254) a->tc[id] = r ? (uint8_t)(r + 2) : 1;
+    return r;
+}
+
+void gn__ar_forget_type(gn__ar *a, gn_id id)
+{
+    if (id < a->cap) a->tc[id] = 0;
 }
 
 int64_t gn__ar_int_attr(const gn__ar *a, gn_id id, const char *key, int64_t dflt)
@@ -205,6 +217,7 @@ gn_status gn__ar_set_type(gn__ar *a, gn_id id, const char *key, int32_t dtype)
     if (!v) return attr_nomem(a);
     v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
     v->type = (Tensorflow__DataType)dtype;
+    gn__ar_forget_type(a, id);
     return gn__node_set_attr(a->g, id, key, v);
 }
 
@@ -214,6 +227,7 @@ gn_status gn__ar_set_bool(gn__ar *a, gn_id id, const char *key, bool b)
     if (!v) return attr_nomem(a);
     v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_B;
     v->b = b;
+    gn__ar_forget_type(a, id);
     return gn__node_set_attr(a->g, id, key, v);
 }
 
@@ -223,6 +237,7 @@ gn_status gn__ar_set_int(gn__ar *a, gn_id id, const char *key, int64_t i)
     if (!v) return attr_nomem(a);
     v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
     v->i = i;
+    gn__ar_forget_type(a, id);
     return gn__node_set_attr(a->g, id, key, v);
 }
 
@@ -234,6 +249,7 @@ gn_status gn__ar_set_tensor(gn__ar *a, gn_id id, const char *key, const gn__tens
     GN_TRY(gn__tensor_to_proto(t, gn__graph_value_allocator(a->g), &p, a->c->err));
     v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
     v->tensor = p;
+    gn__ar_forget_type(a, id);
     return gn__node_set_attr(a->g, id, key, v);
 }
 
@@ -256,6 +272,7 @@ gn_status gn__ar_set_strings(gn__ar *a, gn_id id, const char *key, const char *c
     l->s = items;
     v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
     v->list = l;
+    gn__ar_forget_type(a, id);
     return gn__node_set_attr(a->g, id, key, v);
 }
 
@@ -315,6 +332,7 @@ gn_status gn__ar_copy_node(gn__ar *a, gn_id src, const char *name, gn_id *out)
     gn_id id = GN_NONE;
     GN_TRY(gn__node_add_interned(g, nm, g->nodes[src].op, &id));
     g->nodes[id].device = g->nodes[src].device;
+    gn__ar_forget_type(a, id);
     for (uint32_t i = 0; i < g->nodes[src].n_attr; i++) {
         gn__attr at = g->nodes[src].attr[i];
         GN_TRY(gn__node_set_attr(g, id, gn__str(g, at.key), at.value));
