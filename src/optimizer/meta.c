@@ -362,10 +362,13 @@ static bool is_stateful(const gn_graph *g, gn_id id)
     return (op->flags & GN__OPF_STATEFUL) != 0;
 }
 
+/* Clears every mark, then marks the graph's outputs and stateful nodes (one
+ * sweep: on large graphs each sweep is a read of the whole node array). */
 static void mark_default_preserved(gn_graph *g)
 {
     for (gn_id i = 0; i < g->n_nodes; i++) {
         gn__node *n = &g->nodes[i];
+        n->flags &= ~(uint32_t)(GN__NODE_PRESERVE | GN__NODE_FED);
         if (n->flags & GN__NODE_DEAD) continue;
         if ((n->n_use == 0 && n->n_cuse == 0) || is_stateful(g, i) || (n->flags & GN__NODE_FN_RET))
             n->flags |= GN__NODE_PRESERVE;
@@ -409,7 +412,6 @@ typedef struct run_state {
  * and a second optimize has nothing left to do. */
 static gn_status mark_preserved(run_state *st, gn_graph *item)
 {
-    clear_preserved(item);
     if (item->kind == GN__GRAPH_FUNCTION) {
         mark_default_preserved(item);
         const gn_graph *top = item->lib;
@@ -422,9 +424,10 @@ static gn_status mark_preserved(run_state *st, gn_graph *item)
         return GN_OK;
     }
     const gn_optimize_params *p = st->p;
+    if (!p || p->n_fetches == 0) mark_default_preserved(item);
+    else clear_preserved(item);
     for (size_t i = 0; p && i < p->n_fetches; i++) GN_TRY(mark_name(item, p->fetches[i], "fetch", st->err));
     for (size_t i = 0; p && i < p->n_feeds; i++) GN_TRY(mark_name(item, p->feeds[i], "feed", st->err));
-    if (!p || p->n_fetches == 0) mark_default_preserved(item);
     return GN_OK;
 }
 

@@ -316,8 +316,13 @@ static gn_status compute_reach(pr *p, reach *r, bool split_on)
         if (p->keep[i] || (p->body && body_root(p, i)))
             if (!mark_full(r, i)) return nomem(p);
     }
-    while (r->w.n) {
-        witem it = r->w.v[--r->w.n];
+    /* First in, first out over the growing list (the marks reached do not
+     * depend on the order), so the nodes to visit are known ahead and their
+     * records and input lists are fetched before they are needed. */
+    for (size_t h = 0; h < r->w.n; h++) {
+        if (h + 16 < r->w.n) gn__prefetch_record(g, r->w.v[h + 16].node);
+        if (h + 8 < r->w.n) GN__PREFETCH(g->nodes[r->w.v[h + 8].node].in);
+        witem it = r->w.v[h];
         const gn__node *n = &g->nodes[it.node];
         if (it.what == W_FULL) {
             for (uint32_t k = 0; k < n->n_in; k++)
