@@ -1073,11 +1073,14 @@ static gn_status infer_graph(ginfer *gi, const gn_id *order, uint32_t n_order)
     for (uint32_t pass = 1; pass <= 3; pass++) {
         gi->has_deferred = false;
         for (uint32_t i = 0; i < n_order; i++) {
-            /* the order is known ahead: fetch the records the next nodes read
-             * (a cache miss per node otherwise on large graphs) */
-            if (pass == 1) gn__prefetch_ahead(g, order, i, n_order);
-            if (pass == 1 && i + 4 < n_order) {
-                const gn__node *a = &g->nodes[order[i + 4]];
+            /* the order is known ahead: fetch the records the next nodes read,
+             * then their arrays, then their inputs' entries (a cache miss per
+             * node otherwise on large graphs; a node here is quick, so the
+             * distances are longer than gn__prefetch_ahead's) */
+            if (pass == 1 && i + 32 < n_order) gn__prefetch_record(g, order[i + 32]);
+            if (pass == 1 && i + 16 < n_order) gn__prefetch_arrays(g, order[i + 16]);
+            if (pass == 1 && i + 8 < n_order) {
+                const gn__node *a = &g->nodes[order[i + 8]];
                 for (uint32_t k = 0; k < a->n_in && k < 4; k++) GN__PREFETCH(&gi->t->out[a->in[k].node]);
             }
             gn_id id = order[i];
