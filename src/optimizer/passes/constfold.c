@@ -1221,6 +1221,8 @@ gn_status gn__pass_constfold(gn__pass_ctx *c, gn_graph *g)
     s.max_steps = 64 * (uint64_t)n_order + 4096;
     for (uint32_t i = 0; i < n_order && st == GN_OK; i++) {
         gn__prefetch_ahead(g, order, i, n_order);
+        if (s.st && i + 8 < n_order && order[i + 8] < s.st->n_nodes) GN__PREFETCH(&s.st->out[order[i + 8]]);
+        if (s.st && i + 4 < n_order && order[i + 4] < s.st->n_nodes) GN__PREFETCH(s.st->out[order[i + 4]]);
         gn__cf_enqueue(&s, order[i]);
         st = drain(&s);
     }
