@@ -401,18 +401,19 @@ static void golden_at(const char *params, double tol)
  * (outside every engine): many merges would close a cycle through those nodes,
  * found only by searching past the consumer cluster's earlier producers. The
  * segmented graphs must stay acyclic and compute what the originals do. */
-static void test_random_dag_no_cycle(void **state)
+/* n_graphs random DAGs of N nodes; with hubs, a long input reads one of the
+ * first four nodes half of the time (hundreds of consumers each). */
+static size_t random_dags(int N, int n_graphs, bool hubs)
 {
-    (void)state;
     static const char *const un[4] = {"Tanh", "Sigmoid", "Neg", "Relu"};
     static const char *const bin[2] = {"Maximum", "Minimum"};
-    enum { N = 48, CAP = 16384 };
+    const size_t CAP = 400 * (size_t)N + 4096;
     char *text = malloc(CAP);
     assert_non_null(text);
     uint32_t rng = 12345u;
 #define RND() (rng = rng * 1664525u + 1013904223u, rng >> 8)
     size_t engines_total = 0;
-    for (int seed = 0; seed < 24; seed++) {
+    for (int seed = 0; seed < n_graphs; seed++) {
         size_t o = (size_t)snprintf(text, CAP, "%s", PH("x"));
         for (int i = 0; i < N; i++) {
             char a[16], b[16], nm[16];
@@ -425,7 +426,9 @@ static void test_random_dag_no_cycle(void **state)
                 int back = (int)(RND() % 3);
                 if (back > i - 1) back = 0;
                 snprintf(a, sizeof a, "n%d", i - 1 - back);
-                snprintf(b, sizeof b, "n%u", (unsigned)(RND() % (uint32_t)i));
+                uint32_t from = (uint32_t)i;
+                if (hubs && i > 4 && RND() % 2) from = 4;
+                snprintf(b, sizeof b, "n%u", (unsigned)(RND() % from));
                 o += (size_t)snprintf(text + o, CAP - o,
                                       "node { name: '%s' op: '%s' input: '%s' input: '%s' device: '%s' " TF "}\n", nm,
                                       bin[RND() % 2], a, b, dev);
@@ -459,8 +462,24 @@ static void test_random_dag_no_cycle(void **state)
         gn_graph_free(g);
     }
 #undef RND
-    assert_true(engines_total >= 24);
     free(text);
+    return engines_total;
+}
+
+static void test_random_dag_no_cycle(void **state)
+{
+    (void)state;
+    assert_true(random_dags(48, 24, false) >= 24);
+}
+
+/* Bigger clusters read by many outside producers: their producer lists span
+ * many chunks, searches run out of budget part way through one, and walks
+ * empty and free chunks that later lists reuse. */
+static void test_random_dag_long_lists(void **state)
+{
+    (void)state;
+    assert_true(random_dags(400, 3, true) >= 3);
+    assert_true(random_dags(400, 3, false) >= 3);
 }
 
 /* An engine op's signature holds at most 65535 inputs and outputs: a is read
@@ -669,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_params),  cmocka_unit_test(test_chain),   cmocka_unit_test(test_no_cycle),
         cmocka_unit_test(test_no_cycle_between_clusters),
         cmocka_unit_test(test_random_dag_no_cycle),
+        cmocka_unit_test(test_random_dag_long_lists),
         cmocka_unit_test(test_boundary_limit),
         cmocka_unit_test(test_fanouts_after_conversion),
         cmocka_unit_test(test_wide_hub),

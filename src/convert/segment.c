@@ -37,12 +37,31 @@
 #include "runtime/backend.h"
 #include "runtime/cpu/int8.h"
 
-/* One entry of a cluster's producer list: the producer and the next entry
- * (GN_NONE ends). */
-typedef struct ext_ent {
-    gn_id node;
-    uint32_t next;
-} ext_ent;
+/* A cluster's producer list is a chain of chunks of one cache line each: a
+ * walk over it loads one line per EXT_CHUNK entries and can ask for all of
+ * their nodes at once, where a list of single entries waits for each. A
+ * chunk's entries are in list order from node[0]; merges link whole chains
+ * (partly filled chunks can then sit mid-chain), a walk packs the entries it
+ * keeps into the fewest chunks and frees the others. No chain holds an empty
+ * chunk, so the last entry of a list is the last one of its tail chunk. */
+#define EXT_CHUNK 14u
+
+typedef struct ext_chunk {
+    uint32_t next;         /* next chunk of the list (GN_NONE ends) */
+    uint32_t n;            /* entries used */
+    gn_id node[EXT_CHUNK];
+} ext_chunk;
+
+/* What the growth reads of a node, together: a cycle search step or a
+ * union-find step on a node far from the last one is one cache miss, not one
+ * per array. */
+typedef struct seg_node {
+    uint32_t parent;       /* union-find */
+    uint32_t pos;          /* topological position */
+    uint32_t stamp;        /* DFS visit marks (of the node, and of a cluster at its root) */
+    uint8_t cand;          /* 1: candidate */
+    uint8_t konst;         /* 1: a Const (set in topological order, before any consumer reads it) */
+} seg_node;
 
 typedef struct seg {
     gn_graph *g;
@@ -50,29 +69,27 @@ typedef struct seg {
     const gn_conversion_params *p;
     bool cuda;
     uint32_t n;            /* node count at the start */
-    uint8_t *cand;         /* 1: candidate */
-    uint32_t *parent;      /* union-find */
+    seg_node *nd;          /* per node: union-find parent, position, visit mark, candidate */
     uint32_t *next;        /* member lists: next member of the same cluster (GN_NONE ends) */
     uint32_t *tail;        /* per root: last member */
-    uint32_t *maxpos;      /* per root: largest topological position of a member */
     uint32_t *minpos;      /* per root: smallest topological position of a member */
     /* per root: the producers its members read (data and control) that the
      * growth has already passed (a producer's entries are added when the
      * reverse sweep reaches it: one placed before the node being grown is on
-     * no path out of its cluster), a linked list concatenated on merges and
-     * compacted as entries become internal */
-    uint32_t *ext_head, *ext_tail;
-    struct ext_ent *ext;
-    uint32_t n_ext_cap;
+     * no path out of its cluster), a chain of chunks (ext_chunk) linked on
+     * merges and packed as entries become internal */
+    uint32_t *ext_head, *ext_tail; /* chunks (GN_NONE: empty list) */
+    ext_chunk *ext;
+    uint32_t n_ext_cap;    /* entries ever added, at most (one per fanout) */
+    uint32_t n_chunks;     /* chunks handed out from ext[], freed ones excluded */
+    uint32_t free_chunk;   /* freed chunks, chained by next (GN_NONE: none) */
     /* per root: upper bounds of the data edges entering (from non-Consts) and
      * leaving the cluster: its engine's inputs and outputs */
     uint64_t *bnd_in, *bnd_out;
-    uint32_t n_ext;
+    uint32_t n_ext;        /* entries ever added */
     /* build_engine's lookups by node id (zero between engines): a Const
      * copied in (its index + 1), a member (its index + 1) */
     uint32_t *const_ix, *member_ix;
-    uint32_t *pos;         /* topological position */
-    uint32_t *stamp;       /* DFS visit marks */
     uint32_t stamp_now;
     gn_id *stack;
     float *range0;         /* INT8 without calibration: amax of each node's output 0 (< 0: none) */
@@ -83,19 +100,22 @@ typedef struct seg {
 
 static uint32_t find(seg *S, uint32_t x)
 {
-    while (S->parent[x] != x) {
-        S->parent[x] = S->parent[S->parent[x]];
-        x = S->parent[x];
+    while (S->nd[x].parent != x) {
+        S->nd[x].parent = S->nd[S->nd[x].parent].parent;
+        x = S->nd[x].parent;
     }
     return x;
 }
 
 static bool op_is(const gn_graph *g, gn_id id, const char *op) { return strcmp(gn__node_op(g, id), op) == 0; }
 
-static bool is_const(const seg *S, gn_id id) { return S->g->nodes[id].op == S->op_const; }
+/* A node of the start has its mark in seg.nd, next to its union-find entry
+ * (one cache line, where the node record is another); engines, made later,
+ * are not Consts. */
+static bool is_const(const seg *S, gn_id id) { return id < S->n ? S->nd[id].konst : S->g->nodes[id].op == S->op_const; }
 
 /* Is id (possibly a node made after the start: an engine) a member of cluster root? */
-static bool in_seg(seg *S, gn_id id, uint32_t root) { return id < S->n && S->cand[id] && find(S, id) == root; }
+static bool in_seg(seg *S, gn_id id, uint32_t root) { return id < S->n && S->nd[id].cand && find(S, id) == root; }
 
 static bool dtype_ok(int32_t dt)
 {
@@ -176,6 +196,115 @@ static const char *refusal(seg *S, const gn__backend *b, gn_id id, char *buf, si
  * have become internal, so each edge is scanned a bounded number of times. */
 #define CYCLE_SEARCH_BUDGET 512u
 
+/* The walk will read every node of the chunk and the next chunk: asks for
+ * them all before waiting for the first. */
+static void chunk_prefetch(const seg *S, const ext_chunk *ch)
+{
+    if (ch->next != GN_NONE) GN__PREFETCH(&S->ext[ch->next]);
+    for (uint32_t k = 0; k < ch->n; k++) GN__PREFETCH(&S->nd[ch->node[k]]);
+}
+
+static void chunk_free(seg *S, uint32_t ci)
+{
+    S->ext[ci].next = S->free_chunk;
+    S->free_chunk = ci;
+}
+
+/* A walk's write cursor: kept entries are packed from the list's first chunk
+ * on, in order. It never passes the entry being read (a chunk holds at most
+ * EXT_CHUNK entries), and chunk links change only when the walk ends. */
+typedef struct ext_cursor {
+    uint32_t wc, wn;       /* chunk written, entries written in it */
+} ext_cursor;
+
+static void cursor_put(seg *S, ext_cursor *w, gn_id p)
+{
+    if (w->wn == EXT_CHUNK) {
+        S->ext[w->wc].n = EXT_CHUNK;
+        w->wc = S->ext[w->wc].next;
+        w->wn = 0;
+    }
+    S->ext[w->wc].node[w->wn++] = p;
+}
+
+/* The walk of root's list stops while reading chunk rc (n entries) at entry
+ * k: the entries from k on and the chunks after rc stay after the kept ones;
+ * the chunks emptied by the packing are freed. */
+static void walk_stop(seg *S, uint32_t root, ext_cursor *w, uint32_t rc, uint32_t n, uint32_t k)
+{
+    uint32_t next = S->ext[rc].next;
+    for (; k < n; k++) cursor_put(S, w, S->ext[rc].node[k]);
+    if (w->wc != rc) {
+        for (uint32_t x = S->ext[w->wc].next;;) {
+            uint32_t y = S->ext[x].next;
+            chunk_free(S, x);
+            if (x == rc) break;
+            x = y;
+        }
+        S->ext[w->wc].next = next;
+    }
+    S->ext[w->wc].n = w->wn;
+    if (next == GN_NONE) S->ext_tail[root] = w->wc;
+}
+
+/* Walks root's producer list in order, dropping the entries that have become
+ * internal to root (the rest packed into the fewest chunks) and pushing onto
+ * the search stack those not yet visited and placed at lo or after. With a
+ * budget (root is the consumer cluster c): one step per entry, none pushed
+ * from cluster a. Without (root is another cluster met by the search): an
+ * entry in a means a cycle. True: a cycle, or the budget ran out. */
+static bool walk_list(seg *S, uint32_t root, uint32_t a, uint32_t lo, uint32_t *top, uint32_t *budget)
+{
+    uint32_t head = S->ext_head[root];
+    ext_cursor w = {head, 0};
+    for (uint32_t rc = head; rc != GN_NONE;) {
+        ext_chunk *ch = &S->ext[rc];
+        chunk_prefetch(S, ch);
+        uint32_t n = ch->n, next = ch->next;
+        for (uint32_t k = 0; k < n; k++) {
+            /* past the budget the merge is refused as if it made a cycle: segments
+             * may come out smaller on graphs with many long edges, never wrong,
+             * and the segmenter stays linear */
+            if (budget && !(*budget)--) {
+                walk_stop(S, root, &w, rc, n, k);
+                return true;
+            }
+            gn_id p = ch->node[k];
+            uint32_t r = S->nd[p].cand ? find(S, p) : GN_NONE;
+            if (r == root) continue; /* internal now: dropped */
+            cursor_put(S, &w, p);
+            if (budget) {
+                if (r == a || S->nd[p].pos < lo || S->nd[p].stamp == S->stamp_now) continue;
+            } else {
+                if (S->nd[p].stamp == S->stamp_now) continue;
+                if (r == a) {
+                    walk_stop(S, root, &w, rc, n, k + 1);
+                    return true;
+                }
+                if (S->nd[p].pos < lo) continue;
+            }
+            S->nd[p].stamp = S->stamp_now;
+            S->stack[(*top)++] = p;
+        }
+        rc = next;
+    }
+    /* the whole list read: the chunks after the last one written go */
+    uint32_t x = w.wn ? S->ext[w.wc].next : head;
+    while (x != GN_NONE) {
+        uint32_t y = S->ext[x].next;
+        chunk_free(S, x);
+        x = y;
+    }
+    if (w.wn) {
+        S->ext[w.wc].next = GN_NONE;
+        S->ext[w.wc].n = w.wn;
+        S->ext_tail[root] = w.wc;
+    } else {
+        S->ext_head[root] = S->ext_tail[root] = GN_NONE;
+    }
+    return false;
+}
+
 static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
 {
     const gn_graph *g = S->g;
@@ -183,67 +312,32 @@ static bool makes_cycle(seg *S, uint32_t a, uint32_t c)
     uint32_t top = 0;
     if (S->ext_head[c] == GN_NONE) return false;
     if (++S->stamp_now == 0) {
-        memset(S->stamp, 0, S->n * sizeof *S->stamp);
+        for (uint32_t i = 0; i < S->n; i++) S->nd[i].stamp = 0;
         S->stamp_now = 1;
     }
     uint32_t budget = CYCLE_SEARCH_BUDGET;
-    uint32_t *link = &S->ext_head[c], last = GN_NONE;
-    while (*link != GN_NONE) {
-        /* past the budget the merge is refused as if it made a cycle: segments may
-         * come out smaller on graphs with many long edges, never wrong, and the
-         * segmenter stays linear */
-        if (!budget--) return true;
-        uint32_t e = *link;
-        gn_id p = S->ext[e].node;
-        uint32_t r = S->cand[p] ? find(S, p) : GN_NONE;
-        if (r == c) { /* internal now: drop it */
-            *link = S->ext[e].next;
-            continue;
-        }
-        last = e;
-        link = &S->ext[e].next;
-        if (r == a || S->pos[p] < lo || S->stamp[p] == S->stamp_now) continue;
-        S->stamp[p] = S->stamp_now;
-        S->stack[top++] = p;
-    }
-    S->ext_tail[c] = last;
+    if (walk_list(S, c, a, lo, &top, &budget)) return true;
     while (top) {
         if (!budget--) return true;
         gn_id x = S->stack[--top];
-        uint32_t r = S->cand[x] ? find(S, x) : GN_NONE;
+        uint32_t r = S->nd[x].cand ? find(S, x) : GN_NONE;
         if (r == a) return true;
         if (r == c) continue;
         if (r != GN_NONE) {
             /* another cluster is one node to the search (it becomes one engine):
              * go on from every producer of its members, once */
-            if (S->stamp[r] == S->stamp_now && r != x) continue;
-            S->stamp[r] = S->stamp_now;
-            uint32_t *rl = &S->ext_head[r], rlast = GN_NONE;
-            while (*rl != GN_NONE) {
-                uint32_t e = *rl;
-                gn_id p = S->ext[e].node;
-                if (S->cand[p] && find(S, p) == r) {
-                    *rl = S->ext[e].next;
-                    continue;
-                }
-                rlast = e;
-                rl = &S->ext[e].next;
-                if (S->stamp[p] == S->stamp_now) continue;
-                if (S->cand[p] && find(S, p) == a) return true;
-                if (S->pos[p] < lo) continue;
-                S->stamp[p] = S->stamp_now;
-                S->stack[top++] = p;
-            }
-            S->ext_tail[r] = rlast;
+            if (S->nd[r].stamp == S->stamp_now && r != x) continue;
+            S->nd[r].stamp = S->stamp_now;
+            if (walk_list(S, r, a, lo, &top, NULL)) return true;
             continue;
         }
         const gn__node *nd = &g->nodes[x];
         for (uint32_t k = 0; k < nd->n_in + nd->n_ctrl; k++) {
             gn_id p = k < nd->n_in ? nd->in[k].node : nd->ctrl[k - nd->n_in];
             /* before lo: neither in a nor on a path out of it */
-            if (p >= S->n || S->pos[p] < lo || S->stamp[p] == S->stamp_now) continue;
-            if (S->cand[p] && find(S, p) == a) return true;
-            S->stamp[p] = S->stamp_now;
+            if (p >= S->n || S->nd[p].pos < lo || S->nd[p].stamp == S->stamp_now) continue;
+            if (S->nd[p].cand && find(S, p) == a) return true;
+            S->nd[p].stamp = S->stamp_now;
             S->stack[top++] = p;
         }
     }
@@ -258,29 +352,38 @@ static void add_producer(seg *S, gn_id x)
 {
     const gn__node *nd = &S->g->nodes[x];
     if (!nd->n_in && !nd->n_ctrl) return;
-    uint32_t own = S->cand[x] ? find(S, x) : GN_NONE;
+    uint32_t own = S->nd[x].cand ? find(S, x) : GN_NONE;
     for (uint32_t k = 0; k < nd->n_use + nd->n_cuse; k++) {
         gn_id u = k < nd->n_use ? nd->use[k].node : nd->cuse[k - nd->n_use];
-        if (u >= S->n || !S->cand[u]) continue;
+        if (u >= S->n || !S->nd[u].cand) continue;
         uint32_t r = find(S, u);
         if (r == own || S->n_ext == S->n_ext_cap) continue; /* the cap: one entry per use at most */
         /* a consumer reading x twice: one entry (its last one is x) */
-        if (S->ext_tail[r] != GN_NONE && S->ext[S->ext_tail[r]].node == x) continue;
-        uint32_t e = S->n_ext++;
-        S->ext[e] = (ext_ent){x, GN_NONE};
-        if (S->ext_head[r] == GN_NONE) S->ext_head[r] = e;
-        else S->ext[S->ext_tail[r]].next = e;
-        S->ext_tail[r] = e;
+        uint32_t t = S->ext_tail[r];
+        if (t != GN_NONE && S->ext[t].node[S->ext[t].n - 1] == x) continue;
+        S->n_ext++;
+        if (t == GN_NONE || S->ext[t].n == EXT_CHUNK) {
+            /* a new chunk: a freed one, or the next unused (live chunks hold at
+             * least one entry each, so there are never more than n_ext_cap) */
+            uint32_t ci = S->free_chunk;
+            if (ci != GN_NONE) S->free_chunk = S->ext[ci].next;
+            else ci = S->n_chunks++;
+            S->ext[ci].next = GN_NONE;
+            S->ext[ci].n = 0;
+            if (t == GN_NONE) S->ext_head[r] = ci;
+            else S->ext[t].next = ci;
+            S->ext_tail[r] = t = ci;
+        }
+        S->ext[t].node[S->ext[t].n++] = x;
     }
 }
 
 static void merge(seg *S, uint32_t a, uint32_t c)
 {
     /* c joins a: a stays the root */
-    S->parent[c] = a;
+    S->nd[c].parent = a;
     S->next[S->tail[a]] = c;
     S->tail[a] = S->tail[c];
-    if (S->maxpos[c] > S->maxpos[a]) S->maxpos[a] = S->maxpos[c];
     if (S->minpos[c] < S->minpos[a]) S->minpos[a] = S->minpos[c];
     if (S->ext_head[c] != GN_NONE) {
         if (S->ext_head[a] == GN_NONE) S->ext_head[a] = S->ext_head[c];
@@ -988,6 +1091,50 @@ static bool seg_kept(seg *S, const gn_id *mem, uint32_t nm, uint32_t root)
     return eff > 0 && (int64_t)eff >= S->p->minimum_segment_size && has_input;
 }
 
+/* How many steps ahead a loop over nodes in a known order prefetches. */
+#define SWEEP_AHEAD 8u
+
+/* The index k steps after i in a loop over n indices, going down or up; UINT32_MAX: none. */
+static uint32_t ahead(uint32_t i, uint32_t k, uint32_t n, bool down)
+{
+    if (down) return i >= k ? i - k : UINT32_MAX;
+    return k < n - i ? i + k : UINT32_MAX;
+}
+
+/* A loop over ids (ids[i] now, down or up) reads each node's record, its
+ * lists and the entries of its producers (ins) or consumers (uses): where the
+ * graph no longer fits in cache, each is a miss, so each is asked for a few
+ * steps before it is read (the record first, then the lists, then the
+ * neighbours' entries). */
+static void prefetch_ahead(const seg *S, const gn_id *ids, uint32_t n, uint32_t i, bool down, bool ins, bool uses)
+{
+    const gn_graph *g = S->g;
+    uint32_t j = ahead(i, 3 * SWEEP_AHEAD, n, down);
+    if (j != UINT32_MAX) {
+        GN__PREFETCH(&g->nodes[ids[j]]);
+        GN__PREFETCH(&S->nd[ids[j]]);
+    }
+    j = ahead(i, 2 * SWEEP_AHEAD, n, down);
+    if (j != UINT32_MAX) {
+        const gn__node *f = &g->nodes[ids[j]];
+        if (ins) GN__PREFETCH(f->in);
+        if (uses) {
+            GN__PREFETCH(f->use);
+            GN__PREFETCH(f->cuse);
+        }
+    }
+    j = ahead(i, SWEEP_AHEAD, n, down);
+    if (j != UINT32_MAX) {
+        const gn__node *f = &g->nodes[ids[j]];
+        for (uint32_t k = 0; ins && k < f->n_in; k++)
+            if (f->in[k].node < S->n) GN__PREFETCH(&S->nd[f->in[k].node]);
+        for (uint32_t k = 0; uses && k < f->n_use; k++)
+            if (f->use[k].node < S->n) GN__PREFETCH(&S->nd[f->use[k].node]);
+        for (uint32_t k = 0; uses && k < f->n_cuse; k++)
+            if (f->cuse[k] < S->n) GN__PREFETCH(&S->nd[f->cuse[k]]);
+    }
+}
+
 typedef struct seg_list {
     uint32_t root;
     uint32_t first_pos;
@@ -1038,35 +1185,32 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     for (uint32_t i = 0; i < n; i++) had[i] = (g->nodes[i].flags & GN__NODE_PRESERVE) != 0;
     s = mark_preserved(&S, sp);
     S.n = n;
-    S.cand = calloc(n + 1, 1);
-    S.parent = malloc((n + 1) * sizeof *S.parent);
+    S.nd = calloc(n + 1, sizeof *S.nd);
     S.next = malloc((n + 1) * sizeof *S.next);
     S.tail = malloc((n + 1) * sizeof *S.tail);
-    S.maxpos = malloc((n + 1) * sizeof *S.maxpos);
     S.minpos = malloc((n + 1) * sizeof *S.minpos);
     S.ext_head = malloc((n + 1) * sizeof *S.ext_head);
     S.ext_tail = malloc((n + 1) * sizeof *S.ext_tail);
     size_t n_edges = 0;
     for (uint32_t i = 0; i < n; i++) n_edges += g->nodes[i].n_use + g->nodes[i].n_cuse;
     S.n_ext_cap = n_edges < UINT32_MAX ? (uint32_t)n_edges : UINT32_MAX - 1;
-    S.ext = malloc(((size_t)S.n_ext_cap + 1) * sizeof *S.ext);
+    S.ext = aligned_alloc(sizeof *S.ext, ((size_t)S.n_ext_cap + 1) * sizeof *S.ext); /* a chunk per line */
+    S.free_chunk = GN_NONE;
     S.bnd_in = calloc(n + 1, sizeof *S.bnd_in);
     S.bnd_out = calloc(n + 1, sizeof *S.bnd_out);
     /* engines add one node each: ids stay below 2n + 1 */
     S.const_ix = calloc(2 * (size_t)n + 2, sizeof *S.const_ix);
     S.member_ix = calloc(2 * (size_t)n + 2, sizeof *S.member_ix);
-    S.pos = calloc(n + 1, sizeof *S.pos);
-    S.stamp = calloc(n + 1, sizeof *S.stamp);
     S.stack = malloc((n + 1) * sizeof *S.stack);
     gn_id *order = NULL;
     uint32_t n_order = 0;
-    if (s == GN_OK && (!S.cand || !S.parent || !S.next || !S.tail || !S.maxpos || !S.pos || !S.stamp || !S.stack ||
+    if (s == GN_OK && (!S.nd || !S.next || !S.tail || !S.stack ||
                         !S.minpos || !S.ext_head || !S.ext_tail || !S.ext || !S.bnd_in || !S.bnd_out || !S.const_ix || !S.member_ix))
         s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
     if (s == GN_OK) s = gn__graph_topo(g, &order, &n_order);
     size_t made = 0, dropped = 0;
     if (s == GN_OK) {
-        for (uint32_t i = 0; i < n_order; i++) S.pos[order[i]] = i;
+        for (uint32_t i = 0; i < n_order; i++) S.nd[order[i]].pos = i;
         /* INT8 without calibration: ranges from the quantization nodes; with none in
          * the whole graph the engines are FP16, as TF-TRT does (A3) */
         if (p->precision_mode == GN_PRECISION_INT8 && !p->use_calibration && p->minimum_segment_size != -1) {
@@ -1086,19 +1230,20 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
         char buf[600];
         for (uint32_t i = 0; i < n_order; i++) {
             gn_id id = order[i];
-            S.parent[id] = id;
+            prefetch_ahead(&S, order, n_order, i, false, true, false);
+            S.nd[id].parent = id;
             S.next[id] = GN_NONE;
             S.tail[id] = id;
-            S.maxpos[id] = i;
             S.minpos[id] = i;
             S.ext_head[id] = S.ext_tail[id] = GN_NONE;
+            S.nd[id].konst = g->nodes[id].op == S.op_const;
             if (p->minimum_segment_size == -1) continue;
             const char *why = refusal(&S, &b, id, buf, sizeof buf);
             if (why) {
                 if (!op_is(g, id, "Const") && !op_is(g, id, "NoOp"))
                     gn__buf_printf(&S.rep, "not converted: %s (%s): %s\n", gn__node_name(g, id), gn__node_op(g, id), why);
             } else {
-                S.cand[id] = 1;
+                S.nd[id].cand = 1;
                 const gn__node *nd = &g->nodes[id];
                 for (uint32_t k = 0; k < nd->n_in; k++) S.bnd_in[id] += !is_const(&S, nd->in[k].node);
                 S.bnd_out[id] = nd->n_use;
@@ -1109,11 +1254,12 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
         for (uint32_t i = n_order; i-- > 0;) {
             gn_id x = order[i];
             const gn__node *nd = &g->nodes[x];
+            prefetch_ahead(&S, order, n_order, i, true, false, true);
             /* first: a path out of x's cluster may leave through x itself */
             add_producer(&S, x);
-            for (uint32_t k = 0; S.cand[x] && k < nd->n_use; k++) {
+            for (uint32_t k = 0; S.nd[x].cand && k < nd->n_use; k++) {
                 gn_id u = nd->use[k].node;
-                if (u >= n || !S.cand[u]) continue;
+                if (u >= n || !S.nd[u].cand) continue;
                 uint32_t a = find(&S, x), c = find(&S, u);
                 if (a == c) { /* the edge x -> u is internal */
                     S.bnd_in[a]--;
@@ -1139,7 +1285,7 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
         if (!segs || !seg_of || !start || !members) s = gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
         for (uint32_t i = 0; s == GN_OK && i < n_order; i++) {
             gn_id x = order[i];
-            if (!S.cand[x]) continue;
+            if (!S.nd[x].cand) continue;
             uint32_t r = find(&S, x);
             if (S.minpos[r] == i) { /* the first member met: the segment's slot */
                 seg_of[r] = ns;
@@ -1154,7 +1300,7 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
             for (uint32_t k = 0; s == GN_OK && k < ns; k++) fill[k] = start[k];
             for (uint32_t i = 0; s == GN_OK && i < n_order; i++) {
                 gn_id x = order[i];
-                if (S.cand[x]) members[fill[seg_of[find(&S, x)]]++] = x;
+                if (S.nd[x].cand) members[fill[seg_of[find(&S, x)]]++] = x;
             }
             free(fill);
         }
@@ -1170,6 +1316,7 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
             uint64_t cross_in = 0, cross_out = 0;
             for (uint32_t i = 0; i < nm; i++) {
                 gn_id x = mem[i];
+                prefetch_ahead(&S, mem, nm, i, false, true, true);
                 eff += effective(&S, x);
                 for (uint32_t j = 0; j < g->nodes[x].n_in; j++) {
                     gn_id pr = g->nodes[x].in[j].node;
@@ -1219,7 +1366,10 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
                 made++;
                 continue;
             }
-            for (uint32_t i = 0; i < nm; i++) gn__buf_printf(&S.rep, " %s", gn__node_name(g, mem[i]));
+            for (uint32_t i = 0; i < nm; i++) {
+                gn__buf_putc(&S.rep, ' ');
+                gn__buf_puts(&S.rep, gn__node_name(g, mem[i]));
+            }
             gn__buf_putc(&S.rep, '\n');
             made++;
         }
@@ -1246,11 +1396,9 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     gn__buf_free(&S.rep);
     free(order);
     free(had);
-    free(S.cand);
-    free(S.parent);
+    free(S.nd);
     free(S.next);
     free(S.tail);
-    free(S.maxpos);
     free(S.minpos);
     free(S.ext_head);
     free(S.ext_tail);
@@ -1259,8 +1407,6 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     free(S.bnd_out);
     free(S.const_ix);
     free(S.member_ix);
-    free(S.pos);
-    free(S.stamp);
     free(S.stack);
     free(S.range0);
     gn__backend_close(&b);
