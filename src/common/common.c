@@ -399,43 +399,6 @@ gn_status gn__read_file(const char *path, uint8_t **data, size_t *size, gn__err 
     return GN_OK;
 }
 
-gn_status gn__load_file(const char *path, uint8_t **data, size_t *size, bool *mapped, gn__err *err)
-{
-    *mapped = false;
-    *data = NULL;
-    *size = 0;
-#if defined(MAP_PRIVATE) && defined(_SC_PAGESIZE)
-    int fd = open(path, O_RDONLY);
-    struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= ((off_t)8 << 20)) {
-        long page = sysconf(_SC_PAGESIZE);
-        if (page > 0 && st.st_size % page != 0 && (uint64_t)st.st_size < SIZE_MAX / 2) {
-            int flags = MAP_PRIVATE;
-#if defined(MAP_POPULATE)
-            flags |= MAP_POPULATE;
-#endif
-            void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, flags, fd, 0);
-            if (p != MAP_FAILED) {
-                close(fd);
-                *data = p;
-                *size = (size_t)st.st_size;
-                *mapped = true;
-                return GN_OK;
-            }
-        }
-    }
-    if (fd >= 0) close(fd);
-#endif
-    return gn__read_file(path, data, size, err);
-}
-
-void gn__release_file(uint8_t *data, size_t size, bool mapped)
-{
-    if (!data) return;
-    if (mapped) munmap(data, size);
-    else free(data);
-}
-
 gn_status gn__write_file_atomic(const char *path, const void *data, size_t size, gn__err *err)
 {
     size_t n = strlen(path);

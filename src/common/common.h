@@ -111,13 +111,6 @@ uint64_t gn__hash_bytes(const void *p, size_t n);
 /* Reads a whole file (heap; caller frees). On failure fills err with
  * "<path>: <strerror>" and returns GN_ERR_IO. */
 gn_status gn__read_file(const char *path, uint8_t **data, size_t *size, gn__err *err);
-/* gn__read_file, or a private mapping of the file where that saves the copy:
- * a large regular file whose size is not a multiple of the page size, so the
- * byte after the end reads 0 as gn__read_file's terminator does (the pages
- * stay the page cache's: no zeroing, no copy). *mapped says which it was;
- * gn__release_file gives either back. */
-gn_status gn__load_file(const char *path, uint8_t **data, size_t *size, bool *mapped, gn__err *err);
-void gn__release_file(uint8_t *data, size_t size, bool mapped);
 /* Writes atomically: a temporary file beside path, fsync, then rename. On any
  * failure the temporary file is removed and nothing is left at path. */
 gn_status gn__write_file_atomic(const char *path, const void *data, size_t size, gn__err *err);

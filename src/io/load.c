@@ -519,9 +519,8 @@ gn_status gn_graph_load(const char *path, const gn_load_options *opts, gn_graph 
     }
     uint8_t *data = NULL;
     size_t len = 0;
-    bool mapped = false;
     gn_status s = chunked ? gn__savedmodel_read_chunked(file, &data, &len, &g->err)
-                          : gn__load_file(file ? file : path, &data, &len, &mapped, &g->err);
+                          : gn__read_file(file ? file : path, &data, &len, &g->err);
     if (s == GN_OK) {
         gn_load_options o2 = *o;
         if (o2.format == GN_FORMAT_SAVEDMODEL) o2.format = GN_FORMAT_AUTO;
@@ -544,7 +543,7 @@ gn_status gn_graph_load(const char *path, const gn_load_options *opts, gn_graph 
         else s = load_image(g, data, len, file ? file : path, &o2, savedmodel, dir);
         free(dir);
     }
-    gn__release_file(data, len, mapped);
+    free(data);
     free(file);
     if (s == GN_OK) gn__err_clear(&g->err);
     return s;
