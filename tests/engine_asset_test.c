@@ -11,6 +11,7 @@
 #include "grapnel/convert.h"
 #include "grapnel/grapnel.h"
 #include "grapnel/save.h"
+#include "convert/engine_asset.h"
 #include "graph/ir.h"
 #include "io/bundle.h"
 #include "runtime/backend.h"
@@ -313,6 +314,85 @@ static void test_version_mismatch(void **state)
     gn_graph_free(g);
 }
 
+/* The engines a cache on backend `be` would start with: how many, how many refused. */
+static void expect_seeds(gn_graph *g, gn__engine_backend be, uint32_t want, uint32_t want_stale)
+{
+    gn_id id = gn__graph_find(g, ENGINE);
+    assert_int_not_equal(id, GN_NONE);
+    gn__engine_shapes *sh = NULL;
+    uint32_t n = 0, stale = 0;
+    gn__err e;
+    gn__err_clear(&e);
+    assert_int_equal(gn__engine_seeds(g, g, id, be, 4, &sh, &n, &stale, &e), GN_OK);
+    assert_int_equal(n, want);
+    assert_int_equal(stale, want_stale);
+    for (uint32_t i = 0; i < n; i++) {
+        assert_int_equal(sh[i].backend, be);
+        assert_int_equal(sh[i].n_in, 1);
+        assert_int_equal(sh[i].rank[0], 2);
+        assert_int_equal(sh[i].dims[0], 4);
+        assert_int_equal(sh[i].dims[1], 2);
+        gn__engine_shapes_free(&sh[i]);
+    }
+    free(sh);
+}
+
+/* Rewrites the record's backend and device strings, "cpu" "host" -> "cuda" "gpu"
+ * (the same 15 bytes with their lengths), fixing the CRC. */
+static void rewrite_backend_to_cuda(const char *asset)
+{
+    static const unsigned char from[15] = {3, 0, 0, 0, 'c', 'p', 'u', 4, 0, 0, 0, 'h', 'o', 's', 't'};
+    static const unsigned char to[15] = {4, 0, 0, 0, 'c', 'u', 'd', 'a', 3, 0, 0, 0, 'g', 'p', 'u'};
+    size_t n = 0;
+    unsigned char *d = gn_test_slurp(asset, &n);
+    assert_non_null(d);
+    size_t len = (size_t)le(d, 8);
+    /* payload: "GNENGINE", u32 format, then the backend and the device */
+    assert_memory_equal(d + 12 + 12, from, sizeof from);
+    memcpy(d + 12 + 12, to, sizeof to);
+    uint32_t c = gn__crc32c_mask(gn__crc32c(0, d + 12, len));
+    for (int i = 0; i < 4; i++) d[12 + len + (size_t)i] = (unsigned char)(c >> (8 * i));
+    FILE *f = fopen(asset, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(d, 1, n, f), n);
+    fclose(f);
+    free(d);
+}
+
+static void test_backend_mismatch(void **state)
+{
+    (void)state;
+    /* built on the CPU: a CUDA cache does not start with it (counted stale) */
+    gn_graph *g = segmented("{}");
+    build(g, 4, ENGINE ": [4,2] (1 engine cached for it, at most 1)\n");
+    expect_seeds(g, GN__ENGINE_CPU, 1, 0);
+    expect_seeds(g, GN__ENGINE_CUDA, 0, 1);
+    /* the same through the saved asset, whose record names "cpu" and "host" */
+    char *dir = save(g, "backend");
+    char *asset = asset_of(dir);
+    gn_graph *g2 = load(dir);
+    expect_seeds(g2, GN__ENGINE_CPU, 1, 0);
+    expect_seeds(g2, GN__ENGINE_CUDA, 0, 1);
+    gn_graph_free(g2);
+    /* a record built for CUDA: refused on the CPU, which builds at run time */
+    rewrite_backend_to_cuda(asset);
+    g2 = load(dir);
+    expect_seeds(g2, GN__ENGINE_CPU, 0, 1);
+    expect_seeds(g2, GN__ENGINE_CUDA, 1, 0);
+    gn_session *s = NULL;
+    assert_int_equal(gn_session_new(g2, NULL, &s), GN_OK);
+    gn_tensor y;
+    assert_int_equal(run_rows(s, 4, &y), GN_OK);
+    EXPECT_STATS(stats(s), 0, 0, 1, 0, 0, 1);
+    assert_float_equal(((float *)y.data)[0], -0.5f, 1e-6);
+    gn_tensor_free(&y);
+    gn_session_free(s);
+    gn_graph_free(g2);
+    free(asset);
+    free(dir);
+    gn_graph_free(g);
+}
+
 /* The same graph with another weight: another segment digest. */
 static const char *k_mlp2 = PH("x") MAT22("w1", "1", "-2", "0.25", "1.75") MAT22("w2", "2", "0.25", "-1.5", "1")
     MM("m1", "x", "w1") UN("r", "Relu", "m1") MM("m2", "r", "w2") UN("t", "Neg", "m2") UN("y", "Identity", "t");
@@ -435,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_build_then_hit),
         cmocka_unit_test(test_save_load_hit),
         cmocka_unit_test(test_version_mismatch),
+        cmocka_unit_test(test_backend_mismatch),
         cmocka_unit_test(test_segment_mismatch),
         cmocka_unit_test(test_int8_reload),
         cmocka_unit_test(test_truncated_asset),

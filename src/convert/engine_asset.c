@@ -19,8 +19,8 @@
 #include "ops/kernel.h"
 
 #define ENGINE_OP "Grapnel>EngineOp"
-#define BACKEND "cpu"
-#define DEVICE "host"
+static const char *const k_backend[] = {"cpu", "cuda"};   /* by gn__engine_backend */
+static const char *const k_device[] = {"host", "gpu"};
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define GN_VERSION_STRING STR(GN_VERSION_MAJOR) "." STR(GN_VERSION_MINOR) "." STR(GN_VERSION_PATCH)
@@ -58,7 +58,7 @@ static bool shapes_alloc(gn__engine_shapes *s, uint32_t n_in)
 
 static bool shapes_equal(const gn__engine_shapes *a, const gn__engine_shapes *b)
 {
-    if (a->n_in != b->n_in) return false;
+    if (a->n_in != b->n_in || a->backend != b->backend) return false;
     for (uint32_t i = 0; i < a->n_in; i++) {
         if (a->rank[i] != b->rank[i]) return false;
         for (int32_t d = 0; d < a->rank[i]; d++)
@@ -70,6 +70,7 @@ static bool shapes_equal(const gn__engine_shapes *a, const gn__engine_shapes *b)
 static bool shapes_copy(gn__engine_shapes *dst, const gn__engine_shapes *src)
 {
     if (!shapes_alloc(dst, src->n_in)) return false;
+    dst->backend = src->backend;
     memcpy(dst->rank, src->rank, src->n_in * sizeof *src->rank);
     memcpy(dst->dims, src->dims, (size_t)src->n_in * GN__MAX_DIMS * sizeof *src->dims);
     return true;
@@ -209,8 +210,8 @@ static void encode_record(gn__buf *out, const char *prec, uint64_t digest, const
     gn__buf_init(&p);
     gn__buf_append(&p, GN__ENGINE_RECORD_MAGIC, 8);
     put_u32(&p, GN__ENGINE_RECORD_FORMAT);
-    put_str(&p, BACKEND);
-    put_str(&p, DEVICE);
+    put_str(&p, k_backend[sh->backend]);
+    put_str(&p, k_device[sh->backend]);
     put_str(&p, GN_VERSION_STRING);
     put_str(&p, prec);
     put_u64(&p, digest);
@@ -269,7 +270,23 @@ static bool get_str_is(rd *r, const char *want)
     return eq;
 }
 
-/* One payload: GN_OK with *usable (and *sh filled when usable), or GN_ERR_PARSE. */
+/* A string field that is one of want[0..n): its index, or -1 (also when malformed). */
+static int get_str_of(rd *r, const char *const *want, int n)
+{
+    uint64_t l = get_le(r, 4);
+    if (r->bad || r->n - r->o < l) {
+        r->bad = true;
+        return -1;
+    }
+    int found = -1;
+    for (int i = 0; i < n && found < 0; i++)
+        if (l == strlen(want[i]) && !memcmp(r->p + r->o, want[i], (size_t)l)) found = i;
+    r->o += (size_t)l;
+    return found;
+}
+
+/* One payload: GN_OK with *usable (and *sh filled when usable: the shapes and
+ * the backend it names), or GN_ERR_PARSE. */
 static gn_status decode_payload(const uint8_t *p, size_t n, const char *prec, uint64_t digest, bool *usable,
                                 gn__engine_shapes *sh, const char *path, uint32_t rec, gn__err *err)
 {
@@ -280,8 +297,9 @@ static gn_status decode_payload(const uint8_t *p, size_t n, const char *prec, ui
                         path, rec, GN__ENGINE_RECORD_MAGIC);
     r.o = 8;
     if (get_le(&r, 4) != GN__ENGINE_RECORD_FORMAT) return GN_OK;   /* another format: stale */
-    bool ok = get_str_is(&r, BACKEND);
-    ok = get_str_is(&r, DEVICE) && ok;
+    int be = get_str_of(&r, k_backend, (int)GN__ARRAY_LEN(k_backend));
+    bool ok = be >= 0;
+    ok = get_str_is(&r, k_device[be >= 0 ? be : 0]) && ok;
     ok = get_str_is(&r, GN_VERSION_STRING) && ok;
     ok = get_str_is(&r, prec) && ok;
     ok = get_le(&r, 8) == digest && ok;
@@ -308,13 +326,15 @@ static gn_status decode_payload(const uint8_t *p, size_t n, const char *prec, ui
                         path, rec, n, r.o);
     }
     if (!ok) gn__engine_shapes_free(sh);
+    else sh->backend = (gn__engine_backend)be;
     *usable = ok;
     return GN_OK;
 }
 
 /* Checks the framing of a whole file; calls decode on each payload. */
 static gn_status parse_file(const uint8_t *d, size_t n, const char *path, const char *prec, uint64_t digest,
-                            gn__engine_shapes **out, uint32_t *n_out, uint32_t *n_stale, gn__err *err)
+                            gn__engine_backend be, gn__engine_shapes **out, uint32_t *n_out, uint32_t *n_stale,
+                            gn__err *err)
 {
     size_t o = 0;
     uint32_t rec = 0;
@@ -356,6 +376,10 @@ static gn_status parse_file(const uint8_t *d, size_t n, const char *path, const 
         bool usable = false;
         s = decode_payload(p, (size_t)len, prec, digest, &usable, &sh, path, rec, err);
         if (s != GN_OK) break;
+        if (usable && sh.backend != be) { /* well-formed, but built for another backend */
+            gn__engine_shapes_free(&sh);
+            usable = false;
+        }
         if (!usable) {
             (*n_stale)++;
             continue;
@@ -396,7 +420,7 @@ static bool file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-gn_status gn__engine_seeds(const gn_graph *top, const gn_graph *g, gn_id node, uint32_t max,
+gn_status gn__engine_seeds(const gn_graph *top, const gn_graph *g, gn_id node, gn__engine_backend be, uint32_t max,
                            gn__engine_shapes **out, uint32_t *n_out, uint32_t *n_stale, gn__err *err)
 {
     *out = NULL;
@@ -407,10 +431,19 @@ gn_status gn__engine_seeds(const gn_graph *top, const gn_graph *g, gn_id node, u
     const gn__engine_store_entry *en = store_find(top->engines, name);
     gn_status s = GN_OK;
     if (en && en->n) {
-        uint32_t first = en->n > max ? en->n - max : 0;
-        *out = calloc(en->n - first + 1, sizeof **out);
+        /* the most recent `max` built for this backend; the others are stale here */
+        uint32_t mine = 0;
+        for (uint32_t k = 0; k < en->n; k++) mine += en->e[k].backend == be;
+        *n_stale = en->n - mine;
+        uint32_t skip = mine > max ? mine - max : 0;
+        *out = calloc(mine - skip + 1, sizeof **out);
         if (!*out) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
-        for (uint32_t k = first; k < en->n; k++) {
+        for (uint32_t k = 0; k < en->n; k++) {
+            if (en->e[k].backend != be) continue;
+            if (skip) {
+                skip--;
+                continue;
+            }
             if (!shapes_copy(&(*out)[*n_out], &en->e[k])) {
                 s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
                 break;
@@ -426,7 +459,7 @@ gn_status gn__engine_seeds(const gn_graph *top, const gn_graph *g, gn_id node, u
             size_t n = 0;
             s = engine_digest(top, g, node, &digest, err);
             if (s == GN_OK) s = gn__read_file(path, &d, &n, err);
-            if (s == GN_OK) s = parse_file(d, n, path, precision_of(g, node), digest, out, n_out, n_stale, err);
+            if (s == GN_OK) s = parse_file(d, n, path, precision_of(g, node), digest, be, out, n_out, n_stale, err);
             free(d);
             /* the most recent `max` (the file lists them oldest first) */
             if (s == GN_OK && *n_out > max) {
@@ -604,6 +637,7 @@ gn_status gn_engines_build(gn_graph *g, const char *backend, const char *const *
             s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
             break;
         }
+        sh.backend = backend && !strcmp(backend, "cuda") ? GN__ENGINE_CUDA : GN__ENGINE_CPU;
         for (uint32_t i = 0; i < n_in; i++) {
             int64_t from = src[k++];
             const gn_tensor *t = from >= 0 ? &feeds[from] : &got[-1 - from];

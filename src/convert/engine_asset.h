@@ -15,8 +15,8 @@
  *
  *   8 bytes   "GNENGINE"
  *   u32       format version (1)
- *   str       backend name ("cpu")                 str = u32 length, bytes
- *   str       device ("host")
+ *   str       backend name ("cpu", "cuda")         str = u32 length, bytes
+ *   str       device ("host" for cpu, "gpu" for cuda)
  *   str       library version ("0.1.0")
  *   str       precision ("FP32", "FP16", "INT8")
  *   u64       digest of what the engine is built from: the precision, the
@@ -42,11 +42,16 @@
 #define GN__ENGINE_RECORD_MAGIC "GNENGINE"
 #define GN__ENGINE_RECORD_FORMAT 1u
 
-/* One engine: the input shapes it is built for. */
+/* The backends engines are built for; a record names its backend and device
+ * ("cpu" / "host", "cuda" / "gpu"). */
+typedef enum gn__engine_backend { GN__ENGINE_CPU = 0, GN__ENGINE_CUDA = 1 } gn__engine_backend;
+
+/* One engine: the backend and the input shapes it is built for. */
 typedef struct gn__engine_shapes {
     uint32_t n_in;
     int32_t *rank;     /* per input */
     int64_t *dims;     /* n_in * 8 */
+    gn__engine_backend backend;
 } gn__engine_shapes;
 
 /* The graph's store (gn_graph.engines): per engine op name, its engines,
@@ -66,12 +71,14 @@ void gn__engine_store_free(gn__engine_store *s);
 void gn__engine_shapes_free(gn__engine_shapes *s);
 
 /* The engines a cache for engine op `node` of g (top: the top-level graph;
- * only top-level ops have them) starts with: those of the store, else those
- * of the asset of the SavedModel top was loaded from. *out (owned: free each
- * with gn__engine_shapes_free, then the array) holds the last `max` usable
- * ones; *n_stale counts the asset records refused. No store entry and no
- * asset: 0 engines. A malformed asset: GN_ERR_PARSE naming file and record. */
-gn_status gn__engine_seeds(const gn_graph *top, const gn_graph *g, gn_id node, uint32_t max,
+ * only top-level ops have them) on backend `be` starts with: those of the
+ * store, else those of the asset of the SavedModel top was loaded from.
+ * *out (owned: free each with gn__engine_shapes_free, then the array) holds
+ * the last `max` usable ones; *n_stale counts the ones refused (asset records
+ * that do not match, and engines built for another backend). No store entry
+ * and no asset: 0 engines. A malformed asset: GN_ERR_PARSE naming file and
+ * record. */
+gn_status gn__engine_seeds(const gn_graph *top, const gn_graph *g, gn_id node, gn__engine_backend be, uint32_t max,
                            gn__engine_shapes **out, uint32_t *n_out, uint32_t *n_stale, gn__err *err);
 
 /* gn_savedmodel_save's hook: writes dir/assets/grapnel-engine.<name> for

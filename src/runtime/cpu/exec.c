@@ -651,7 +651,7 @@ static gn_status seed_cache(xrun *r, cpu_engine_cache *ec, gn__kctx *c, const ch
     cpu_lib *lib = r->p->lib;
     gn__engine_shapes *sh = NULL;
     uint32_t n = 0, stale = 0;
-    gn_status s = gn__engine_seeds(lib->top, c->g, c->node, max, &sh, &n, &stale, c->err);
+    gn_status s = gn__engine_seeds(lib->top, c->g, c->node, GN__ENGINE_CPU, max, &sh, &n, &stale, c->err);
     if (s != GN_OK) {
         gn__err_prefix(c->err, "node '%s' (Grapnel>EngineOp)", gn__node_name(c->g, c->node));
         return s;

@@ -3091,7 +3091,7 @@ static gn_status engines_init(gn__engine *e, gn__err *err)
         if (e->depth) continue;
         gn__engine_shapes *sh = NULL;
         uint32_t ns = 0, stale = 0;
-        gn_status s = gn__engine_seeds(g, g, n->id, op->max, &sh, &ns, &stale, err);
+        gn_status s = gn__engine_seeds(g, g, n->id, GN__ENGINE_CUDA, op->max, &sh, &ns, &stale, err);
         if (s != GN_OK) {
             gn__err_prefix(err, NODE_FMT "engine assets", NODE_ARGS(e, n));
             return s;
