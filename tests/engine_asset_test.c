@@ -245,26 +245,34 @@ static void test_save_load_hit(void **state)
     gn_graph_free(g);
 }
 
-/* Replaces the library version "0.1.0" in the asset's single record, fixing the CRC. */
-static void rewrite_version(const char *asset)
+/* In the asset's single record, replaces the n bytes `from` (at payload
+ * offset `at`, or the last place they occur when at < 0) with `to`, then fixes
+ * the payload CRC and writes the file back. */
+static void rewrite_record(const char *asset, long at, const void *from, const void *to, size_t n)
 {
-    size_t n = 0;
-    unsigned char *d = gn_test_slurp(asset, &n);
+    size_t size = 0;
+    unsigned char *d = gn_test_slurp(asset, &size);
     assert_non_null(d);
     size_t len = (size_t)le(d, 8);
-    unsigned char *at = NULL;
-    for (size_t i = 12; i + 5 <= 12 + len; i++)
-        if (!memcmp(d + i, "0.1.0", 5)) at = d + i;
-    assert_non_null(at);
-    memcpy(at, "9.9.9", 5);
+    unsigned char *p = NULL;
+    if (at >= 0) p = d + 12 + at;
+    else
+        for (size_t i = 12; i + n <= 12 + len; i++)
+            if (!memcmp(d + i, from, n)) p = d + i;
+    assert_non_null(p);
+    assert_memory_equal(p, from, n);
+    memcpy(p, to, n);
     uint32_t c = gn__crc32c_mask(gn__crc32c(0, d + 12, len));
     for (int i = 0; i < 4; i++) d[12 + len + (size_t)i] = (unsigned char)(c >> (8 * i));
     FILE *f = fopen(asset, "wb");
     assert_non_null(f);
-    assert_int_equal(fwrite(d, 1, n, f), n);
+    assert_int_equal(fwrite(d, 1, size, f), size);
     fclose(f);
     free(d);
 }
+
+/* Replaces the library version "0.1.0" in the asset's single record. */
+static void rewrite_version(const char *asset) { rewrite_record(asset, -1, "0.1.0", "9.9.9", 5); }
 
 static void test_version_mismatch(void **state)
 {
@@ -338,25 +346,13 @@ static void expect_seeds(gn_graph *g, gn__engine_backend be, uint32_t want, uint
 }
 
 /* Rewrites the record's backend and device strings, "cpu" "host" -> "cuda" "gpu"
- * (the same 15 bytes with their lengths), fixing the CRC. */
+ * (the same 15 bytes with their lengths; the payload starts "GNENGINE", u32
+ * format, then the backend and the device). */
 static void rewrite_backend_to_cuda(const char *asset)
 {
     static const unsigned char from[15] = {3, 0, 0, 0, 'c', 'p', 'u', 4, 0, 0, 0, 'h', 'o', 's', 't'};
     static const unsigned char to[15] = {4, 0, 0, 0, 'c', 'u', 'd', 'a', 3, 0, 0, 0, 'g', 'p', 'u'};
-    size_t n = 0;
-    unsigned char *d = gn_test_slurp(asset, &n);
-    assert_non_null(d);
-    size_t len = (size_t)le(d, 8);
-    /* payload: "GNENGINE", u32 format, then the backend and the device */
-    assert_memory_equal(d + 12 + 12, from, sizeof from);
-    memcpy(d + 12 + 12, to, sizeof to);
-    uint32_t c = gn__crc32c_mask(gn__crc32c(0, d + 12, len));
-    for (int i = 0; i < 4; i++) d[12 + len + (size_t)i] = (unsigned char)(c >> (8 * i));
-    FILE *f = fopen(asset, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(d, 1, n, f), n);
-    fclose(f);
-    free(d);
+    rewrite_record(asset, 12, from, to, sizeof from);
 }
 
 static void test_backend_mismatch(void **state)
