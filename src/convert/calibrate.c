@@ -3,7 +3,7 @@
  * INT8 engine ops being calibrated running their native segments; each such
  * op's native segment then runs on the inputs it received with every float
  * tensor fetched, and max |x| per tensor over all batches becomes the op's
- * table (src/runtime/cpu/int8.h gives the format), stored in its
+ * table (src/runtime/quant.h gives the format), stored in its
  * calibration_data attr. Engines are then built from the table, never by
  * calibrating again. */
 #include <math.h>
@@ -16,7 +16,7 @@
 #include "grapnel/grapnel.h"
 #include "graph/ir.h"
 #include "ops/registry.h"
-#include "runtime/cpu/int8.h"
+#include "runtime/quant.h"
 
 #define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
 

@@ -35,7 +35,7 @@
 #include "ops/registry.h"
 #include "ops/kernel.h"
 #include "runtime/backend.h"
-#include "runtime/cpu/int8.h"
+#include "runtime/quant.h"
 
 /* A cluster's producer list is a chain of chunks of one cache line each: a
  * walk over it loads one line per EXT_CHUNK entries and can ask for all of

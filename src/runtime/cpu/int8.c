@@ -1,7 +1,6 @@
-/* INT8 engines of the CPU backend and their calibration tables (see int8.h). */
+/* INT8 engines of the CPU backend (see int8.h). */
 #include "runtime/cpu/int8.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,192 +9,6 @@
 #include "ops/registry.h"
 
 #define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
-
-/* ---- the table ------------------------------------------------------------------------------ */
-void gn__calib_free(gn__calib_table *t)
-{
-    if (!t) return;
-    for (uint32_t i = 0; i < t->n; i++) free(t->name[i]);
-    free(t->name);
-    free(t->amax);
-    memset(t, 0, sizeof *t);
-}
-
-gn_status gn__calib_parse(const char *text, size_t len, gn__calib_table *out, gn__err *err)
-{
-    memset(out, 0, sizeof *out);
-    size_t ml = strlen(GN__CALIB_MAGIC);
-    if (len < ml || memcmp(text, GN__CALIB_MAGIC, ml) != 0 || (len > ml && text[ml] != '\n'))
-        return gn__fail(err, GN_ERR_PARSE, "calibration table: line 1: expected '%s'", GN__CALIB_MAGIC);
-    uint32_t cap = 0, line = 1;
-    size_t p = ml;
-    while (p < len) {
-        p++; /* the newline */
-        line++;
-        size_t e = p;
-        while (e < len && text[e] != '\n') e++;
-        if (e == p || text[p] == '#') {
-            p = e;
-            continue;
-        }
-        size_t sp = e;
-        while (sp > p && text[sp - 1] != ' ') sp--;
-        char num[64];
-        size_t nl = e - sp;
-        if (sp <= p + 1 || nl == 0 || nl >= sizeof num) {
-            gn__calib_free(out);
-            return gn__fail(err, GN_ERR_PARSE, "calibration table: line %u: expected 'TENSOR AMAX'", line);
-        }
-        memcpy(num, text + sp, nl);
-        num[nl] = 0;
-        char *end;
-        double v = strtod(num, &end);
-        if (*end || !(v >= 0) || isinf(v)) {
-            gn__calib_free(out);
-            return gn__fail(err, GN_ERR_PARSE, "calibration table: line %u: range '%s' is not a finite number >= 0",
-                            line, num);
-        }
-        if (out->n == cap) {
-            uint32_t nc = cap ? cap * 2 : 16;
-            char **nn = realloc(out->name, nc * sizeof *nn);
-            if (nn) out->name = nn;
-            float *na = nn ? realloc(out->amax, nc * sizeof *na) : NULL;
-            if (!na) {
-                gn__calib_free(out);
-                return gn__fail(err, GN_ERR_NOMEM, "out of memory");
-            }
-            out->amax = na;
-            cap = nc;
-        }
-        size_t kl = sp - 1 - p;
-        char *k = malloc(kl + 1);
-        if (!k) {
-            gn__calib_free(out);
-            return gn__fail(err, GN_ERR_NOMEM, "out of memory");
-        }
-        memcpy(k, text + p, kl);
-        k[kl] = 0;
-        out->name[out->n] = k;
-        out->amax[out->n++] = (float)v;
-        p = e;
-    }
-    return GN_OK;
-}
-
-float gn__calib_find(const gn__calib_table *t, const char *node, uint32_t index)
-{
-    size_t nl = strlen(node);
-    char suf[16];
-    int sl = snprintf(suf, sizeof suf, ":%u", index);
-    for (uint32_t i = 0; i < t->n; i++) {
-        const char *k = t->name[i];
-        if (!strncmp(k, node, nl) && !strcmp(k + nl, suf) && sl > 0) return t->amax[i];
-    }
-    return -1.0f;
-}
-
-/* ---- which nodes run in int8 ---------------------------------------------------------------- */
-static bool op_is(const gn_graph *g, gn_id id, const char *op) { return strcmp(gn__node_op(g, id), op) == 0; }
-
-static bool is_qdq(const gn_graph *g, gn_id id)
-{
-    const char *op = gn__node_op(g, id);
-    return !strcmp(op, "FakeQuantWithMinMaxVars") || !strcmp(op, "FakeQuantWithMinMaxArgs") ||
-           !strcmp(op, "QuantizeAndDequantizeV2") || !strcmp(op, "QuantizeAndDequantizeV3") ||
-           !strcmp(op, "QuantizeAndDequantizeV4");
-}
-
-/* Is the value of node id known when the engine is built (no path from an argument)? */
-static bool const_like(const gn_graph *g, gn_id id, int depth)
-{
-    if (depth > 16) return false;
-    const gn__node *n = &g->nodes[id];
-    if (n->flags & (GN__NODE_FN_ARG | GN__NODE_FN_RET)) return false;
-    if (op_is(g, id, "Const")) return true;
-    if (!n->n_in || !gn__kernel_for(gn__node_op(g, id))) return false;
-    for (uint32_t k = 0; k < n->n_in; k++)
-        if (!const_like(g, n->in[k].node, depth + 1)) return false;
-    return true;
-}
-
-enum { K_CONV = 1, K_DW = 2, K_MM = 3 };
-enum { ACT_NONE = 0, ACT_RELU, ACT_RELU6, ACT_ELU, ACT_LEAKY };
-
-static int int8_kind(const gn_graph *g, gn_id id)
-{
-    const char *op = gn__node_op(g, id);
-    if (!strcmp(op, "Conv2D") || !strcmp(op, "_FusedConv2D")) return K_CONV;
-    if (!strcmp(op, "DepthwiseConv2dNative")) return K_DW;
-    if (!strcmp(op, "MatMul") || !strcmp(op, "_FusedMatMul")) return K_MM;
-    return 0;
-}
-
-static const Tensorflow__AttrValue__ListValue *list_attr(const gn_graph *g, gn_id id, const char *k)
-{
-    const Tensorflow__AttrValue *v = gn__node_attr(g, id, k);
-    return v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST ? v->list : NULL;
-}
-
-static bool str_attr_is(const gn_graph *g, gn_id id, const char *k, const char *want, bool absent_ok)
-{
-    const char *s;
-    size_t n;
-    if (!gn__attr_get_string(g, id, k, &s, &n)) return absent_ok;
-    return n == strlen(want) && !memcmp(s, want, n);
-}
-
-/* The fused epilogue: BiasAdd then at most one activation; false when not one we apply. */
-static bool fused_epilogue(const gn_graph *g, gn_id id, bool *bias, int *act)
-{
-    *bias = false;
-    *act = ACT_NONE;
-    const Tensorflow__AttrValue__ListValue *l = list_attr(g, id, "fused_ops");
-    if (!l) return !op_is(g, id, "_FusedConv2D") && !op_is(g, id, "_FusedMatMul");
-    size_t i = 0;
-    if (i < l->n_s && l->s[i].len == 7 && !memcmp(l->s[i].data, "BiasAdd", 7)) {
-        *bias = true;
-        i++;
-    }
-    if (i < l->n_s) {
-        static const struct {
-            const char *n;
-            int a;
-        } acts[] = {{"Relu", ACT_RELU}, {"Relu6", ACT_RELU6}, {"Elu", ACT_ELU}, {"LeakyRelu", ACT_LEAKY}};
-        bool found = false;
-        for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++)
-            if (l->s[i].len == strlen(acts[k].n) && !memcmp(l->s[i].data, acts[k].n, l->s[i].len)) {
-                *act = acts[k].a;
-                found = true;
-            }
-        if (!found) return false;
-        i++;
-    }
-    if (i != l->n_s) return false;
-    int64_t nargs = 0;
-    (void)gn__attr_get_int(g, id, "num_args", &nargs);
-    return nargs == (*bias ? 1 : 0) && g->nodes[id].n_in == 2 + (uint32_t)nargs;
-}
-
-bool gn__int8_node_quantizable(const gn_graph *g, gn_id id)
-{
-    int kind = int8_kind(g, id);
-    if (!kind || g->nodes[id].n_in < 2) return false;
-    int dt = 0;
-    if (!gn__attr_get_type(g, id, "T", &dt) || dt != DT_F32) return false;
-    if (const_like(g, g->nodes[id].in[0].node, 0) || !const_like(g, g->nodes[id].in[1].node, 0)) return false;
-    bool bias;
-    int act;
-    if (!fused_epilogue(g, id, &bias, &act)) return false;
-    if (kind == K_MM) return true;
-    if (!str_attr_is(g, id, "data_format", "NHWC", true)) return false;
-    const Tensorflow__AttrValue__ListValue *d = list_attr(g, id, "dilations");
-    for (size_t k = 0; d && k < d->n_i; k++)
-        if (d->i[k] != 1) return false;
-    const Tensorflow__AttrValue__ListValue *s = list_attr(g, id, "strides");
-    if (!s || s->n_i != 4 || s->i[0] != 1 || s->i[3] != 1) return false;
-    return str_attr_is(g, id, "padding", "SAME", false) || str_attr_is(g, id, "padding", "VALID", false) ||
-           (kind == K_CONV && str_attr_is(g, id, "padding", "EXPLICIT", false));
-}
 
 /* ---- the engine --------------------------------------------------------------------------------- */
 enum { S_ARG = 1, S_RET, S_PASS, S_FLOAT, S_INT8 };
@@ -209,17 +22,11 @@ typedef struct i8step {
     uint32_t out_base;
     gn__kernel_fn fn;
     /* S_INT8 */
-    int op;                   /* K_* */
+    gn__q8_node q;            /* what the node's attrs say */
     float sx;                 /* input scale */
-    int8_t *wq;               /* CONV: [oc][kh][kw][c]; DW: [kh][kw][c*m]; MM: [n][k] */
+    int8_t *wq;               /* CONV: [oc][kh][kw][c]; DW: [kh][kw][c*m]; MM: [n][k] (gn__q8_weights) */
     float *sw;                /* per output channel */
     int64_t kh, kw, cin, cout, mult;
-    int64_t sh, sw_, pad;     /* strides; padding 0 VALID 1 SAME 2 EXPLICIT */
-    int64_t ep[4];            /* EXPLICIT: top, bottom, left, right */
-    bool ta;
-    bool bias;
-    int act;
-    float alpha;
 } i8step;
 
 struct gn__int8_engine {
@@ -253,21 +60,13 @@ void gn__int8_engine_free(gn__int8_engine *e)
 
 uint32_t gn__int8_engine_int8_nodes(const gn__int8_engine *e) { return e ? e->n_int8 : 0; }
 
-static inline int8_t q8(float x, float inv)
-{
-    float q = nearbyintf(x * inv);
-    return (int8_t)(q > 127.0f ? 127 : q < -127.0f ? -127 : q);
-}
-
-static float scale_of(float amax) { return amax > 0 ? amax / 127.0f : 1.0f; }
-
 static float act_f(int act, float x, float alpha)
 {
     switch (act) {
-    case ACT_RELU: return x < 0 ? 0 : x;
-    case ACT_RELU6: return x < 0 ? 0 : x > 6 ? 6 : x;
-    case ACT_ELU: return x < 0 ? expm1f(x) : x;
-    case ACT_LEAKY: return x > 0 ? x : x * alpha;
+    case GN__Q8_ACT_RELU: return x < 0 ? 0 : x;
+    case GN__Q8_ACT_RELU6: return x < 0 ? 0 : x > 6 ? 6 : x;
+    case GN__Q8_ACT_ELU: return x < 0 ? expm1f(x) : x;
+    case GN__Q8_ACT_LEAKY: return x > 0 ? x : x * alpha;
     default: return x;
     }
 }
@@ -281,90 +80,28 @@ static gn_status prepare_int8(gn__int8_engine *e, i8step *s, const gn__calib_tab
 {
     const gn_graph *g = e->body;
     gn_id id = s->id;
-    const char *name = gn__node_name(g, id);
     gn__edge x = g->nodes[id].in[0];
     float amax = gn__calib_find(t, gn__node_name(g, x.node), x.index);
     if (amax < 0)
         return gn__fail(err, GN_ERR_GRAPH, "INT8 engine: no range for tensor '%s:%u' (input of %s '%s') in the calibration table",
-                        gn__node_name(g, x.node), x.index, gn__node_op(g, id), name);
-    s->sx = scale_of(amax);
-    s->op = int8_kind(g, id);
-    (void)fused_epilogue(g, id, &s->bias, &s->act);
-    s->alpha = 0.2f;
-    (void)gn__attr_get_float(g, id, "leakyrelu_alpha", &s->alpha);
+                        gn__node_name(g, x.node), x.index, gn__node_op(g, id), gn__node_name(g, id));
+    s->sx = gn__q8_scale(amax);
+    if (!gn__int8_node_info(g, id, &s->q)) return fail_shape(err, gn__node_name(g, id), "not an int8 node");
     const gn__tensor *w = &e->konst[s->in_slot[1]];
-    if (w->dtype != DT_F32) return fail_shape(err, name, "weights are not float32");
-    const float *wf = w->data;
-    if (s->op == K_MM) {
-        bool tb = false;
-        (void)gn__attr_get_bool(g, id, "transpose_a", &s->ta);
-        (void)gn__attr_get_bool(g, id, "transpose_b", &tb);
-        if (w->rank != 2) return fail_shape(err, name, "weights are not a matrix");
-        int64_t K = tb ? w->dims[1] : w->dims[0], N = tb ? w->dims[0] : w->dims[1];
-        s->cin = K;
-        s->cout = N;
-        s->wq = malloc((size_t)(K * N + 1));
-        s->sw = malloc((size_t)(N + 1) * sizeof *s->sw);
-        if (!s->wq || !s->sw) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
-        for (int64_t n = 0; n < N; n++) {
-            float m = 0;
-            for (int64_t k = 0; k < K; k++) {
-                float v = fabsf(tb ? wf[n * K + k] : wf[k * N + n]);
-                if (v > m) m = v;
-            }
-            s->sw[n] = scale_of(m);
-            float inv = 1.0f / s->sw[n];
-            for (int64_t k = 0; k < K; k++) s->wq[n * K + k] = q8(tb ? wf[n * K + k] : wf[k * N + n], inv);
-        }
-        return GN_OK;
+    int64_t K = 0, N = 0;
+    GN_TRY(gn__q8_weights(g, id, &s->q, w, 0, NULL, NULL, &K, &N, err));
+    s->cin = K;
+    s->cout = N;
+    if (s->q.kind != GN__Q8_MM) {
+        s->kh = w->dims[0];
+        s->kw = w->dims[1];
+        s->cin = w->dims[2];
+        s->mult = w->dims[3];
     }
-    if (w->rank != 4) return fail_shape(err, name, "filter is not 4-D");
-    s->kh = w->dims[0];
-    s->kw = w->dims[1];
-    s->cin = w->dims[2];
-    const Tensorflow__AttrValue__ListValue *st = list_attr(g, id, "strides");
-    s->sh = st->i[1];
-    s->sw_ = st->i[2];
-    if (s->sh < 1 || s->sw_ < 1) return fail_shape(err, name, "strides must be positive");
-    s->pad = str_attr_is(g, id, "padding", "VALID", false) ? 0 : str_attr_is(g, id, "padding", "SAME", false) ? 1 : 2;
-    if (s->pad == 2) {
-        const Tensorflow__AttrValue__ListValue *ep = list_attr(g, id, "explicit_paddings");
-        if (!ep || ep->n_i != 8) return fail_shape(err, name, "explicit_paddings must have 8 entries");
-        s->ep[0] = ep->i[2];
-        s->ep[1] = ep->i[3];
-        s->ep[2] = ep->i[4];
-        s->ep[3] = ep->i[5];
-    }
-    int64_t KH = s->kh, KW = s->kw, C = s->cin;
-    if (s->op == K_CONV) {
-        int64_t OC = w->dims[3];
-        s->cout = OC;
-        s->wq = malloc((size_t)(KH * KW * C * OC + 1));
-        s->sw = malloc((size_t)(OC + 1) * sizeof *s->sw);
-        if (!s->wq || !s->sw) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
-        for (int64_t oc = 0; oc < OC; oc++) {
-            float m = 0;
-            for (int64_t i = 0; i < KH * KW * C; i++) m = fmaxf(m, fabsf(wf[i * OC + oc]));
-            s->sw[oc] = scale_of(m);
-            float inv = 1.0f / s->sw[oc];
-            for (int64_t i = 0; i < KH * KW * C; i++) s->wq[oc * KH * KW * C + i] = q8(wf[i * OC + oc], inv);
-        }
-    } else {
-        int64_t M = w->dims[3], CM = C * M;
-        s->mult = M;
-        s->cout = CM;
-        s->wq = malloc((size_t)(KH * KW * CM + 1));
-        s->sw = malloc((size_t)(CM + 1) * sizeof *s->sw);
-        if (!s->wq || !s->sw) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
-        for (int64_t j = 0; j < CM; j++) {
-            float m = 0;
-            for (int64_t i = 0; i < KH * KW; i++) m = fmaxf(m, fabsf(wf[i * CM + j]));
-            s->sw[j] = scale_of(m);
-            float inv = 1.0f / s->sw[j];
-            for (int64_t i = 0; i < KH * KW; i++) s->wq[i * CM + j] = q8(wf[i * CM + j], inv);
-        }
-    }
-    return GN_OK;
+    s->wq = malloc((size_t)(K * N + 1));
+    s->sw = malloc((size_t)(N + 1) * sizeof *s->sw);
+    if (!s->wq || !s->sw) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    return gn__q8_weights(g, id, &s->q, w, K, s->wq, s->sw, &K, &N, err);
 }
 
 /* Kahn's order over data and control inputs. */
@@ -502,7 +239,7 @@ gn_status gn__int8_engine_build(const gn_graph *body, const char *table, size_t 
             if (nd->n_in != 1) s = gn__fail(err, GN_ERR_GRAPH, "INT8 engine: result '%s' has no input", name);
             continue;
         }
-        if (is_qdq(body, id)) {
+        if (gn__int8_is_qdq(body, id)) {
             /* its range is in the table; the engine passes the value through */
             st->kind = S_PASS;
             if (all_const) gn__tensor_copy_ref(&e->konst[st->out_base], &e->konst[st->in_slot[0]]);
@@ -515,7 +252,7 @@ gn_status gn__int8_engine_build(const gn_graph *body, const char *table, size_t 
             break;
         }
         st->kind = S_FLOAT;
-        if (op_is(body, id, "Const") || all_const) {
+        if (!strcmp(gn__node_op(body, id), "Const") || all_const) {
             /* computed once, now */
             s = run_kernel(body, st, e->konst, e->konst + st->out_base, err);
             continue;
@@ -565,7 +302,7 @@ static gn_status run_int8(const gn_graph *g, i8step *s, gn__tensor *vals, gn__te
     const gn__tensor *x = &vals[s->in_slot[0]];
     const char *name = gn__node_name(g, s->id);
     if (x->dtype != DT_F32) return fail_shape(err, name, "input is not float32");
-    const gn__tensor *b = s->bias ? &vals[s->in_slot[2]] : NULL;
+    const gn__tensor *b = s->q.bias ? &vals[s->in_slot[2]] : NULL;
     if (b && (b->dtype != DT_F32 || gn__tensor_numel(b) != s->cout)) return fail_shape(err, name, "bias does not match");
     const float *bias = b ? b->data : NULL;
     int64_t nx = gn__tensor_numel(x);
@@ -578,9 +315,9 @@ static gn_status run_int8(const gn_graph *g, i8step *s, gn__tensor *vals, gn__te
     }
     float inv = 1.0f / s->sx;
     gn_status st = GN_OK;
-    if (s->op == K_MM) {
+    if (s->q.kind == GN__Q8_MM) {
         if (x->rank != 2) st = fail_shape(err, name, "input is not a matrix");
-        int64_t M = s->ta ? x->dims[1] : x->dims[0], K = s->ta ? x->dims[0] : x->dims[1], N = s->cout;
+        int64_t M = s->q.ta ? x->dims[1] : x->dims[0], K = s->q.ta ? x->dims[0] : x->dims[1], N = s->cout;
         if (st == GN_OK && K != s->cin) st = fail_shape(err, name, "inner dimensions do not match");
         int64_t dims[2] = {M, N};
         if (st == GN_OK) {
@@ -595,21 +332,21 @@ static gn_status run_int8(const gn_graph *g, i8step *s, gn__tensor *vals, gn__te
             o->nbytes = (size_t)(M * N) * sizeof(float);
             const float *xf = x->data;
             for (int64_t m = 0; m < M; m++)
-                for (int64_t k = 0; k < K; k++) xq[m * K + k] = q8(s->ta ? xf[k * M + m] : xf[m * K + k], inv);
+                for (int64_t k = 0; k < K; k++) xq[m * K + k] = gn__q8(s->q.ta ? xf[k * M + m] : xf[m * K + k], inv);
             float *of = o->data;
             for (int64_t m = 0; m < M; m++)
                 for (int64_t n = 0; n < N; n++) {
                     float v = (float)dot8(xq + m * K, s->wq + n * K, K) * s->sx * s->sw[n];
                     if (bias) v += bias[n];
-                    of[m * N + n] = act_f(s->act, v, s->alpha);
+                    of[m * N + n] = act_f(s->q.act, v, s->q.alpha);
                 }
         }
     } else {
         if (x->rank != 4 || x->dims[3] != s->cin) st = fail_shape(err, name, "input does not match the filter");
         int64_t N = x->dims[0], H = x->dims[1], W = x->dims[2], C = s->cin, OC = s->cout;
         int64_t OH = 0, OW = 0, pt = 0, pl = 0;
-        window(H, s->kh, s->sh, (int)s->pad, s->ep[0], s->ep[1], &OH, &pt);
-        window(W, s->kw, s->sw_, (int)s->pad, s->ep[2], s->ep[3], &OW, &pl);
+        window(H, s->kh, s->q.stride[0], s->q.pad, s->q.ep[0], s->q.ep[1], &OH, &pt);
+        window(W, s->kw, s->q.stride[1], s->q.pad, s->q.ep[2], s->q.ep[3], &OW, &pl);
         if (st == GN_OK) {
             o->dtype = DT_F32;
             o->rank = 4;
@@ -624,7 +361,7 @@ static gn_status run_int8(const gn_graph *g, i8step *s, gn__tensor *vals, gn__te
         if (st == GN_OK) {
             o->data = o->buf->data;
             const float *xf = x->data;
-            for (int64_t i = 0; i < nx; i++) xq[i] = q8(xf[i], inv);
+            for (int64_t i = 0; i < nx; i++) xq[i] = gn__q8(xf[i], inv);
             float *of = o->data;
             int64_t KH = s->kh, KW = s->kw;
             for (int64_t n = 0; n < N; n++)
@@ -632,13 +369,13 @@ static gn_status run_int8(const gn_graph *g, i8step *s, gn__tensor *vals, gn__te
                     for (int64_t ow = 0; ow < OW; ow++) {
                         memset(acc, 0, (size_t)OC * sizeof *acc);
                         for (int64_t kh = 0; kh < KH; kh++) {
-                            int64_t ih = oh * s->sh - pt + kh;
+                            int64_t ih = oh * s->q.stride[0] - pt + kh;
                             if (ih < 0 || ih >= H) continue;
                             for (int64_t kw = 0; kw < KW; kw++) {
-                                int64_t iw = ow * s->sw_ - pl + kw;
+                                int64_t iw = ow * s->q.stride[1] - pl + kw;
                                 if (iw < 0 || iw >= W) continue;
                                 const int8_t *xr = xq + ((n * H + ih) * W + iw) * C;
-                                if (s->op == K_CONV) {
+                                if (s->q.kind == GN__Q8_CONV) {
                                     for (int64_t oc = 0; oc < OC; oc++)
                                         acc[oc] += dot8(xr, s->wq + ((oc * KH + kh) * KW + kw) * C, C);
                                 } else {
@@ -654,7 +391,7 @@ static gn_status run_int8(const gn_graph *g, i8step *s, gn__tensor *vals, gn__te
                         for (int64_t oc = 0; oc < OC; oc++) {
                             float v = (float)acc[oc] * s->sx * s->sw[oc];
                             if (bias) v += bias[oc];
-                            orow[oc] = act_f(s->act, v, s->alpha);
+                            orow[oc] = act_f(s->q.act, v, s->q.alpha);
                         }
                     }
         }

@@ -1,28 +1,8 @@
-/* INT8 engines of the CPU backend (reference), and the calibration table
- * they are built from (private).
+/* INT8 engines of the CPU backend, the reference (private).
  *
- * The table is the text an INT8 Grapnel>EngineOp carries in its
- * `calibration_data` attr:
- *
- *   grapnel-int8-calibration v1
- *   # any comment line
- *   GrapnelInputPH_0:0 2.75
- *   conv1/Conv2D:0 11.0312
- *   ...
- *
- * one line per float tensor of the engine's native segment ("node:output" in
- * the segment function's names; the engine inputs are GrapnelInputPH_<k>:0),
- * with amax, the symmetric range [-amax, amax] (scale amax / 127). The
- * calibration run (gn_calibrate) records max |x| over the caller's batches;
- * without calibration the ranges come from the graph's FakeQuant /
- * QuantizeAndDequantize nodes, max(|min|, |max|).
- *
- * An engine is built from the segment and the table: Conv2D,
- * DepthwiseConv2dNative, MatMul, _FusedConv2D and _FusedMatMul whose weights
- * are constant run in int8: the activation input is quantized per tensor to
- * [-127, 127] with its range, the weights per output channel with their own
- * max |w|, products are summed in int32 and the sum is dequantized, then the
- * fused bias and activation are applied in float. Every other node runs its
+ * An engine is built from an INT8 engine op's native segment and its
+ * calibration table (runtime/quant.h: the table's format, which nodes run
+ * in int8 and how their weights are quantized). Every other node runs its
  * float kernel (between a dequantize and a quantize, in TensorRT's terms);
  * quantization nodes pass their input through (their ranges are in the
  * table). */
@@ -31,25 +11,7 @@
 
 #include "graph/ir.h"
 #include "ops/kernel.h"
-
-#define GN__CALIB_MAGIC "grapnel-int8-calibration v1"
-
-typedef struct gn__calib_table {
-    uint32_t n;
-    char **name;      /* "node:k" */
-    float *amax;
-} gn__calib_table;
-
-/* Parses the text (len bytes); errors name the line. */
-gn_status gn__calib_parse(const char *text, size_t len, gn__calib_table *out, gn__err *err);
-void gn__calib_free(gn__calib_table *t);
-/* amax of tensor "node:k", or a negative value when the table has none. */
-float gn__calib_find(const gn__calib_table *t, const char *node, uint32_t index);
-
-/* Node id of a segment body runs in int8 (given a range for its input 0):
- * one of the ops above, float32, NHWC for convolutions, unit dilations,
- * weights computable at build time, a fused epilogue the engine applies. */
-bool gn__int8_node_quantizable(const gn_graph *body, gn_id id);
+#include "runtime/quant.h"
 
 typedef struct gn__int8_engine gn__int8_engine;
 
