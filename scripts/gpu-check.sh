@@ -9,8 +9,8 @@
 # encoder (bench/gen_models, random weights), optimizes them to float16 for
 # gpu:sm_90 (NCHW and NHWC), checks CUDA against the CPU backend on them,
 # converts the golden models to engine ops for the CUDA backend (grapnel
-# segment --backend cuda, FP32 and FP16) and checks those on CUDA against the
-# CPU backend, times the models at batch 1 and 64 without and with CUDA
+# segment --backend cuda, FP32, FP16 and INT8 calibrated on the golden feed)
+# and checks those on CUDA against the CPU backend, times the models at batch 1 and 64 without and with CUDA
 # Graph replay (bench/gpu_bench --cuda-graph 0|1; BERT also as engine ops)
 # next to PyTorch on the same GPU (bench/torch_bench.py), and prints a short
 # table last (bench/gpu_table.py). Budget: under 10 minutes on 16 cores.
@@ -207,11 +207,13 @@ if [ "$status_build" = ok ]; then
   # the LSTMs are left out: their loops stay outside the engines and the CUDA backend runs no loops
   eng_ok=0 eng_bad=0
   while read -r name graph feed ffile fetch; do
-    for prec in FP32 FP16; do
-      out="$B/${name}_engines_${prec}.pb" tol=1e-5
+    for prec in FP32 FP16 INT8; do
+      out="$B/${name}_engines_${prec}.pb" tol=1e-5 cal=()
       [ "$prec" = FP16 ] && tol=1e-2
+      # INT8: calibrated on the golden feed; the CUDA engines against the CPU reference's
+      [ "$prec" = INT8 ] && tol=1e-3 cal=(--calibrate "$root/tests/data/golden/$ffile")
       if ! timeout 60 "$BUILD/grapnel" segment "$root/tests/data/$graph" -o "$out" --backend cuda \
-           --params "{'precision_mode': '$prec'}" --feed "${feed%:0}" --fetch "${fetch%:0}" > "$out.log" 2>&1; then
+           --params "{'precision_mode': '$prec'}" --feed "${feed%:0}" --fetch "${fetch%:0}" "${cal[@]}" > "$out.log" 2>&1; then
         echo "segment $name $prec FAILED: $(tail -1 "$out.log")"; eng_bad=$((eng_bad + 1)); continue
       fi
       v="$(timeout 60 "$BUILD/grapnel" verify "$out" "$out" --backend cpu --backend-b cuda --tol "$tol" \

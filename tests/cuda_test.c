@@ -1481,6 +1481,185 @@ static void test_engine_cache(void **state)
         }
 }
 
+/* ---- INT8 engines ------------------------------------------------------------------------------ */
+/* A float32 Const of the given dims with values in [-1, 1). */
+static void cfloat(tbuf *b, const char *name, int rank, const int *dims)
+{
+    int n = 1;
+    add(b, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+           "tensor { dtype: DT_FLOAT tensor_shape {",
+        name);
+    for (int d = 0; d < rank; d++) {
+        add(b, " dim { size: %d }", dims[d]);
+        n *= dims[d];
+    }
+    add(b, " } float_val: [");
+    for (int i = 0; i < n; i++) add(b, "%s%.4g", i ? "," : "", 2.0 * urand() - 1.0);
+    add(b, "] } } } }\n");
+}
+
+/* x [2, 9, 9, 3] -> _FusedConv2D 3x3 stride 2 SAME, bias, Relu (27 values
+ * per channel: the GEMM rows are padded to 32) -> DepthwiseConv2dNative 3x3
+ * VALID, multiplier 2 -> Reshape [2, 144] -> MatMul transpose_b -> Transpose
+ * -> _FusedMatMul transpose_a, bias, Relu6 -> y [2, 6]: the three int8
+ * kernels, both GEMM operand orders, padding and an epilogue each. */
+static gn_graph *int8_graph(void)
+{
+    tbuf b = {.n = 0};
+    ph(&b, "x", DT_FLOAT);
+    cfloat(&b, "w1", 4, (const int[]){3, 3, 3, 8});
+    cfloat(&b, "b1", 1, (const int[]){8});
+    cfloat(&b, "w2", 4, (const int[]){3, 3, 8, 2});
+    cfloat(&b, "w3", 2, (const int[]){10, 144});
+    cfloat(&b, "w4", 2, (const int[]){10, 6});
+    cfloat(&b, "b4", 1, (const int[]){6});
+    cint(&b, "shape", false, 2, (const int[]){2, 144});
+    cint(&b, "perm", false, 2, (const int[]){1, 0});
+    add(&b, "node { name: 'c1' op: '_FusedConv2D' input: 'x' input: 'w1' input: 'b1' attr { key: 'T' value { type: "
+            "DT_FLOAT } } attr { key: 'padding' value { s: 'SAME' } } attr { key: 'data_format' value { s: 'NHWC' } } "
+            "attr { key: 'strides' value { list { i: 1 i: 2 i: 2 i: 1 } } } attr { key: 'num_args' value { i: 1 } } "
+            "attr { key: 'TArgs' value { list { type: DT_FLOAT } } } attr { key: 'fused_ops' value { list { s: "
+            "'BiasAdd' s: 'Relu' } } } }\n");
+    add(&b, "node { name: 'd2' op: 'DepthwiseConv2dNative' input: 'c1' input: 'w2' attr { key: 'T' value { type: "
+            "DT_FLOAT } } attr { key: 'padding' value { s: 'VALID' } } attr { key: 'data_format' value { s: 'NHWC' } } "
+            "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } }\n");
+    add(&b, "node { name: 'r' op: 'Reshape' input: 'd2' input: 'shape' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    add(&b, "node { name: 'm3' op: 'MatMul' input: 'r' input: 'w3' attr { key: 'T' value { type: DT_FLOAT } } attr { "
+            "key: 'transpose_b' value { b: true } } }\n");
+    add(&b, "node { name: 't' op: 'Transpose' input: 'm3' input: 'perm' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    add(&b, "node { name: 'y' op: '_FusedMatMul' input: 't' input: 'w4' input: 'b4' attr { key: 'T' value { type: "
+            "DT_FLOAT } } attr { key: 'transpose_a' value { b: true } } attr { key: 'num_args' value { i: 1 } } attr { "
+            "key: 'TArgs' value { list { type: DT_FLOAT } } } attr { key: 'fused_ops' value { list { s: 'BiasAdd' s: "
+            "'Relu6' } } } }\n");
+    return load_text(b.s);
+}
+
+static void random_input(gn_tensor *t, int32_t rank, const int64_t *dims, float scale)
+{
+    assert_int_equal(gn_tensor_alloc(DT_FLOAT, rank, dims, t), GN_OK);
+    float *v = t->data;
+    for (int64_t i = 0; i < gn_tensor_numel(t); i++) v[i] = scale * (2.0f * urand() - 1.0f);
+}
+
+/* The graph above as one INT8 engine op, calibrated on four random batches
+ * (gn_calibrate): the CUDA backend's engine runs the same three int8 nodes
+ * as the CPU reference, so the outputs agree within 1e-6 (relative L2; the
+ * quantization, int32 sums and dequantization are computed alike, the
+ * float Reshape and Transpose exactly), while both differ from float32
+ * (the int8 arithmetic ran); counters agree (one build, then hits). */
+static void test_engines_int8(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    gn_graph *g = int8_graph();
+    const char *keep[2] = {"x", "y"}, *fn[1] = {"x"}, *xn[1] = {"y"};
+    static const int64_t xd[4] = {2, 9, 9, 3};
+    gn_tensor x, flt;
+    random_input(&x, 4, xd, 2.0f);
+    gn_session *fs = session_with(g, "cpu", false, 0);
+    if (gn_session_run(fs, fn, &x, 1, xn, &flt, 1) != GN_OK) fail_msg("float: %s", gn_session_errmsg(fs));
+    gn_session_free(fs);
+    assert_int_equal(segment_for_test(g, 2, 1, true, 2, keep, 2), 1);
+    gn_tensor cal[4];
+    for (int i = 0; i < 4; i++) random_input(&cal[i], 4, xd, 2.0f);
+    char *rep = NULL;
+    if (gn_calibrate(g, fn, 1, cal, 4, &rep) != GN_OK) fail_msg("calibrate: %s", gn_graph_errmsg(g));
+    gn_free(rep);
+    for (int i = 0; i < 4; i++) gn_tensor_free(&cal[i]);
+    gn_session *ref = session_with(g, "cpu", false, 0);
+    gn_session *s = cpu_only() ? NULL : session_with(g, "cuda", false, 0);
+    for (int run = 0; run < 2; run++) {
+        gn_tensor want, got;
+        if (gn_session_run(ref, fn, &x, 1, xn, &want, 1) != GN_OK) fail_msg("cpu: %s", gn_session_errmsg(ref));
+        gn_compare_result r;
+        assert_int_equal(gn_tensor_compare(&want, &flt, 1.0, &r), GN_OK);
+        print_message("int8 engine run %d: cpu int8 vs float32 rel L2 %.3g\n", run, r.rel_l2_err);
+        if (!(r.rel_l2_err > 1e-5)) fail_msg("the CPU's INT8 engine agrees with float32 to %g: no int8 ran", r.rel_l2_err);
+        if (s) {
+            if (gn_session_run(s, fn, &x, 1, xn, &got, 1) != GN_OK) fail_msg("cuda: %s", gn_session_errmsg(s));
+            assert_int_equal(gn_tensor_compare(&got, &want, 1e-6, &r), GN_OK);
+            print_message("int8 engine run %d: cuda vs cpu rel L2 %.3g\n", run, r.rel_l2_err);
+            if (!r.match) fail_msg("cuda vs cpu: %s (rel L2 %g)", r.why, r.rel_l2_err);
+            gn_tensor_free(&got);
+            counts_equal("int8 engine", counts_of(s), counts_of(ref));
+        }
+        gn_tensor_free(&want);
+    }
+    counts_equal("cpu int8 engine after two runs", counts_of(ref), (eng_counts){1, 1, 0, 0, 0});
+    gn_session_free(s);
+    gn_session_free(ref);
+    gn_tensor_free(&x);
+    gn_tensor_free(&flt);
+    gn_graph_free(g);
+}
+
+/* The golden models segmented into INT8 engine ops for the CUDA backend
+ * and calibrated on their golden feeds: the CUDA engines agree with the
+ * CPU reference's within 1e-3 relative L2 (the float nodes between the
+ * int8 ones, cuDNN's and cuBLAS's against ours, can move a value across a
+ * rounding boundary of the next quantization: one step of amax / 127 for
+ * that element), with the same counters. */
+static void test_engines_int8_golden(void **state)
+{
+    (void)state;
+    NEED_GPU();
+    gn_pt_golden m[32];
+    size_t n = gn_pt_read_manifest(m, GN__ARRAY_LEN(m)), compared = 0;
+    assert_true(n > 0);
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(m[i].graph, "golden/", 7)) continue;
+        gn_graph *g = NULL;
+        gn_tensor feeds[4];
+        const char *fn[4], *xn[4], *keep[8];
+        if (!gn_pt_golden_open(&m[i], &g, feeds, fn, xn, true)) continue;
+        size_t nk = 0;
+        for (size_t k = 0; k < m[i].nf; k++) keep[nk++] = fn[k];
+        for (size_t k = 0; k < m[i].nx; k++) keep[nk++] = xn[k];
+        size_t n_eng = segment_for_test(g, 2, 1, true, 3, keep, nk);
+        char *rep = NULL;
+        if (n_eng && gn_calibrate(g, fn, m[i].nf, feeds, 1, &rep) != GN_OK)
+            fail_msg("%s: calibrate: %s", m[i].name, gn_graph_errmsg(g));
+        gn_free(rep);
+        gn_session *ref = session_with(g, "cpu", false, 0), *s = NULL;
+        gn_tensor want[4], got[4];
+        if (gn_session_run(ref, fn, feeds, m[i].nf, xn, want, m[i].nx) != GN_OK)
+            fail_msg("%s: cpu: %s", m[i].name, gn_session_errmsg(ref));
+        eng_counts cc = counts_of(ref);
+        print_message("golden %s INT8: %zu engine op(s); cpu: builds %llu fallbacks %llu\n", m[i].name, n_eng,
+                      (unsigned long long)cc.builds, (unsigned long long)cc.fallbacks);
+        if (!cpu_only()) {
+            gn_session_options o;
+            gn_session_options_init(&o);
+            o.backend = "cuda";
+            gn_status st = gn_session_new(g, &o, &s);
+            if (st == GN_OK) st = gn_session_run(s, fn, feeds, m[i].nf, xn, got, m[i].nx);
+            if (st == GN_ERR_UNSUPPORTED) {
+                print_message("golden %s INT8: not on the CUDA backend yet: %s\n", m[i].name, gn_session_errmsg(s));
+            } else if (st != GN_OK) {
+                fail_msg("golden %s INT8: cuda: %s", m[i].name, gn_session_errmsg(s));
+            } else {
+                for (size_t x = 0; x < m[i].nx; x++) {
+                    gn_compare_result r;
+                    assert_int_equal(gn_tensor_compare(&got[x], &want[x], 1e-3, &r), GN_OK);
+                    print_message("golden %s INT8 %s: cuda vs cpu rel L2 %.3g\n", m[i].name, xn[x], r.rel_l2_err);
+                    if (!r.match) fail_msg("golden %s INT8 %s: cuda vs cpu: %s (rel L2 %g)", m[i].name, xn[x], r.why, r.rel_l2_err);
+                    gn_tensor_free(&got[x]);
+                }
+                counts_equal(m[i].name, counts_of(s), cc);
+                compared++;
+            }
+        } else {
+            compared++;
+        }
+        for (size_t x = 0; x < m[i].nx; x++) gn_tensor_free(&want[x]);
+        gn_session_free(s);
+        gn_session_free(ref);
+        for (size_t k = 0; k < m[i].nf; k++) gn_tensor_free(&feeds[k]);
+        gn_graph_free(g);
+    }
+    assert_true(compared > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1494,6 +1673,7 @@ int main(void)
         cmocka_unit_test(test_cuda_graph_off), cmocka_unit_test(test_workspace_limit),
         cmocka_unit_test(test_engines_golden), cmocka_unit_test(test_engine_cache),
         cmocka_unit_test(test_layer_norm), cmocka_unit_test(test_fused_matmul_transposed),
+        cmocka_unit_test(test_engines_int8), cmocka_unit_test(test_engines_int8_golden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

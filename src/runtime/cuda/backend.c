@@ -24,6 +24,7 @@
 #include "runtime/backend.h"
 #include "runtime/cuda/cuda.h"
 #include "runtime/prune.h"
+#include "runtime/quant.h"
 
 #define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_F16 TENSORFLOW__DATA_TYPE__DT_HALF
@@ -267,6 +268,9 @@ typedef struct cnode {
     struct cengop *eng;           /* Grapnel>EngineOp: its engine cache */
     struct cln *ln;               /* the output node of a layer norm run as one kernel */
     int32_t ln_member;            /* > 0: inside the layer norm of node ln_member - 1 */
+    bool is_q8;                   /* an INT8 engine's int8 node (runtime/quant.h) */
+    float q8_sx;                  /* ... its input's scale */
+    gn__q8_node q8;               /* ... and what its attrs say */
 } cnode;
 
 /* A fused run of elementwise nodes (built at compile): the ops over the
@@ -701,6 +705,7 @@ typedef struct cplan {
     struct ceng **eng;            /* per node: the engine (or native segment) an engine op runs (a reference) */
     uint8_t *ln_on;               /* per node: this layer norm runs as one kernel in this plan */
     struct clt **lt;              /* per node: a _FusedMatMul's cuBLASLt GEMM with its epilogue (NULL: none) */
+    struct ci8 **i8;              /* per node: an int8 node's plan (NULL: it runs in float) */
 } cplan;
 
 struct gn__engine {
@@ -719,6 +724,7 @@ struct gn__engine {
     gn__engine_stats stats;
     uint32_t depth;               /* 0: the session's engine; 1 + its parent's for an engine op's function */
     uint64_t eng_clock;           /* engine caches: the time of last use (least recently used goes first) */
+    const gn__calib_table *q8_table;   /* while an INT8 engine is compiled: its calibration table */
 };
 
 static size_t align_up(size_t v)
@@ -774,7 +780,7 @@ static gn_status engines_account(gn__engine *e, cplan *p, gn__err *err);
 static void cengop_free(cu_backend *b, struct cengop *op);
 static void cu_engine_free(void *self, gn__engine *e);
 static gn_status compile_depth(cu_backend *b, const gn_graph *g, const gn__engine_sig *sig, uint32_t depth,
-                               gn__engine **out, gn__err *err);
+                               const gn__calib_table *q8, gn__engine **out, gn__err *err);
 static gn_status plan_new(gn__engine *e, const gn__tensor *in, cplan **out, gn__err *err);
 static gn_status run_all(gn__engine *e, cplan *p, gn__err *err);
 
@@ -800,6 +806,29 @@ static void clt_free(const cu_backend *b, clt *c)
     if (c->ld) b->p_cublasLtMatrixLayoutDestroy(c->ld);
     if (c->desc) b->p_cublasLtMatmulDescDestroy(c->desc);
     free(c);
+}
+
+/* The first algorithm cuBLASLt's heuristic offers for c's descriptors
+ * (built when ok) within our workspace; NULL (c freed) when none. */
+static clt *lt_pick(const cu_backend *b, clt *c, bool ok)
+{
+    const cublasStatus_t OK = CUBLAS_STATUS_SUCCESS;
+    cublasLtMatmulPreference_t pref = NULL;
+    size_t ws = BLAS_WORKSPACE;
+    ok = ok && b->p_cublasLtMatmulPreferenceCreate(&pref) == OK &&
+         b->p_cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) == OK;
+    cublasLtMatmulHeuristicResult_t res;
+    memset(&res, 0, sizeof res);
+    int found = 0;
+    ok = ok && b->p_cublasLtMatmulAlgoGetHeuristic(b->lt, c->desc, c->la, c->lb, c->ld, c->ld, pref, 1, &res, &found) == OK &&
+         found > 0 && res.state == CUBLAS_STATUS_SUCCESS && res.workspaceSize <= BLAS_WORKSPACE;
+    if (pref) b->p_cublasLtMatmulPreferenceDestroy(pref);
+    if (!ok) {
+        clt_free(b, c);
+        return NULL;
+    }
+    c->algo = res.algo;
+    return c;
 }
 
 /* cuBLASLt for a 2-D _FusedMatMul of [m, k] x [k, n] with a bias and then
@@ -834,22 +863,59 @@ static clt *plan_lt(const gn__engine *e, const cnode *n, int h, int64_t m, int64
               b->p_cublasLtMatrixLayoutCreate(&c->lb, dt, (uint64_t)(n->ta ? m : kk), (uint64_t)(n->ta ? kk : m),
                                               n->ta ? m : kk) == OK &&
               b->p_cublasLtMatrixLayoutCreate(&c->ld, dt, (uint64_t)nn, (uint64_t)m, nn) == OK;
-    cublasLtMatmulPreference_t pref = NULL;
-    size_t ws = BLAS_WORKSPACE;
-    ok = ok && b->p_cublasLtMatmulPreferenceCreate(&pref) == OK &&
-         b->p_cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) == OK;
-    cublasLtMatmulHeuristicResult_t res;
-    memset(&res, 0, sizeof res);
-    int found = 0;
-    ok = ok && b->p_cublasLtMatmulAlgoGetHeuristic(b->lt, c->desc, c->la, c->lb, c->ld, c->ld, pref, 1, &res, &found) == OK &&
-         found > 0 && res.state == CUBLAS_STATUS_SUCCESS && res.workspaceSize <= BLAS_WORKSPACE;
-    if (pref) b->p_cublasLtMatmulPreferenceDestroy(pref);
-    if (!ok) {
-        clt_free(b, c);
-        return NULL;
-    }
-    c->algo = res.algo;
-    return c;
+    return lt_pick(b, c, ok);
+}
+
+/* cuBLASLt for an INT8 engine's GEMM: int8 rows of the activations [m, kp]
+ * times int8 rows of the weights [nn, kp], summed into int32 [m, nn]
+ * (CUBLAS_COMPUTE_32I; column-major that is the "TN" form its int8 kernels
+ * want: C^T = W^T' X^T with W^T' the weights transposed); NULL when
+ * cuBLASLt is missing or its heuristic offers no algorithm for these
+ * shapes: then gn__cu_gemm8 runs. */
+static clt *plan_lt8(const cu_backend *b, int64_t m, int64_t nn, int64_t kp)
+{
+    if (!b->lt || m < 1 || nn < 1 || kp < 1) return NULL;
+    clt *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    cublasOperation_t opa = CUBLAS_OP_T, opb = CUBLAS_OP_N;
+    const cublasStatus_t OK = CUBLAS_STATUS_SUCCESS;
+    bool ok = b->p_cublasLtMatmulDescCreate(&c->desc, CUBLAS_COMPUTE_32I, CUDA_R_32I) == OK &&
+              b->p_cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa) == OK &&
+              b->p_cublasLtMatmulDescSetAttribute(c->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb) == OK &&
+              b->p_cublasLtMatrixLayoutCreate(&c->la, CUDA_R_8I, (uint64_t)kp, (uint64_t)nn, kp) == OK &&
+              b->p_cublasLtMatrixLayoutCreate(&c->lb, CUDA_R_8I, (uint64_t)kp, (uint64_t)m, kp) == OK &&
+              b->p_cublasLtMatrixLayoutCreate(&c->ld, CUDA_R_32I, (uint64_t)nn, (uint64_t)m, nn) == OK;
+    return lt_pick(b, c, ok);
+}
+
+/* An int8 node of an INT8 engine (per node, per plan): its weights
+ * quantized once, here, as the CPU reference quantizes them
+ * (gn__q8_weights), and kept in the node's SCR_W scratch for the plan's
+ * life: wq (wq_bytes, rounded up to ALIGN) then sw, one scale per channel.
+ * MatMul and Conv2D run as quantize (im2col for the convolution), an int8
+ * GEMM (cuBLASLt, else gn__cu_gemm8) into int32 (SCR_WS) over rows of kp
+ * bytes (SCR_PAD), and dequantize with bias and activation; depthwise
+ * convolutions run as one kernel. */
+typedef struct ci8 {
+    int kind;                     /* GN__Q8_* */
+    int64_t m, n, k, kp;          /* GEMM rows, channels, values per channel, row pitch (k rounded up to 16) */
+    int64_t mult;                 /* depthwise channel multiplier */
+    gn__cu_conv8 geo;             /* convolutions */
+    float sx, inv;
+    int act;                      /* GN__CU_* */
+    size_t wq_bytes;
+    int8_t *h_wq;                 /* host copies, until plan_new uploads them */
+    float *h_sw;
+    clt *lt;                      /* cuBLASLt's int8 GEMM; NULL: gn__cu_gemm8 */
+} ci8;
+
+static void ci8_free(const cu_backend *b, ci8 *c)
+{
+    if (!c) return;
+    free(c->h_wq);
+    free(c->h_sw);
+    clt_free(b, c->lt);
+    free(c);
 }
 
 static int64_t *vdims(cplan *p, uint32_t v)
@@ -902,6 +968,9 @@ static void plan_free(const gn__engine *e, cplan *p)
     if (p->lt)
         for (uint32_t i = 0; i < e->n_nodes; i++) clt_free(e->b, p->lt[i]);
     free(p->lt);
+    if (p->i8)
+        for (uint32_t i = 0; i < e->n_nodes; i++) ci8_free(e->b, p->i8[i]);
+    free(p->i8);
     if (p->conv)
         for (uint32_t i = 0; i < e->n_nodes; i++) cconv_free(e->b, p->conv[i]);
     if (p->ein)
@@ -1351,6 +1420,71 @@ static gn_status choose_algo(gn__engine *e, const cnode *n, cconv *c, const algo
     return GN_OK;
 }
 
+static int q8_act(int act)
+{
+    switch (act) {
+    case GN__Q8_ACT_RELU: return GN__CU_RELU;
+    case GN__Q8_ACT_RELU6: return GN__CU_RELU6;
+    case GN__Q8_ACT_ELU: return GN__CU_ELU;
+    case GN__Q8_ACT_LEAKY: return GN__CU_LEAKY_RELU;
+    default: return GN__CU_ID;
+    }
+}
+
+/* An int8 node's plan (ci8), once plan_node has checked its shapes; none
+ * (the node runs in float) when its weights are not known on the host now
+ * or its input is not float32. */
+static gn_status plan_q8(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
+{
+    const cnode *n = &e->nodes[k];
+    uint32_t x = n->in[0], o = n->out;
+    const gn__tensor *w = host_tensor(e, p, p->root[n->in[1]]);
+    if (!w || p->dtype[x] != DT_F32) return GN_OK;
+    int64_t K = 0, N = 0;
+    GN_TRY(gn__q8_weights(e->g, n->id, &n->q8, w, 0, NULL, NULL, &K, &N, err));
+    ci8 *c = calloc(1, sizeof *c);
+    if (!c) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    p->i8[k] = c;
+    c->kind = n->q8.kind;
+    c->k = K;
+    c->n = N;
+    c->kp = (K + 15) / 16 * 16;
+    c->sx = n->q8_sx;
+    c->inv = 1.0f / c->sx;
+    c->act = q8_act(n->q8.act);
+    const int64_t *xd = vdims(p, x), *od = vdims(p, o);
+    if (c->kind == GN__Q8_MM) {
+        c->m = od[0];
+        if (od[1] != N || (n->q8.ta ? xd[0] : xd[1]) != K)
+            return node_fail(e, n, err, GN_ERR_INTERNAL, "int8 weights do not match the planned shapes");
+    } else {
+        gn__cu_conv8 *g = &c->geo;
+        int64_t bh, ah, bw, aw, oh, ow;
+        GN_TRY(window(e, n, xd[1], w->dims[0], 1, n->q8.stride[0], &n->explicit_pad[0], &oh, &bh, &ah, err));
+        GN_TRY(window(e, n, xd[2], w->dims[1], 1, n->q8.stride[1], &n->explicit_pad[2], &ow, &bw, &aw, err));
+        *g = (gn__cu_conv8){.n = xd[0], .h = xd[1], .w = xd[2], .c = xd[3], .oh = oh, .ow = ow, .kh = w->dims[0],
+                            .kw = w->dims[1], .sh = n->q8.stride[0], .sw = n->q8.stride[1], .pad_top = bh, .pad_left = bw};
+        c->m = g->n * oh * ow;
+        c->mult = w->dims[3];
+        if (oh != od[1] || ow != od[2] || od[3] != N || w->dims[2] != g->c)
+            return node_fail(e, n, err, GN_ERR_INTERNAL, "int8 weights do not match the planned shapes");
+    }
+    size_t wbytes = (size_t)(c->kind == GN__Q8_DW ? K * N : N * c->kp);
+    c->wq_bytes = align_up(wbytes ? wbytes : 1);
+    c->h_wq = malloc(wbytes + 1);
+    c->h_sw = malloc((size_t)(N + 1) * sizeof *c->h_sw);
+    if (!c->h_wq || !c->h_sw) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    GN_TRY(gn__q8_weights(e->g, n->id, &n->q8, w, c->kp, c->h_wq, c->h_sw, &K, &N, err));
+    size_t base = (size_t)k * N_SCR;
+    p->scr_bytes[base + SCR_W] = c->wq_bytes + (size_t)N * sizeof(float);
+    if (c->kind != GN__Q8_DW) {
+        p->scr_bytes[base + SCR_PAD] = (size_t)(c->m * c->kp);
+        p->scr_bytes[base + SCR_WS] = (size_t)(c->m * N) * sizeof(int32_t);
+        c->lt = plan_lt8(e->b, c->m, N, c->kp);
+    }
+    return GN_OK;
+}
+
 static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
 {
     cu_backend *b = e->b;
@@ -1471,7 +1605,8 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
                 return node_fail(e, n, err, GN_ERR_GRAPH, "bias %s does not match %lld columns", shape_str(p, bv, s1, sizeof s1), (long long)nn);
         }
         GN_TRY(check_side(e, p, n, o, err));
-        if (n->op->kind == OP_MATMUL && n->op->sub == 1 && is_float(p->dtype[x]))
+        if (n->is_q8) GN_TRY(plan_q8(e, p, k, err));
+        if (!p->i8[k] && n->op->kind == OP_MATMUL && n->op->sub == 1 && is_float(p->dtype[x]))
             p->lt[k] = plan_lt(e, n, p->dtype[x] == DT_F16, m, nn, kx);
         break;
     }
@@ -1505,7 +1640,8 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
         }
         p->rank[o] = 4;
         GN_TRY(check_side(e, p, n, o, err));
-        if (!is_float(p->dtype[x])) break;
+        if (n->is_q8) GN_TRY(plan_q8(e, p, k, err));
+        if (!is_float(p->dtype[x]) || p->i8[k]) break;
         cconv *c = calloc(1, sizeof *c);
         if (!c) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
         p->conv[k] = c;
@@ -2064,7 +2200,8 @@ static gn_status plan_place(gn__engine *e, cplan *p, gn__err *err)
             } else if (j < N_SCR) {
                 s_idx = (size_t)(step - 1) * N_SCR + j;
                 if (!p->scr_bytes[s_idx]) continue;
-                if (j == SCR_W && p->conv[step - 1] && p->conv[step - 1]->w_once) f = 0, l = end;   /* kept */
+                if (j == SCR_W && ((p->conv[step - 1] && p->conv[step - 1]->w_once) || p->i8[step - 1]))
+                    f = 0, l = end;   /* kept */
             } else {
                 v = n->out + (j - N_SCR);
                 if (p->root[v] != v) continue;
@@ -2135,7 +2272,8 @@ static gn_status plan_new(gn__engine *e, const gn__tensor *in, cplan **out, gn__
     p->eng = calloc(nn + 1, sizeof *p->eng);
     p->ln_on = calloc(nn + 1, 1);
     p->lt = calloc(nn + 1, sizeof *p->lt);
-    if (!p->lt || !p->ln_on || !p->eng || !p->sl || !p->hval || !p->ein || !p->key_dtype || !p->key_rank || !p->key_dims || !p->dtype || !p->rank || !p->dims || !p->root || !p->off ||
+    p->i8 = calloc(nn + 1, sizeof *p->i8);
+    if (!p->i8 || !p->lt || !p->ln_on || !p->eng || !p->sl || !p->hval || !p->ein || !p->key_dtype || !p->key_rank || !p->key_dims || !p->dtype || !p->rank || !p->dims || !p->root || !p->off ||
         !p->bytes || !p->scr_off || !p->scr_bytes || !p->conv) {
         plan_free(e, p);
         return gn__fail(err, GN_ERR_NOMEM, "out of memory");
@@ -2170,10 +2308,30 @@ static gn_status plan_new(gn__engine *e, const gn__tensor *in, cplan **out, gn__
         if (ce != cudaSuccess) s = node_fail(e, n, err, GN_ERR_BACKEND, "filter transpose: %s", cudaGetErrorString(ce));
         any = true;
     }
+    /* int8 weights and scales: uploaded once, here */
+    for (uint32_t k = 0; s == GN_OK && k < nn; k++) {
+        const ci8 *c = p->i8[k];
+        if (!c) continue;
+        char *dst = (char *)p->arena + p->scr_off[(size_t)k * N_SCR + SCR_W];
+        size_t wb = (size_t)(c->kind == GN__Q8_DW ? c->k * c->n : c->n * c->kp);
+        cudaError_t ce = cudaMemcpyAsync(dst, c->h_wq, wb, cudaMemcpyHostToDevice, e->b->stream);
+        if (ce == cudaSuccess)
+            ce = cudaMemcpyAsync(dst + c->wq_bytes, c->h_sw, (size_t)c->n * sizeof(float), cudaMemcpyHostToDevice,
+                                 e->b->stream);
+        if (ce != cudaSuccess) s = node_fail(e, &e->nodes[k], err, GN_ERR_BACKEND, "int8 weights: %s", cudaGetErrorString(ce));
+        any = true;
+    }
     if (s == GN_OK && any) {
         cudaError_t ce = cudaStreamSynchronize(e->b->stream);
         if (ce != cudaSuccess) s = cuda_fail(err, "cudaStreamSynchronize (filters)", ce);
     }
+    for (uint32_t k = 0; s == GN_OK && k < nn; k++)
+        if (p->i8[k]) {
+            free(p->i8[k]->h_wq);
+            free(p->i8[k]->h_sw);
+            p->i8[k]->h_wq = NULL;
+            p->i8[k]->h_sw = NULL;
+        }
     if (s != GN_OK) {
         plan_free(e, p);
         return s;
@@ -2229,6 +2387,40 @@ static gn_status run_fused(gn__engine *e, cplan *p, const cnode *n, gn__err *err
     return GN_OK;
 }
 
+/* An int8 node (ci8). */
+static gn_status run_q8(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
+{
+    cu_backend *b = e->b;
+    const cnode *n = &e->nodes[k];
+    const ci8 *c = p->i8[k];
+    cudaStream_t s = b->stream;
+    size_t base = (size_t)k * N_SCR;
+    char *ar = p->arena;
+    const int8_t *wq = (const int8_t *)(ar + p->scr_off[base + SCR_W]);
+    const float *sw = (const float *)(ar + p->scr_off[base + SCR_W] + c->wq_bytes);
+    const float *x = vptr(e, p, n->in[0]);
+    const float *bias = n->q8.bias ? vptr(e, p, n->in[2]) : NULL;
+    float *y = vptr(e, p, n->out);
+    if (c->kind == GN__Q8_DW) {
+        CK_CUDA(gn__cu_dw8(&c->geo, c->mult, x, c->inv, wq, c->sx, sw, bias, c->act, n->q8.alpha, y, s));
+        return GN_OK;
+    }
+    if (c->m == 0 || c->n == 0) return GN_OK;
+    int8_t *xq = (int8_t *)(ar + p->scr_off[base + SCR_PAD]);
+    int32_t *acc = (int32_t *)(ar + p->scr_off[base + SCR_WS]);
+    if (c->kind == GN__Q8_MM) CK_CUDA(gn__cu_q8_rows(c->m, c->k, c->kp, n->q8.ta, x, c->inv, xq, s));
+    else CK_CUDA(gn__cu_im2col8(&c->geo, c->kp, x, c->inv, xq, s));
+    if (c->lt) {
+        const int32_t one = 1, zero = 0;
+        CK_LT(b->p_cublasLtMatmul(b->lt, c->lt->desc, &one, wq, c->lt->la, xq, c->lt->lb, &zero, acc, c->lt->ld, acc,
+                                  c->lt->ld, &c->lt->algo, b->blas_ws, BLAS_WORKSPACE, s));
+    } else {
+        CK_CUDA(gn__cu_gemm8(c->m, c->n, c->kp, xq, wq, acc, s));
+    }
+    CK_CUDA(gn__cu_dequant8(c->m * c->n, c->n, acc, c->sx, sw, bias, c->act, n->q8.alpha, y, s));
+    return GN_OK;
+}
+
 static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
 {
     cu_backend *b = e->b;
@@ -2248,6 +2440,7 @@ static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     if (n->op->kind == OP_ENGINE) return run_engine_node(e, p, n, k, err);
     uint32_t o = n->out, x = n->in[n->op->kind == OP_SPLIT && n->op->sub == 0 ? 1 : 0];
     if (n->fuse) return run_fused(e, p, n, err);
+    if (p->i8[k]) return run_q8(e, p, k, err);
     void *yp = vptr(e, p, o);
     const void *xp = vptr(e, p, x);
     int h = p->dtype[x] == DT_F16;
@@ -2793,6 +2986,20 @@ static gn_status build_engine(cu_backend *b, const gn_graph *g, const gn__engine
                              gn__node_name(g, id), op, j, in.index, gn__node_name(g, in.node), gn__node_op(g, in.node));
             else n->in[j] = val_of[in.node] + in.index;
         }
+        /* an INT8 engine: the nodes the CPU reference runs in int8 do here too */
+        if (s == GN_OK && e->q8_table && !on_host && (n->op->kind == OP_CONV || n->op->kind == OP_MATMUL) &&
+            gn__int8_node_info(g, id, &n->q8)) {
+            gn__edge xe = nd->in[0];
+            float amax = gn__calib_find(e->q8_table, gn__node_name(g, xe.node), xe.index);
+            if (amax < 0) {
+                s = gn__fail(err, GN_ERR_GRAPH,
+                             "INT8 engine: no range for tensor '%s:%u' (input of %s '%s') in the calibration table",
+                             gn__node_name(g, xe.node), xe.index, op, gn__node_name(g, id));
+                break;
+            }
+            n->is_q8 = true;
+            n->q8_sx = gn__q8_scale(amax);
+        }
         if (n->op->kind == OP_NOOP) continue;
         if (s == GN_OK && e->n_vals + n->n_out > cap) {
             s = gn__fail(err, GN_ERR_INTERNAL, "node '%s' (%s): %u outputs, more than its op declares", gn__node_name(g, id), op, n->n_out);
@@ -2840,7 +3047,7 @@ static gn_status build_engine(cu_backend *b, const gn_graph *g, const gn__engine
 }
 
 static gn_status compile_depth(cu_backend *b, const gn_graph *g, const gn__engine_sig *sig, uint32_t depth,
-                               gn__engine **out, gn__err *err)
+                               const gn__calib_table *q8, gn__engine **out, gn__err *err)
 {
     *out = NULL;
     for (uint32_t i = 0; i < sig->n_feeds; i++)
@@ -2858,7 +3065,9 @@ static gn_status compile_depth(cu_backend *b, const gn_graph *g, const gn__engin
         e->g = g;
         e->n_feeds = sig->n_feeds;
         e->depth = depth;
+        e->q8_table = q8;
         s = build_engine(b, g, sig, e, has_feed, keep, n_keep, err);
+        e->q8_table = NULL;
     }
     if (s == GN_OK) s = engines_init(e, err);
     free(has_feed);
@@ -2873,7 +3082,7 @@ static gn_status compile_depth(cu_backend *b, const gn_graph *g, const gn__engin
 
 static gn_status cu_compile(void *self, const gn_graph *g, const gn__engine_sig *sig, gn__engine **out, gn__err *err)
 {
-    return compile_depth(self, g, sig, 0, out, err);
+    return compile_depth(self, g, sig, 0, NULL, out, err);
 }
 
 static gn_status plan_for(gn__engine *e, const gn__tensor *in, cplan **out, gn__err *err)
@@ -2904,9 +3113,14 @@ static gn_status plan_for(gn__engine *e, const gn__tensor *in, cplan **out, gn__
  * recently used when it builds one more; without allow_build_at_runtime a
  * miss runs the native segment (also compiled here). The cache starts with
  * the engines built ahead of time (gn_engines_build) or read from a
- * SavedModel's assets, built when the session's engine is compiled. INT8
- * ops always run their native segment (float32, on the GPU), counted as
- * fallbacks: this backend has no int8 kernels.
+ * SavedModel's assets, built when the session's engine is compiled.
+ *
+ * An INT8 engine is the native segment compiled with the op's calibration
+ * table: the nodes the CPU reference runs in int8 (runtime/quant.h) run
+ * here in int8 too (plan_q8, run_q8), the others in float32. As on the CPU
+ * backend, an INT8 op without a table yet (use_calibration and no
+ * gn_calibrate) runs its native segment, and so does one whose engine
+ * cannot be built (a tensor without a range): counted as fallbacks.
  *
  * An engine is refcounted: the cache holds a reference and so does every
  * plan of the enclosing engine that runs it, so a plan (and the CUDA Graph
@@ -2931,6 +3145,8 @@ typedef struct ceng {
 typedef struct cengop {
     const char *segment_fn, *engine_fn;
     bool int8, allow;
+    const char *table;            /* INT8: the calibration table (NULL: none yet) */
+    size_t table_len;
     uint32_t max;
     ceng **k;                     /* the cache */
     uint32_t n, cap;
@@ -2965,10 +3181,11 @@ static const char *func_attr(const gn_graph *g, gn_id id, const char *key)
     return a && a->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && a->func && a->func->name ? a->func->name : NULL;
 }
 
-/* Compiles function fname for op n and plans it for the given input shapes;
- * *out gets one reference. */
-static gn_status ceng_build(gn__engine *e, const cnode *n, const char *fname, bool fallback, const int32_t *dtype,
-                            const int32_t *rank, const int64_t *dims, ceng **out, gn__err *err)
+/* Compiles function fname for op n and plans it for the given input shapes
+ * (an INT8 engine, unless fallback, when op has a calibration table); *out
+ * gets one reference. */
+static gn_status ceng_build(gn__engine *e, const cnode *n, const char *fname, bool fallback, const cengop *op,
+                            const int32_t *dtype, const int32_t *rank, const int64_t *dims, ceng **out, gn__err *err)
 {
     *out = NULL;
     const gn_graph *g = e->g;
@@ -3013,11 +3230,15 @@ static gn_status ceng_build(gn__engine *e, const cnode *n, const char *fname, bo
             s = node_fail(e, n, err, GN_ERR_GRAPH, "function '%s': output argument '%s' is not returned", fname, sd->output_arg[i]->name);
         else fetches[i] = gn__node_at(fn->body, r)->in[0];
     }
+    gn__calib_table tab;
+    memset(&tab, 0, sizeof tab);
+    bool q8 = !fallback && op && op->int8 && op->table_len;
+    if (s == GN_OK && q8) s = gn__calib_parse(op->table, op->table_len, &tab, err);
     if (s == GN_OK) {
         c->n_in = n_in;
         c->fallback = fallback;
         gn__engine_sig sig = {n_in, feeds, n->n_out, fetches, fn->n_control_ret, fn->control_ret_node};
-        s = compile_depth(e->b, fn->body, &sig, e->depth + 1, &c->sub, err);
+        s = compile_depth(e->b, fn->body, &sig, e->depth + 1, q8 ? &tab : NULL, &c->sub, err);
         if (s == GN_OK) s = plan_new(c->sub, tin, &c->sp, err);
         if (s == GN_OK) {
             c->sub->plans[0] = c->sp;
@@ -3025,6 +3246,7 @@ static gn_status ceng_build(gn__engine *e, const cnode *n, const char *fname, bo
         }
         if (s != GN_OK) gn__err_prefix(err, NODE_FMT "function '%s'", NODE_ARGS(e, n), fname);
     }
+    gn__calib_free(&tab);
     free(feeds);
     free(fetches);
     free(tin);
@@ -3083,6 +3305,9 @@ static gn_status engines_init(gn__engine *e, gn__err *err)
         const char *pm = NULL;
         size_t pl = 0;
         op->int8 = gn__attr_get_string(g, n->id, "precision_mode", &pm, &pl) && pl == 4 && !strncasecmp(pm, "INT8", 4);
+        if (op->int8 && !gn__attr_get_string(g, n->id, "calibration_data", &op->table, &op->table_len))
+            op->table = NULL, op->table_len = 0;
+        if (op->int8) op->engine_fn = op->segment_fn;   /* an INT8 engine is built from the native segment */
         op->allow = true;
         (void)gn__attr_get_bool(g, n->id, "allow_build_at_runtime", &op->allow);
         int64_t max = 1;
@@ -3104,12 +3329,19 @@ static gn_status engines_init(gn__engine *e, gn__err *err)
             if (!it || it->n_type != n->n_in) s = node_fail(e, n, err, GN_ERR_GRAPH, "attr InT must list %u types", n->n_in);
             else dt[i] = (int32_t)it->type[i];
         }
-        /* INT8: no engine is built here (the native segment runs) */
+        /* INT8 without a table: no engine can be built (the native segment runs) */
+        bool native = op->int8 && !op->table_len;
         for (uint32_t i = 0; i < ns; i++) {
             ceng *c = NULL;
-            if (s == GN_OK && !op->int8 && sh[i].n_in != n->n_in)
+            if (s == GN_OK && !native && sh[i].n_in != n->n_in)
                 s = node_fail(e, n, err, GN_ERR_GRAPH, "a prebuilt engine has %u inputs, the op %u", sh[i].n_in, n->n_in);
-            if (s == GN_OK && !op->int8) s = ceng_build(e, n, op->engine_fn, false, dt, sh[i].rank, sh[i].dims, &c, err);
+            if (s == GN_OK && !native) {
+                s = ceng_build(e, n, op->engine_fn, false, op, dt, sh[i].rank, sh[i].dims, &c, err);
+                if (s != GN_OK && op->int8) {   /* as on the CPU backend: not prebuilt, the segment runs */
+                    gn__err_clear(err);
+                    s = GN_OK;
+                }
+            }
             if (s == GN_OK && c) s = cache_insert(e, op, c, err);
             if (c) {
                 c->counted = true;
@@ -3133,7 +3365,8 @@ static gn_status plan_engine(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     cengop *op = n->eng;
     if (!op) return node_fail(e, n, err, GN_ERR_INTERNAL, "no engine cache");
     ceng *c = NULL;
-    for (uint32_t i = 0; !op->int8 && i < op->n && !c; i++) {
+    bool native = op->int8 && !op->table_len;   /* INT8 not calibrated: no engine can be built */
+    for (uint32_t i = 0; !native && i < op->n && !c; i++) {
         const ceng *h = op->k[i];
         bool same = h->n_in == n->n_in;
         for (uint32_t j = 0; same && j < n->n_in; j++) {
@@ -3146,7 +3379,7 @@ static gn_status plan_engine(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     if (c) {
         c->refs++;
     } else {
-        bool fb = op->int8 || !op->allow;
+        bool fb = native || !op->allow;
         int32_t *dt = calloc(n->n_in + 1, sizeof *dt), *rk = calloc(n->n_in + 1, sizeof *rk);
         int64_t *dm = calloc((size_t)n->n_in * GN__MAX_DIMS + 1, sizeof *dm);
         gn_status s = dt && rk && dm ? GN_OK : gn__fail(err, GN_ERR_NOMEM, "out of memory");
@@ -3156,7 +3389,12 @@ static gn_status plan_engine(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
             rk[j] = p->rank[v];
             memcpy(&dm[(size_t)j * GN__MAX_DIMS], vdims(p, v), sizeof(int64_t) * GN__MAX_DIMS);
         }
-        if (s == GN_OK) s = ceng_build(e, n, fb ? op->segment_fn : op->engine_fn, fb, dt, rk, dm, &c, err);
+        if (s == GN_OK) s = ceng_build(e, n, fb ? op->segment_fn : op->engine_fn, fb, op, dt, rk, dm, &c, err);
+        if (s != GN_OK && op->int8 && !fb) {   /* as on the CPU backend: an INT8 engine that cannot be built */
+            gn__err_clear(err);               /* runs the native segment, counted as a fallback */
+            fb = true;
+            s = ceng_build(e, n, op->segment_fn, true, op, dt, rk, dm, &c, err);
+        }
         if (s == GN_OK && !fb) s = cache_insert(e, op, c, err);
         free(dt);
         free(rk);

@@ -6,7 +6,9 @@
  *            buffers placed by lifetime, cuDNN descriptors and algorithms),
  *            execute (one stream, feeds copied in, fetches copied out).
  * kernels.cu our own kernels (elementwise with broadcasting, epilogues,
- *            Cast, Transpose, Pad, reductions, Softmax, batch norm, pooling).
+ *            Cast, Transpose, Pad, reductions, Softmax, batch norm, pooling,
+ *            and the INT8 engines' quantize, im2col, GEMM fallback,
+ *            dequantize and depthwise kernels).
  *
  * Every launcher returns the cudaError_t of its launch (cudaGetLastError),
  * never aborts. `h` selects the element type of float tensors: 0 float32,
@@ -144,6 +146,35 @@ typedef struct gn__cu_pool {
     int64_t kh, kw, sh, sw, pad_top, pad_left;
 } gn__cu_pool;
 cudaError_t gn__cu_pool2d(int h, const gn__cu_pool *p, const void *x, void *y, cudaStream_t s);
+
+/* ---- INT8 engines (runtime/quant.h) ----
+ * float32 activations are quantized with inv = 1 / scale as the CPU
+ * reference does (round half to even, clamped to [-127, 127]); sums are
+ * int32 and dequantized as act((float)sum * sx * sw[channel] + bias[channel])
+ * in that order, without contraction into FMAs. */
+/* A GEMM's left operand as rows of kp bytes: xq[r * kp + k] = q(op(x)[r][k])
+ * for k < kk, 0 up to kp; x is [m, kk] row-major, or [kk, m] when ta. */
+cudaError_t gn__cu_q8_rows(int64_t m, int64_t kk, int64_t kp, int ta, const float *x, float inv, int8_t *xq,
+                          cudaStream_t s);
+/* An NHWC convolution's geometry (padding before: pad_top, pad_left). */
+typedef struct gn__cu_conv8 {
+    int64_t n, h, w, c, oh, ow, kh, kw, sh, sw, pad_top, pad_left;
+} gn__cu_conv8;
+/* Its input as GEMM rows, quantized (im2col): row (n, oh, ow), column
+ * (kh, kw, c) of kp; zeros outside the input and past kh*kw*c. */
+cudaError_t gn__cu_im2col8(const gn__cu_conv8 *g, int64_t kp, const float *x, float inv, int8_t *xq, cudaStream_t s);
+/* acc[r][j] = sum_k a[r * kp + k] * b[j * kp + k] in int32 (r < m, j < n;
+ * kp a multiple of 4, rows 4-byte aligned): where cuBLASLt offers no int8
+ * algorithm. */
+cudaError_t gn__cu_gemm8(int64_t m, int64_t n, int64_t kp, const int8_t *a, const int8_t *b, int32_t *acc,
+                         cudaStream_t s);
+/* y[i] = act((float)acc[i] * sx * sw[c] + bias[c]), c = i % n_ch (bias may be NULL). */
+cudaError_t gn__cu_dequant8(int64_t total, int64_t n_ch, const int32_t *acc, float sx, const float *sw,
+                            const float *bias, int act, float alpha, float *y, cudaStream_t s);
+/* Depthwise NHWC with channel multiplier mult, quantized on the fly: wq
+ * [kh][kw][c * mult], y [n, oh, ow, c * mult], dequantized as above. */
+cudaError_t gn__cu_dw8(const gn__cu_conv8 *g, int64_t mult, const float *x, float inv, const int8_t *wq, float sx,
+                       const float *sw, const float *bias, int act, float alpha, float *y, cudaStream_t s);
 
 #ifdef __cplusplus
 }
