@@ -1420,6 +1420,11 @@ static gn_status choose_algo(gn__engine *e, const cnode *n, cconv *c, const algo
     return GN_OK;
 }
 
+_Static_assert((int)GN__I8_RELU == (int)GN__CU_RELU && (int)GN__I8_RELU6 == (int)GN__CU_RELU6 &&
+                   (int)GN__I8_ELU == (int)GN__CU_ELU && (int)GN__I8_LEAKY == (int)GN__CU_LEAKY_RELU &&
+                   (int)GN__I8_ID == (int)GN__CU_ID,
+               "int8_math.h's activations are cuda.h's");
+
 static int q8_act(int act)
 {
     switch (act) {

@@ -20,6 +20,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "runtime/cuda/int8_math.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -156,12 +158,9 @@ cudaError_t gn__cu_pool2d(int h, const gn__cu_pool *p, const void *x, void *y, c
  * for k < kk, 0 up to kp; x is [m, kk] row-major, or [kk, m] when ta. */
 cudaError_t gn__cu_q8_rows(int64_t m, int64_t kk, int64_t kp, int ta, const float *x, float inv, int8_t *xq,
                           cudaStream_t s);
-/* An NHWC convolution's geometry (padding before: pad_top, pad_left). */
-typedef struct gn__cu_conv8 {
-    int64_t n, h, w, c, oh, ow, kh, kw, sh, sw, pad_top, pad_left;
-} gn__cu_conv8;
-/* Its input as GEMM rows, quantized (im2col): row (n, oh, ow), column
- * (kh, kw, c) of kp; zeros outside the input and past kh*kw*c. */
+/* An NHWC convolution's input (geometry gn__cu_conv8, int8_math.h) as
+ * GEMM rows, quantized (im2col): row (n, oh, ow), column (kh, kw, c) of kp;
+ * zeros outside the input and past kh*kw*c. */
 cudaError_t gn__cu_im2col8(const gn__cu_conv8 *g, int64_t kp, const float *x, float inv, int8_t *xq, cudaStream_t s);
 /* acc[r][j] = sum_k a[r * kp + k] * b[j * kp + k] in int32 (r < m, j < n;
  * kp a multiple of 4, rows 4-byte aligned): where cuBLASLt offers no int8

@@ -366,41 +366,15 @@ template <typename T> __global__ void k_pool(int64_t total, gn__cu_pool p, const
     }
 }
 
-/* ---- INT8 (runtime/quant.h): the CPU reference's rounding and order of operations ---- */
-__device__ __forceinline__ int q8(float x, float inv)
-{
-    float q = rintf(__fmul_rn(x, inv));   /* round half to even, as nearbyintf */
-    return q > 127.f ? 127 : q < -127.f ? -127 : q == q ? (int)q : 0;
-}
-
-__device__ __forceinline__ float dq8(int32_t acc, float sx, float sw, const float *bias, int64_t c, int act, float alpha)
-{
-    float v = __fmul_rn(__fmul_rn((float)acc, sx), sw);
-    if (bias) v = __fadd_rn(v, bias[c]);
-    return apply_unary(act, v, alpha);
-}
-
+/* ---- INT8 engines: the element functions of int8_math.h ---- */
 __global__ void k_q8_rows(int64_t n, int64_t m, int64_t kk, int64_t kp, int ta, const float *x, float inv, int8_t *xq)
 {
-    GRID_LOOP(i, n) {
-        int64_t r = i / kp, k = i % kp;
-        xq[i] = (int8_t)(k < kk ? q8(x[ta ? k * m + r : r * kk + k], inv) : 0);
-    }
+    GRID_LOOP(i, n) xq[i] = gn__i8_row_at(i, m, kk, kp, ta, x, inv);
 }
 
 __global__ void k_im2col8(int64_t n, gn__cu_conv8 g, int64_t kp, const float *x, float inv, int8_t *xq)
 {
-    GRID_LOOP(i, n) {
-        int64_t r = i / kp, col = i % kp;
-        int v = 0;
-        if (col < g.kh * g.kw * g.c) {
-            int64_t c = col % g.c, kw = (col / g.c) % g.kw, kh = col / (g.c * g.kw);
-            int64_t ow = r % g.ow, oh = (r / g.ow) % g.oh, b = r / (g.ow * g.oh);
-            int64_t ih = oh * g.sh - g.pad_top + kh, iw = ow * g.sw - g.pad_left + kw;
-            if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w) v = q8(x[((b * g.h + ih) * g.w + iw) * g.c + c], inv);
-        }
-        xq[i] = (int8_t)v;
-    }
+    GRID_LOOP(i, n) xq[i] = gn__i8_im2col_at(i, &g, kp, x, inv);
 }
 
 /* one thread per output; rows are kp bytes, kp a multiple of 4, 4-byte aligned */
@@ -419,28 +393,16 @@ __global__ void k_dequant8(int64_t n, int64_t ch, const int32_t *acc, float sx, 
 {
     GRID_LOOP(i, n) {
         int64_t c = i % ch;
-        y[i] = dq8(acc[i], sx, sw[c], bias, c, act, alpha);
+        y[i] = gn__i8_dequant(acc[i], sx, sw[c], bias, c, act, alpha);
     }
 }
 
 __global__ void k_dw8(int64_t n, gn__cu_conv8 g, int64_t mult, const float *x, float inv, const int8_t *wq, float sx,
                       const float *sw, const float *bias, int act, float alpha, float *y)
 {
-    int64_t cm = g.c * mult;
     GRID_LOOP(i, n) {
-        int64_t j = i % cm, ow = (i / cm) % g.ow, oh = (i / (cm * g.ow)) % g.oh, b = i / (cm * g.ow * g.oh);
-        int64_t c = j / mult;
-        int32_t sum = 0;
-        for (int64_t kh = 0; kh < g.kh; kh++) {
-            int64_t ih = oh * g.sh - g.pad_top + kh;
-            if (ih < 0 || ih >= g.h) continue;
-            for (int64_t kw = 0; kw < g.kw; kw++) {
-                int64_t iw = ow * g.sw - g.pad_left + kw;
-                if (iw < 0 || iw >= g.w) continue;
-                sum += q8(x[((b * g.h + ih) * g.w + iw) * g.c + c], inv) * (int32_t)wq[(kh * g.kw + kw) * cm + j];
-            }
-        }
-        y[i] = dq8(sum, sx, sw[j], bias, j, act, alpha);
+        int64_t j = i % (g.c * mult);
+        y[i] = gn__i8_dequant(gn__i8_dw_at(i, &g, mult, x, inv, wq), sx, sw[j], bias, j, act, alpha);
     }
 }
 
