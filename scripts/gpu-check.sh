@@ -11,7 +11,8 @@
 # converts the golden models to engine ops for the CUDA backend (grapnel
 # segment --backend cuda, FP32, FP16 and INT8 calibrated on the golden feed)
 # and checks those on CUDA against the CPU backend, times the models at batch 1 and 64 without and with CUDA
-# Graph replay (bench/gpu_bench --cuda-graph 0|1; BERT also as engine ops)
+# Graph replay (bench/gpu_bench --cuda-graph 0|1; BERT also as engine ops,
+# ResNet-50 also in float32 and as calibrated INT8 engines)
 # next to PyTorch on the same GPU (bench/torch_bench.py), and prints a short
 # table last (bench/gpu_table.py). Budget: under 10 minutes on 16 cores.
 #
@@ -228,8 +229,28 @@ if [ "$status_build" = ok ]; then
     timeout 120 "$BUILD/grapnel" segment "$B/bert_f16.pb" -o "$B/bert_f16_engines.pb" --backend cuda --feed input \
       --fetch output > "$B/bert_f16_engines.log" 2>&1 || echo "segment bert_f16 FAILED: $(tail -1 "$B/bert_f16_engines.log")"
   fi
+  # ResNet-50 in float32 NHWC (our passes, no mixed precision) and as INT8 engines calibrated on
+  # four random batches: int8 convolutions through cuBLASLt, against float32 on the same GPU
+  opt "$B/resnet50.pb" "$B/resnet50_f32.pb" input logits "{'layout_optimizer': False}"
+  if [ -e "$B/resnet50_f32.pb" ] && [ -n "$PY" ] && "$PY" -c "import numpy as np
+np.save('$B/cal.npy', np.random.default_rng(1).standard_normal((4, 224, 224, 3), dtype=np.float32))" 2>/dev/null; then
+    if timeout 240 "$BUILD/grapnel" segment "$B/resnet50_f32.pb" -o "$B/resnet50_int8.pb" --backend cuda \
+         --params "{'precision_mode': 'INT8'}" --feed input --fetch logits --calibrate "$B/cal.npy" \
+         > "$B/resnet50_int8.log" 2>&1; then
+      v="$(timeout 120 "$BUILD/grapnel" verify "$B/resnet50_f32.pb" "$B/resnet50_int8.pb" --backend cuda \
+           --backend-b cuda --tol 1 2>&1 | tail -1)"
+      echo "resnet50 INT8 engines vs float32, both on CUDA: $v"
+      bench_rows+=("resnet50 int8 vs f32|$(echo "$v" | cut -c1-90)")
+    else
+      echo "segment resnet50 INT8 FAILED: $(tail -1 "$B/resnet50_int8.log")"
+    fi
+  else
+    echo "resnet50 INT8: no float32 graph or no numpy for the calibration batches"
+  fi
   say "benchmark: grapnel on CUDA (without and with CUDA Graph replay)"
   for spec in "resnet50 NCHW resnet50_nchw input 224,224,3 logits" "resnet50 NHWC resnet50_nhwc input 224,224,3 logits" \
+              "resnet50 f32-NHWC resnet50_f32 input 224,224,3 logits" \
+              "resnet50 int8-engines resnet50_int8 input 224,224,3 logits" \
               "bert_base_encoder f16 bert_f16 input 128,768 output" \
               "bert_base_encoder f16-engines bert_f16_engines input 128,768 output"; do
     set -- $spec
