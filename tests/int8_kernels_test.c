@@ -9,7 +9,6 @@
  * What this cannot check (the launches, cuBLASLt's int8 GEMM, the plans)
  * tests/cuda_test.c checks on a GPU. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,37 +31,6 @@ static float urand(void)
     g_rng ^= g_rng >> 7;
     g_rng ^= g_rng << 17;
     return (float)((g_rng >> 11) * (1.0 / 9007199254740992.0));
-}
-
-typedef struct tbuf {
-    char s[65536];
-    size_t n;
-} tbuf;
-
-static void add(tbuf *b, const char *fmt, ...) GN__PRINTF(2, 3);
-static void add(tbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
-    va_end(ap);
-    assert_true(k >= 0 && (size_t)k < sizeof b->s - b->n);
-    b->n += (size_t)k;
-}
-
-static void cfloat(tbuf *b, const char *name, int rank, const int64_t *dims)
-{
-    int64_t n = 1;
-    add(b, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
-           "tensor { dtype: DT_FLOAT tensor_shape {",
-        name);
-    for (int d = 0; d < rank; d++) {
-        add(b, " dim { size: %lld }", (long long)dims[d]);
-        n *= dims[d];
-    }
-    add(b, " } float_val: [");
-    for (int64_t i = 0; i < n; i++) add(b, "%s%.4g", i ? "," : "", 2.0 * urand() - 1.0);
-    add(b, "] } } } }\n");
 }
 
 enum { CONV, DW, MM };
@@ -96,37 +64,36 @@ static const kcase k_cases[] = {
 
 static gn_graph *case_graph(const kcase *c)
 {
-    tbuf *b = calloc(1, sizeof *b);
-    assert_non_null(b);
+    gn_pt_text t = {0}, *b = &t;
     int xr = c->kind == MM ? 2 : 4;
-    add(b, "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n");
-    cfloat(b, "w", xr, c->w);
+    gn_pt_text_add(b, "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n");
+    gn_pt_text_const(b, "w", xr, c->w, &g_rng);
     int64_t nch = c->kind == MM ? (c->tb ? c->w[0] : c->w[1]) : c->kind == CONV ? c->w[3] : c->w[2] * c->w[3];
-    if (c->fused) cfloat(b, "bias", 1, &nch);
+    if (c->fused) gn_pt_text_const(b, "bias", 1, &nch, &g_rng);
     const char *op = c->kind == MM ? (c->fused ? "_FusedMatMul" : "MatMul")
                                    : c->kind == DW ? "DepthwiseConv2dNative" : c->fused ? "_FusedConv2D" : "Conv2D";
-    add(b, "node { name: 'y' op: '%s' input: 'x' input: 'w'%s attr { key: 'T' value { type: DT_FLOAT } }", op,
+    gn_pt_text_add(b, "node { name: 'y' op: '%s' input: 'x' input: 'w'%s attr { key: 'T' value { type: DT_FLOAT } }", op,
         c->fused ? " input: 'bias'" : "");
     if (c->kind == MM) {
-        add(b, " attr { key: 'transpose_a' value { b: %s } } attr { key: 'transpose_b' value { b: %s } }",
+        gn_pt_text_add(b, " attr { key: 'transpose_a' value { b: %s } } attr { key: 'transpose_b' value { b: %s } }",
             c->ta ? "true" : "false", c->tb ? "true" : "false");
     } else {
-        add(b, " attr { key: 'padding' value { s: '%s' } } attr { key: 'data_format' value { s: 'NHWC' } } attr { key: "
+        gn_pt_text_add(b, " attr { key: 'padding' value { s: '%s' } } attr { key: 'data_format' value { s: 'NHWC' } } attr { key: "
                "'strides' value { list { i: 1 i: %lld i: %lld i: 1 } } }",
             c->padding, (long long)c->stride[0], (long long)c->stride[1]);
         if (!strcmp(c->padding, "EXPLICIT"))
-            add(b, " attr { key: 'explicit_paddings' value { list { i: 0 i: 0 i: %lld i: %lld i: %lld i: %lld i: 0 i: 0 "
+            gn_pt_text_add(b, " attr { key: 'explicit_paddings' value { list { i: 0 i: 0 i: %lld i: %lld i: %lld i: %lld i: 0 i: 0 "
                    "} } }",
                 (long long)c->ep[0], (long long)c->ep[1], (long long)c->ep[2], (long long)c->ep[3]);
     }
     if (c->fused)
-        add(b, " attr { key: 'num_args' value { i: 1 } } attr { key: 'TArgs' value { list { type: DT_FLOAT } } } attr "
+        gn_pt_text_add(b, " attr { key: 'num_args' value { i: 1 } } attr { key: 'TArgs' value { list { type: DT_FLOAT } } } attr "
                "{ key: 'fused_ops' value { list { s: 'BiasAdd' %s } } } attr { key: 'leakyrelu_alpha' value { f: %g } }",
             c->fused, (double)c->alpha);
-    add(b, " }\n");
-    add(b, "node { name: 'out' op: 'Identity' input: 'y' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    gn_pt_text_add(b, " }\n");
+    gn_pt_text_add(b, "node { name: 'out' op: 'Identity' input: 'y' attr { key: 'T' value { type: DT_FLOAT } } }\n");
     gn_graph *g = gn_pt_load_text(b->s);
-    free(b);
+    gn_pt_text_free(b);
     return g;
 }
 

@@ -1,4 +1,5 @@
 /* Helpers shared by the optimizer pass tests: see passtest.h. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,53 @@
 #include "passtest.h"
 
 /* ---- graphs and reports --------------------------------------------------------------------- */
+void gn_pt_text_add(gn_pt_text *t, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(t->s ? t->s + t->n : NULL, t->s ? t->cap - t->n : 0, fmt, ap);
+        va_end(ap);
+        assert_true(k >= 0);
+        if (t->s && (size_t)k < t->cap - t->n) {
+            t->n += (size_t)k;
+            return;
+        }
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap - t->n <= (size_t)k) cap *= 2;
+        char *s = realloc(t->s, cap);
+        assert_non_null(s);
+        t->s = s;
+        t->cap = cap;
+    }
+}
+
+void gn_pt_text_const(gn_pt_text *t, const char *name, int rank, const int64_t *dims, uint64_t *rng)
+{
+    int64_t n = 1;
+    gn_pt_text_add(t, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
+                      "'value' value { tensor { dtype: DT_FLOAT tensor_shape {",
+                   name);
+    for (int d = 0; d < rank; d++) {
+        gn_pt_text_add(t, " dim { size: %lld }", (long long)dims[d]);
+        n *= dims[d];
+    }
+    gn_pt_text_add(t, " } float_val: [");
+    for (int64_t i = 0; i < n; i++) {
+        *rng ^= *rng << 13;
+        *rng ^= *rng >> 7;
+        *rng ^= *rng << 17;
+        gn_pt_text_add(t, "%s%.4g", i ? "," : "", 2.0 * (double)(*rng >> 11) * (1.0 / 9007199254740992.0) - 1.0);
+    }
+    gn_pt_text_add(t, "] } } } }\n");
+}
+
+void gn_pt_text_free(gn_pt_text *t)
+{
+    free(t->s);
+    memset(t, 0, sizeof *t);
+}
+
 gn_graph *gn_pt_load_text(const char *text)
 {
     gn_graph *g = NULL;

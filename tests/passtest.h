@@ -17,6 +17,16 @@
 
 /* ---- graphs and reports --------------------------------------------------------------------- */
 gn_graph *gn_pt_load_text(const char *text);
+/* Graph text built piece by piece (the buffer grows; start from {0}). */
+typedef struct gn_pt_text {
+    char *s;
+    size_t n, cap;
+} gn_pt_text;
+void gn_pt_text_add(gn_pt_text *t, const char *fmt, ...) GN__PRINTF(2, 3);
+/* A float32 Const node of the given dims, values uniform in [-1, 1) drawn
+ * from the xorshift state *rng. */
+void gn_pt_text_const(gn_pt_text *t, const char *name, int rank, const int64_t *dims, uint64_t *rng);
+void gn_pt_text_free(gn_pt_text *t);
 gn_graph *gn_pt_clone(const gn_graph *g);
 /* An empty report to collect a pass's events (gn_optimize with the meta
  * optimizer disabled hands one back). */
