@@ -47,6 +47,10 @@ typedef struct freezer {
     size_t n_map, cap_map;
     gn__bundle *bundle;
     bool bundle_tried;
+    gn_graph *cur;      /* the graph being converted: f, or a function body copied from f's library */
+    struct fn_use *fu;  /* variables reaching While / If / Case nodes (see "functional ops") */
+    size_t n_fu, cap_fu;
+    uint32_t depth;     /* function bodies being converted, nested */
 } freezer;
 
 static gn_status oom(freezer *z)
@@ -320,54 +324,54 @@ static Tensorflow__AttrValue *attr_new(gn_graph *f)
 
 static gn_status set_type(freezer *z, gn_id id, const char *key, int32_t dtype)
 {
-    Tensorflow__AttrValue *v = attr_new(z->f);
+    Tensorflow__AttrValue *v = attr_new(z->cur);
     if (!v) return oom(z);
     v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
     v->type = (Tensorflow__DataType)dtype;
-    return gn__node_set_attr(z->f, id, key, v);
+    return gn__node_set_attr(z->cur, id, key, v);
 }
 
 static gn_status set_int(freezer *z, gn_id id, const char *key, int64_t i)
 {
-    Tensorflow__AttrValue *v = attr_new(z->f);
+    Tensorflow__AttrValue *v = attr_new(z->cur);
     if (!v) return oom(z);
     v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
     v->i = i;
-    return gn__node_set_attr(z->f, id, key, v);
+    return gn__node_set_attr(z->cur, id, key, v);
 }
 
 static gn_status set_tensor(freezer *z, gn_id id, const gn__tensor *t)
 {
     Tensorflow__TensorProto *p = NULL;
-    GN_TRY(gn__tensor_to_proto(t, gn__graph_value_allocator(z->f), &p, &z->g->err));
-    Tensorflow__AttrValue *v = attr_new(z->f);
+    GN_TRY(gn__tensor_to_proto(t, gn__graph_value_allocator(z->cur), &p, &z->g->err));
+    Tensorflow__AttrValue *v = attr_new(z->cur);
     if (!v) return oom(z);
     v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
     v->tensor = p;
     GN_TRY(set_type(z, id, "dtype", t->dtype));
-    return gn__node_set_attr(z->f, id, "value", v);
+    return gn__node_set_attr(z->cur, id, "value", v);
 }
 
 /* Drops every attr but the internal ones ("_class", ...) that still hold. */
 static gn_status clear_attrs(freezer *z, gn_id id)
 {
-    gn__node *n = gn__node_at(z->f, id);
+    gn__node *n = gn__node_at(z->cur, id);
     while (true) {
         const char *drop = NULL;
         for (uint32_t i = 0; i < n->n_attr && !drop; i++) {
-            const char *k = gn__str(z->f, n->attr[i].key);
+            const char *k = gn__str(z->cur, n->attr[i].key);
             if (k[0] != '_' || strcmp(k, "_output_shapes") == 0) drop = k;
         }
         if (!drop) return GN_OK;
-        GN_TRY(gn__node_remove_attr(z->f, id, drop));
-        n = gn__node_at(z->f, id);
+        GN_TRY(gn__node_remove_attr(z->cur, id, drop));
+        n = gn__node_at(z->cur, id);
     }
 }
 
 /* Replaces a node's op and drops its inputs. */
 static gn_status make_const(freezer *z, gn_id id, const gn__tensor *t)
 {
-    gn_graph *f = z->f;
+    gn_graph *f = z->cur;
     while (gn__node_at(f, id)->n_in) GN_TRY(gn__node_remove_input(f, id, gn__node_at(f, id)->n_in - 1));
     GN_TRY(clear_attrs(z, id));
     GN_TRY(gn__node_set_op(f, id, "Const"));
@@ -412,10 +416,51 @@ typedef struct work {
     int32_t out;      /* output whose consumers to visit; -1: all */
 } work;
 
+/* ---- functional ops -------------------------------------------------------------------
+ * A While, If or Case taking a variable reads it inside its functions
+ * (Keras 3's RNN loops take their weights so). As TensorFlow's
+ * convert_variables_to_constants_v2 does, the value goes in instead: the
+ * functions are copied ("<name>_frozen") with those arguments typed as the
+ * value and their readers converted as above (nested While / If / Case
+ * too), and the node's type attrs, function attrs and the consumers of the
+ * outputs that now carry the value follow. The uses are collected while the
+ * variables are converted (fn_use_add) and handled once per node after
+ * (fn_uses_run), so a loop taking three weights is copied once. */
+typedef struct fn_use {
+    gn_graph *g;      /* z->f or a body being converted */
+    gn_id node;       /* GN_NONE once handled */
+    uint32_t slot;
+    int32_t dtype;
+} fn_use;
+
+/* The function argument input `slot` of a While / If / Case feeds, or -1. */
+static int32_t functional_arg(const char *op, uint32_t slot)
+{
+    if (!strcmp(op, "While") || !strcmp(op, "StatelessWhile")) return (int32_t)slot;
+    if (!strcmp(op, "If") || !strcmp(op, "StatelessIf") || !strcmp(op, "Case") || !strcmp(op, "StatelessCase"))
+        return slot ? (int32_t)slot - 1 : -1;
+    return -1;
+}
+
+static gn_status fn_use_add(freezer *z, gn_id node, uint32_t slot, int32_t dtype)
+{
+    if (z->n_fu == z->cap_fu) {
+        size_t cap = z->cap_fu ? 2 * z->cap_fu : 16;
+        fn_use *u = realloc(z->fu, cap * sizeof *u);
+        if (!u) return oom(z);
+        z->fu = u;
+        z->cap_fu = cap;
+    }
+    z->fu[z->n_fu++] = (fn_use){z->cur, node, slot, dtype};
+    return GN_OK;
+}
+
+static gn_status convert_uses(freezer *z, gn_id id, int32_t out, const char *var, int32_t dtype);
+
 static gn_status convert_consumer(freezer *z, gn_id c, uint32_t slot, const char *var, int32_t dtype, work *wl,
                                   uint32_t *n_wl, uint32_t cap_wl)
 {
-    gn_graph *f = z->f;
+    gn_graph *f = z->cur;
     const char *op = gn__node_op(f, c);
     const char *name = gn__node_name(f, c);
     if (strcmp(op, "ReadVariableOp") == 0) {
@@ -500,6 +545,8 @@ static gn_status convert_consumer(freezer *z, gn_id c, uint32_t slot, const char
         if (*n_wl < cap_wl) wl[(*n_wl)++] = (work){c, -1};
         return GN_OK;
     }
+    if (strcmp(op, "_Retval") == 0) return set_type(z, c, "T", dtype);   /* a function returns it */
+    if (functional_arg(op, slot) >= 0) return fn_use_add(z, c, slot, dtype);
     if (is_write_op(op))
         return gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
                         "freezing signature '%s': node '%s' (%s) writes variable '%s': a frozen graph holds "
@@ -513,7 +560,7 @@ static gn_status convert_consumer(freezer *z, gn_id c, uint32_t slot, const char
 
 static gn_status convert_var(freezer *z, gn_id id)
 {
-    gn_graph *f = z->f;
+    gn_graph *f = z->cur;
     char *var = strdup(gn__node_name(f, id));
     if (!var) return oom(z);
     const char *op = gn__node_op(f, id);
@@ -565,14 +612,21 @@ static gn_status convert_var(freezer *z, gn_id id)
         free(var);
         return st;
     }
-    /* readers, through pass-through ops */
+    st = convert_uses(z, id, -1, var, dtype);
+    free(var);
+    return st;
+}
+
+/* The readers of output `out` of node id in z->cur (-1: every output), a
+ * value of dtype now, and theirs through pass-through ops. */
+static gn_status convert_uses(freezer *z, gn_id id, int32_t out, const char *var, int32_t dtype)
+{
+    gn_graph *f = z->cur;
+    gn_status st = GN_OK;
     uint32_t cap = f->n_nodes + 16, n_wl = 0;
     work *wl = malloc(cap * sizeof *wl);
-    if (!wl) {
-        free(var);
-        return oom(z);
-    }
-    wl[n_wl++] = (work){id, -1};
+    if (!wl) return oom(z);
+    wl[n_wl++] = (work){id, out};
     for (uint32_t w = 0; w < n_wl && st == GN_OK; w++) {
         work cur = wl[w];
         /* snapshot the uses: conversion may add fanouts (ResourceGather's axis) */
@@ -592,8 +646,301 @@ static gn_status convert_var(freezer *z, gn_id id)
         free(uses);
     }
     free(wl);
-    free(var);
     return st;
+}
+
+/* A list(type) attr value: list with entry k set to types[k] where nonzero. */
+static Tensorflow__AttrValue *types_with(gn_graph *g, const Tensorflow__AttrValue *old, const int32_t *types, size_t n)
+{
+    if (!old || old->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !old->list || old->list->n_type != n) return NULL;
+    Tensorflow__AttrValue *v = attr_new(g);
+    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
+    Tensorflow__DataType *ty = gn__graph_value_alloc(g, (n + 1) * sizeof *ty);
+    if (!v || !l || !ty) return NULL;
+    tensorflow__attr_value__list_value__init(l);
+    for (size_t k = 0; k < n; k++) ty[k] = types[k] ? (Tensorflow__DataType)types[k] : old->list->type[k];
+    l->n_type = n;
+    l->type = ty;
+    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
+    v->list = l;
+    return v;
+}
+
+/* Copies `n` ArgDefs, those with types[k] set retyped (NULL on no memory). */
+static Tensorflow__OpDef__ArgDef **args_with(gn_graph *g, Tensorflow__OpDef__ArgDef *const *a, size_t n,
+                                             const int32_t *types)
+{
+    Tensorflow__OpDef__ArgDef **v = gn__graph_value_alloc(g, (n + 1) * sizeof *v);
+    if (!v) return NULL;
+    for (size_t k = 0; k < n; k++) {
+        v[k] = a[k];
+        if (!types || !types[k]) continue;
+        Tensorflow__OpDef__ArgDef *c = gn__graph_value_alloc(g, sizeof *c);
+        if (!c) return NULL;
+        *c = *a[k];
+        c->type = (Tensorflow__DataType)types[k];
+        c->type_attr = (char *)"";
+        c->number_attr = (char *)"";
+        c->type_list_attr = (char *)"";
+        v[k] = c;
+    }
+    return v;
+}
+
+static gn_status fn_uses_run(freezer *z, gn_graph *g, size_t from);
+
+/* Function fname of z->f's library copied with argument k typed in_types[k]
+ * (0: unchanged) and its readers converted; *out_types (n_out entries,
+ * heap) gets each result's new type (0: unchanged) and *name the copy's. */
+static gn_status specialize_fn(freezer *z, const char *fname, const int32_t *in_types, size_t n_in, int32_t **out_types,
+                               size_t *n_out, const char **name)
+{
+    gn_graph *f = z->f;
+    const gn__function *fn = gn__graph_find_function(f, fname);
+    const Tensorflow__OpDef *os = fn && fn->def ? fn->def->signature : NULL;
+    if (!fn || !fn->body || !os)
+        return gn__fail(&z->g->err, GN_ERR_GRAPH, "freezing signature '%s': function '%s' is not in the library",
+                        z->sig, fname);
+    if (os->n_input_arg != n_in)
+        return gn__fail(&z->g->err, GN_ERR_GRAPH,
+                        "freezing signature '%s': function '%s' takes %zu arguments, its caller gives %zu", z->sig,
+                        fname, os->n_input_arg, n_in);
+    if (z->depth >= 16)
+        return gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                        "freezing signature '%s': function '%s': variables passed down more than 16 functions deep",
+                        z->sig, fname);
+    /* a free name */
+    size_t nl = strlen(fname) + 32;
+    char *nm = malloc(nl);
+    if (!nm) return oom(z);
+    snprintf(nm, nl, "%s_frozen", fname);
+    for (int k = 2; gn__graph_find_function(f, nm); k++) snprintf(nm, nl, "%s_frozen_%d", fname, k);
+    const Tensorflow__FunctionDef *od = fn->def;
+    const uint32_t n_cr = fn->n_control_ret;
+    uint32_t *cr_name = NULL;
+    char **cr_node = NULL;
+    gn_graph *b = NULL;
+    int32_t *ot = calloc(os->n_output_arg + 1, sizeof *ot);
+    gn_status st = ot ? gn__graph_clone(fn->body, &b) : oom(z);
+    if (st == GN_OK && n_cr) {   /* the control returns, by name (fn moves when the library grows) */
+        cr_name = malloc(n_cr * sizeof *cr_name);
+        cr_node = calloc(n_cr, sizeof *cr_node);
+        if (!cr_name || !cr_node) st = oom(z);
+        for (uint32_t k = 0; st == GN_OK && k < n_cr; k++) {
+            cr_name[k] = fn->control_ret_name[k];
+            if (fn->control_ret_node[k] != GN_NONE && !(cr_node[k] = strdup(gn__node_name(fn->body, fn->control_ret_node[k]))))
+                st = oom(z);
+        }
+    }
+    /* the arguments, then what reads them */
+    gn_graph *saved = z->cur;
+    size_t mark = z->n_fu;
+    bool entered = st == GN_OK;
+    if (entered) {
+        b->lib = f;
+        z->cur = b;
+        z->depth++;
+    }
+    for (size_t k = 0; st == GN_OK && k < n_in; k++) {
+        if (!in_types[k]) continue;
+        gn_id a = gn__graph_find(b, os->input_arg[k]->name);
+        if (a == GN_NONE || !(gn__node_at(b, a)->flags & GN__NODE_FN_ARG)) {
+            st = gn__fail(&z->g->err, GN_ERR_GRAPH, "freezing signature '%s': function '%s' has no argument '%s'",
+                          z->sig, fname, os->input_arg[k]->name);
+            break;
+        }
+        st = set_type(z, a, "T", in_types[k]);
+        if (st == GN_OK) st = gn__node_remove_attr(b, a, "_output_shapes");
+        if (st == GN_OK) st = convert_uses(z, a, -1, os->input_arg[k]->name, in_types[k]);
+    }
+    if (st == GN_OK) st = fn_uses_run(z, b, mark);
+    if (entered) {
+        z->cur = saved;
+        z->depth--;
+    }
+    /* the results whose type changed */
+    for (size_t k = 0; st == GN_OK && k < os->n_output_arg; k++) {
+        char rn[4096];
+        snprintf(rn, sizeof rn, "_retval:%s", os->output_arg[k]->name);
+        gn_id r = gn__graph_find(b, rn);
+        int t = 0;
+        if (r != GN_NONE && gn__attr_get_type(b, r, "T", &t) && t != (int)os->output_arg[k]->type) ot[k] = t;
+    }
+    /* the copy's FunctionDef: the signature retyped, the rest shared */
+    Tensorflow__FunctionDef *fd = st == GN_OK ? gn__graph_value_alloc(f, sizeof *fd) : NULL;
+    Tensorflow__OpDef *sd = st == GN_OK ? gn__graph_value_alloc(f, sizeof *sd) : NULL;
+    char *sname = st == GN_OK ? gn__graph_value_alloc(f, strlen(nm) + 1) : NULL;
+    if (st == GN_OK && (!fd || !sd || !sname)) st = oom(z);
+    if (st == GN_OK) {
+        *fd = *od;
+        *sd = *os;
+        strcpy(sname, nm);
+        sd->name = sname;
+        sd->input_arg = args_with(f, os->input_arg, os->n_input_arg, in_types);
+        sd->output_arg = args_with(f, os->output_arg, os->n_output_arg, ot);
+        if (!sd->input_arg || !sd->output_arg) st = oom(z);
+        fd->signature = sd;
+    }
+    gn__function *nf = NULL;
+    if (st == GN_OK) {
+        st = gn__graph_add_function(f, sname, fd, b, &nf);
+        if (st == GN_OK) b = NULL;   /* the library owns it */
+        else gn__fail(&z->g->err, st, "freezing signature '%s': %s", z->sig, f->err.msg);
+    }
+    if (st == GN_OK && n_cr) {
+        nf->control_ret_name = gn__arena_alloc(&f->arena, n_cr * sizeof *nf->control_ret_name, 4);
+        nf->control_ret_node = gn__arena_alloc(&f->arena, n_cr * sizeof *nf->control_ret_node, 4);
+        if (!nf->control_ret_name || !nf->control_ret_node) st = oom(z);
+        for (uint32_t k = 0; st == GN_OK && k < n_cr; k++) {
+            nf->control_ret_name[k] = cr_name[k];   /* the body is a clone: the same string ids */
+            nf->control_ret_node[k] = cr_node[k] ? gn__graph_find(nf->body, cr_node[k]) : GN_NONE;
+        }
+        nf->n_control_ret = n_cr;
+    }
+    for (uint32_t k = 0; cr_node && k < n_cr; k++) free(cr_node[k]);
+    free(cr_node);
+    free(cr_name);
+    free(nm);
+    gn_graph_free(b);
+    if (st != GN_OK) {
+        free(ot);
+        return st;
+    }
+    *out_types = ot;
+    *n_out = os->n_output_arg;
+    *name = sname;
+    return GN_OK;
+}
+
+/* A func attr value naming `name`, the rest (its attrs) as in old. */
+static Tensorflow__AttrValue *func_named(gn_graph *g, const Tensorflow__NameAttrList *old, const char *name)
+{
+    Tensorflow__AttrValue *v = attr_new(g);
+    Tensorflow__NameAttrList *nl = gn__graph_value_alloc(g, sizeof *nl);
+    if (!v || !nl) return NULL;
+    *nl = *old;
+    nl->name = (char *)name;
+    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_FUNC;
+    v->func = nl;
+    return v;
+}
+
+/* The uses from index `from` on that sit in g (z->cur), node by node. */
+static gn_status fn_uses_run(freezer *z, gn_graph *g, size_t from)
+{
+    for (size_t i = from; i < z->n_fu; i++) {
+        if (z->fu[i].g != g || z->fu[i].node == GN_NONE) continue;
+        gn_id node = z->fu[i].node;
+        const char *op = gn__node_op(g, node), *name = gn__node_name(g, node);
+        bool loop = !strcmp(op, "While") || !strcmp(op, "StatelessWhile");
+        bool cases = !strcmp(op, "Case") || !strcmp(op, "StatelessCase");
+        const char *tkey = loop ? "T" : "Tin";
+        const Tensorflow__AttrValue *tl = gn__node_attr(g, node, tkey);
+        size_t n_args = tl && tl->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && tl->list ? tl->list->n_type : 0;
+        int32_t *in = calloc(n_args + 1, sizeof *in);
+        if (!in) return oom(z);
+        gn_status st = GN_OK;
+        for (size_t j = i; j < z->n_fu && st == GN_OK; j++) {
+            if (z->fu[j].g != g || z->fu[j].node != node) continue;
+            int32_t a = functional_arg(op, z->fu[j].slot);
+            if (a < 0 || (size_t)a >= n_args)
+                st = gn__fail(&z->g->err, GN_ERR_GRAPH, "freezing signature '%s': node '%s' (%s): input %u has no %s entry",
+                              z->sig, name, op, z->fu[j].slot, tkey);
+            else in[a] = z->fu[j].dtype;
+            z->fu[j].node = GN_NONE;
+        }
+        /* the functions: While cond and body, If then and else, Case every branch */
+        static const char *const keys_loop[2] = {"cond", "body"}, *const keys_if[2] = {"then_branch", "else_branch"};
+        const Tensorflow__AttrValue *br = cases ? gn__node_attr(g, node, "branches") : NULL;
+        size_t n_fn = cases ? (br && br->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && br->list ? br->list->n_func : 0) : 2;
+        Tensorflow__NameAttrList **nfl = cases && n_fn ? gn__graph_value_alloc(g, n_fn * sizeof *nfl) : NULL;
+        if (cases && n_fn && !nfl) st = oom(z);
+        int32_t *res = NULL;   /* the results' new types (If / Case: all branches alike) */
+        size_t n_res = 0;
+        for (size_t k = 0; k < n_fn && st == GN_OK; k++) {
+            const Tensorflow__NameAttrList *fa = NULL;
+            if (cases) fa = br->list->func[k];
+            else {
+                const Tensorflow__AttrValue *v = gn__node_attr(g, node, loop ? keys_loop[k] : keys_if[k]);
+                fa = v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC ? v->func : NULL;
+            }
+            if (!fa || !fa->name) {
+                st = gn__fail(&z->g->err, GN_ERR_GRAPH, "freezing signature '%s': node '%s' (%s) has no function %zu",
+                              z->sig, name, op, k);
+                break;
+            }
+            int32_t *ot = NULL;
+            size_t n_ot = 0;
+            const char *nn = NULL;
+            st = specialize_fn(z, fa->name, in, n_args, &ot, &n_ot, &nn);
+            if (st != GN_OK) break;
+            if (cases) {
+                nfl[k] = gn__graph_value_alloc(g, sizeof **nfl);
+                if (!nfl[k]) st = oom(z);
+                else {
+                    *nfl[k] = *fa;
+                    nfl[k]->name = (char *)nn;
+                }
+            } else {
+                Tensorflow__AttrValue *v = func_named(g, fa, nn);
+                st = v ? gn__node_set_attr(g, node, loop ? keys_loop[k] : keys_if[k], v) : oom(z);
+            }
+            if (st == GN_OK && !(loop && k == 0)) {   /* a While's cond returns its bool */
+                if (!res) {
+                    res = ot;
+                    n_res = n_ot;
+                    ot = NULL;
+                } else if (n_ot != n_res || memcmp(ot, res, n_ot * sizeof *ot)) {
+                    st = gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                                  "freezing signature '%s': node '%s' (%s): its branches return a variable in "
+                                  "different places",
+                                  z->sig, name, op);
+                }
+            }
+            free(ot);
+        }
+        if (st == GN_OK && cases) {
+            Tensorflow__AttrValue *v = attr_new(g);
+            Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
+            if (!v || !l) st = oom(z);
+            else {
+                *l = *br->list;
+                l->func = nfl;
+                *v = *br;
+                v->list = l;
+                st = gn__node_set_attr(g, node, "branches", v);
+            }
+        }
+        /* the node's types, and the consumers of the outputs that now carry values */
+        if (st == GN_OK) {
+            Tensorflow__AttrValue *v = types_with(g, tl, in, n_args);
+            st = v ? gn__node_set_attr(g, node, tkey, v) : oom(z);
+        }
+        if (st == GN_OK && loop) {
+            if (!res || n_res != n_args || memcmp(res, in, n_args * sizeof *in))
+                st = gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                              "freezing signature '%s': node '%s' (%s): its body does not return the variables it "
+                              "takes unchanged",
+                              z->sig, name, op);
+            else st = gn__node_remove_attr(g, node, "output_shapes");
+        } else if (st == GN_OK && res) {
+            bool any = false;
+            for (size_t k = 0; k < n_res; k++) any |= res[k] != 0;
+            const Tensorflow__AttrValue *to = gn__node_attr(g, node, "Tout");
+            Tensorflow__AttrValue *v = any ? types_with(g, to, res, n_res) : NULL;
+            if (any) st = v ? gn__node_set_attr(g, node, "Tout", v) : oom(z);
+            if (any && st == GN_OK) st = gn__node_remove_attr(g, node, "output_shapes");
+        }
+        if (st == GN_OK) st = gn__node_remove_attr(g, node, "_output_shapes");
+        int32_t *outs = loop ? in : res;
+        size_t n_outs = loop ? n_args : n_res;
+        for (size_t k = 0; st == GN_OK && outs && k < n_outs; k++)
+            if (outs[k]) st = convert_uses(z, node, (int32_t)k, name, outs[k]);
+        free(in);
+        free(res);
+        if (st != GN_OK) return st;
+    }
+    return GN_OK;
 }
 
 /* ---- lookup tables ------------------------------------------------------------------ */
@@ -792,7 +1139,7 @@ static gn_status collect_tables(freezer *z, tables *out)
     GN_TRY(gn__graph_clone(z->g, &h));
     gn__savedmodel_unref(h->saved);
     h->saved = NULL;
-    gn__inline_opts io = {.ignore_noinline = true};
+    gn__inline_opts io = {.ignore_noinline = true, .ignore_xla = true};
     gn_status st = gn__inline_calls(h, &io, NULL, &h->err);
     if (st != GN_OK) gn__fail(&z->g->err, st, "freezing signature '%s': %s", z->sig, h->err.msg);
     for (gn_id id = 0; st == GN_OK && id < h->n_nodes; id++) {
@@ -1046,6 +1393,7 @@ gn_status gn_graph_freeze(gn_graph *g, const char *sig, gn_graph **out)
     gn_status st = map_object_graph(&z);
     if (st == GN_OK) st = map_restore_ops(&z);
     if (st == GN_OK) st = gn__graph_clone(g, &z.f);
+    z.cur = z.f;
     if (st == GN_OK) {
         gn__savedmodel_unref(z.f->saved);
         z.f->saved = NULL;
@@ -1057,7 +1405,7 @@ gn_status gn_graph_freeze(gn_graph *g, const char *sig, gn_graph **out)
         if (gn__node_live(z.f, id) && (func_attr(z.f, id) || gn__graph_find_function(z.f, gn__node_op(z.f, id))))
             has_calls = true;
     if (st == GN_OK && has_calls) {
-        gn__inline_opts io = {.ignore_noinline = true, .drop_unused_fns = true};
+        gn__inline_opts io = {.ignore_noinline = true, .ignore_xla = true, .drop_unused_fns = true};
         st = gn__inline_calls(z.f, &io, NULL, &z.f->err);
         if (st != GN_OK) gn__fail(&g->err, st, "freezing signature '%s': %s", sig, z.f->err.msg);
         else st = prune(&z, fetch, n_fetch);
@@ -1066,6 +1414,11 @@ gn_status gn_graph_freeze(gn_graph *g, const char *sig, gn_graph **out)
     uint32_t n0 = z.f ? z.f->n_nodes : 0;
     for (gn_id id = 0; st == GN_OK && id < n0; id++)
         if (gn__node_live(z.f, id) && is_var_op(gn__node_op(z.f, id))) st = convert_var(&z, id);
+    if (st == GN_OK && z.n_fu) {
+        st = fn_uses_run(&z, z.f, 0);
+        /* the originals, with their resource arguments, are no longer called */
+        if (st == GN_OK) st = gn__prune_library(z.f, false, NULL, &z.f->err);
+    }
     if (st == GN_OK) st = prune(&z, fetch, n_fetch);
     if (st == GN_OK) {
         st = gn__graph_compact(z.f);
@@ -1082,6 +1435,7 @@ gn_status gn_graph_freeze(gn_graph *g, const char *sig, gn_graph **out)
         free(z.map[i].key);
     }
     free(z.map);
+    free(z.fu);
     gn__bundle_close(z.bundle);
     if (st != GN_OK) {
         gn_graph_free(z.f);

@@ -32,7 +32,8 @@
  *    sits in is always kept, and the control return follows it.
  * Refused (left alone, reason given): functions not in the library, calls
  * marked `_noinline` (in the FunctionDef's attr), calls marked for XLA
- * (`_XlaMustCompile`), recursive functions, list arguments (input count not
+ * (`_XlaMustCompile`; Keras compiles grouped convolutions so on the CPU),
+ * unless the options say otherwise, recursive functions, list arguments (input count not
  * the signature's), unbound attr placeholders, a name already taken. */
 #ifndef GN_OPTIMIZER_INLINE_H
 #define GN_OPTIMIZER_INLINE_H
@@ -41,6 +42,7 @@
 
 typedef struct gn__inline_opts {
     bool ignore_noinline;     /* inline even what `_noinline` forbids (freezing needs every call open) */
+    bool ignore_xla;          /* inline calls marked for XLA too (freezing: a frozen graph runs their ops) */
     bool drop_unused_fns;     /* afterwards, remove library functions nothing references (top level only;
                                  a SavedModel's concrete functions stay) */
     bool drop_caller;         /* keep the IdentityN / NoOp named like the call only when the call is

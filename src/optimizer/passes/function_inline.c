@@ -147,9 +147,11 @@ static bool name_taken(const gn_graph *g, const char *call, const char *suffix)
     return gn__graph_find(g, nm) != GN_NONE;
 }
 
+enum { IGNORE_NOINLINE = 1, IGNORE_XLA = 2 };
+
 /* rec: per library function, 0 not known yet, 1 not recursive, 2 recursive
- * (NULL: no cache) */
-static bool possible(const gn_graph *g, gn_id call, bool ignore_noinline, uint8_t *rec, char *why, size_t n)
+ * (NULL: no cache); ignore: IGNORE_* */
+static bool possible(const gn_graph *g, gn_id call, int ignore, uint8_t *rec, char *why, size_t n)
 {
     gn__function *fn = gn__inline_callee(g, call);
     if (!fn) {
@@ -163,11 +165,12 @@ static bool possible(const gn_graph *g, gn_id call, bool ignore_noinline, uint8_
         snprintf(why, n, "function '%s' has no body", fname);
         return false;
     }
-    if (!ignore_noinline && attr_true(fn_attr(fn, "_noinline"))) {
+    if (!(ignore & IGNORE_NOINLINE) && attr_true(fn_attr(fn, "_noinline"))) {
         snprintf(why, n, "function '%s' is marked _noinline", fname);
         return false;
     }
-    if (attr_true(fn_attr(fn, "_XlaMustCompile")) || attr_true(gn__node_attr(g, call, "_XlaMustCompile"))) {
+    if (!(ignore & IGNORE_XLA) &&
+        (attr_true(fn_attr(fn, "_XlaMustCompile")) || attr_true(gn__node_attr(g, call, "_XlaMustCompile")))) {
         snprintf(why, n, "marked for XLA compilation (_XlaMustCompile)");
         return false;
     }
@@ -261,12 +264,12 @@ static bool possible(const gn_graph *g, gn_id call, bool ignore_noinline, uint8_
 
 bool gn__inline_possible(const gn_graph *g, gn_id call, bool ignore_noinline, char *why, size_t n)
 {
-    return possible(g, call, ignore_noinline, NULL, why, n);
+    return possible(g, call, ignore_noinline ? IGNORE_NOINLINE : 0, NULL, why, n);
 }
 
 bool gn__inline_possible_cached(const gn_graph *g, gn_id call, bool ignore_noinline, uint8_t *rec, char *why, size_t n)
 {
-    return possible(g, call, ignore_noinline, rec, why, n);
+    return possible(g, call, ignore_noinline ? IGNORE_NOINLINE : 0, rec, why, n);
 }
 
 /* ---- building nodes ---- */
@@ -631,7 +634,9 @@ gn_status gn__inline_calls(gn_graph *g, const gn__inline_opts *o, uint32_t *n_in
         }
         if (!gn__inline_callee(g, i)) continue;
         if (depth[i] >= max_depth) continue;
-        if (!possible(g, i, o->ignore_noinline, rec, why, sizeof why)) continue;
+        if (!possible(g, i, (o->ignore_noinline ? IGNORE_NOINLINE : 0) | (o->ignore_xla ? IGNORE_XLA : 0), rec, why,
+                      sizeof why))
+            continue;
         uint32_t first = g->n_nodes;
         uint8_t d = depth[i];
         bool keep = !o->drop_caller || (g->nodes[i].flags & GN__NODE_PRESERVE);
