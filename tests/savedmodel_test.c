@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "grapnel/grapnel.h"
+#include "graph/ir.h"
 #include "io/bundle.h"
 #include "io/savedmodel_impl.h"
 #include "testutil.h"
@@ -314,6 +315,49 @@ static void test_freeze_matches_tensorflow(void **state)
         run_golden(g, GOLDEN[i].sig, gdir, label, GOLDEN[i].tol);
         gn_graph_free(g);
     }
+}
+
+/* A Keras 3 SavedModel (tools/make_savedmodel_goldens.py keras3): its
+ * serving function calls a function marked for XLA (a grouped Conv2D) and
+ * runs a GRU's While loop that takes the cell's three variables as
+ * resource arguments. Frozen, the call is inlined regardless of its XLA
+ * mark and the loop gets the values: its cond and body are copied with
+ * those arguments typed float ("<name>_frozen"), their ReadVariableOps now
+ * Identities, the originals dropped; the result is TensorFlow's within
+ * 1e-5. */
+static void test_freeze_keras3_loop_variables(void **state)
+{
+    (void)state;
+    char dir[2048], gdir[2048];
+    gn_test_data("savedmodel_keras3", dir, sizeof dir);
+    gn_test_data("savedmodel_keras3/serving_default", gdir, sizeof gdir);
+    gn_graph *g = load(dir);
+    run_golden(g, "serving_default", gdir, "keras3/serving_default", 1e-5);
+    gn_graph *fz = NULL;
+    assert_int_equal(gn_graph_freeze(g, "serving_default", &fz), GN_OK);
+    size_t loops = 0, frozen_fns = 0;
+    for (gn_id i = 0; i < fz->n_nodes; i++) {
+        if (!gn__node_live(fz, i) || strcmp(gn__node_op(fz, i), "While")) continue;
+        loops++;
+        const Tensorflow__AttrValue *t = gn__node_attr(fz, i, "T");
+        assert_non_null(t);
+        for (size_t k = 0; k < t->list->n_type; k++) assert_int_not_equal(t->list->type[k], 20 /* DT_RESOURCE */);
+    }
+    for (uint32_t f = 0; f < fz->n_fns; f++) {
+        const gn__function *fn = &fz->fns[f];
+        const char *name = gn__str(fz, fn->name);
+        frozen_fns += strstr(name, "_frozen") != NULL;
+        for (size_t k = 0; k < fn->def->signature->n_input_arg; k++)
+            if (fn->def->signature->input_arg[k]->type == 20) fail_msg("function '%s' still takes a resource", name);
+        for (gn_id i = 0; i < fn->body->n_nodes; i++)
+            if (gn__node_live(fn->body, i) && !strcmp(gn__node_op(fn->body, i), "ReadVariableOp"))
+                fail_msg("function '%s' still reads a variable (node '%s')", name, gn__node_name(fn->body, i));
+    }
+    assert_int_equal(loops, 1);
+    assert_int_equal(frozen_fns, 2);   /* the loop's cond and body */
+    assert_int_equal(fz->n_fns, 2);
+    gn_graph_free(fz);
+    gn_graph_free(g);
 }
 
 /* The tf.Transform SavedModel (TF1, tag "transform"): every input of
@@ -1136,6 +1180,7 @@ int main(void)
         cmocka_unit_test(test_corpus_loads),
         cmocka_unit_test(test_signature_args_and_assets),
         cmocka_unit_test(test_freeze_matches_tensorflow),
+        cmocka_unit_test(test_freeze_keras3_loop_variables),
         cmocka_unit_test(test_freeze_sparse_inputs_matches_tensorflow),
         cmocka_unit_test(test_half_plus_two_exact),
         cmocka_unit_test(test_half_plus_two_tf2_optimized),

@@ -10,6 +10,12 @@ RandomState(seed), seed fixed per model.
 
     /root/tfvenv/bin/python tools/make_savedmodel_goldens.py
 
+`make_savedmodel_goldens.py keras3` instead writes tests/data/savedmodel_keras3/: a
+small Keras 3 model saved with tf.saved_model.save, whose serving function calls a
+function marked for XLA (Keras compiles a grouped Conv2D so on the CPU) and runs a
+GRU's While loop that takes the cell's variables as resource arguments; with
+serving_default/in_x.npy and out_output_0.npy, TensorFlow's result.
+
 `make_savedmodel_goldens.py sharded` instead writes tests/data/savedmodel_sharding/:
 one small tf.Module (variables of several ranks and dtypes, a string vector, a
 scalar, and a serving signature) saved by TensorFlow twice, as plain/ (the
@@ -137,10 +143,39 @@ def write_sharding():
         print("wrote", sub, sorted(os.listdir(os.path.join(SHARDING, sub, "variables"))))
 
 
+KERAS3 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "savedmodel_keras3")
+
+
+def write_keras3():
+    import shutil
+    shutil.rmtree(KERAS3, ignore_errors=True)
+    tf.keras.utils.set_random_seed(5)
+    L = tf.keras.layers
+    x = tf.keras.Input((6, 6, 4))
+    h = L.Conv2D(4, 3, groups=2, padding="same", activation="relu")(x)
+    h = L.Reshape((36, 4))(h)
+    h = L.GRU(4)(h)
+    y = L.Dense(2)(h)
+    model = tf.keras.Model(x, y)
+    spec = tf.TensorSpec((None, 6, 6, 4), tf.float32, name="x")
+    fn = tf.function(lambda t: {"output_0": model(t, training=False)}, input_signature=[spec])
+    tf.saved_model.save(model, KERAS3, signatures={"serving_default": fn.get_concrete_function()})
+    rng = np.random.RandomState(77)
+    ins = {"x": rng.uniform(-1, 1, size=(2, 6, 6, 4)).astype(np.float32)}
+    out = tf.saved_model.load(KERAS3).signatures["serving_default"](x=tf.constant(ins["x"]))
+    d = os.path.join(KERAS3, "serving_default")
+    save(d, "in", ins)
+    save(d, "out", {k: v.numpy() for k, v in out.items()})
+    print("keras3", {k: v.shape for k, v in out.items()})
+
+
 def main():
     global MODEL
     if sys.argv[1:] == ["sharded"]:
         write_sharding()
+        return
+    if sys.argv[1:] == ["keras3"]:
+        write_keras3()
         return
     only = set(sys.argv[1:])
     for seed, (name, rel, tf1, sigs) in enumerate(MODELS):
