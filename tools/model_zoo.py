@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Writes a zoo of Keras models that no test here was written against, for
+checking grapnel end to end on architectures beyond the golden models.
+
+Each model (random weights, fixed seeds, small inputs so that the CPU runs
+stay short) is written three ways into OUT/<name>/:
+  saved_model/   tf.saved_model.save of the Keras model (serving_default)
+  frozen.pb      its serving function frozen (convert_variables_to_constants_v2)
+  in0.npy        one input batch; out0.npy TensorFlow's output on it (the
+                 frozen graph run by tf.compat.v1.Session, oneDNN off)
+and OUT/zoo.txt lists: name, input tensor, output tensor, per line.
+
+Usage, in a virtualenv with the packages of tools/requirements-tools.txt:
+    python tools/model_zoo.py OUT [--only NAME,...]
+then tools/zoo_check.sh OUT BUILD runs grapnel over the zoo.
+"""
+
+import argparse
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
+os.environ["CUDA_VISIBLE_DEVICES"] = ""
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2  # noqa: E402
+
+keras = tf.keras
+L = keras.layers
+A = keras.applications
+
+
+def unet(shape):
+    x = keras.Input(shape)
+    c1 = L.Conv2D(8, 3, padding="same", activation="relu")(x)
+    p1 = L.MaxPooling2D()(c1)
+    c2 = L.Conv2D(16, 3, padding="same", activation="relu")(p1)
+    p2 = L.MaxPooling2D()(c2)
+    b = L.Conv2D(32, 3, padding="same", activation="relu")(p2)
+    u2 = L.Conv2DTranspose(16, 2, strides=2, padding="same")(b)
+    m2 = L.Concatenate()([u2, c2])
+    c3 = L.Conv2D(16, 3, padding="same", activation="relu")(m2)
+    u1 = L.UpSampling2D(interpolation="bilinear")(c3)
+    m1 = L.Concatenate()([u1, c1])
+    c4 = L.Conv2D(8, 3, padding="same", activation="relu")(m1)
+    y = L.Conv2D(3, 1, activation="sigmoid")(c4)
+    return keras.Model(x, y)
+
+
+def text_cnn(shape):
+    x = keras.Input(shape, dtype="int32")
+    e = L.Embedding(500, 32)(x)
+    c = L.Conv1D(32, 5, activation="relu")(e)
+    c = L.SeparableConv1D(32, 3, activation="relu", padding="same")(c)
+    g = L.GlobalMaxPooling1D()(c)
+    d = L.Dropout(0.5)(g)
+    y = L.Dense(4, activation="softmax")(d)
+    return keras.Model(x, y)
+
+
+def bigru(shape):
+    x = keras.Input(shape)
+    h = L.Bidirectional(L.GRU(16, return_sequences=True))(x)
+    h = L.LSTM(16)(h)
+    y = L.Dense(3)(h)
+    return keras.Model(x, y)
+
+
+def vit(shape):
+    x = keras.Input(shape)
+    p = L.Conv2D(32, 8, strides=8)(x)
+    t = L.Reshape((-1, 32))(p)
+    n = t.shape[1]
+    pos = L.Embedding(n, 32)(tf.range(n))
+    t = t + pos
+    for _ in range(2):
+        h = L.LayerNormalization(epsilon=1e-6)(t)
+        h = L.MultiHeadAttention(num_heads=4, key_dim=8)(h, h)
+        t = t + h
+        h = L.LayerNormalization(epsilon=1e-6)(t)
+        h = L.Dense(64, activation="gelu")(h)
+        h = L.Dense(32)(h)
+        t = t + h
+    g = L.GlobalAveragePooling1D()(t)
+    y = L.Dense(10)(g)
+    return keras.Model(x, y)
+
+
+def resize_mix(shape):
+    x = keras.Input(shape)
+    a = L.Resizing(24, 24, interpolation="bilinear")(x)
+    b = L.Resizing(24, 24, interpolation="nearest")(x)
+    c = L.Concatenate()([a, b])
+    c = L.Conv2D(8, 3, strides=2, padding="valid", activation="elu")(c)
+    c = L.ZeroPadding2D(((1, 2), (0, 1)))(c)
+    c = L.Cropping2D(((1, 0), (0, 1)))(c)
+    c = L.BatchNormalization()(c)
+    c = L.PReLU()(c)
+    c = L.AveragePooling2D(3, strides=1, padding="same")(c)
+    y = L.Flatten()(c)
+    y = L.Dense(5, activation="tanh")(y)
+    return keras.Model(x, y)
+
+
+MODELS = {
+    # name: (builder, input shape without batch, batch)
+    "mobilenet_v3_small": (lambda s: A.MobileNetV3Small(input_shape=s, weights=None, classes=10), (96, 96, 3), 2),
+    "efficientnet_b0": (lambda s: A.EfficientNetB0(input_shape=s, weights=None, classes=10), (64, 64, 3), 2),
+    "densenet121": (lambda s: A.DenseNet121(input_shape=s, weights=None, classes=10), (64, 64, 3), 1),
+    "inception_v3": (lambda s: A.InceptionV3(input_shape=s, weights=None, classes=10), (75, 75, 3), 1),
+    "xception": (lambda s: A.Xception(input_shape=s, weights=None, classes=10), (71, 71, 3), 1),
+    "resnet50_v2": (lambda s: A.ResNet50V2(input_shape=s, weights=None, classes=10), (64, 64, 3), 1),
+    "nasnet_mobile": (lambda s: A.NASNetMobile(input_shape=s, weights=None, classes=10), (64, 64, 3), 1),
+    "convnext_tiny": (lambda s: A.ConvNeXtTiny(input_shape=s, weights=None, classes=10), (32, 32, 3), 1),
+    "vgg16": (lambda s: A.VGG16(input_shape=s, weights=None, classes=10), (32, 32, 3), 2),
+    "unet": (unet, (32, 32, 3), 2),
+    "text_cnn": (text_cnn, (40,), 3),
+    "bigru": (bigru, (12, 8), 2),
+    "vit": (vit, (32, 32, 3), 2),
+    "resize_mix": (resize_mix, (20, 20, 3), 2),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
+    os.makedirs(args.out, exist_ok=True)
+    lines = []
+    for name, (build, shape, batch) in MODELS.items():
+        if only and name not in only:
+            continue
+        tf.keras.utils.set_random_seed(1234)
+        model = build(shape)
+        d = os.path.join(args.out, name)
+        os.makedirs(d, exist_ok=True)
+        rng = np.random.default_rng(7)
+        dtype = model.inputs[0].dtype
+        if dtype == tf.int32:
+            x = rng.integers(0, 500, size=(batch,) + shape).astype(np.int32)
+        else:
+            x = rng.standard_normal((batch,) + shape).astype(np.float32)
+        spec = tf.TensorSpec((None,) + shape, dtype, name="x")
+        fn = tf.function(lambda t: model(t, training=False), input_signature=[spec])
+        cf = fn.get_concrete_function()
+        tf.saved_model.save(model, os.path.join(d, "saved_model"), signatures={"serving_default": cf})
+        frozen = convert_variables_to_constants_v2(cf)
+        gd = frozen.graph.as_graph_def()
+        with open(os.path.join(d, "frozen.pb"), "wb") as f:
+            f.write(gd.SerializeToString())
+        in_name = frozen.inputs[0].name
+        out_name = frozen.outputs[0].name
+        g = tf.Graph()
+        with g.as_default():
+            tf.compat.v1.import_graph_def(gd, name="")
+        with tf.compat.v1.Session(graph=g) as sess:
+            y = sess.run(out_name, {in_name: x})
+        ref = model(x, training=False).numpy()
+        err = float(np.linalg.norm(y - ref) / max(np.linalg.norm(ref), 1e-30))
+        np.save(os.path.join(d, "in0.npy"), x)
+        np.save(os.path.join(d, "out0.npy"), y)
+        lines.append("%s %s %s" % (name, in_name, out_name))
+        print("%-20s %6d nodes  in %s out %s  frozen vs keras rel L2 %.2e" % (name, len(gd.node), in_name, out_name, err),
+              flush=True)
+    with open(os.path.join(args.out, "zoo.txt"), "a" if only else "w") as f:
+        f.write("".join(l + "\n" for l in lines))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
