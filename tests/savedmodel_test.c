@@ -320,11 +320,11 @@ static void test_freeze_matches_tensorflow(void **state)
 /* A Keras 3 SavedModel (tools/make_savedmodel_goldens.py keras3): its
  * serving function calls a function marked for XLA (a grouped Conv2D) and
  * runs a GRU's While loop that takes the cell's three variables as
- * resource arguments. Frozen, the call is inlined regardless of its XLA
- * mark and the loop gets the values: its cond and body are copied with
- * those arguments typed float ("<name>_frozen"), their ReadVariableOps now
- * Identities, the originals dropped; the result is TensorFlow's within
- * 1e-5. */
+ * resource arguments, then an If over two more. Frozen, the call is
+ * inlined regardless of its XLA mark and the loop and the If get the
+ * values: their functions are copied with those arguments typed float
+ * ("<name>_frozen"), their ReadVariableOps now Identities, the originals
+ * dropped; the result is TensorFlow's within 1e-5. */
 static void test_freeze_keras3_loop_variables(void **state)
 {
     (void)state;
@@ -335,11 +335,14 @@ static void test_freeze_keras3_loop_variables(void **state)
     run_golden(g, "serving_default", gdir, "keras3/serving_default", 1e-5);
     gn_graph *fz = NULL;
     assert_int_equal(gn_graph_freeze(g, "serving_default", &fz), GN_OK);
-    size_t loops = 0, frozen_fns = 0;
+    size_t loops = 0, ifs = 0, frozen_fns = 0;
     for (gn_id i = 0; i < fz->n_nodes; i++) {
-        if (!gn__node_live(fz, i) || strcmp(gn__node_op(fz, i), "While")) continue;
-        loops++;
-        const Tensorflow__AttrValue *t = gn__node_attr(fz, i, "T");
+        if (!gn__node_live(fz, i)) continue;
+        bool loop = !strcmp(gn__node_op(fz, i), "While"), branch = !strcmp(gn__node_op(fz, i), "If");
+        if (!loop && !branch) continue;
+        loops += loop;
+        ifs += branch;
+        const Tensorflow__AttrValue *t = gn__node_attr(fz, i, loop ? "T" : "Tin");
         assert_non_null(t);
         for (size_t k = 0; k < t->list->n_type; k++) assert_int_not_equal(t->list->type[k], 20 /* DT_RESOURCE */);
     }
@@ -354,8 +357,9 @@ static void test_freeze_keras3_loop_variables(void **state)
                 fail_msg("function '%s' still reads a variable (node '%s')", name, gn__node_name(fn->body, i));
     }
     assert_int_equal(loops, 1);
-    assert_int_equal(frozen_fns, 2);   /* the loop's cond and body */
-    assert_int_equal(fz->n_fns, 2);
+    assert_int_equal(ifs, 1);
+    assert_int_equal(frozen_fns, 4);   /* the loop's cond and body, the If's two branches */
+    assert_int_equal(fz->n_fns, 4);
     gn_graph_free(fz);
     gn_graph_free(g);
 }

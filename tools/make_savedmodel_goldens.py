@@ -13,7 +13,8 @@ RandomState(seed), seed fixed per model.
 `make_savedmodel_goldens.py keras3` instead writes tests/data/savedmodel_keras3/: a
 small Keras 3 model saved with tf.saved_model.save, whose serving function calls a
 function marked for XLA (Keras compiles a grouped Conv2D so on the CPU) and runs a
-GRU's While loop that takes the cell's variables as resource arguments; with
+GRU's While loop that takes the cell's variables as resource arguments, then a
+tf.cond (an If) over a layer's variables; with
 serving_default/in_x.npy and out_output_0.npy, TensorFlow's result.
 
 `make_savedmodel_goldens.py sharded` instead writes tests/data/savedmodel_sharding/:
@@ -151,10 +152,19 @@ def write_keras3():
     shutil.rmtree(KERAS3, ignore_errors=True)
     tf.keras.utils.set_random_seed(5)
     L = tf.keras.layers
+    class Gated(L.Layer):   # tf.cond over the layer's own variables: an If taking them
+        def build(self, shape):
+            self.a = self.add_weight(shape=(shape[-1],), initializer="random_normal")
+            self.b = self.add_weight(shape=(shape[-1],), initializer="random_normal")
+
+        def call(self, t):
+            return tf.cond(tf.reduce_mean(t) > 0, lambda: t * self.a, lambda: t + self.b)
+
     x = tf.keras.Input((6, 6, 4))
     h = L.Conv2D(4, 3, groups=2, padding="same", activation="relu")(x)
     h = L.Reshape((36, 4))(h)
     h = L.GRU(4)(h)
+    h = Gated()(h)
     y = L.Dense(2)(h)
     model = tf.keras.Model(x, y)
     spec = tf.TensorSpec((None, 6, 6, 4), tf.float32, name="x")
