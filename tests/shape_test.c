@@ -190,6 +190,69 @@ static void done(gn_graph *g, tb *b)
     b->len = b->cap = 0;
 }
 
+/* Shape functions of the ops whose CPU kernels came later: detection
+ * (NonMaxSuppression padded or not, CropAndResize), segment reductions,
+ * Bincount, the FFT family, and ops without outputs. */
+static void test_later_kernel_ops(void **state)
+{
+    (void)state;
+    tb b = {0};
+    ph(&b, "boxes", "DT_FLOAT", "7,4");
+    ph(&b, "scores", "DT_FLOAT", "7");
+    ph(&b, "img", "DT_FLOAT", "3,8,8,2");
+    ph(&b, "bx", "DT_FLOAT", "4,4");
+    ph(&b, "bi", "DT_INT32", "4");
+    ph(&b, "data", "DT_FLOAT", "6,3,5");
+    ph(&b, "ids", "DT_INT32", "6");
+    ph(&b, "ids2", "DT_INT32", "6,3");
+    ph(&b, "cnt", "DT_INT32", "2,9");
+    ph(&b, "sig", "DT_FLOAT", "2,16");
+    ph(&b, "spec", "DT_COMPLEX64", "2,9");
+    ph(&b, "c2", "DT_COMPLEX64", "3,4,4");
+    ph(&b, "cond", "DT_BOOL", "");
+    ci(&b, "five", "5", true);
+    ci(&b, "four", "4", true);
+    ci(&b, "seven", "7", true);
+    ci(&b, "crop", "5,6", false);
+    ci(&b, "n16", "16", false);
+    ci(&b, "n44", "4,6", false);
+    add(&b, "node { name: \"thr\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: "
+            "\"value\" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 0.5 } } } }\n");
+    nd(&b, "nms3", "NonMaxSuppressionV3", "boxes,scores,five,thr,thr", T_F);
+    nd(&b, "nms4", "NonMaxSuppressionV4", "boxes,scores,five,thr,thr", T_F A_B("pad_to_max_output_size", true));
+    nd(&b, "nms5", "NonMaxSuppressionV5", "boxes,scores,five,thr,thr,thr", T_F);
+    nd(&b, "car", "CropAndResize", "img,bx,bi,crop", T_F);
+    nd(&b, "useg", "UnsortedSegmentSum", "data,ids,four", T_F);
+    nd(&b, "useg2", "UnsortedSegmentMax", "data,ids2,four", T_F);
+    nd(&b, "seg", "SegmentMean", "data,ids", T_F);
+    nd(&b, "bc", "Bincount", "ids,seven,scores", T_F);
+    nd(&b, "dbc", "DenseBincount", "cnt,seven,scores", T_F);
+    nd(&b, "rfft", "RFFT", "sig,n16", "");
+    nd(&b, "irfft", "IRFFT", "spec,n16", "");
+    nd(&b, "fft", "FFT", "spec", "");
+    nd(&b, "irfft2", "IRFFT2D", "c2,n44", "");
+    nd(&b, "assert", "Assert", "cond,sig", A_L("T", "type: DT_FLOAT"));
+    gn_graph *g = infer_ok(&b);
+    expect(g, "nms3", 0, "[?]");
+    expect(g, "nms4", 0, "[5]");
+    expect(g, "nms4", 1, "[]");
+    expect(g, "nms5", 0, "[?]");
+    expect(g, "nms5", 1, "[?]");
+    expect(g, "nms5", 2, "[]");
+    expect(g, "car", 0, "[4,5,6,2]");
+    expect(g, "useg", 0, "[4,3,5]");
+    expect(g, "useg2", 0, "[4,5]");
+    expect(g, "seg", 0, "[?,3,5]");
+    expect(g, "bc", 0, "[7]");
+    expect(g, "dbc", 0, "[2,7]");
+    expect(g, "rfft", 0, "[2,9]");
+    expect(g, "irfft", 0, "[2,16]");
+    expect(g, "fft", 0, "[2,9]");
+    expect(g, "irfft2", 0, "[3,4,6]");
+    gn_graph_free(g);
+    free(b.s);
+}
+
 /* ---- tests ----------------------------------------------------------------------- */
 static void test_table_sorted(void **state)
 {
@@ -1262,6 +1325,7 @@ int main(void)
         cmocka_unit_test(test_strided_slice),
         cmocka_unit_test(test_concat_pack),
         cmocka_unit_test(test_reduce_and_misc),
+        cmocka_unit_test(test_later_kernel_ops),
         cmocka_unit_test(test_unknown_and_sources),
         cmocka_unit_test(test_v1_loop),
         cmocka_unit_test(test_functions),

@@ -2644,6 +2644,100 @@ static gn_status sf_stack_push(ctx *c)
     return GN_OK;
 }
 
+/* ---- ops the later kernels brought -------------------------------------------- */
+/* NonMaxSuppressionV3: [?] int32. V4: [max_output_size] when padded (else
+ * [?]) and valid_outputs []. V5: indices and scores [?] (padded:
+ * [max_output_size]), valid_outputs []. */
+static gn_status sf_nms(ctx *c)
+{
+    NEED(c, 3, 1);
+    int64_t m = -1;
+    if (attr_b(c, "pad_to_max_output_size", false)) (void)scalar_val(c, 2, &m);
+    GN_TRY(set_vector(c, 0, m));
+    if (c->n_out == 3) {   /* V5: selected_scores too */
+        GN_TRY(set_vector(c, 1, m));
+        return set_scalar(c, 2);
+    }
+    return c->n_out == 2 ? set_scalar(c, 1) : GN_OK;
+}
+
+/* CropAndResize: [num_boxes, crop_height, crop_width, depth]. */
+static gn_status sf_crop_and_resize(ctx *c)
+{
+    NEED(c, 4, 1);
+    const gn__shape *im = IS(c, 0), *bx = IS(c, 1);
+    int64_t d[4] = {-1, -1, -1, -1}, v = 0;
+    if (bx->rank == 2) d[0] = bx->dims[0];
+    if (im->rank == 4) d[3] = im->dims[3];
+    const gn__partial_value *sz = VAL(c, 3);
+    if (vget(sz, 0, &v)) d[1] = v;
+    if (vget(sz, 1, &v)) d[2] = v;
+    return set_dims(c, 0, 4, d);
+}
+
+/* Segment reductions: [num_segments (unsorted: input 2; sorted: ?)] +
+ * data's dims past segment_ids' rank. */
+static gn_status sf_segment(ctx *c)
+{
+    NEED(c, 2, 1);
+    const gn__shape *x = IS(c, 0), *ids = IS(c, 1);
+    if (x->rank < 0 || ids->rank < 0 || ids->rank > x->rank) return set_dims(c, 0, -1, NULL);
+    int64_t d[MAXR], n = -1;
+    if (c->n_in > 2) (void)scalar_val(c, 2, &n);
+    int32_t r = 1 + x->rank - ids->rank;
+    d[0] = n;
+    for (int32_t i = 1; i < r; i++) d[i] = x->dims[ids->rank + i - 1];
+    return set_dims(c, 0, r, d);
+}
+
+/* Bincount: [size]. DenseBincount: [size], or [batch, size] for a matrix. */
+static gn_status sf_bincount(ctx *c)
+{
+    NEED(c, 2, 1);
+    int64_t size = -1;
+    (void)scalar_val(c, 1, &size);
+    const gn__shape *x = IS(c, 0);
+    if (x->rank == 2) return set_dims(c, 0, 2, (int64_t[2]){x->dims[0], size});
+    return set_vector(c, 0, size);
+}
+
+/* FFT / IFFT: the input's shape; RFFT*: the innermost dims become
+ * fft_length (the last one fft_length / 2 + 1); IRFFT*: fft_length. */
+static gn_status sf_fft(ctx *c)
+{
+    NEED(c, 1, 1);
+    const char *op = gn__node_op(c->g, c->node);
+    const gn__shape *x = IS(c, 0);
+    int32_t k = strstr(op, "3D") ? 3 : strstr(op, "2D") ? 2 : 1;
+    bool real = op[0] == 'R', inverse_real = op[0] == 'I' && op[1] == 'R';
+    if (!real && !inverse_real) {
+        set_shape(c, 0, x);
+        return GN_OK;
+    }
+    if (x->rank < 0 || x->rank < k || x->rank > MAXR) return set_dims(c, 0, -1, NULL);
+    int64_t d[MAXR];
+    for (int32_t i = 0; i < x->rank; i++) d[i] = x->dims[i];
+    const gn__partial_value *len = VAL(c, 1);
+    for (int32_t j = 0; j < k; j++) {
+        int64_t n = 0, *dim = &d[x->rank - k + j];
+        if (!vget(len, j, &n)) *dim = -1;
+        else *dim = real && j == k - 1 ? n / 2 + 1 : n;
+    }
+    return set_dims(c, 0, x->rank, d);
+}
+
+/* Ops without outputs (Assert, PrintV2): nothing to say. */
+static gn_status sf_none(ctx *c)
+{
+    (void)c;
+    return GN_OK;
+}
+
+static gn_status sf_string_scalar(ctx *c)
+{
+    return set_scalar(c, 0);
+}
+
 /* ---- the table -------------------------------------------------------------------- */
 typedef struct shape_fn_entry {
     const char *name;
@@ -2670,6 +2764,7 @@ static const shape_fn_entry shape_fns[] = {
     {"AsString", UNARY},
     {"Asin", UNARY},
     {"Asinh", UNARY},
+    {"Assert", sf_none},
     {"Assign", sf_assign},
     {"AssignAdd", UNARY},
     {"AssignSub", UNARY},
@@ -2691,6 +2786,7 @@ static const shape_fn_entry shape_fns[] = {
     {"BiasAdd", sf_bias_add},
     {"BiasAddGrad", sf_bias_add_grad},
     {"BiasAddV1", sf_bias_add_v1},
+    {"Bincount", sf_bincount},
     {"BitwiseAnd", BCAST},
     {"BitwiseOr", BCAST},
     {"BitwiseXor", BCAST},
@@ -2723,6 +2819,7 @@ static const shape_fn_entry shape_fns[] = {
     {"Conv3DBackpropInputV2", sf_shape_input0},
     {"Cos", UNARY},
     {"Cosh", UNARY},
+    {"CropAndResize", sf_crop_and_resize},
     {"Cumprod", UNARY},
     {"Cumsum", UNARY},
     {"CumulativeLogsumexp", UNARY},
@@ -2734,6 +2831,7 @@ static const shape_fn_entry shape_fns[] = {
     {"DebugIdentityV2", sf_identity},
     {"DebugIdentityV3", sf_identity},
     {"DecodeWav", sf_decode_wav},
+    {"DenseBincount", sf_bincount},
     {"DepthToSpace", sf_depth_to_space},
     {"DepthwiseConv2dNative", sf_depthwise},
     {"DepthwiseConv2dNativeBackpropFilter", sf_shape_input1},
@@ -2758,6 +2856,7 @@ static const shape_fn_entry shape_fns[] = {
     {"Exp", UNARY},
     {"ExpandDims", sf_expand_dims},
     {"Expm1", UNARY},
+    {"FFT", sf_fft},
     {"FakeQuantWithMinMaxArgs", UNARY},
     {"FakeQuantWithMinMaxVars", UNARY},
     {"FakeQuantWithMinMaxVarsPerChannel", UNARY},
@@ -2778,6 +2877,9 @@ static const shape_fn_entry shape_fns[] = {
     {"GreaterEqual", BCAST},
     {"GuaranteeConst", sf_identity},
     {"HostConst", sf_const},
+    {"IFFT", sf_fft},
+    {"IRFFT", sf_fft},
+    {"IRFFT2D", sf_fft},
     {"Identity", sf_identity},
     {"IdentityN", sf_identity},
     {"Igamma", BCAST},
@@ -2834,6 +2936,9 @@ static const shape_fn_entry shape_fns[] = {
     {"Neg", UNARY},
     {"NextAfter", BCAST},
     {"NextIteration", sf_identity},
+    {"NonMaxSuppressionV3", sf_nms},
+    {"NonMaxSuppressionV4", sf_nms},
+    {"NonMaxSuppressionV5", sf_nms},
     {"NotEqual", BCAST},
     {"OneHot", sf_one_hot},
     {"OnesLike", sf_zeros_like},
@@ -2847,11 +2952,14 @@ static const shape_fn_entry shape_fns[] = {
     {"Pow", BCAST},
     {"PreventGradient", sf_identity},
     {"Print", sf_identity},
+    {"PrintV2", sf_none},
     {"Prod", sf_prod},
     {"QuantizeAndDequantize", UNARY},
     {"QuantizeAndDequantizeV2", UNARY},
     {"QuantizeAndDequantizeV3", UNARY},
     {"QuantizeAndDequantizeV4", UNARY},
+    {"RFFT", sf_fft},
+    {"RFFT2D", sf_fft},
     {"RandomStandardNormal", sf_shape_input0},
     {"RandomUniform", sf_shape_input0},
     {"RandomUniformInt", sf_shape_input0},
@@ -2890,6 +2998,10 @@ static const shape_fn_entry shape_fns[] = {
     {"Rsqrt", UNARY},
     {"RsqrtGrad", UNARY},
     {"ScatterNd", sf_shape_input2},
+    {"SegmentMax", sf_segment},
+    {"SegmentMean", sf_segment},
+    {"SegmentMin", sf_segment},
+    {"SegmentSum", sf_segment},
     {"Select", sf_select},
     {"SelectV2", sf_select_v2},
     {"Selu", UNARY},
@@ -2936,6 +3048,7 @@ static const shape_fn_entry shape_fns[] = {
     {"StopGradient", sf_identity},
     {"StridedSlice", sf_strided_slice},
     {"StridedSliceGrad", sf_shape_input0},
+    {"StringFormat", sf_string_scalar},
     {"StringLower", UNARY},
     {"StringStrip", UNARY},
     {"StringToHashBucket", UNARY},
@@ -2989,7 +3102,12 @@ static const shape_fn_entry shape_fns[] = {
     {"TruncateMod", BCAST},
     {"TruncatedNormal", sf_shape_input0},
     {"Unique", sf_unique},
+    {"UniqueV2", sf_unique},
     {"Unpack", sf_unpack},
+    {"UnsortedSegmentMax", sf_segment},
+    {"UnsortedSegmentMin", sf_segment},
+    {"UnsortedSegmentProd", sf_segment},
+    {"UnsortedSegmentSum", sf_segment},
     {"VarHandleOp", sf_var_handle},
     {"VarIsInitializedOp", sf_scalar},
     {"Variable", sf_variable},
