@@ -2721,7 +2721,7 @@ static gn_status sf_fft(ctx *c)
     for (int32_t j = 0; j < k; j++) {
         int64_t n = 0, *dim = &d[x->rank - k + j];
         if (!vget(len, j, &n)) *dim = -1;
-        else *dim = real && j == k - 1 ? n / 2 + 1 : n;
+        else *dim = real && j == k - 1 ? (n ? n / 2 + 1 : 0) : n;
     }
     return set_dims(c, 0, x->rank, d);
 }
@@ -2857,6 +2857,8 @@ static const shape_fn_entry shape_fns[] = {
     {"ExpandDims", sf_expand_dims},
     {"Expm1", UNARY},
     {"FFT", sf_fft},
+    {"FFT2D", sf_fft},
+    {"FFT3D", sf_fft},
     {"FakeQuantWithMinMaxArgs", UNARY},
     {"FakeQuantWithMinMaxVars", UNARY},
     {"FakeQuantWithMinMaxVarsPerChannel", UNARY},
@@ -2878,8 +2880,11 @@ static const shape_fn_entry shape_fns[] = {
     {"GuaranteeConst", sf_identity},
     {"HostConst", sf_const},
     {"IFFT", sf_fft},
+    {"IFFT2D", sf_fft},
+    {"IFFT3D", sf_fft},
     {"IRFFT", sf_fft},
     {"IRFFT2D", sf_fft},
+    {"IRFFT3D", sf_fft},
     {"Identity", sf_identity},
     {"IdentityN", sf_identity},
     {"Igamma", BCAST},
@@ -2960,6 +2965,7 @@ static const shape_fn_entry shape_fns[] = {
     {"QuantizeAndDequantizeV4", UNARY},
     {"RFFT", sf_fft},
     {"RFFT2D", sf_fft},
+    {"RFFT3D", sf_fft},
     {"RandomStandardNormal", sf_shape_input0},
     {"RandomUniform", sf_shape_input0},
     {"RandomUniformInt", sf_shape_input0},
