@@ -203,5 +203,9 @@ gn__kernel_fn gn__kernel_for(const char *op)
     if ((f = search(gn__kernels_quant, gn__kernels_quant_count, op))) return f;
     if ((f = search(gn__kernels_lookup, gn__kernels_lookup_count, op))) return f;
     if ((f = search(gn__kernels_feature, gn__kernels_feature_count, op))) return f;
+    if ((f = search(gn__kernels_image, gn__kernels_image_count, op))) return f;
+    if ((f = search(gn__kernels_nn3d, gn__kernels_nn3d_count, op))) return f;
+    if ((f = search(gn__kernels_misc, gn__kernels_misc_count, op))) return f;
+    if ((f = search(gn__kernels_signal, gn__kernels_signal_count, op))) return f;
     return NULL;
 }

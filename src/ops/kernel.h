@@ -121,6 +121,14 @@ extern const gn__kernel_entry gn__kernels_lookup[];  /* kernels/lookup.c: HashTa
 extern const uint32_t gn__kernels_lookup_count;
 extern const gn__kernel_entry gn__kernels_feature[]; /* kernels/feature.c: SparseToDense, hash buckets, bucketize */
 extern const uint32_t gn__kernels_feature_count;
+extern const gn__kernel_entry gn__kernels_image[];   /* kernels/image.c: NonMaxSuppression, CropAndResize, resizes */
+extern const uint32_t gn__kernels_image_count;
+extern const gn__kernel_entry gn__kernels_nn3d[];    /* kernels/nn_3d.c: Conv3D, 3-D pooling */
+extern const uint32_t gn__kernels_nn3d_count;
+extern const gn__kernel_entry gn__kernels_misc[];    /* kernels/misc.c: segments, scatter, Assert, Print, ... */
+extern const uint32_t gn__kernels_misc_count;
+extern const gn__kernel_entry gn__kernels_signal[];  /* kernels/signal.c: FFT, complex, audio features */
+extern const uint32_t gn__kernels_signal_count;
 
 /* float16 helpers: C's _Float16 */
 typedef _Float16 gn__f16;
