@@ -232,6 +232,10 @@ static void test_later_kernel_ops(void **state)
     nd(&b, "fft", "FFT", "spec", "");
     nd(&b, "irfft2", "IRFFT2D", "c2,n44", "");
     nd(&b, "assert", "Assert", "cond,sig", A_L("T", "type: DT_FLOAT"));
+    ci(&b, "ax1", "1", false);
+    ci(&b, "ax_none", "", false);
+    nd(&b, "uq2", "UniqueV2", "data,ax1", T_F);
+    nd(&b, "uq2v", "UniqueV2", "ids,ax_none", T_I);
     gn_graph *g = infer_ok(&b);
     expect(g, "nms3", 0, "[?]");
     expect(g, "nms4", 0, "[5]");
@@ -249,6 +253,10 @@ static void test_later_kernel_ops(void **state)
     expect(g, "irfft", 0, "[2,16]");
     expect(g, "fft", 0, "[2,9]");
     expect(g, "irfft2", 0, "[3,4,6]");
+    expect(g, "uq2", 0, "[6,?,5]");
+    expect(g, "uq2", 1, "[3]");
+    expect(g, "uq2v", 0, "[?]");
+    expect(g, "uq2v", 1, "[6]");
     gn_graph_free(g);
     free(b.s);
 }

@@ -2690,6 +2690,27 @@ static gn_status sf_segment(ctx *c)
     return set_dims(c, 0, r, d);
 }
 
+/* UniqueV2 over axis a: y is x with dim a unknown, idx [x.dim(a)]; an
+ * empty axis is Unique of a vector. */
+static gn_status sf_unique_v2(ctx *c)
+{
+    NEED(c, 2, 1);
+    const gn__shape *x = IS(c, 0);
+    const gn__partial_value *ax = VAL(c, 1);
+    int64_t a = 0;
+    if (ax && ax->n == 0) return sf_unique(c);
+    if (x->rank < 0 || !vget(ax, 0, &a)) {
+        GN_TRY(set_dims(c, 0, -1, NULL));
+        return set_vector(c, 1, -1);
+    }
+    if (a < 0) a += x->rank;
+    if (a < 0 || a >= x->rank) return gn__shape_fail(c, "axis %lld is out of range for rank %d", (long long)a, x->rank);
+    int64_t d[MAXR];
+    for (int32_t i = 0; i < x->rank; i++) d[i] = i == a ? -1 : x->dims[i];
+    GN_TRY(set_dims(c, 0, x->rank, d));
+    return set_vector(c, 1, x->dims[a]);
+}
+
 /* Bincount: [size]. DenseBincount: [size], or [batch, size] for a matrix. */
 static gn_status sf_bincount(ctx *c)
 {
@@ -3108,7 +3129,7 @@ static const shape_fn_entry shape_fns[] = {
     {"TruncateMod", BCAST},
     {"TruncatedNormal", sf_shape_input0},
     {"Unique", sf_unique},
-    {"UniqueV2", sf_unique},
+    {"UniqueV2", sf_unique_v2},
     {"Unpack", sf_unpack},
     {"UnsortedSegmentMax", sf_segment},
     {"UnsortedSegmentMin", sf_segment},
