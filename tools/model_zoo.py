@@ -104,6 +104,71 @@ def resize_mix(shape):
     return keras.Model(x, y)
 
 
+def mixed_f16(shape):
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        x = keras.Input(shape)
+        h = L.Conv2D(8, 3, activation="relu")(x)
+        h = L.BatchNormalization()(h)
+        h = L.GlobalAveragePooling2D()(h)
+        h = L.Dense(16, activation="swish")(h)
+        y = L.Dense(4, dtype="float32")(h)
+        return keras.Model(x, y)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+
+
+def masked_lstm(shape):
+    x = keras.Input(shape, dtype="int32")
+    e = L.Embedding(50, 8, mask_zero=True)(x)
+    h = L.LSTM(8, return_sequences=True)(e)
+    h = L.TimeDistributed(L.Dense(4, activation="relu"))(h)
+    h = L.GlobalAveragePooling1D()(h)
+    y = L.Dense(2)(h)
+    return keras.Model(x, y)
+
+
+class Gated(L.Layer):
+    """A layer whose call branches on its input with tf.cond over its own variables."""
+
+    def build(self, s):
+        self.a = self.add_weight(shape=(s[-1],), initializer="random_normal")
+        self.b = self.add_weight(shape=(s[-1],), initializer="random_normal")
+
+    def call(self, t):
+        return tf.cond(tf.reduce_mean(t) > 0, lambda: t * self.a, lambda: t + self.b)
+
+
+def cond_layer(shape):
+    x = keras.Input(shape)
+    h = L.Dense(6)(x)
+    h = Gated()(h)
+    y = L.Dense(3)(h)
+    return keras.Model(x, y)
+
+
+def audio_stft(shape):
+    x = keras.Input(shape)
+    s = L.Lambda(lambda t: tf.math.log(tf.abs(tf.signal.stft(t, frame_length=64, frame_step=32)) + 1e-6))(x)
+    h = L.Reshape((-1, 33, 1))(s)
+    h = L.Conv2D(4, 3, activation="relu")(h)
+    h = L.GlobalMaxPooling2D()(h)
+    y = L.Dense(3)(h)
+    return keras.Model(x, y)
+
+
+def misc_ops(shape):
+    x = keras.Input(shape)
+    n = L.Normalization(mean=0.5, variance=2.0)(x)
+    g = L.GroupNormalization(groups=2)(L.Conv2D(4, 1)(n))
+    a = L.Attention()([L.Reshape((-1, 4))(g), L.Reshape((-1, 4))(g)])
+    c = L.Conv3D(2, 2)(L.Reshape((4, 4, 4, 1))(L.Dense(64)(L.Flatten()(a))))
+    f = L.Flatten()(c)
+    y = L.Lambda(lambda t: tf.concat([tf.math.top_k(t, k=3).values, tf.cast(tf.argmax(t, axis=-1)[:, None], tf.float32),
+                                      tf.reduce_logsumexp(t, -1, keepdims=True)], -1))(f)
+    return keras.Model(x, y)
+
+
 MODELS = {
     # name: (builder, input shape without batch, batch)
     "mobilenet_v3_small": (lambda s: A.MobileNetV3Small(input_shape=s, weights=None, classes=10), (96, 96, 3), 2),
@@ -120,6 +185,11 @@ MODELS = {
     "bigru": (bigru, (12, 8), 2),
     "vit": (vit, (32, 32, 3), 2),
     "resize_mix": (resize_mix, (20, 20, 3), 2),
+    "mixed_f16": (mixed_f16, (16, 16, 3), 2),
+    "masked_lstm": (masked_lstm, (10,), 3),
+    "cond_layer": (cond_layer, (5,), 2),
+    "audio_stft": (audio_stft, (512,), 2),
+    "misc_ops": (misc_ops, (6, 6, 2), 2),
 }
 
 
@@ -141,7 +211,8 @@ def main():
         rng = np.random.default_rng(7)
         dtype = model.inputs[0].dtype
         if dtype == tf.int32:
-            x = rng.integers(0, 500, size=(batch,) + shape).astype(np.int32)
+            x = rng.integers(0, 500 if name == "text_cnn" else 50, size=(batch,) + shape).astype(np.int32)
+            x[:, -2:] = 0   # padding (masked where the model masks)
         else:
             x = rng.standard_normal((batch,) + shape).astype(np.float32)
         spec = tf.TensorSpec((None,) + shape, dtype, name="x")
