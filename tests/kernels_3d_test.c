@@ -25,6 +25,7 @@
 #include "grapnel/grapnel.h"
 #include "ops/kernel.h"
 #include "testutil.h"
+#include "passtest.h"
 
 #define DT_F16 TENSORFLOW__DATA_TYPE__DT_HALF
 #define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
@@ -32,49 +33,15 @@
 #define DT_I32 TENSORFLOW__DATA_TYPE__DT_INT32
 #define DT_I64 TENSORFLOW__DATA_TYPE__DT_INT64
 
-/* ---- plumbing ------------------------------------------------------------------------- */
-static gn_graph *load(const char *text, int validate)
-{
-    gn_load_options o;
-    gn_load_options_init(&o);
-    o.validate = validate;
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", &o, &g);
-    if (s != GN_OK) fail_msg("load failed (%d): %s\n%s", s, gn_graph_errmsg(g), text);
-    return g;
-}
 
-/* Placeholders in0..in{n-1} of dtypes dts feeding node "n" (op, attrs). */
 static gn_graph *graph1v(const char *op, int n_in, const char *const *dts, const char *attrs, int validate)
 {
-    char buf[8192];
-    size_t pos = 0;
-    for (int i = 0; i < n_in; i++)
-        pos += (size_t)snprintf(buf + pos, sizeof buf - pos,
-                                "node { name: 'in%d' op: 'Placeholder' attr { key: 'dtype' value { type: %s } } }\n", i,
-                                dts[i]);
-    pos += (size_t)snprintf(buf + pos, sizeof buf - pos, "node { name: 'n' op: '%s'", op);
-    for (int i = 0; i < n_in; i++) pos += (size_t)snprintf(buf + pos, sizeof buf - pos, " input: 'in%d'", i);
-    pos += (size_t)snprintf(buf + pos, sizeof buf - pos, " %s }\n", attrs);
-    assert_true(pos < sizeof buf);
-    return load(buf, validate);
+    return gn_pt_kgraph(op, n_in, dts, attrs, validate);
 }
 
 static gn__tensor tens(int32_t dt, int rank, const int64_t *dims, const void *data)
 {
-    gn__tensor t;
-    memset(&t, 0, sizeof t);
-    t.dtype = dt;
-    t.rank = rank;
-    size_t esz = dt == DT_F16 ? 2 : (dt == DT_F64 || dt == DT_I64) ? 8 : 4;
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
-        t.dims[i] = dims[i];
-        n *= dims[i];
-    }
-    t.data = (void *)data;
-    t.nbytes = (size_t)n * esz;
-    return t;
+    return gn_pt_ktensor(dt, rank, dims, data);
 }
 
 static gn__tensor from_api(const gn_tensor *a)
@@ -84,29 +51,12 @@ static gn__tensor from_api(const gn_tensor *a)
 
 static gn_status run_k(gn_graph *g, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t flags, gn__err *err)
 {
-    gn__kctx c;
-    memset(&c, 0, sizeof c);
-    memset(out, 0, sizeof *out);
-    memset(err, 0, sizeof *err);
-    c.g = g;
-    c.node = gn__graph_find(g, "n");
-    assert_int_not_equal(c.node, GN_NONE);
-    c.in = in;
-    c.n_in = n_in;
-    c.out = out;
-    c.n_out = 1;
-    c.flags = flags;
-    c.err = err;
-    gn__kernel_fn fn = gn__kernel_for(gn__node_op(g, c.node));
-    if (!fn) fail_msg("no kernel for %s", gn__node_op(g, c.node));
-    return fn(&c);
+    return gn_pt_krun(g, in, n_in, out, 1, flags, err);
 }
 
 static void run_ok(gn_graph *g, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t flags)
 {
-    gn__err err;
-    gn_status s = run_k(g, in, n_in, out, flags, &err);
-    if (s != GN_OK) fail_msg("kernel failed (%d): %s", s, err.msg);
+    gn_pt_krun_ok(g, in, n_in, out, 1, flags);
 }
 
 static void expect_error(const char *op, int n_in, const char *const *dts, const char *attrs, const gn__tensor *in,
@@ -672,7 +622,7 @@ static gn_graph *chain_graph(bool x_const)
     p = const_node(p, "w", 5, dw, 162, &seed);
     p = const_node(p, "wt", 5, dw, 162, &seed);
     p += sprintf(p, "%s", CHAIN);
-    return load(buf, 1);
+    return gn_pt_kload(buf, 1);
 }
 
 static gn__tensor const_value(gn_graph *g, const char *name, gn__tensor *owned)

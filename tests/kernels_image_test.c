@@ -24,37 +24,17 @@
 #include "grapnel/runtime.h"
 #include "ops/kernel.h"
 #include "testutil.h"
+#include "passtest.h"
 
 #define DT_F16 TENSORFLOW__DATA_TYPE__DT_HALF
 #define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_I32 TENSORFLOW__DATA_TYPE__DT_INT32
 #define DT_U8 TENSORFLOW__DATA_TYPE__DT_UINT8
 
-/* ---- graph and kernel plumbing ---------------------------------------------------- */
-static gn_graph *load(const char *text)
-{
-    gn_load_options o;
-    gn_load_options_init(&o);
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", &o, &g);
-    if (s != GN_OK) fail_msg("load failed (%d): %s\n%s", s, gn_graph_errmsg(g), text);
-    return g;
-}
 
-/* Placeholders in0..in{n-1} of dtypes dts feeding node "n" of op `op` with the given attr text. */
 static gn_graph *graph1(const char *op, int n_in, const char *const *dts, const char *attrs)
 {
-    static char buf[8192];
-    size_t pos = 0;
-    for (int i = 0; i < n_in; i++)
-        pos += (size_t)snprintf(buf + pos, sizeof buf - pos,
-                                "node { name: 'in%d' op: 'Placeholder' attr { key: 'dtype' value { type: %s } } }\n", i,
-                                dts[i]);
-    pos += (size_t)snprintf(buf + pos, sizeof buf - pos, "node { name: 'n' op: '%s'", op);
-    for (int i = 0; i < n_in; i++) pos += (size_t)snprintf(buf + pos, sizeof buf - pos, " input: 'in%d'", i);
-    pos += (size_t)snprintf(buf + pos, sizeof buf - pos, " %s }\n", attrs);
-    assert_true(pos < sizeof buf);
-    return load(buf);
+    return gn_pt_kgraph(op, n_in, dts, attrs, 1);
 }
 
 static const char *const NMS3_DT[5] = {"DT_FLOAT", "DT_FLOAT", "DT_INT32", "DT_FLOAT", "DT_FLOAT"};
@@ -63,25 +43,10 @@ static const char *const NMS5H_DT[6] = {"DT_HALF", "DT_HALF", "DT_INT32", "DT_HA
 static const char *const CROP_DT[4] = {"DT_FLOAT", "DT_FLOAT", "DT_INT32", "DT_INT32"};
 static const char *const RS_DT[2] = {"DT_FLOAT", "DT_INT32"};
 
-static size_t esize(int32_t dt)
-{
-    return dt == DT_F16 ? 2 : dt == DT_U8 ? 1 : 4;
-}
 
 static gn__tensor tens(int32_t dt, int rank, const int64_t *dims, const void *data)
 {
-    gn__tensor t;
-    memset(&t, 0, sizeof t);
-    t.dtype = dt;
-    t.rank = rank;
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
-        t.dims[i] = dims[i];
-        n *= dims[i];
-    }
-    t.data = (void *)data;
-    t.nbytes = (size_t)n * esize(dt);
-    return t;
+    return gn_pt_ktensor(dt, rank, dims, data);
 }
 
 static gn__tensor scalar_i(const int32_t *v)
@@ -94,47 +59,17 @@ static gn__tensor scalar_f(const float *v)
     return tens(DT_F32, 0, NULL, v);
 }
 
-static gn_status run_k(gn_graph *g, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t n_out,
-                       gn__err *err)
-{
-    gn__kctx c;
-    memset(&c, 0, sizeof c);
-    memset(out, 0, n_out * sizeof *out);
-    memset(err, 0, sizeof *err);
-    c.g = g;
-    c.node = gn__graph_find(g, "n");
-    assert_int_not_equal(c.node, GN_NONE);
-    c.in = in;
-    c.n_in = n_in;
-    c.out = out;
-    c.n_out = n_out;
-    c.flags = GN__K_REFERENCE;
-    c.err = err;
-    gn__kernel_fn fn = gn__kernel_for(gn__node_op(g, c.node));
-    if (!fn) fail_msg("no kernel for %s", gn__node_op(g, c.node));
-    return fn(&c);
-}
 
 static void run_ok(gn_graph *g, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t n_out)
 {
-    gn__err err;
-    gn_status s = run_k(g, in, n_in, out, n_out, &err);
-    if (s != GN_OK) fail_msg("kernel failed (%d): %s", s, err.msg);
+    gn_pt_krun_ok(g, in, n_in, out, n_out, GN__K_REFERENCE);
 }
 
-static void release(gn__tensor *t, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) gn__tensor_release(&t[i]);
-}
 
 static void expect_error(gn_graph *g, const gn__tensor *in, uint32_t n_in, uint32_t n_out, gn_status code,
                          const char *msg)
 {
-    gn__tensor out[4];
-    gn__err err;
-    gn_status s = run_k(g, in, n_in, out, n_out, &err);
-    release(out, n_out);
-    if (s != code || strcmp(err.msg, msg)) fail_msg("got (%d) '%s'\nwant (%d) '%s'", s, err.msg, code, msg);
+    gn_pt_kexpect_error(g, in, n_in, n_out, code, msg);
     gn_graph_free(g);
 }
 
@@ -243,7 +178,7 @@ static void nms_hand(const char *op, int32_t max, float iou, float sthr, bool pa
         assert_int_equal(out[1].rank, 0);
         assert_int_equal(*(int32_t *)out[1].data, valid);
     }
-    release(out, v3 ? 1 : 2);
+    gn_pt_krelease(out, v3 ? 1 : 2);
     gn_graph_free(g);
 }
 
@@ -274,7 +209,7 @@ static void test_nms_hand(void **state)
     assert_int_equal(out[0].dims[0], 2);
     assert_int_equal(((int32_t *)out[0].data)[0], 0);
     assert_int_equal(((int32_t *)out[0].data)[1], 1);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 
     /* a NaN score is never above the threshold: box 0 is never selected (and suppresses nothing) */
@@ -285,7 +220,7 @@ static void test_nms_hand(void **state)
     assert_int_equal(out[0].dims[0], 2);
     assert_int_equal(((int32_t *)out[0].data)[0], 1);
     assert_int_equal(((int32_t *)out[0].data)[1], 2);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 
     /* soft-NMS: B overlaps A with IoU 1/3; sigma 0.5 scales B by exp(-(1/3)^2 / (2 * 0.5)) */
@@ -306,14 +241,14 @@ static void test_nms_hand(void **state)
     double want = 0.8 * exp(-1.0 / 9.0);
     assert_true(fabs(((float *)o5[1].data)[1] - want) <= 1e-6);
     assert_int_equal(*(int32_t *)o5[2].data, 2);
-    release(o5, 3);
+    gn_pt_krelease(o5, 3);
     /* a score threshold above B's decayed score drops it */
     float sthr2 = 0.75f;
     in5[4] = scalar_f(&sthr2);
     run_ok(g, in5, 6, o5, 3);
     assert_int_equal(o5[0].dims[0], 1);
     assert_int_equal(*(int32_t *)o5[2].data, 1);
-    release(o5, 3);
+    gn_pt_krelease(o5, 3);
     gn_graph_free(g);
 }
 
@@ -333,7 +268,7 @@ static void test_nms_golden(void **state)
     max = 12, iou = 0.5f, sthr = 0.1f;
     run_ok(g, in, 5, out, 1);
     expect_ints(&out[0], "nms_v3");
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 
     g = graph1("NonMaxSuppressionV4", 5, NMS3_DT, "attr { key: 'pad_to_max_output_size' value { b: true } }");
@@ -341,7 +276,7 @@ static void test_nms_golden(void **state)
     run_ok(g, in, 5, out, 2);
     expect_ints(&out[0], "nms_v4_idx");
     expect_ints(&out[1], "nms_v4_valid");
-    release(out, 2);
+    gn_pt_krelease(out, 2);
     gn_graph_free(g);
 
     g = graph1("NonMaxSuppressionV5", 6, NMS5_DT, "");
@@ -350,7 +285,7 @@ static void test_nms_golden(void **state)
     expect_ints(&out[0], "nms_v5_idx");
     expect_floats(&out[1], "nms_v5_scores", 1e-6);
     assert_int_equal(*(int32_t *)out[2].data, 20);
-    release(out, 3);
+    gn_pt_krelease(out, 3);
     gn_graph_free(g);
 
     /* float16: boxes, scores, thresholds and the soft-NMS arithmetic in half */
@@ -370,7 +305,7 @@ static void test_nms_golden(void **state)
     expect_ints(&out[0], "nms_v5h_idx");
     expect_floats(&out[1], "nms_v5h_scores", 0);
     expect_ints(&out[2], "nms_v5h_valid");
-    release(out, 3);
+    gn_pt_krelease(out, 3);
     gn_graph_free(g);
     free(bh);
     free(shh);
@@ -401,7 +336,7 @@ static void test_crop_hand(void **state)
     assert_int_equal(out[0].dims[3], 1);
     for (int i = 0; i < 9; i++) assert_true(((float *)out[0].data)[i] == bil[i]);
     for (int i = 9; i < 18; i++) assert_true(((float *)out[0].data)[i] == 7.0f);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     g = graph1("CropAndResize", 4, CROP_DT,
                "attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'method' value { s: 'nearest' } }");
@@ -409,7 +344,7 @@ static void test_crop_hand(void **state)
     const float nn[9] = {1, 2, 2, 3, 4, 4, 3, 4, 4};   /* roundf(0.5) = 1 */
     for (int i = 0; i < 9; i++) assert_true(((float *)out[0].data)[i] == nn[i]);
     for (int i = 9; i < 18; i++) assert_true(((float *)out[0].data)[i] == 0.0f);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* a float16 image gives the same crops; a NaN coordinate gives extrapolation_value */
     const gn__f16 himg[4] = {1, 2, 3, 4};
@@ -421,7 +356,7 @@ static void test_crop_hand(void **state)
     run_ok(g, inh, 4, out, 1);
     for (int i = 0; i < 9; i++) assert_true(((float *)out[0].data)[i] == bil[i]);
     for (int i = 9; i < 18; i++) assert_true(((float *)out[0].data)[i] == -3.0f);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* no boxes: an empty result */
     int64_t d0[2] = {0, 4}, dz[1] = {0};
@@ -430,7 +365,7 @@ static void test_crop_hand(void **state)
     run_ok(g, in0, 4, out, 1);
     assert_int_equal(out[0].dims[0], 0);
     assert_int_equal(out[0].dims[1], 3);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 }
 
@@ -458,7 +393,7 @@ static void test_crop_golden(void **state)
         run_ok(g, in, 4, out, 1);
         snprintf(name, sizeof name, "crop_%s", methods[m]);
         expect_floats(&out[0], name, 1e-5);
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
         snprintf(attrs, sizeof attrs,
                  "attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'method' value { s: '%s' } } "
@@ -469,7 +404,7 @@ static void test_crop_golden(void **state)
         run_ok(g, in, 4, out, 1);
         snprintf(name, sizeof name, "crop_1x1_%s", methods[m]);
         expect_floats(&out[0], name, 1e-5);
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
     }
     const char *u8dt[4] = {"DT_UINT8", "DT_FLOAT", "DT_INT32", "DT_INT32"};
@@ -478,7 +413,7 @@ static void test_crop_golden(void **state)
     cs[0] = 6, cs[1] = 7;
     run_ok(g, in, 4, out, 1);
     expect_floats(&out[0], "crop_u8_bilinear", 1e-5);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     gn_tensor_free(&img.t);
     gn_tensor_free(&bx.t);
@@ -499,19 +434,19 @@ static void test_resize_hand(void **state)
     gn_graph *g = graph1("ResizeBicubic", 2, RS_DT, "attr { key: 'T' value { type: DT_FLOAT } }");
     run_ok(g, in, 2, out, 1);
     for (int i = 0; i < 6; i++) assert_true(((float *)out[0].data)[i] == img[i]);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* area: 2x3 -> 1x1 is the mean; 2x3 -> 1x3 the column means */
     g = graph1("ResizeArea", 2, RS_DT, "attr { key: 'T' value { type: DT_FLOAT } }");
     sz[0] = 1, sz[1] = 1;
     run_ok(g, in, 2, out, 1);
     assert_true(fabsf(((float *)out[0].data)[0] - 3.5f) <= 1e-6f);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     sz[1] = 3;
     run_ok(g, in, 2, out, 1);
     assert_int_equal(out[0].dims[2], 3);
     for (int i = 0; i < 3; i++) assert_true(((float *)out[0].data)[i] == 2.5f + (float)i);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 }
 
@@ -538,14 +473,14 @@ static void test_resize_golden(void **state)
             run_ok(g, in, 2, out, 1);
             snprintf(name, sizeof name, "bicubic_%s_%dx%d", modes[m], sz[0], sz[1]);
             expect_floats(&out[0], name, 1e-5);
-            release(out, 1);
+            gn_pt_krelease(out, 1);
             gn_graph_free(g);
             if (m == 2) continue;
             g = graph1("ResizeArea", 2, RS_DT, attrs);
             run_ok(g, in, 2, out, 1);
             snprintf(name, sizeof name, "area_%s_%dx%d", modes[m], sz[0], sz[1]);
             expect_floats(&out[0], name, 1e-5);
-            release(out, 1);
+            gn_pt_krelease(out, 1);
             gn_graph_free(g);
         }
     }
@@ -556,13 +491,13 @@ static void test_resize_golden(void **state)
     sz[0] = 9, sz[1] = 7;
     run_ok(g, in, 2, out, 1);
     expect_floats(&out[0], "bicubic_u8_half", 1e-5);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     g = graph1("ResizeArea", 2, u8dt, "attr { key: 'T' value { type: DT_UINT8 } }");
     sz[0] = 4, sz[1] = 3;
     run_ok(g, in, 2, out, 1);
     expect_floats(&out[0], "area_u8", 1e-5);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     gn_tensor_free(&img.t);
     gn_tensor_free(&img8.t);
@@ -666,8 +601,8 @@ static void test_hostile(void **state)
     int32_t nsel = *(int32_t *)o1[2].data;
     assert_true(nsel >= 1 && nsel <= 4);
     assert_int_equal(((int32_t *)o1[0].data)[0], 0);   /* the +inf score goes first */
-    release(o1, 3);
-    release(o2, 3);
+    gn_pt_krelease(o1, 3);
+    gn_pt_krelease(o2, 3);
     gn_graph_free(g);
 
     /* crops from boxes far outside, of infinite and NaN extent */
@@ -683,7 +618,7 @@ static void test_hostile(void **state)
         run_ok(g, ci, 4, o1, 1);
         assert_int_equal(gn__tensor_numel(&o1[0]), 4 * 3 * 4);
         for (int64_t i = 0; i < 12; i++) assert_true(((float *)o1[0].data)[i] == 0.0f);   /* NaN row: extrapolated */
-        release(o1, 1);
+        gn_pt_krelease(o1, 1);
         gn_graph_free(g);
     }
     /* an empty batch resizes to an empty result whatever the size asked */
@@ -696,7 +631,7 @@ static void test_hostile(void **state)
         run_ok(g, ri, 2, o1, 1);
         assert_int_equal(o1[0].dims[0], 0);
         assert_int_equal(o1[0].dims[1], INT32_MAX);
-        release(o1, 1);
+        gn_pt_krelease(o1, 1);
         gn_graph_free(g);
     }
 }
@@ -758,7 +693,7 @@ static void run_graph(gn_graph *g, gn_tensor *out)
 static void test_session_and_folding(void **state)
 {
     (void)state;
-    gn_graph *g = load(E2E);
+    gn_graph *g = gn_pt_kload(E2E, 1);
     gn_tensor a[N_FETCH], b[N_FETCH];
     memset(a, 0, sizeof a);
     memset(b, 0, sizeof b);

@@ -20,6 +20,7 @@
 #include "grapnel/grapnel.h"
 #include "ops/kernel.h"
 #include "testutil.h"
+#include "passtest.h"
 
 #define DT_F16 TENSORFLOW__DATA_TYPE__DT_HALF
 #define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
@@ -29,93 +30,28 @@
 #define DT_BOOL TENSORFLOW__DATA_TYPE__DT_BOOL
 #define DT_STR TENSORFLOW__DATA_TYPE__DT_STRING
 
-/* ---- graph and kernel plumbing ---------------------------------------------------- */
-static gn_graph *load(const char *text, int validate)
-{
-    gn_load_options o;
-    gn_load_options_init(&o);
-    o.validate = validate;
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", &o, &g);
-    if (s != GN_OK) fail_msg("load failed (%d): %s\n%s", s, gn_graph_errmsg(g), text);
-    return g;
-}
 
-/* Node "n" of op `op` with n_in placeholder inputs and the given attr text (not validated). */
 static gn_graph *graph1(const char *op, int n_in, const char *attrs)
 {
-    static char buf[8192];
-    size_t pos = 0;
-    for (int i = 0; i < n_in; i++)
-        pos += (size_t)snprintf(
-            buf + pos, sizeof buf - pos,
-            "node { name: 'in%d' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n", i);
-    pos += (size_t)snprintf(buf + pos, sizeof buf - pos, "node { name: 'n' op: '%s'", op);
-    for (int i = 0; i < n_in; i++) pos += (size_t)snprintf(buf + pos, sizeof buf - pos, " input: 'in%d'", i);
-    pos += (size_t)snprintf(buf + pos, sizeof buf - pos, " %s }\n", attrs ? attrs : "");
-    assert_true(pos < sizeof buf);
-    return load(buf, 0);
+    return gn_pt_kgraph(op, n_in, NULL, attrs, 0);
 }
 
-static size_t esize(int32_t dt)
-{
-    switch (dt) {
-    case DT_F16: return 2;
-    case DT_F64:
-    case DT_I64: return 8;
-    case DT_BOOL: return 1;
-    case DT_STR: return sizeof(gn__tstring);
-    default: return 4;
-    }
-}
 
 static gn__tensor tens(int32_t dt, int rank, const int64_t *dims, const void *data)
 {
-    gn__tensor t;
-    memset(&t, 0, sizeof t);
-    t.dtype = dt;
-    t.rank = rank;
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
-        t.dims[i] = dims[i];
-        n *= dims[i];
-    }
-    t.data = (void *)data;
-    t.nbytes = (size_t)n * esize(dt);
-    return t;
+    return gn_pt_ktensor(dt, rank, dims, data);
 }
 
 static gn_status run_k(gn_graph *g, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t n_out, gn__err *err)
 {
-    gn__kctx c;
-    memset(&c, 0, sizeof c);
-    memset(out, 0, (n_out ? n_out : 1) * sizeof *out);
-    memset(err, 0, sizeof *err);
-    c.g = g;
-    c.node = gn__graph_find(g, "n");
-    assert_int_not_equal(c.node, GN_NONE);
-    c.in = in;
-    c.n_in = n_in;
-    c.out = out;
-    c.n_out = n_out;
-    c.flags = GN__K_REFERENCE;
-    c.err = err;
-    gn__kernel_fn fn = gn__kernel_for(gn__node_op(g, c.node));
-    if (!fn) fail_msg("no kernel for %s", gn__node_op(g, c.node));
-    return fn(&c);
+    return gn_pt_krun(g, in, n_in, out, n_out, GN__K_REFERENCE, err);
 }
 
 static void run_ok(gn_graph *g, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t n_out)
 {
-    gn__err err;
-    gn_status s = run_k(g, in, n_in, out, n_out, &err);
-    if (s != GN_OK) fail_msg("kernel failed (%d): %s", s, err.msg);
+    gn_pt_krun_ok(g, in, n_in, out, n_out, GN__K_REFERENCE);
 }
 
-static void release(gn__tensor *t, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) gn__tensor_release(&t[i]);
-}
 
 /* One-node graph of op with attrs; runs it on in and requires code and the exact message. */
 static void expect_error(const char *op, const char *attrs, const gn__tensor *in, uint32_t n_in, uint32_t n_out,
@@ -125,7 +61,7 @@ static void expect_error(const char *op, const char *attrs, const gn__tensor *in
     gn__tensor out[4];
     gn__err err;
     gn_status s = run_k(g, in, n_in, out, n_out, &err);
-    release(out, n_out);
+    gn_pt_krelease(out, n_out);
     gn_graph_free(g);
     if (s != code || strcmp(err.msg, msg)) fail_msg("%s: got (%d) '%s'\nwant (%d) '%s'", op, s, err.msg, code, msg);
 }
@@ -243,7 +179,7 @@ static void test_goldens(void **state)
                 fail_msg("%s output %u: %lld elements differ", gc->name, k, (long long)r.n_diff);
             gn_tensor_free(&ref);
         }
-        release(out, gc->n_out);
+        gn_pt_krelease(out, gc->n_out);
         gn_graph_free(g);
         for (uint32_t k = 0; k < gc->n_in; k++) gn_tensor_free(&fin[k]);
     }
@@ -266,7 +202,7 @@ static void test_segments(void **state)
         run_ok(g, in, 2, out, 1);
         expect_shape(&out[0], DT_F32, 2, d32);
         expect_f32(&out[0], want[k], 6);
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
     }
     /* no rows: no segments */
@@ -274,7 +210,7 @@ static void test_segments(void **state)
     gn_graph *g = graph1("SegmentSum", 2, "");
     run_ok(g, e, 2, out, 1);
     expect_shape(&out[0], DT_F32, 2, (int64_t[]){0, 2});
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* unsorted: empty segments get the identity (lowest / highest / 1 / 0); -1 is dropped */
     int32_t uids[3] = {2, -1, 2};
@@ -289,7 +225,7 @@ static void test_segments(void **state)
         g = graph1(uops[k], 3, "");
         run_ok(g, u, 3, out, 1);
         expect_f32(&out[0], uw[k], 6);
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
     }
     /* a huge num_segments with empty rows: an empty [huge, 0] result, no per-segment work */
@@ -298,7 +234,7 @@ static void test_segments(void **state)
     g = graph1("UnsortedSegmentMax", 3, "");
     run_ok(g, hz, 3, out, 1);
     expect_shape(&out[0], DT_F32, 2, (int64_t[]){INT64_MAX, 0});
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* int32 sum wraps instead of overflowing */
     int32_t big[2] = {INT32_MAX, 1}, z[2] = {0, 0};
@@ -308,7 +244,7 @@ static void test_segments(void **state)
     g = graph1("UnsortedSegmentSum", 3, "");
     run_ok(g, w, 3, out, 1);
     expect_i32(&out[0], (int32_t[]){INT32_MIN}, 1);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 }
 
@@ -324,12 +260,12 @@ static void test_scatter_roll_unique(void **state)
     gn_graph *g = graph1("TensorScatterUpdate", 3, "");
     run_ok(g, in, 3, out, 1);
     expect_f32(&out[0], (float[]){1, 30, 3, 20}, 4);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     g = graph1("TensorScatterAdd", 3, "");
     run_ok(g, in, 3, out, 1);
     expect_f32(&out[0], (float[]){1, 42, 3, 24}, 4);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* Roll a 2x3 by (1, -1) */
     int32_t r[6] = {0, 1, 2, 3, 4, 5}, sh[2] = {1, -1}, ax[2] = {0, 1};
@@ -338,7 +274,7 @@ static void test_scatter_roll_unique(void **state)
     g = graph1("Roll", 3, "");
     run_ok(g, ri, 3, out, 1);
     expect_i32(&out[0], (int32_t[]){4, 5, 3, 1, 2, 0}, 6);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* Unique of strings, first-occurrence order */
     gn__tstring s[5] = {{"b", 1}, {"a", 1}, {"b", 1}, {"", 0}, {"a", 1}};
@@ -349,7 +285,7 @@ static void test_scatter_roll_unique(void **state)
     const gn__tstring *ys = out[0].data;
     assert_true(ys[0].len == 1 && ys[0].ptr[0] == 'b' && ys[1].len == 1 && ys[1].ptr[0] == 'a' && ys[2].len == 0);
     expect_i32(&out[1], (int32_t[]){0, 1, 0, 2, 1}, 5);
-    release(out, 2);
+    gn_pt_krelease(out, 2);
     gn_graph_free(g);
     /* Unique floats: -0 equals 0, NaN is never equal to itself */
     float uf[5] = {0.0f, -0.0f, NAN, 1, NAN};
@@ -358,7 +294,7 @@ static void test_scatter_roll_unique(void **state)
     run_ok(g, ufi, 1, out, 2);
     expect_shape(&out[0], DT_F32, 1, (int64_t[]){4});
     expect_i32(&out[1], (int32_t[]){0, 0, 1, 2, 3}, 5);
-    release(out, 2);
+    gn_pt_krelease(out, 2);
     gn_graph_free(g);
 }
 
@@ -375,7 +311,7 @@ static void test_bincount_l2_diag_bucketize(void **state)
     run_ok(g, in, 3, out, 1);
     expect_shape(&out[0], DT_F32, 2, (int64_t[]){2, 4});
     expect_f32(&out[0], (float[]){0, 1, 0, 1, 1, 1, 0, 0}, 8);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* Bincount with empty int32 weights counts */
     gn__tensor bi[3] = {tens(DT_I32, 1, (int64_t[]){6}, arr), tens(DT_I32, 0, NULL, &size),
@@ -383,7 +319,7 @@ static void test_bincount_l2_diag_bucketize(void **state)
     g = graph1("Bincount", 3, "");
     run_ok(g, bi, 3, out, 1);
     expect_i32(&out[0], (int32_t[]){1, 3, 0, 1}, 4);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* L2Loss(1, 2, 3) = 7 */
     float l[3] = {1, 2, 3};
@@ -392,7 +328,7 @@ static void test_bincount_l2_diag_bucketize(void **state)
     run_ok(g, li, 1, out, 1);
     expect_shape(&out[0], DT_F32, 0, NULL);
     expect_f32(&out[0], (float[]){7}, 1);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* MatrixDiagV3 of [1,2] on the main diagonal of a 3x2 filled with 0 */
     float dg[2] = {1, 2}, pad = 0;
@@ -403,7 +339,7 @@ static void test_bincount_l2_diag_bucketize(void **state)
     run_ok(g, di, 5, out, 1);
     expect_shape(&out[0], DT_F32, 2, (int64_t[]){3, 2});
     expect_f32(&out[0], (float[]){1, 0, 0, 2, 0, 0}, 6);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* MatrixDiagPartV3 k=(-1,1) of a 2x3, default RIGHT_LEFT, padding 9 */
     float m[6] = {1, 2, 3, 4, 5, 6}, p9 = 9;
@@ -414,7 +350,7 @@ static void test_bincount_l2_diag_bucketize(void **state)
     run_ok(g, pi, 3, out, 1);
     expect_shape(&out[0], DT_F32, 2, (int64_t[]){3, 2});
     expect_f32(&out[0], (float[]){2, 6, 1, 5, 4, 9}, 6);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* Bucketize: a value equal to a boundary goes to the bucket above it */
     int32_t bx[5] = {-5, 0, 1, 2, 10};
@@ -422,7 +358,7 @@ static void test_bincount_l2_diag_bucketize(void **state)
     g = graph1("Bucketize", 1, "attr { key: 'boundaries' value { list { f: 0 f: 2 f: 5 } } }");
     run_ok(g, bxi, 1, out, 1);
     expect_i32(&out[0], (int32_t[]){0, 1, 1, 2, 3}, 5);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 }
 
@@ -438,7 +374,7 @@ static void test_format_assert_print(void **state)
                          "attr { key: 'placeholder' value { s: '{}' } }");
     run_ok(g, fi, 1, out, 1);
     expect_str(&out[0], "[[1.5 0.666666687]\n [3 4]]");
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 
     int32_t r10[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
@@ -449,7 +385,7 @@ static void test_format_assert_print(void **state)
                "attr { key: 'placeholder' value { s: '{}' } } attr { key: 'summarize' value { i: 2 } }");
     run_ok(g, f2, 2, out, 1);
     expect_str(&out[0], "a[0 1 ... 8 9]b\"x\"");
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 
     float r24[24];
@@ -458,7 +394,7 @@ static void test_format_assert_print(void **state)
     g = graph1("StringFormat", 1, "attr { key: 'summarize' value { i: 1 } }");
     run_ok(g, f3, 1, out, 1);
     expect_str(&out[0], "[[[0 ... 3]\n  ...\n  [8 ... 11]]\n\n [[12 ... 15]\n  ...\n  [20 ... 23]]]");
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 
     float sp[5] = {1e-7f, 1e20f, 0.1f, NAN, INFINITY};
@@ -466,7 +402,7 @@ static void test_format_assert_print(void **state)
     g = graph1("StringFormat", 1, "attr { key: 'summarize' value { i: -1 } }");
     run_ok(g, f4, 1, out, 1);
     expect_str(&out[0], "[1e-07 1e+20 0.1 nan inf]");
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 
     /* Assert: the kernel's InvalidArgument message */
@@ -498,7 +434,7 @@ static void test_format_assert_print(void **state)
     g = graph1("Print", 2, "attr { key: 'message' value { s: 'm' } }");
     run_ok(g, pi, 2, out, 1);
     expect_f32(&out[0], a, 4);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     gn__tensor pv[1] = {tens(DT_STR, 0, NULL, &xs)};
     g = graph1("PrintV2", 1, "");
@@ -630,7 +566,7 @@ static void test_dtypes_and_policy(void **state)
     run_ok(g, si, 3, out, 1);
     const double want_d[3] = {2, 2, 4};
     assert_memory_equal(out[0].data, want_d, sizeof want_d);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     expect_error("TensorScatterAdd", "attr { key: 'bad_indices_policy' value { s: 'ERROR' } }", si, 3, 1, GN_ERR_GRAPH,
                  "node 'n' (TensorScatterAdd): indices[1] = [5] does not index into shape [3]");
@@ -643,7 +579,7 @@ static void test_dtypes_and_policy(void **state)
     run_ok(g, hi, 3, out, 1);
     assert_int_equal(out[0].dtype, DT_F16);
     assert_true((float)((gn__f16 *)out[0].data)[0] == 3.5f && (float)((gn__f16 *)out[0].data)[1] == 3.0f);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 
     int64_t v[3] = {1, 2, 4}, z[3] = {0, 0, 0};
@@ -652,7 +588,7 @@ static void test_dtypes_and_policy(void **state)
     run_ok(g, mi, 2, out, 1);
     assert_int_equal(out[0].dtype, DT_I64);
     assert_int_equal(((int64_t *)out[0].data)[0], 2); /* 7 / 3, integer division */
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 
     double l[2] = {3, 4};
@@ -660,7 +596,7 @@ static void test_dtypes_and_policy(void **state)
     g = graph1("L2Loss", 1, "");
     run_ok(g, li, 1, out, 1);
     assert_true(*(double *)out[0].data == 12.5);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 
     /* TensorFlow: '[0 0.333251953 0.666503906 1 1.33300781 1.66699219]' and '[0.1]' */
@@ -672,7 +608,7 @@ static void test_dtypes_and_policy(void **state)
                "attr { key: 'template' value { s: '%s|%s' } } attr { key: 'summarize' value { i: 3 } }");
     run_ok(g, fi, 2, out, 1);
     expect_str(&out[0], "[0 0.333251953 0.666503906 1 1.33300781 1.66699219]|[0.1]");
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
 }
 
@@ -681,7 +617,7 @@ static void test_assert_in_session(void **state)
 {
     (void)state;
     gn_graph *g =
-        load("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_BOOL } } attr { key: 'value' value { "
+        gn_pt_kload("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_BOOL } } attr { key: 'value' value { "
              "tensor {"
              " dtype: DT_BOOL tensor_shape { } bool_val: false } } } }\n"
              "node { name: 'd' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
@@ -734,7 +670,7 @@ static void run_fetch(const gn_graph *g, const char *const *fetch, gn_tensor *ou
 static void test_session_and_constfold(void **state)
 {
     (void)state;
-    gn_graph *g = load(E2E, 1);
+    gn_graph *g = gn_pt_kload(E2E, 1);
     const char *fetch[2] = {"roll", "l2"};
     gn_tensor before[2], after[2];
     run_fetch(g, fetch, before, 2);

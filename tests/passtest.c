@@ -9,6 +9,97 @@
 #include "passtest.h"
 
 /* ---- graphs and reports --------------------------------------------------------------------- */
+/* ---- one kernel on one node ------------------------------------------------------------- */
+gn_graph *gn_pt_kload(const char *text, int validate)
+{
+    gn_load_options o;
+    gn_load_options_init(&o);
+    o.validate = validate;
+    gn_graph *g = NULL;
+    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", &o, &g);
+    if (s != GN_OK) fail_msg("load failed (%d): %s\n%s", s, gn_graph_errmsg(g), text);
+    return g;
+}
+
+gn_graph *gn_pt_kgraph(const char *op, int n_in, const char *const *dts, const char *attrs, int validate)
+{
+    gn_pt_text t = {0};
+    for (int i = 0; i < n_in; i++)
+        gn_pt_text_add(&t, "node { name: 'in%d' op: 'Placeholder' attr { key: 'dtype' value { type: %s } } }\n", i,
+                       dts ? dts[i] : "DT_FLOAT");
+    gn_pt_text_add(&t, "node { name: 'n' op: '%s'", op);
+    for (int i = 0; i < n_in; i++) gn_pt_text_add(&t, " input: 'in%d'", i);
+    gn_pt_text_add(&t, " %s }\n", attrs ? attrs : "");
+    gn_graph *g = gn_pt_kload(t.s, validate);
+    gn_pt_text_free(&t);
+    return g;
+}
+
+size_t gn_pt_kesize(int32_t dt)
+{
+    return dt == TENSORFLOW__DATA_TYPE__DT_STRING ? sizeof(gn__tstring) : gn_dtype_size(dt);
+}
+
+gn__tensor gn_pt_ktensor(int32_t dt, int rank, const int64_t *dims, const void *data)
+{
+    gn__tensor t;
+    memset(&t, 0, sizeof t);
+    t.dtype = dt;
+    t.rank = rank;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        t.dims[i] = dims[i];
+        n *= dims[i];
+    }
+    t.data = (void *)data;
+    t.nbytes = (size_t)n * gn_pt_kesize(dt);
+    return t;
+}
+
+gn_status gn_pt_krun(gn_graph *g, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t n_out,
+                     uint32_t flags, gn__err *err)
+{
+    gn__kctx c;
+    memset(&c, 0, sizeof c);
+    memset(out, 0, (n_out ? n_out : 1) * sizeof *out);
+    memset(err, 0, sizeof *err);
+    c.g = g;
+    c.node = gn__graph_find(g, "n");
+    assert_int_not_equal(c.node, GN_NONE);
+    c.in = in;
+    c.n_in = n_in;
+    c.out = out;
+    c.n_out = n_out;
+    c.flags = flags;
+    c.err = err;
+    gn__kernel_fn fn = gn__kernel_for(gn__node_op(g, c.node));
+    if (!fn) fail_msg("no kernel for %s", gn__node_op(g, c.node));
+    return fn(&c);
+}
+
+void gn_pt_krun_ok(gn_graph *g, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t n_out, uint32_t flags)
+{
+    gn__err err;
+    gn_status s = gn_pt_krun(g, in, n_in, out, n_out, flags, &err);
+    if (s != GN_OK) fail_msg("kernel failed (%d): %s", s, err.msg);
+}
+
+void gn_pt_krelease(gn__tensor *t, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) gn__tensor_release(&t[i]);
+}
+
+void gn_pt_kexpect_error(gn_graph *g, const gn__tensor *in, uint32_t n_in, uint32_t n_out, gn_status code,
+                         const char *msg)
+{
+    gn__tensor out[8];
+    gn__err err;
+    assert_true(n_out <= 8);
+    gn_status s = gn_pt_krun(g, in, n_in, out, n_out, GN__K_REFERENCE, &err);
+    gn_pt_krelease(out, n_out);
+    if (s != code || strcmp(err.msg, msg)) fail_msg("got (%d) '%s'\nwant (%d) '%s'", s, err.msg, code, msg);
+}
+
 void gn_pt_text_add(gn_pt_text *t, const char *fmt, ...)
 {
     for (;;) {

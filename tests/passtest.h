@@ -13,7 +13,27 @@
 #include "grapnel/optimizer.h"
 #include "grapnel/runtime.h"
 #include "graph/ir.h"
+#include "ops/kernel.h"
 #include "optimizer/pass.h"
+
+/* ---- one kernel on one node (the kernels_*_test suites) -------------------------------- */
+/* Graph text loaded, with the loader's validation or not; failures fail the test. */
+gn_graph *gn_pt_kload(const char *text, int validate);
+/* Placeholders in0..in{n-1} (dtype names dts[i]; DT_FLOAT for all when dts is
+ * NULL) feeding node "n" of op, with the attrs text. */
+gn_graph *gn_pt_kgraph(const char *op, int n_in, const char *const *dts, const char *attrs, int validate);
+/* Bytes per element of dt as kernels hold it (a DT_STRING element is a gn__tstring). */
+size_t gn_pt_kesize(int32_t dt);
+/* A tensor borrowing data (not owned). */
+gn__tensor gn_pt_ktensor(int32_t dt, int rank, const int64_t *dims, const void *data);
+/* Runs node "n"'s kernel with the flags (GN__K_*) on in; out (n_out entries) zeroed first. */
+gn_status gn_pt_krun(gn_graph *g, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t n_out,
+                     uint32_t flags, gn__err *err);
+void gn_pt_krun_ok(gn_graph *g, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t n_out, uint32_t flags);
+void gn_pt_krelease(gn__tensor *t, uint32_t n);
+/* The kernel fails with code and exactly msg (reference flags; outputs released). */
+void gn_pt_kexpect_error(gn_graph *g, const gn__tensor *in, uint32_t n_in, uint32_t n_out, gn_status code,
+                         const char *msg);
 
 /* ---- graphs and reports --------------------------------------------------------------------- */
 gn_graph *gn_pt_load_text(const char *text);
