@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "ops/kernels/array_impl.h"
+#include "ops/kernels/image.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_DOUBLE TENSORFLOW__DATA_TYPE__DT_DOUBLE
@@ -158,48 +159,6 @@ gn_status gn__ak_lin_space(gn__kctx *c)
 }
 
 /* ---- resizing ------------------------------------------------------------------------------- */
-typedef struct {
-    int64_t batch, in_h, in_w, ch, out_h, out_w;
-    float hscale, wscale;
-    bool align, half;
-} resize_state;
-
-static float resize_scale(int64_t in, int64_t out, bool align)
-{
-    return (align && out > 1) ? (float)(in - 1) / (float)(out - 1) : (float)in / (float)out;
-}
-
-/* image_resizer_state.h: ValidateAndCreateOutput */
-static gn_status resize_validate(gn__kctx *c, resize_state *st)
-{
-    GN_TRY(need_inputs(c, 2));
-    const gn__tensor *x = &c->in[0], *sz = &c->in[1];
-    st->align = gn__ak_attr_bool(c, "align_corners", false);
-    st->half = gn__ak_attr_bool(c, "half_pixel_centers", false);
-    char sb[GN__AK_SHAPE_STR];
-    if (st->half && st->align)
-        return gn__kctx_fail(c, GN_ERR_GRAPH, "If half_pixel_centers is True, align_corners must be False.");
-    if (x->rank != 4) return gn__kctx_fail(c, GN_ERR_GRAPH, "input must be 4-dimensional%s", gn__ak_tshape(sb, x));
-    if (sz->rank != 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "shape_t must be 1-dimensional%s", gn__ak_tshape(sb, sz));
-    if (sz->dims[0] != 2) return gn__kctx_fail(c, GN_ERR_GRAPH, "shape_t must have two elements%s", gn__ak_tshape(sb, sz));
-    if (sz->dtype != DT_INT32)
-        return gn__kctx_fail(c, GN_ERR_GRAPH, "size must be int32, not %s", gn__dtype_name(sz->dtype));
-    st->batch = x->dims[0];
-    st->out_h = ((const int32_t *)sz->data)[0];
-    st->out_w = ((const int32_t *)sz->data)[1];
-    if (x->dims[1] > INT32_MAX || x->dims[2] > INT32_MAX)
-        return gn__kctx_fail(c, GN_ERR_GRAPH, "input sizes must be between 0 and max int32");
-    st->in_h = x->dims[1];
-    st->in_w = x->dims[2];
-    st->ch = x->dims[3];
-    if (st->out_h <= 0 || st->out_w <= 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "output dimensions must be positive");
-    if (st->ch <= 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "image must have at least one channel");
-    if (st->in_h <= 0 || st->in_w <= 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "input image must be of non-zero size");
-    st->hscale = resize_scale(st->in_h, st->out_h, st->align);
-    st->wscale = resize_scale(st->in_w, st->out_w, st->align);
-    return GN_OK;
-}
-
 /* Element i of a real tensor as float (Eigen's conversions). */
 static bool to_float(const gn__tensor *t, float *dst, int64_t n)
 {
@@ -246,8 +205,8 @@ static void interp_weights(int64_t out_size, int64_t in_size, float scale, bool 
 
 gn_status gn__ak_resize_bilinear(gn__kctx *c)
 {
-    resize_state st;
-    GN_TRY(resize_validate(c, &st));
+    gn__resize_state st;
+    GN_TRY(gn__resize_validate(c, true, &st));
     const gn__tensor *x = &c->in[0];
     int64_t dims[4] = {st.batch, st.out_h, st.out_w, st.ch};
     int64_t n_in = gn__tensor_numel(x);
@@ -310,8 +269,8 @@ static int64_t nn_index(int64_t i, float scale, int64_t in_size, bool align, boo
 
 gn_status gn__ak_resize_nearest_neighbor(gn__kctx *c)
 {
-    resize_state st;
-    GN_TRY(resize_validate(c, &st));
+    gn__resize_state st;
+    GN_TRY(gn__resize_validate(c, true, &st));
     const gn__tensor *x = &c->in[0];
     if (st.in_h >= (1 << 24) || st.in_w >= (1 << 24))
         return gn__kctx_fail(c, GN_ERR_GRAPH, "nearest neighbor requires max height & width of 2^24");

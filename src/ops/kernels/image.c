@@ -20,6 +20,7 @@
 #include "graph/tensor.h"
 #include "ops/kernel.h"
 #include "ops/registry.h"
+#include "ops/kernels/image.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_DOUBLE TENSORFLOW__DATA_TYPE__DT_DOUBLE
@@ -451,18 +452,12 @@ static gn_status k_crop_and_resize(gn__kctx *c)
 }
 
 /* ---- resize state (image_resizer_state.h) --------------------------------------------------- */
-typedef struct {
-    int64_t batch, in_h, in_w, ch, out_h, out_w;
-    float hscale, wscale;
-    bool align, half;
-} rs_state;
-
 static float rs_scale(int64_t in, int64_t out, bool align)
 {
     return (align && out > 1) ? (float)(in - 1) / (float)(out - 1) : (float)in / (float)out;
 }
 
-static gn_status rs_validate(gn__kctx *c, bool has_half, rs_state *st)
+gn_status gn__resize_validate(gn__kctx *c, bool has_half, gn__resize_state *st)
 {
     GN_TRY(need(c, 2));
     const gn__tensor *x = &c->in[0], *sz = &c->in[1];
@@ -474,8 +469,6 @@ static gn_status rs_validate(gn__kctx *c, bool has_half, rs_state *st)
     if (st->half && st->align)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "If half_pixel_centers is True, align_corners must be False.");
     if (x->rank != 4) return gn__kctx_fail(c, GN_ERR_GRAPH, "input must be 4-dimensional, got shape %s", shape_str(sb, x));
-    if (!real_image_dtype(x->dtype))
-        return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "images dtype %s is not supported", gn__dtype_name(x->dtype));
     if (sz->rank != 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "shape_t must be 1-dimensional, got shape %s", shape_str(sb, sz));
     if (sz->dims[0] != 2)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "shape_t must have two elements, got shape %s", shape_str(sb, sz));
@@ -552,8 +545,10 @@ static void cubic_weights(const float *table, float scale, int64_t out_loc, int6
 
 static gn_status k_resize_bicubic(gn__kctx *c)
 {
-    rs_state st;
-    GN_TRY(rs_validate(c, true, &st));
+    gn__resize_state st;
+    GN_TRY(gn__resize_validate(c, true, &st));
+    if (!real_image_dtype(c->in[0].dtype))
+        return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "images dtype %s is not supported", gn__dtype_name(c->in[0].dtype));
     const gn__tensor *x = &c->in[0];
     int64_t dims[4] = {st.batch, st.out_h, st.out_w, st.ch};
     const float *img = NULL;
@@ -615,8 +610,10 @@ static float area_cell(int64_t v, float in0, float in1, float scale)
 
 static gn_status k_resize_area(gn__kctx *c)
 {
-    rs_state st;
-    GN_TRY(rs_validate(c, false, &st));
+    gn__resize_state st;
+    GN_TRY(gn__resize_validate(c, false, &st));
+    if (!real_image_dtype(c->in[0].dtype))
+        return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "images dtype %s is not supported", gn__dtype_name(c->in[0].dtype));
     const gn__tensor *x = &c->in[0];
     int64_t dims[4] = {st.batch, st.out_h, st.out_w, st.ch};
     area_x *xs = NULL;
