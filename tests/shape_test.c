@@ -222,6 +222,12 @@ static void test_later_kernel_ops(void **state)
     nd(&b, "nms4", "NonMaxSuppressionV4", "boxes,scores,five,thr,thr", T_F A_B("pad_to_max_output_size", true));
     nd(&b, "nms5", "NonMaxSuppressionV5", "boxes,scores,five,thr,thr,thr", T_F);
     nd(&b, "car", "CropAndResize", "img,bx,bi,crop", T_F);
+    ph(&b, "cboxes", "DT_FLOAT", "2,9,1,4");
+    ph(&b, "cscores", "DT_FLOAT", "2,9,3");
+    nd(&b, "cnms", "CombinedNonMaxSuppression", "cboxes,cscores,four,seven,thr,thr", "");
+    ci(&b, "twenty", "20", true);
+    nd(&b, "cnmsp", "CombinedNonMaxSuppression", "cboxes,cscores,five,twenty,thr,thr", A_B("pad_per_class", true));
+    nd(&b, "cnmsq", "CombinedNonMaxSuppression", "cboxes,cscores,four,seven,thr,thr", A_B("pad_per_class", true));
     nd(&b, "useg", "UnsortedSegmentSum", "data,ids,four", T_F);
     nd(&b, "useg2", "UnsortedSegmentMax", "data,ids2,four", T_F);
     nd(&b, "seg", "SegmentMean", "data,ids", T_F);
@@ -244,6 +250,12 @@ static void test_later_kernel_ops(void **state)
     expect(g, "nms5", 1, "[?]");
     expect(g, "nms5", 2, "[]");
     expect(g, "car", 0, "[4,5,6,2]");
+    expect(g, "cnms", 0, "[2,7,4]");
+    expect(g, "cnms", 1, "[2,7]");
+    expect(g, "cnms", 2, "[2,7]");
+    expect(g, "cnms", 3, "[2]");
+    expect(g, "cnmsp", 1, "[2,15]");   /* min(20, 5 * 3) */
+    expect(g, "cnmsq", 1, "[2,7]");
     expect(g, "useg", 0, "[4,3,5]");
     expect(g, "useg2", 0, "[4,5]");
     expect(g, "seg", 0, "[?,3,5]");

@@ -2661,6 +2661,26 @@ static gn_status sf_nms(ctx *c)
     return c->n_out == 2 ? set_scalar(c, 1) : GN_OK;
 }
 
+/* CombinedNonMaxSuppression: boxes [batch, d, 4], scores and classes
+ * [batch, d], valid_detections [batch]; d is max_total_size, or with
+ * pad_per_class min(max_total_size, max_output_size_per_class *
+ * num_classes). */
+static gn_status sf_combined_nms(ctx *c)
+{
+    NEED(c, 6, 4);
+    const gn__shape *sc = IS(c, 1);
+    int64_t batch = sc->rank == 3 ? sc->dims[0] : -1, classes = sc->rank == 3 ? sc->dims[2] : -1, per = -1, total = -1;
+    (void)scalar_val(c, 2, &per);
+    (void)scalar_val(c, 3, &total);
+    int64_t d = total;
+    if (attr_b(c, "pad_per_class", false))
+        d = total >= 0 && per >= 0 && classes >= 0 ? (per * classes < total ? per * classes : total) : -1;
+    GN_TRY(set_dims(c, 0, 3, (int64_t[3]){batch, d, 4}));
+    GN_TRY(set_dims(c, 1, 2, (int64_t[2]){batch, d}));
+    GN_TRY(set_dims(c, 2, 2, (int64_t[2]){batch, d}));
+    return set_vector(c, 3, batch);
+}
+
 /* CropAndResize: [num_boxes, crop_height, crop_width, depth]. */
 static gn_status sf_crop_and_resize(ctx *c)
 {
@@ -2820,6 +2840,7 @@ static const shape_fn_entry shape_fns[] = {
     {"CheckNumerics", sf_identity},
     {"CheckNumericsV2", sf_identity},
     {"ClipByValue", UNARY},
+    {"CombinedNonMaxSuppression", sf_combined_nms},
     {"Complex", BCAST},
     {"ComplexAbs", UNARY},
     {"Concat", sf_concat},
