@@ -1,5 +1,5 @@
 /* CPU kernels of src/ops/kernels/image.c: NonMaxSuppressionV3/V4/V5,
- * CropAndResize, ResizeBicubic, ResizeArea.
+ * CombinedNonMaxSuppression, CropAndResize, ResizeBicubic, ResizeArea.
  *
  * Each kernel test builds a one-node graph from pbtxt (for the attrs) and
  * calls the kernel through gn__kernel_for. Small cases are worked by hand;
@@ -10,6 +10,8 @@
  *   CropAndResize, ResizeBicubic, ResizeArea (float32 out): within
  *     1e-5 * (1 + |ref|) (the same arithmetic; the bound leaves room for a
  *     compiler's different contraction of a * b + c)
+ *   CombinedNonMaxSuppression: every output exact (boxes, scores and classes
+ *     are copies of inputs; the order of equal scores is TensorFlow's)
  *   hand-worked cases: exact, or within 1e-6 where a value is a formula
  * Then a session runs a graph of all six ops, and gn_optimize with the
  * default options folds the all-Const graph to the same values. */
@@ -137,13 +139,14 @@ static void expect_floats(const gn__tensor *got, const char *name, double tol)
 static void test_table(void **state)
 {
     (void)state;
-    assert_int_equal(gn__kernels_image_count, 6);
+    assert_int_equal(gn__kernels_image_count, 7);
     for (uint32_t i = 0; i < gn__kernels_image_count; i++) {
         if (i) assert_true(strcmp(gn__kernels_image[i - 1].op, gn__kernels_image[i].op) < 0);
         assert_true(gn__kernel_for(gn__kernels_image[i].op) == gn__kernels_image[i].fn);
     }
     const char *want[] = {"NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5",
-                          "CropAndResize",       "ResizeBicubic",       "ResizeArea"};
+                          "CropAndResize",       "ResizeBicubic",       "ResizeArea",
+                          "CombinedNonMaxSuppression"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) assert_non_null(gn__kernel_for(want[i]));
 }
 
@@ -311,6 +314,175 @@ static void test_nms_golden(void **state)
     free(shh);
     gn_tensor_free(&bx.t);
     gn_tensor_free(&sc.t);
+}
+
+/* ---- CombinedNonMaxSuppression ------------------------------------------------------------ */
+static const char *const CNMS_DT[6] = {"DT_FLOAT", "DT_FLOAT", "DT_INT32", "DT_INT32", "DT_FLOAT", "DT_FLOAT"};
+
+static gn_graph *cnms_graph(bool pad, bool clip)
+{
+    char attrs[256];
+    snprintf(attrs, sizeof attrs,
+             "attr { key: 'pad_per_class' value { b: %s } } attr { key: 'clip_boxes' value { b: %s } }",
+             pad ? "true" : "false", clip ? "true" : "false");
+    return graph1("CombinedNonMaxSuppression", 6, CNMS_DT, attrs);
+}
+
+/* boxes 0 = unit square, 1 = [0,0,0.9,1] (IoU 0.9 with 0), 2 = [0.5,0.5,1.5,1.5] (IoU 1/7 with 0,
+ * 0.2/1.7 with 1), shared by both classes (q = 1) */
+static const float CB[3][4] = {{0, 0, 1, 1}, {0, 0, 0.9f, 1}, {0.5f, 0.5f, 1.5f, 1.5f}};
+/* [box][class]: class 0 .9 .8 .3; class 1 .2 .7 .7 */
+static const float CS[3][2] = {{0.9f, 0.2f}, {0.8f, 0.7f}, {0.3f, 0.7f}};
+
+static void cnms_hand(bool pad, bool clip, int32_t mts, int64_t want_n, const float (*wb)[4], const float *wsc,
+                      const float *wcl, int32_t want_valid)
+{
+    gn_graph *g = cnms_graph(pad, clip);
+    int64_t db[4] = {1, 3, 1, 4}, ds[3] = {1, 3, 2};
+    int32_t mpc = 2;
+    float iou = 0.5f, sthr = 0.25f;
+    gn__tensor in[6] = {tens(DT_F32, 4, db, CB), tens(DT_F32, 3, ds, CS), scalar_i(&mpc),
+                        scalar_i(&mts),          scalar_f(&iou),          scalar_f(&sthr)};
+    gn__tensor out[4];
+    run_ok(g, in, 6, out, 4);
+    assert_int_equal(out[0].rank, 3);
+    assert_int_equal(out[0].dims[0], 1);
+    assert_int_equal(out[0].dims[1], want_n);
+    assert_int_equal(out[0].dims[2], 4);
+    for (int k = 1; k < 3; k++) {
+        assert_int_equal(out[k].dtype, DT_F32);
+        assert_int_equal(out[k].rank, 2);
+        assert_int_equal(out[k].dims[1], want_n);
+    }
+    assert_int_equal(out[3].dtype, DT_I32);
+    assert_int_equal(out[3].rank, 1);
+    assert_int_equal(out[3].dims[0], 1);
+    assert_int_equal(*(int32_t *)out[3].data, want_valid);
+    const float *ob = out[0].data, *os = out[1].data, *oc = out[2].data;
+    for (int64_t i = 0; i < want_n; i++) {
+        for (int d = 0; d < 4; d++)
+            if (ob[i * 4 + d] != wb[i][d])
+                fail_msg("box %lld[%d] is %g, want %g", (long long)i, d, (double)ob[i * 4 + d], (double)wb[i][d]);
+        if (os[i] != wsc[i] || oc[i] != wcl[i])
+            fail_msg("detection %lld is score %g class %g, want %g %g", (long long)i, (double)os[i], (double)oc[i],
+                     (double)wsc[i], (double)wcl[i]);
+    }
+    gn_pt_krelease(out, 4);
+    gn_graph_free(g);
+}
+
+static void test_cnms_hand(void **state)
+{
+    (void)state;
+    /* class 0: 0 (.9) kept, 1 suppressed by 0, 2 (.3) kept; class 1: 1 and 2 tie at .7, the queue
+     * gives 1 first, 2 is kept (IoU 0.12). Merged by score: (0,.9,c0) (1,.7,c1) (2,.7,c1) (2,.3,c0) */
+    const float wb[5][4] = {{0, 0, 1, 1}, {0, 0, 0.9f, 1}, {0.5f, 0.5f, 1, 1}, {0.5f, 0.5f, 1, 1}, {0, 0, 0, 0}};
+    const float ws[5] = {0.9f, 0.7f, 0.7f, 0.3f, 0}, wc[5] = {0, 1, 1, 0, 0};
+    cnms_hand(false, true, 5, 5, wb, ws, wc, 4);   /* padded to max_total_size with zeros */
+    cnms_hand(false, true, 3, 3, wb, ws, wc, 3);   /* max_total_size cuts */
+    /* pad_per_class: min(max_total_size, 2 per class * 2 classes) = 4; no clipping */
+    const float wb2[4][4] = {{0, 0, 1, 1}, {0, 0, 0.9f, 1}, {0.5f, 0.5f, 1.5f, 1.5f}, {0.5f, 0.5f, 1.5f, 1.5f}};
+    cnms_hand(true, false, 50, 4, wb2, ws, wc, 4);
+    cnms_hand(true, false, 2, 2, wb2, ws, wc, 2);
+}
+
+/* (name, batch, num_boxes, q, classes, max_per_class, max_total, iou, score_threshold, pad, clip), as in
+ * tools/make_image_goldens.py */
+typedef struct {
+    const char *name;
+    int64_t batch, n, q, k;
+    int32_t mpc, mts;
+    float iou, sthr;
+    bool pad, clip;
+} cnms_case;
+
+static void test_cnms_golden(void **state)
+{
+    (void)state;
+    const cnms_case cases[] = {
+        {"q1", 3, 40, 1, 5, 6, 20, 0.5f, 0.2f, false, true},
+        {"qc", 2, 30, 4, 4, 3, 100, 0.4f, 0.1f, true, false},
+        {"cut", 2, 40, 1, 6, 8, 10, 0.6f, 0.55f, true, true},
+        {"wide", 1, 50, 7, 7, 20, 64, 0.7f, -INFINITY, false, false},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const cnms_case *cc = &cases[ci];
+        char nm[64];
+        golden bx, sc;
+        snprintf(nm, sizeof nm, "cnms_%s_boxes", cc->name);
+        gold(nm, &bx);
+        snprintf(nm, sizeof nm, "cnms_%s_scores", cc->name);
+        gold(nm, &sc);
+        assert_int_equal(bx.k.dims[0], cc->batch);
+        assert_int_equal(bx.k.dims[2], cc->q);
+        assert_int_equal(sc.k.dims[2], cc->k);
+        gn_graph *g = cnms_graph(cc->pad, cc->clip);
+        gn__tensor in[6] = {bx.k, sc.k, scalar_i(&cc->mpc), scalar_i(&cc->mts), scalar_f(&cc->iou),
+                            scalar_f(&cc->sthr)};
+        gn__tensor out[4];
+        run_ok(g, in, 6, out, 4);
+        snprintf(nm, sizeof nm, "cnms_%s_nboxes", cc->name);
+        expect_floats(&out[0], nm, 0);
+        snprintf(nm, sizeof nm, "cnms_%s_nscores", cc->name);
+        expect_floats(&out[1], nm, 0);
+        snprintf(nm, sizeof nm, "cnms_%s_nclasses", cc->name);
+        expect_floats(&out[2], nm, 0);
+        snprintf(nm, sizeof nm, "cnms_%s_valid", cc->name);
+        expect_ints(&out[3], nm);
+        gn_pt_krelease(out, 4);
+        gn_graph_free(g);
+        gn_tensor_free(&bx.t);
+        gn_tensor_free(&sc.t);
+    }
+}
+
+static void test_cnms_errors(void **state)
+{
+    (void)state;
+    int64_t db[4] = {1, 3, 1, 4}, ds[3] = {1, 3, 2}, dq[4] = {1, 3, 3, 4}, d3[3] = {1, 3, 4}, d2b[3] = {2, 3, 2};
+    int32_t mpc = 2, mts = 5, zero = 0;
+    float iou = 0.5f, bad_iou = -0.1f, sthr = 0.0f;
+    float big[2 * 3 * 3 * 4] = {0};
+    gn__tensor in[6] = {tens(DT_F32, 4, db, CB), tens(DT_F32, 3, ds, CS), scalar_i(&mpc),
+                        scalar_i(&zero),         scalar_f(&iou),          scalar_f(&sthr)};
+    expect_error(cnms_graph(false, true), in, 6, 4, GN_ERR_GRAPH,
+                 "node 'n' (CombinedNonMaxSuppression): max_total_size must be > 0, got 0");
+    in[3] = scalar_i(&mts);
+    in[2] = scalar_i(&zero);
+    expect_error(cnms_graph(false, true), in, 6, 4, GN_ERR_GRAPH,
+                 "node 'n' (CombinedNonMaxSuppression): max_size_per_class must be positive, got 0");
+    in[2] = scalar_i(&mpc);
+    in[4] = scalar_f(&bad_iou);
+    expect_error(cnms_graph(false, true), in, 6, 4, GN_ERR_GRAPH,
+                 "node 'n' (CombinedNonMaxSuppression): iou_threshold must be in [0, 1], got -0.1");
+    in[4] = scalar_f(&iou);
+    in[0] = tens(DT_F32, 4, dq, big);
+    expect_error(cnms_graph(false, true), in, 6, 4, GN_ERR_GRAPH,
+                 "node 'n' (CombinedNonMaxSuppression): third dimension of boxes must be either 1 or num classes, "
+                 "got shape [1,3,3,4]");
+    in[0] = tens(DT_F32, 3, d3, CB);
+    expect_error(cnms_graph(false, true), in, 6, 4, GN_ERR_GRAPH,
+                 "node 'n' (CombinedNonMaxSuppression): boxes must be 4-D [batch, num_boxes, q, 4], got shape "
+                 "[1,3,4]");
+    in[0] = tens(DT_F32, 4, db, CB);
+    in[1] = tens(DT_F32, 3, d2b, big);
+    expect_error(cnms_graph(false, true), in, 6, 4, GN_ERR_GRAPH,
+                 "node 'n' (CombinedNonMaxSuppression): boxes and scores must have same batch size, got 1 and 2");
+    in[1] = tens(DT_F32, 3, ds, CS);
+    in[3] = tens(DT_I32, 1, &ds[0], &mts);
+    expect_error(cnms_graph(false, true), in, 6, 4, GN_ERR_GRAPH,
+                 "node 'n' (CombinedNonMaxSuppression): max_total_size must be 0-D, got shape [1]");
+    /* max_size_per_class * num_classes over int32 is capped (no overflow); the output is max_total_size */
+    int32_t huge = INT32_MAX;
+    in[3] = scalar_i(&mts);
+    in[2] = scalar_i(&huge);
+    gn_graph *g = cnms_graph(true, true);
+    gn__tensor out[4];
+    run_ok(g, in, 6, out, 4);
+    assert_int_equal(out[0].dims[1], 5);
+    assert_int_equal(*(int32_t *)out[3].data, 4);
+    gn_pt_krelease(out, 4);
+    gn_graph_free(g);
 }
 
 /* ---- CropAndResize ------------------------------------------------------------------------- */
@@ -739,6 +911,74 @@ static void test_session_and_folding(void **state)
     gn_graph_free(g);
 }
 
+static const char *const CNMS_E2E =
+    CONST_F("boxes", D(1) D(3) D(1) D(4),
+            "float_val: 0 float_val: 0 float_val: 1 float_val: 1 float_val: 0 float_val: 0 float_val: 0.9 "
+            "float_val: 1 float_val: 0.5 float_val: 0.5 float_val: 1.5 float_val: 1.5")
+    CONST_F("scores", D(1) D(3) D(2),
+            "float_val: 0.9 float_val: 0.2 float_val: 0.8 float_val: 0.7 float_val: 0.3 float_val: 0.7")
+    CONST_I("mpc", "", "int_val: 2")
+    CONST_I("mts", "", "int_val: 5")
+    CONST_F("iou", "", "float_val: 0.5")
+    CONST_F("sthr", "", "float_val: 0.25")
+    "node { name: 'cnms' op: 'CombinedNonMaxSuppression' input: 'boxes' input: 'scores' input: 'mpc' "
+    "input: 'mts' input: 'iou' input: 'sthr' attr { key: 'clip_boxes' value { b: true } } "
+    "attr { key: 'pad_per_class' value { b: false } } }\n"
+    ID("nb", "cnms", "DT_FLOAT") ID("ns", "cnms:1", "DT_FLOAT") ID("nc", "cnms:2", "DT_FLOAT")
+    ID("nv", "cnms:3", "DT_INT32");
+
+static const char *const CNMS_FETCH[4] = {"nb", "ns", "nc", "nv"};
+
+static void cnms_run_graph(gn_graph *g, gn_tensor *out)
+{
+    gn_session *s = NULL;
+    if (gn_session_new(g, NULL, &s) != GN_OK) fail_msg("session: %s", gn_session_errmsg(s));
+    if (gn_session_run(s, NULL, NULL, 0, CNMS_FETCH, out, 4) != GN_OK) fail_msg("run: %s", gn_session_errmsg(s));
+    gn_session_free(s);
+}
+
+static void test_cnms_session_and_folding(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_kload(CNMS_E2E, 1);
+    gn_tensor a[4], b[4];
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    cnms_run_graph(g, a);
+    /* the hand-worked case of test_cnms_hand */
+    assert_int_equal(a[0].rank, 3);
+    assert_int_equal(a[0].dims[1], 5);
+    const float ws[5] = {0.9f, 0.7f, 0.7f, 0.3f, 0}, wc[5] = {0, 1, 1, 0, 0};
+    for (int i = 0; i < 5; i++) {
+        assert_true(((float *)a[1].data)[i] == ws[i]);
+        assert_true(((float *)a[2].data)[i] == wc[i]);
+    }
+    assert_true(((float *)a[0].data)[2 * 4 + 2] == 1.0f);   /* clipped */
+    assert_int_equal(*(int32_t *)a[3].data, 4);
+
+    gn_options o;
+    gn_options_init(&o);
+    gn_optimize_params p;
+    gn_optimize_params_init(&p);
+    p.fetches = CNMS_FETCH;
+    p.n_fetches = 4;
+    gn_report *r = NULL;
+    assert_int_equal(gn_optimize(g, &o, &p, &r), GN_OK);
+    gn_report_free(r);
+    for (size_t i = 0; i < gn_graph_node_count(g); i++)
+        if (strcmp(gn_graph_node_op(g, i), "Const") != 0)
+            fail_msg("node %zu is still %s after constant folding", i, gn_graph_node_op(g, i));
+    cnms_run_graph(g, b);
+    for (int k = 0; k < 4; k++) {
+        gn_compare_result cr;
+        assert_int_equal(gn_tensor_compare(&b[k], &a[k], 0, &cr), GN_OK);
+        if (!cr.match || cr.n_diff) fail_msg("fetch %s differs after folding: %s", CNMS_FETCH[k], cr.why);
+        gn_tensor_free(&a[k]);
+        gn_tensor_free(&b[k]);
+    }
+    gn_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -747,6 +987,8 @@ int main(void)
         cmocka_unit_test(test_crop_golden),   cmocka_unit_test(test_resize_hand),
         cmocka_unit_test(test_resize_golden), cmocka_unit_test(test_errors),
         cmocka_unit_test(test_hostile),       cmocka_unit_test(test_session_and_folding),
+        cmocka_unit_test(test_cnms_hand),     cmocka_unit_test(test_cnms_golden),
+        cmocka_unit_test(test_cnms_errors),   cmocka_unit_test(test_cnms_session_and_folding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 """Writes the golden tensors of tests/kernels_image_test.c under tests/data/image/.
 
 Deterministic inputs (numpy's PCG64 with fixed seeds) and TensorFlow's own CPU
-outputs for NonMaxSuppressionV3/V4/V5, CropAndResize, ResizeBicubic and
+outputs for NonMaxSuppressionV3/V4/V5, CombinedNonMaxSuppression, CropAndResize, ResizeBicubic and
 ResizeArea. Run with a TensorFlow installation:
 
     TF_ENABLE_ONEDNN_OPTS=0 CUDA_VISIBLE_DEVICES= python tools/make_image_goldens.py
@@ -60,6 +60,39 @@ def nms():
     save("nms_v5h_valid", np.array(v5h.valid_outputs.numpy(), dtype=np.int32))
 
 
+# (name, batch, num_boxes, q_is_classes, classes, max_per_class, max_total, iou, score_threshold, pad, clip)
+CNMS_CASES = [
+    ("q1", 3, 40, False, 5, 6, 20, 0.5, 0.2, False, True),
+    ("qc", 2, 30, True, 4, 3, 100, 0.4, 0.1, True, False),
+    ("cut", 2, 40, False, 6, 8, 10, 0.6, 0.55, True, True),
+    ("wide", 1, 50, True, 7, 20, 64, 0.7, float("-inf"), False, False),
+]
+
+
+def cnms():
+    rng = np.random.default_rng(17)
+    for name, b, n, qc, k, mpc, mts, iou, sthr, pad, clip in CNMS_CASES:
+        q = k if qc else 1
+        centers = rng.uniform(0.1, 0.9, size=(b, 5, 1, 2))
+        c = np.take_along_axis(centers, rng.integers(0, 5, size=(b, n, 1, 1)), axis=1)
+        c = c + rng.normal(0, 0.05, size=(b, n, q, 2))
+        hw = rng.uniform(0.05, 0.4, size=(b, n, q, 2))
+        boxes = np.concatenate([c - hw / 2, c + hw / 2], axis=3).astype(np.float32)   # some outside [0, 1]
+        flip = rng.random((b, n, q)) < 0.25
+        boxes[flip] = boxes[flip][:, [2, 3, 0, 1]]
+        # scores on a 1/32 grid: many ties within and across classes
+        scores = (rng.integers(0, 33, size=(b, n, k)) / 32.0).astype(np.float32)
+        r = raw.CombinedNonMaxSuppression(boxes=boxes, scores=scores, max_output_size_per_class=mpc,
+                                          max_total_size=mts, iou_threshold=iou, score_threshold=sthr,
+                                          pad_per_class=pad, clip_boxes=clip)
+        save("cnms_%s_boxes" % name, boxes)
+        save("cnms_%s_scores" % name, scores)
+        save("cnms_%s_nboxes" % name, r.nmsed_boxes.numpy())
+        save("cnms_%s_nscores" % name, r.nmsed_scores.numpy())
+        save("cnms_%s_nclasses" % name, r.nmsed_classes.numpy())
+        save("cnms_%s_valid" % name, r.valid_detections.numpy())
+
+
 def crop():
     rng = np.random.default_rng(11)
     img = rng.uniform(-2, 2, size=(2, 9, 11, 3)).astype(np.float32)
@@ -107,6 +140,7 @@ def resize():
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     nms()
+    cnms()
     crop()
     resize()
     total = sum(os.path.getsize(os.path.join(OUT, f)) for f in os.listdir(OUT))

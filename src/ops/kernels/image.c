@@ -1,5 +1,6 @@
 /* CPU kernels: image ops of exported detection and image models:
- * NonMaxSuppressionV3/V4/V5, CropAndResize, ResizeBicubic, ResizeArea.
+ * NonMaxSuppressionV3/V4/V5, CombinedNonMaxSuppression, CropAndResize,
+ * ResizeBicubic, ResizeArea.
  *
  * After tensorflow/core/kernels/image/{non_max_suppression_op,
  * crop_and_resize_op, resize_bicubic_op, resize_area_op}.cc and
@@ -668,8 +669,330 @@ static gn_status k_resize_area(gn__kctx *c)
     return s;
 }
 
+/* ---- CombinedNonMaxSuppression -------------------------------------------------------------- */
+/* Per class greedy NMS, then the merge of all classes by score. TensorFlow
+ * orders equal scores by where its std::priority_queue and std::sort (the
+ * libstdc++ ones) leave them, so both are reproduced step by step here:
+ * the binary heap's sift up / sift down and introsort with its median of
+ * three, unguarded partition, heap sort fallback and final insertion sort. */
+typedef struct {
+    int32_t index;          /* box index, -1 for an empty slot */
+    float score;
+    int32_t cls;
+    float box[4];
+} cnms_cand;
+
+typedef bool (*cnms_less)(const cnms_cand *a, const cnms_cand *b);
+
+static bool cnms_pq_less(const cnms_cand *a, const cnms_cand *b)
+{
+    return a->score < b->score;   /* max-heap on score */
+}
+
+static bool cnms_sort_less(const cnms_cand *a, const cnms_cand *b)
+{
+    return b->score < a->score;   /* descending score */
+}
+
+static void cnms_swap(cnms_cand *a, cnms_cand *b)
+{
+    cnms_cand t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void cnms_sift_up(cnms_cand *h, int64_t hole, int64_t top, cnms_cand v, cnms_less less)
+{
+    int64_t parent = (hole - 1) / 2;
+    while (hole > top && less(&h[parent], &v)) {
+        h[hole] = h[parent];
+        hole = parent;
+        parent = (hole - 1) / 2;
+    }
+    h[hole] = v;
+}
+
+static void cnms_adjust(cnms_cand *h, int64_t hole, int64_t len, cnms_cand v, cnms_less less)
+{
+    const int64_t top = hole;
+    int64_t child = hole;
+    while (child < (len - 1) / 2) {
+        child = 2 * (child + 1);
+        if (less(&h[child], &h[child - 1])) child--;
+        h[hole] = h[child];
+        hole = child;
+    }
+    if ((len & 1) == 0 && child == (len - 2) / 2) {
+        child = 2 * (child + 1);
+        h[hole] = h[child - 1];
+        hole = child - 1;
+    }
+    cnms_sift_up(h, hole, top, v, less);
+}
+
+/* pop_heap on [0, len): the top goes to h[len - 1] */
+static void cnms_pop_heap(cnms_cand *h, int64_t len, cnms_less less)
+{
+    if (len < 2) return;
+    cnms_cand v = h[len - 1];
+    h[len - 1] = h[0];
+    cnms_adjust(h, 0, len - 1, v, less);
+}
+
+static void cnms_heap_sort(cnms_cand *a, int64_t len, cnms_less less)
+{
+    if (len >= 2)
+        for (int64_t parent = (len - 2) / 2;; parent--) {
+            cnms_adjust(a, parent, len, a[parent], less);
+            if (parent == 0) break;
+        }
+    for (int64_t n = len; n > 1; n--) cnms_pop_heap(a, n, less);
+}
+
+static void cnms_median_to_first(cnms_cand *r, cnms_cand *a, cnms_cand *b, cnms_cand *c, cnms_less less)
+{
+    if (less(a, b)) {
+        if (less(b, c))
+            cnms_swap(r, b);
+        else if (less(a, c))
+            cnms_swap(r, c);
+        else
+            cnms_swap(r, a);
+    } else if (less(a, c))
+        cnms_swap(r, a);
+    else if (less(b, c))
+        cnms_swap(r, c);
+    else
+        cnms_swap(r, b);
+}
+
+static void cnms_introsort(cnms_cand *first, cnms_cand *last, int depth, cnms_less less)
+{
+    while (last - first > 16) {
+        if (depth == 0) {
+            cnms_heap_sort(first, last - first, less);
+            return;
+        }
+        --depth;
+        cnms_cand *mid = first + (last - first) / 2;
+        cnms_median_to_first(first, first + 1, mid, last - 1, less);
+        cnms_cand *lo = first + 1, *hi = last;
+        for (;;) {
+            while (less(lo, first)) ++lo;
+            --hi;
+            while (less(first, hi)) --hi;
+            if (!(lo < hi)) break;
+            cnms_swap(lo, hi);
+            ++lo;
+        }
+        cnms_introsort(lo, last, depth, less);
+        last = lo;
+    }
+}
+
+static void cnms_linear_insert(cnms_cand *p, cnms_less less)
+{
+    cnms_cand v = *p;
+    cnms_cand *next = p - 1;
+    while (less(&v, next)) {
+        *p = *next;
+        p = next--;
+    }
+    *p = v;
+}
+
+static void cnms_insertion_sort(cnms_cand *first, cnms_cand *last, cnms_less less)
+{
+    if (first == last) return;
+    for (cnms_cand *i = first + 1; i != last; ++i) {
+        if (less(i, first)) {
+            cnms_cand v = *i;
+            memmove(first + 1, first, (size_t)(i - first) * sizeof *first);
+            *first = v;
+        } else {
+            cnms_linear_insert(i, less);
+        }
+    }
+}
+
+static void cnms_sort(cnms_cand *a, int64_t n, cnms_less less)
+{
+    if (n < 2) return;
+    int lg = 0;
+    while ((n >> (lg + 1)) != 0) lg++;
+    cnms_introsort(a, a + n, 2 * lg, less);
+    if (n > 16) {
+        cnms_insertion_sort(a, a + 16, less);
+        for (cnms_cand *i = a + 16; i != a + n; ++i) cnms_linear_insert(i, less);
+    } else {
+        cnms_insertion_sort(a, a + n, less);
+    }
+}
+
+static float std_min(float a, float b)
+{
+    return b < a ? b : a;
+}
+
+static float std_max(float a, float b)
+{
+    return a < b ? b : a;
+}
+
+/* IoU of two boxes given as any two opposite corners (the IOU of the kernel file) */
+static float cnms_iou(const float *bi, const float *bj)
+{
+    const float ymin_i = std_min(bi[0], bi[2]), xmin_i = std_min(bi[1], bi[3]);
+    const float ymax_i = std_max(bi[0], bi[2]), xmax_i = std_max(bi[1], bi[3]);
+    const float ymin_j = std_min(bj[0], bj[2]), xmin_j = std_min(bj[1], bj[3]);
+    const float ymax_j = std_max(bj[0], bj[2]), xmax_j = std_max(bj[1], bj[3]);
+    const float area_i = (ymax_i - ymin_i) * (xmax_i - xmin_i);
+    const float area_j = (ymax_j - ymin_j) * (xmax_j - xmin_j);
+    if (area_i <= 0 || area_j <= 0) return 0.0f;
+    const float iymin = std_max(ymin_i, ymin_j), ixmin = std_max(xmin_i, xmin_j);
+    const float iymax = std_min(ymax_i, ymax_j), ixmax = std_min(xmax_i, xmax_j);
+    const float inter = std_max(iymax - iymin, 0.0f) * std_max(ixmax - ixmin, 0.0f);
+    return inter / (area_i + area_j - inter);
+}
+
+static gn_status cnms_scalar(gn__kctx *c, uint32_t i, const char *what, int32_t dtype)
+{
+    const gn__tensor *t = &c->in[i];
+    char sb[SHAPE_STR];
+    if (t->rank != 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "%s must be 0-D, got shape %s", what, shape_str(sb, t));
+    if (t->dtype != dtype)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "%s must be %s, not %s", what, gn__dtype_name(dtype),
+                             gn__dtype_name(t->dtype));
+    return GN_OK;
+}
+
+static gn_status k_combined_nms(gn__kctx *c)
+{
+    GN_TRY(need(c, 6));
+    const gn__tensor *boxes = &c->in[0], *scores = &c->in[1];
+    char sb[SHAPE_STR];
+    bool pad_per_class = false, clip = true;
+    (void)gn__attr_get_bool(c->g, c->node, "pad_per_class", &pad_per_class);
+    (void)gn__attr_get_bool(c->g, c->node, "clip_boxes", &clip);
+    if (boxes->rank != 4)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "boxes must be 4-D [batch, num_boxes, q, 4], got shape %s",
+                             shape_str(sb, boxes));
+    if (scores->rank != 3)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "scores must be 3-D [batch, num_boxes, num_classes], got shape %s",
+                             shape_str(sb, scores));
+    if (boxes->dtype != DT_FLOAT)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "boxes must be float, not %s", gn__dtype_name(boxes->dtype));
+    if (scores->dtype != DT_FLOAT)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "scores must be float, not %s", gn__dtype_name(scores->dtype));
+    const int64_t batch = boxes->dims[0], num_boxes = boxes->dims[1], q = boxes->dims[2];
+    const int64_t num_classes = scores->dims[2];
+    if (q != 1 && q != num_classes)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "third dimension of boxes must be either 1 or num classes, got shape %s",
+                             shape_str(sb, boxes));
+    if (boxes->dims[3] != 4)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "boxes must have 4 columns, got shape %s", shape_str(sb, boxes));
+    if (scores->dims[1] != num_boxes)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "scores has incompatible shape %s for boxes of shape %s",
+                             shape_str(sb, scores), shape_str((char[SHAPE_STR]){0}, boxes));
+    if (scores->dims[0] != batch)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "boxes and scores must have same batch size, got %lld and %lld",
+                             (long long)batch, (long long)scores->dims[0]);
+    if (batch > INT32_MAX || num_boxes > INT32_MAX || num_classes > INT32_MAX)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "scores shape %s has a dimension over int32", shape_str(sb, scores));
+    GN_TRY(cnms_scalar(c, 2, "max_size_per_class", DT_INT32));
+    const int32_t max_per_class = *(const int32_t *)c->in[2].data;
+    if (max_per_class <= 0)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "max_size_per_class must be positive, got %d", (int)max_per_class);
+    GN_TRY(cnms_scalar(c, 3, "max_total_size", DT_INT32));
+    const int32_t max_total = *(const int32_t *)c->in[3].data;
+    if (max_total <= 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "max_total_size must be > 0, got %d", (int)max_total);
+    GN_TRY(cnms_scalar(c, 4, "iou_threshold", DT_FLOAT));
+    GN_TRY(cnms_scalar(c, 5, "score_threshold", DT_FLOAT));
+    const float iou_thr = *(const float *)c->in[4].data, score_thr = *(const float *)c->in[5].data;
+    if (!(iou_thr >= 0.0f && iou_thr <= 1.0f))
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "iou_threshold must be in [0, 1], got %g", (double)iou_thr);
+
+    const int64_t size_per_class = max_per_class < num_boxes ? max_per_class : num_boxes;
+    const int64_t n_cand = size_per_class * num_classes;   /* both < 2^31 */
+    if (n_cand > INT32_MAX) return gn__kctx_fail(c, GN_ERR_GRAPH, "size_per_class * num_classes causes overflow");
+    int64_t all_classes = (int64_t)max_per_class * num_classes;
+    if (all_classes > INT32_MAX) all_classes = INT32_MAX;
+    const int64_t per_batch = pad_per_class && all_classes < max_total ? all_classes : max_total;
+    if (batch && per_batch > INT64_MAX / 16 / batch) return gn__kctx_fail(c, GN_ERR_GRAPH, "output is too large");
+
+    int64_t dims3[3] = {batch, per_batch, 4};
+    gn__tensor *tb = NULL, *ts = NULL, *tc = NULL, *tv = NULL;
+    GN_TRY(gn__kctx_output(c, 0, DT_FLOAT, 3, dims3, &tb));
+    GN_TRY(gn__kctx_output(c, 1, DT_FLOAT, 2, dims3, &ts));
+    GN_TRY(gn__kctx_output(c, 2, DT_FLOAT, 2, dims3, &tc));
+    GN_TRY(gn__kctx_output(c, 3, DT_INT32, 1, dims3, &tv));
+    float *ob = tb->data, *os = ts->data, *oc = tc->data;
+    int32_t *ov = tv->data;
+    if (batch * per_batch > 0) {
+        memset(ob, 0, (size_t)(batch * per_batch * 4) * sizeof *ob);
+        memset(os, 0, (size_t)(batch * per_batch) * sizeof *os);
+        memset(oc, 0, (size_t)(batch * per_batch) * sizeof *oc);
+    }
+    if (batch == 0) return GN_OK;
+
+    cnms_cand *cand = malloc((size_t)(n_cand > 0 ? n_cand : 1) * sizeof *cand);
+    cnms_cand *heap = malloc((size_t)(num_boxes > 0 ? num_boxes : 1) * sizeof *heap);
+    int32_t *sel = malloc((size_t)(size_per_class > 0 ? size_per_class : 1) * sizeof *sel);
+    gn_status st = GN_OK;
+    if (!cand || !heap || !sel) st = gn__kctx_fail(c, GN_ERR_NOMEM, "out of memory");
+    const float *bdata = boxes->data, *sdata = scores->data;
+    for (int64_t b = 0; st == GN_OK && b < batch; b++) {
+        const float *bb = bdata + b * num_boxes * q * 4, *sb_ = sdata + b * num_boxes * num_classes;
+        for (int64_t i = 0; i < n_cand; i++) cand[i] = (cnms_cand){-1, -INFINITY, -1, {0, 0, 0, 0}};
+        for (int64_t k = 0; k < num_classes; k++) {
+            const int64_t kb = q > 1 ? k : 0;
+            int64_t nh = 0, nsel = 0;
+            for (int64_t i = 0; i < num_boxes; i++) {
+                const float s = sb_[i * num_classes + k];
+                if (s > score_thr) {
+                    heap[nh] = (cnms_cand){(int32_t)i, s, 0, {0, 0, 0, 0}};
+                    nh++;
+                    cnms_sift_up(heap, nh - 1, 0, heap[nh - 1], cnms_pq_less);
+                }
+            }
+            while (nsel < size_per_class && nh > 0) {
+                cnms_pop_heap(heap, nh, cnms_pq_less);
+                const cnms_cand next = heap[--nh];
+                const float *cb = bb + ((int64_t)next.index * q + kb) * 4;
+                bool keep = true;
+                for (int64_t j = nsel - 1; j >= 0; --j)
+                    if (cnms_iou(cb, bb + ((int64_t)sel[j] * q + kb) * 4) > iou_thr) {
+                        keep = false;
+                        break;
+                    }
+                if (!keep) continue;
+                cand[nsel + size_per_class * k] =
+                    (cnms_cand){next.index, next.score, (int32_t)k, {cb[0], cb[1], cb[2], cb[3]}};
+                sel[nsel++] = next.index;
+            }
+        }
+        cnms_sort(cand, n_cand, cnms_sort_less);
+        int64_t valid = 0;
+        for (int64_t i = 0; i < n_cand; i++) valid += cand[i].index > -1;
+        const int64_t n_out = valid < per_batch ? valid : per_batch;
+        ov[b] = (int32_t)n_out;
+        for (int64_t i = 0; i < n_out; i++) {
+            const cnms_cand *r = &cand[i];
+            float *o = ob + (b * per_batch + i) * 4;
+            for (int d = 0; d < 4; d++) o[d] = clip ? std_max(std_min(r->box[d], 1.0f), 0.0f) : r->box[d];
+            os[b * per_batch + i] = r->score;
+            oc[b * per_batch + i] = (float)r->cls;
+        }
+    }
+    free(cand);
+    free(heap);
+    free(sel);
+    return st;
+}
+
 /* sorted by op name (strcmp) */
 const gn__kernel_entry gn__kernels_image[] = {
+    {"CombinedNonMaxSuppression", k_combined_nms},
     {"CropAndResize", k_crop_and_resize},
     {"NonMaxSuppressionV3", k_nms_v3},
     {"NonMaxSuppressionV4", k_nms_v4},
