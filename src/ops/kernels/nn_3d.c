@@ -253,6 +253,27 @@ static gn_status finish_out(gn__kctx *c, gn__tensor *o, bool f64, int fmt, int64
     return GN_OK;
 }
 
+typedef gn_status (*conv3d_core)(gn__kctx *c, const geo3 *p, bool f64, const void *a, const void *w, void *y);
+
+/* Stages data input a (a_ch channels, a_sp spatial elements) and filter f
+ * as NDHWC in the compute type, runs core into o's staging (o_ch, o_sp),
+ * and writes o back in p's layout and dtype. */
+static gn_status run_staged(gn__kctx *c, const geo3 *p, bool f64, const gn__tensor *a, int64_t a_ch, int64_t a_sp,
+                            const gn__tensor *f, gn__tensor *o, int64_t o_ch, int64_t o_sp, conv3d_core core)
+{
+    const void *x = NULL, *w = NULL;
+    void *xown = NULL, *wown = NULL, *y = NULL, *yown = NULL;
+    gn_status st = stage_in(c, a, f64, p->fmt, p->n, a_ch, a_sp, &x, &xown);
+    if (st == GN_OK) st = stage_in(c, f, f64, GN__NN_NHWC, 1, 1, 1, &w, &wown);
+    if (st == GN_OK) st = stage_out(c, o, f64, p->fmt, o_ch, o_sp, &y, &yown);
+    if (st == GN_OK) st = core(c, p, f64, x, w, y);
+    if (st == GN_OK) st = finish_out(c, o, f64, p->fmt, p->n, o_ch, o_sp, y);
+    free(xown);
+    free(wown);
+    free(yown);
+    return st;
+}
+
 /* Output dims in the node's layout. */
 static void dims5(int fmt, int64_t n, const int64_t *sp, int64_t ch, int64_t *d)
 {
@@ -442,24 +463,13 @@ static gn_status k_conv3d(gn__kctx *c)
     gn__tensor *o;
     GN_TRY(gn__kctx_output(c, 0, dt, 5, od, &o));
     if (gn__tensor_numel(o) == 0) return GN_OK;
-    const bool f64 = dt == GN__DT_F64;
     const int64_t isp = p.in[0] * p.in[1] * p.in[2], osp = p.out[0] * p.out[1] * p.out[2];
-    const void *x = NULL, *w = NULL;
-    void *xown = NULL, *wown = NULL, *y = NULL, *yown = NULL;
-    gn_status st = stage_in(c, in, f64, p.fmt, p.n, p.cin, isp, &x, &xown);
-    if (st == GN_OK) st = stage_in(c, f, f64, GN__NN_NHWC, 1, 1, 1, &w, &wown);
-    if (st == GN_OK) st = stage_out(c, o, f64, p.fmt, p.cout, osp, &y, &yown);
-    if (st == GN_OK) st = conv3d_ndhwc(c, &p, f64, x, w, y);
-    if (st == GN_OK) st = finish_out(c, o, f64, p.fmt, p.n, p.cout, osp, y);
-    free(xown);
-    free(wown);
-    free(yown);
-    return st;
+    return run_staged(c, &p, dt == GN__DT_F64, in, p.cin, isp, f, o, p.cout, osp, conv3d_ndhwc);
 }
 
 /* ---- Conv3DBackpropInputV2 ----------------------------------------------------------- */
 /* dx[N, D, H, W, Cin] = the transpose of conv3d_ndhwc applied to dy. */
-static gn_status conv3d_bwd_ndhwc(gn__kctx *c, const geo3 *p, bool f64, const void *w, const void *dy, void *dx)
+static gn_status conv3d_bwd_ndhwc(gn__kctx *c, const geo3 *p, bool f64, const void *dy, const void *w, void *dx)
 {
     const bool ref = (c->flags & GN__K_REFERENCE) != 0;
     const size_t esz = f64 ? sizeof(double) : sizeof(float);
@@ -555,19 +565,8 @@ static gn_status k_conv3d_backprop_input_v2(gn__kctx *c)
     gn__tensor *o;
     GN_TRY(gn__kctx_output(c, 0, dt, 5, isz, &o));
     if (gn__tensor_numel(o) == 0) return GN_OK;
-    const bool f64 = dt == GN__DT_F64;
     const int64_t isp = p.in[0] * p.in[1] * p.in[2], osp = p.out[0] * p.out[1] * p.out[2];
-    const void *g = NULL, *w = NULL;
-    void *gown = NULL, *wown = NULL, *y = NULL, *yown = NULL;
-    gn_status st = stage_in(c, dy, f64, p.fmt, p.n, p.cout, osp, &g, &gown);
-    if (st == GN_OK) st = stage_in(c, f, f64, GN__NN_NHWC, 1, 1, 1, &w, &wown);
-    if (st == GN_OK) st = stage_out(c, o, f64, p.fmt, p.cin, isp, &y, &yown);
-    if (st == GN_OK) st = conv3d_bwd_ndhwc(c, &p, f64, w, g, y);
-    if (st == GN_OK) st = finish_out(c, o, f64, p.fmt, p.n, p.cin, isp, y);
-    free(gown);
-    free(wown);
-    free(yown);
-    return st;
+    return run_staged(c, &p, dt == GN__DT_F64, dy, p.cout, osp, f, o, p.cin, isp, conv3d_bwd_ndhwc);
 }
 
 /* ---- MaxPool3D / AvgPool3D ----------------------------------------------------------- */
