@@ -24,6 +24,7 @@
 #include "grapnel/grapnel.h"
 #include "ops/kernel.h"
 #include "testutil.h"
+#include "passtest.h"
 
 #define DT_F16 TENSORFLOW__DATA_TYPE__DT_HALF
 #define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
@@ -31,33 +32,10 @@
 #define DT_I32 TENSORFLOW__DATA_TYPE__DT_INT32
 #define DT_I8 TENSORFLOW__DATA_TYPE__DT_INT8
 
-/* ---- graph and kernel plumbing ---------------------------------------------------- */
-static gn_graph *load(const char *text, int validate)
-{
-    gn_load_options o;
-    gn_load_options_init(&o);
-    o.validate = validate;
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", &o, &g);
-    if (s != GN_OK) fail_msg("load failed (%d): %s\n%s", s, gn_graph_errmsg(g), text);
-    return g;
-}
 
-/* A graph with placeholders in0..in{n-1} (dtypes dts, "DT_FLOAT" when NULL)
- * feeding node "n" of op `op` with the given attr text. */
 static gn_graph *graph1v(const char *op, int n_in, const char *const *dts, const char *attrs, int validate)
 {
-    static char buf[16384];
-    size_t pos = 0;
-    for (int i = 0; i < n_in; i++)
-        pos += (size_t)snprintf(buf + pos, sizeof buf - pos,
-                                "node { name: 'in%d' op: 'Placeholder' attr { key: 'dtype' value { type: %s } } }\n", i,
-                                dts && dts[i] ? dts[i] : "DT_FLOAT");
-    pos += (size_t)snprintf(buf + pos, sizeof buf - pos, "node { name: 'n' op: '%s'", op);
-    for (int i = 0; i < n_in; i++) pos += (size_t)snprintf(buf + pos, sizeof buf - pos, " input: 'in%d'", i);
-    pos += (size_t)snprintf(buf + pos, sizeof buf - pos, " %s }\n", attrs);
-    assert_true(pos < sizeof buf);
-    return load(buf, validate);
+    return gn_pt_kgraph(op, n_in, dts, attrs, validate);
 }
 
 static gn_graph *graph1(const char *op, int n_in, const char *const *dts, const char *attrs)
@@ -67,54 +45,20 @@ static gn_graph *graph1(const char *op, int n_in, const char *const *dts, const 
 
 static gn__tensor tens(int32_t dt, int rank, const int64_t *dims, const void *data)
 {
-    gn__tensor t;
-    memset(&t, 0, sizeof t);
-    t.dtype = dt;
-    t.rank = rank;
-    size_t esz = dt == DT_F16 ? 2 : dt == DT_F64 ? 8 : dt == DT_I8 ? 1 : 4;
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
-        t.dims[i] = dims[i];
-        n *= dims[i];
-    }
-    t.data = (void *)data;
-    t.nbytes = (size_t)n * esz;
-    return t;
+    return gn_pt_ktensor(dt, rank, dims, data);
 }
 
 static gn_status run_k(gn_graph *g, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t n_out,
                        uint32_t flags, gn__err *err)
 {
-    gn__kctx c;
-    memset(&c, 0, sizeof c);
-    memset(out, 0, n_out * sizeof *out);
-    memset(err, 0, sizeof *err);
-    c.g = g;
-    c.node = gn__graph_find(g, "n");
-    assert_int_not_equal(c.node, GN_NONE);
-    c.in = in;
-    c.n_in = n_in;
-    c.out = out;
-    c.n_out = n_out;
-    c.flags = flags;
-    c.err = err;
-    gn__kernel_fn fn = gn__kernel_for(gn__node_op(g, c.node));
-    if (!fn) fail_msg("no kernel for %s", gn__node_op(g, c.node));
-    return fn(&c);
+    return gn_pt_krun(g, in, n_in, out, n_out, flags, err);
 }
 
-/* Runs and requires success. */
 static void run_ok(gn_graph *g, const gn__tensor *in, uint32_t n_in, gn__tensor *out, uint32_t n_out, uint32_t flags)
 {
-    gn__err err;
-    gn_status s = run_k(g, in, n_in, out, n_out, flags, &err);
-    if (s != GN_OK) fail_msg("kernel failed (%d): %s", s, err.msg);
+    gn_pt_krun_ok(g, in, n_in, out, n_out, flags);
 }
 
-static void release(gn__tensor *t, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) gn__tensor_release(&t[i]);
-}
 
 static void expect_error(gn_graph *g, const gn__tensor *in, uint32_t n_in, uint32_t n_out, gn_status code,
                          const char *msg)
@@ -122,7 +66,7 @@ static void expect_error(gn_graph *g, const gn__tensor *in, uint32_t n_in, uint3
     gn__tensor out[6];
     gn__err err;
     gn_status s = run_k(g, in, n_in, out, n_out, 0, &err);
-    release(out, n_out);
+    gn_pt_krelease(out, n_out);
     if (s != code || strcmp(err.msg, msg)) fail_msg("got (%d) '%s'\nwant (%d) '%s'", s, err.msg, code, msg);
 }
 
@@ -307,8 +251,8 @@ static void check_conv(const char *op, const cfg *p, bool depthwise, uint32_t fl
     snprintf(what + strlen(what) - 4, 8, "NCHW");
     expect_same(out2[0].data, yt, ny, what);
     gn_graph_free(g);
-    release(out, 1);
-    release(out2, 1);
+    gn_pt_krelease(out, 1);
+    gn_pt_krelease(out2, 1);
     free(x);
     free(f);
     free(xc);
@@ -401,8 +345,8 @@ static void test_conv2d_reference_path(void **state)
     double e = rel_l2_f(blas[0].data, ref[0].data, ny);
     if (!(e < 1e-6)) fail_msg("BLAS vs reference conv: relative L2 %g", e);
     gn_graph_free(g);
-    release(ref, 1);
-    release(blas, 1);
+    gn_pt_krelease(ref, 1);
+    gn_pt_krelease(blas, 1);
     free(x);
     free(f);
     free(want);
@@ -444,7 +388,7 @@ static void test_conv2d_f16_f64(void **state)
         den += want[i] * want[i];
     }
     if (!(sqrt(num / den) <= 1e-2)) fail_msg("f16 conv relative L2 %g", sqrt(num / den));
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* float64: 1e-12 */
     gn__tensor in64[2] = {tens(DT_F64, 4, xd, xd64), tens(DT_F64, 4, fdim, fd64)};
@@ -455,7 +399,7 @@ static void test_conv2d_f16_f64(void **state)
         double v = ((double *)out[0].data)[i];
         if (!(fabs(v - want[i]) <= 1e-12 * (1 + fabs(want[i])))) fail_msg("f64 conv element %lld: %.17g vs %.17g", (long long)i, v, want[i]);
     }
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     free(x);
     free(f);
@@ -509,8 +453,8 @@ static void test_matmul(void **state)
                 for (int64_t p = 0; p < k; p++) acc += (ta ? a[p * m + i] : a[i * k + p]) * (tb ? b[j * k + p] : b[p * n + j]);
                 if (((float *)ref[0].data)[i * n + j] != acc) fail_msg("reference MatMul (%lld,%lld) differs", (long long)i, (long long)j);
             }
-        release(out, 1);
-        release(ref, 1);
+        gn_pt_krelease(out, 1);
+        gn_pt_krelease(ref, 1);
         gn_graph_free(g);
         free(a);
         free(b);
@@ -527,8 +471,8 @@ static void test_matmul(void **state)
         run_ok(g, in, 2, o2, 1, GN__K_REFERENCE);
         double e = rel_l2_f(o1[0].data, o2[0].data, M * N);
         if (!(e < 1e-6)) fail_msg("BLAS vs reference MatMul: relative L2 %g", e);
-        release(o1, 1);
-        release(o2, 1);
+        gn_pt_krelease(o1, 1);
+        gn_pt_krelease(o2, 1);
         gn_graph_free(g);
         free(a);
         free(b);
@@ -552,14 +496,14 @@ static void test_matmul(void **state)
             den += want[i] * want[i];
         }
         if (!(sqrt(num / den) <= 1e-2)) fail_msg("f16 MatMul relative L2 %g", sqrt(num / den));
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
         g = graph1("MatMul", 2, (const char *[]){"DT_DOUBLE", "DT_DOUBLE"}, "attr { key: 'T' value { type: DT_DOUBLE } }");
         gn__tensor in64[2] = {tens(DT_F64, 2, ad, a64), tens(DT_F64, 2, bd, b64)};
         run_ok(g, in64, 2, out, 1, 0);
         for (int64_t i = 0; i < m * n; i++)
             if (!(fabs(((double *)out[0].data)[i] - want[i]) <= 1e-12 * (1 + fabs(want[i])))) fail_msg("f64 MatMul %lld", (long long)i);
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
         free(a);
         free(b);
@@ -595,8 +539,8 @@ static void test_batch_matmul(void **state)
                 expect_close((float *)ref[0].data + (i * 3 + j) * m * n, w, m * n, 1e-5, "BatchMatMulV2 reference");
                 free(w);
             }
-        release(out, 1);
-        release(ref, 1);
+        gn_pt_krelease(out, 1);
+        gn_pt_krelease(ref, 1);
         gn_graph_free(g);
         free(x);
         free(y);
@@ -611,7 +555,7 @@ static void test_batch_matmul(void **state)
         double *w = naive_mm(x, y, 12, 6, 2, false, false);
         expect_close(out[0].data, w, 72, 1e-5, "BatchMatMulV2 shared rhs");
         free(w);
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
         free(x);
         free(y);
@@ -628,7 +572,7 @@ static void test_batch_matmul(void **state)
             expect_close((float *)out[0].data + b * 6, w, 6, 1e-5, "BatchMatMul");
             free(w);
         }
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
         gn__f16 xh[24], yh[16];
         for (int i = 0; i < 24; i++) xh[i] = (gn__f16)x[i], x[i] = (float)xh[i];
@@ -644,7 +588,7 @@ static void test_batch_matmul(void **state)
             expect_close((float *)out[0].data + b * 6, w, 6, 1e-5, "BatchMatMulV3 half->float");
             free(w);
         }
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
         free(x);
         free(y);
@@ -736,8 +680,8 @@ static void check_einsum_as(const char *eq, const char *naive_eq, int n_in, int 
     }
     expect_close(out[0].data, want, tot, 1e-5, eq);
     expect_close(ref[0].data, want, tot, 1e-5, eq);
-    release(out, 1);
-    release(ref, 1);
+    gn_pt_krelease(out, 1);
+    gn_pt_krelease(ref, 1);
     gn_graph_free(g);
     free(a);
     free(b);
@@ -796,8 +740,8 @@ static void test_einsum(void **state)
         for (int i = 0; i < 144; i++) bw[i] = ((float *)b[0].data)[i];
         expect_close(e[0].data, bw, 144, 1e-6, "...ij,...jk->...ik");
         free(bw);
-        release(e, 1);
-        release(b, 1);
+        gn_pt_krelease(e, 1);
+        gn_pt_krelease(b, 1);
         gn_graph_free(g);
         /* implicit output: "ij,jk" is "ij,jk->ik" */
         int64_t ad[2] = {3, 4}, bd[2] = {4, 5};
@@ -810,7 +754,7 @@ static void test_einsum(void **state)
         assert_int_equal(e[0].rank, 2);
         expect_close(e[0].data, w, 15, 1e-5, "ij,jk");
         free(w);
-        release(e, 1);
+        gn_pt_krelease(e, 1);
         gn_graph_free(g);
         free(x);
         free(y);
@@ -847,7 +791,7 @@ static void test_bias_add(void **state)
             float want = x[i] + b[(i / inner) % nb];
             if (((float *)out[0].data)[i] != want) fail_msg("BiasAdd case %zu element %lld", ci, (long long)i);
         }
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
         free(x);
         free(b);
@@ -860,7 +804,7 @@ static void test_bias_add(void **state)
     run_ok(g, in, 2, out, 1, 0);
     const float want[6] = {1.5f, 1, 5, 4.5f, 4, 8};
     for (int i = 0; i < 6; i++) assert_true((float)((gn__f16 *)out[0].data)[i] == want[i]);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn__f16 b4[4] = {0};
     gn__tensor bad[2] = {tens(DT_F16, 2, xd, xh), tens(DT_F16, 1, bd2, b4)};
     expect_error(g, bad, 2, 1, GN_ERR_GRAPH,
@@ -923,7 +867,7 @@ static void test_fused_batch_norm(void **state)
         }
         assert_int_equal(out[5].rank, 0);
         assert_true(((float *)out[5].data)[0] == 0.0f);
-        release(out, 6);
+        gn_pt_krelease(out, 6);
         gn_graph_free(g);
         free(want);
         free(xt);
@@ -961,7 +905,7 @@ static void test_fused_batch_norm(void **state)
         expect_close(out[2].data, wv, C, 1e-5, "batch_variance");
         expect_close(out[3].data, r1, C, 1e-5, "reserve_space_1");
         expect_close(out[4].data, r2, C, 1e-5, "reserve_space_2");
-        release(out, 6);
+        gn_pt_krelease(out, 6);
         gn_graph_free(g);
         free(want);
     }
@@ -979,7 +923,7 @@ static void test_fused_batch_norm(void **state)
         run_ok(g, in, 5, out, 5, 0);
         double w0 = ((double)x[0] - mean[0]) * scale[0] / sqrt((double)var[0] + 0.0001) + offset[0];
         expect_close(out[0].data, &w0, 1, 1e-6, "FusedBatchNorm default epsilon");
-        release(out, 5);
+        gn_pt_krelease(out, 5);
         gn_graph_free(g);
     }
     free(x);
@@ -1021,13 +965,13 @@ static void test_pool_same_edges(void **state)
                           (9 + 10 + 11 + 13 + 14 + 15) / 6.0f, (11 + 12 + 15 + 16) / 4.0f};
     for (int i = 0; i < 4; i++)
         if (fabsf(((float *)out[0].data)[i] - avg[i]) > 1e-6f) fail_msg("AvgPool SAME %d: %g vs %g", i, ((float *)out[0].data)[i], avg[i]);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     g = graph1("MaxPool", 1, NULL, pool_attrs("DT_FLOAT", "NHWC", 3, 2, "SAME", at, sizeof at));
     run_ok(g, in, 1, out, 1, 0);
     const float mx[4] = {11, 12, 15, 16};
     for (int i = 0; i < 4; i++) assert_true(((float *)out[0].data)[i] == mx[i]);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* negative values: padding never wins a max */
     float neg[16];
@@ -1037,7 +981,7 @@ static void test_pool_same_edges(void **state)
     run_ok(g, in, 1, out, 1, 0);
     const float mxn[4] = {-1, -3, -9, -11};
     for (int i = 0; i < 4; i++) assert_true(((float *)out[0].data)[i] == mxn[i]);
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     /* MaxPoolV2 (ksize/strides as inputs) agrees, VALID */
     {
@@ -1049,7 +993,7 @@ static void test_pool_same_edges(void **state)
         run_ok(g, in3, 3, out, 1, 0);
         const float v2[4] = {6, 8, 14, 16};
         for (int i = 0; i < 4; i++) assert_true(((float *)out[0].data)[i] == v2[i]);
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
     }
     /* random NHWC vs NCHW, 3 channels, 5x6, k3 s2 SAME, both pools; f16 and f64 */
@@ -1090,8 +1034,8 @@ static void test_pool_same_edges(void **state)
             float t[27];
             to_nchw(o1[0].data, t, 1, 3, 3, C);
             expect_same(o2[0].data, t, 27, op);
-            release(o1, 1);
-            release(o2, 1);
+            gn_pt_krelease(o1, 1);
+            gn_pt_krelease(o2, 1);
             /* float16 and float64 */
             gn__f16 rh[90];
             double rd[90];
@@ -1101,13 +1045,13 @@ static void test_pool_same_edges(void **state)
             run_ok(g, ih, 1, o1, 1, 0);
             for (int i = 0; i < 27; i++)
                 if (fabs((double)((gn__f16 *)o1[0].data)[i] - want[i]) > 2e-3) fail_msg("%s f16 %d", op, i);
-            release(o1, 1);
+            gn_pt_krelease(o1, 1);
             gn_graph_free(g);
             g = graph1(op, 1, (const char *[]){"DT_DOUBLE"}, pool_attrs("DT_DOUBLE", "NHWC", 3, 2, "SAME", at, sizeof at));
             run_ok(g, id, 1, o1, 1, 0);
             for (int i = 0; i < 27; i++)
                 if (fabs(((double *)o1[0].data)[i] - want[i]) > 1e-12) fail_msg("%s f64 %d", op, i);
-            release(o1, 1);
+            gn_pt_krelease(o1, 1);
             gn_graph_free(g);
         }
         free(r);
@@ -1125,7 +1069,7 @@ static void test_pool_same_edges(void **state)
         assert_int_equal(out[0].dims[2], 2);
         const float w[4] = {1, 3, 9, 11};
         for (int i = 0; i < 4; i++) assert_true(((float *)out[0].data)[i] == w[i]);
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
     }
     /* max pooling across depth: window 2 over 4 channels */
@@ -1140,7 +1084,7 @@ static void test_pool_same_edges(void **state)
         assert_int_equal(out[0].dims[3], 2);
         const float w[4] = {5, -2, 4, 9};
         for (int i = 0; i < 4; i++) assert_true(((float *)out[0].data)[i] == w[i]);
-        release(out, 1);
+        gn_pt_krelease(out, 1);
         gn_graph_free(g);
     }
 }
@@ -1166,7 +1110,7 @@ static void test_lrn(void **state)
         want[i] = x[i] / pow(1.5 + 0.3 * s, 0.75);
     }
     expect_close(out[0].data, want, n, 1e-6, "LRN");
-    release(out, 1);
+    gn_pt_krelease(out, 1);
     gn_graph_free(g);
     free(x);
 }
@@ -1222,7 +1166,7 @@ static void unfused_tail(const fused_case *fc, const char *fmt, gn__tensor *y, c
         gn__tensor in[5] = {*y, args[0], args[1], args[2], args[3]};
         run_ok(g, in, 5, o, 6, 0);
         cur = o[0];
-        release(o + 1, 5);
+        gn_pt_krelease(o + 1, 5);
         gn_graph_free(g);
     } else {
         snprintf(at, sizeof at, "attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'data_format' value { s: '%s' } }", fmt);
@@ -1348,8 +1292,8 @@ static void test_fused_conv2d(void **state)
             snprintf(what, sizeof what, "_FusedConv2D %s %s", fo, fmt);
             check_fused_tail(fc, fout[0].data, pre, post, ny, what);
             gn_graph_free(g);
-            release(fout, 1);
-            release(cout, 1);
+            gn_pt_krelease(fout, 1);
+            gn_pt_krelease(cout, 1);
             free(pre);
             free(post);
             for (uint32_t i = 0; i < nargs; i++) free(bufs[i]);
@@ -1393,8 +1337,8 @@ static void test_fused_matmul_depthwise(void **state)
         snprintf(what, sizeof what, "_FusedMatMul %s", fo);
         check_fused_tail(fc, fout[0].data, pre, post, m * n, what);
         gn_graph_free(g);
-        release(fout, 1);
-        release(mo, 1);
+        gn_pt_krelease(fout, 1);
+        gn_pt_krelease(mo, 1);
         free(pre);
         free(post);
         for (uint32_t i = 0; i < nargs; i++) free(bufs[i]);
@@ -1423,8 +1367,8 @@ static void test_fused_matmul_depthwise(void **state)
     run_ok(g, in, 3, fout, 1, 0);
     check_fused_tail(&fc, fout[0].data, pre, post, ny, "_FusedDepthwiseConv2dNative BiasAdd,Relu6");
     gn_graph_free(g);
-    release(dout, 1);
-    release(fout, 1);
+    gn_pt_krelease(dout, 1);
+    gn_pt_krelease(fout, 1);
     free(pre);
     free(post);
     free(x);
@@ -1482,9 +1426,9 @@ static void test_fused_conv2d_f16_f64(void **state)
                 if (((double *)fo[0].data)[i] != w) fail_msg("f64 fused %d", i);
             }
         }
-        release(co, 1);
-        release(bo, 1);
-        release(fo, 1);
+        gn_pt_krelease(co, 1);
+        gn_pt_krelease(bo, 1);
+        gn_pt_krelease(fo, 1);
     }
     free(x);
     free(f);
@@ -1517,8 +1461,8 @@ static void test_fused_batch_norm_ex(void **state)
         float w = s < 0 ? 0 : s;
         if (((float *)b[0].data)[i] != w) fail_msg("_FusedBatchNormEx %lld", (long long)i);
     }
-    release(a, 6);
-    release(b, 6);
+    gn_pt_krelease(a, 6);
+    gn_pt_krelease(b, 6);
     gn_graph_free(g);
     free(x);
     free(side);
