@@ -388,7 +388,12 @@ static void test_fc_layers_and_plan(void **state)
     gn__session_stats(s, &st, &n_eng);
     assert_int_equal(st.n_plans, 2);
     assert_false(st.planned);
-    assert_memory_equal(out2[0].data, out1[0].data, 10 * sizeof(float));
+    /* Not bit-identical to row 0 of the batch-3 run: BLAS may take another
+     * kernel (a gemv) for one row, which sums in another order. */
+    for (int i = 0; i < 10; i++) {
+        float a = ((const float *)out2[0].data)[i], b = ((const float *)out1[0].data)[i];
+        assert_true(fabsf(a - b) <= 1e-5f * (1.0f + fabsf(b)));
+    }
     gn_tensor_free(&out2[0]);
     gn_tensor_free(&out1[0]);
 
