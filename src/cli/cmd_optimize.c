@@ -85,7 +85,7 @@ typedef struct opt_args {
     const char *target, *signature;
     const char **fetches, **feeds;
     int n_fetches, n_feeds;
-    int verify, list;
+    int verify, list, checked;
 } opt_args;
 
 static int parse_args(int argc, char **argv, opt_args *a)
@@ -128,6 +128,8 @@ static int parse_args(int argc, char **argv, opt_args *a)
             NEED_VALUE a->signature = argv[++i];
         } else if (strcmp(s, "--verify") == 0) {
             a->verify = 1;
+        } else if (strcmp(s, "--checked") == 0) {
+            a->checked = 1;
         } else if (strcmp(s, "--list-passes") == 0) {
             a->list = 1;
         } else if (s[0] == '-' && s[1]) {
@@ -269,6 +271,7 @@ int gn_cli_optimize(int argc, char **argv)
         goto out;
     }
     if (a.disable) o.disabled_patterns = a.disable;
+    if (a.checked) o.checked = 1;
     gn_load_options lo;
     gn_load_options_init(&lo);
     lo.tags = a.tags;

@@ -322,6 +322,7 @@ static const command commands[] = {
      "  --disable IDS         comma-separated pattern ids (or pass ids) to turn off,\n"
      "                        e.g. arithmetic.remove_redundant_reshape,constfold\n"
      "  --verify              run input and result on the same random inputs; fail when they disagree\n"
+     "  --checked             validate the graph after every pass (the 'checked' option; docs/hardening.md)\n"
      "  --list-passes         every pass with its option key and pattern ids\n"
      "  --target T            cpu (default), gpu, gpu:sm_90, gpu:sm_90x4 (four GPUs) or auto\n"
      "  --signature NAME      SavedModel IN: the signature frozen, then optimized with its outputs as\n"

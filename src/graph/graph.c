@@ -269,6 +269,11 @@ gn_status gn__node_add_interned(gn_graph *g, uint32_t name, uint32_t op, gn_id *
     if (prev != GN_NONE && !(g->nodes[prev].flags & GN__NODE_DEAD))
         return gn__fail(&g->err, GN_ERR_GRAPH, "duplicate node name '%s'", gn__str(g, name));
     if (g->n_nodes == UINT32_MAX - 1) return gn__fail(&g->err, GN_ERR_GRAPH, "too many nodes");
+    if (g->node_cap && g->n_nodes >= g->node_cap) {
+        g->node_cap_hit = true;
+        return gn__fail(&g->err, GN_ERR_LIMIT, "cannot add node '%s': the graph holds %u nodes, its limit", gn__str(g, name),
+                        g->n_nodes);
+    }
     if (g->n_nodes == g->cap_nodes) {
         uint32_t ncap = g->cap_nodes ? g->cap_nodes * 2 : 64;
         gn__node *nn = realloc(g->nodes, (size_t)ncap * sizeof *nn);

@@ -142,6 +142,10 @@ struct gn_graph {
     gn__node *nodes;
     uint32_t n_nodes, cap_nodes;
     uint32_t n_live;
+    /* The optimizer's guard: while node_cap is set, adding a node past it
+     * fails (GN_ERR_LIMIT) and sets node_cap_hit. 0: no cap. */
+    uint32_t node_cap;
+    bool node_cap_hit;
 
     /* blobs holding attr values and tensor payloads this graph refers to */
     gn__blob **blobs;

@@ -126,7 +126,15 @@ static int64_t cpu_now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-bool gn__pass_deadline_passed(const gn__pass_ctx *c) { return c->deadline_us > 0 && gn__now_us() > c->deadline_us; }
+bool gn__pass_deadline_passed(const gn__pass_ctx *c)
+{
+    gn__pass_guard *gd = c->guard;
+    if (gd && (gd->tripped || ++gd->polls > gd->poll_limit)) {
+        gd->tripped = true;
+        return true;
+    }
+    return c->deadline_us > 0 && gn__now_us() > c->deadline_us;
+}
 
 static bool list_has(const char *list, const char *id, size_t idlen)
 {
@@ -403,7 +411,29 @@ typedef struct run_state {
     uint32_t dump_seq;
     gn__err *err;
     gn_target target;
+    bool guard_hit;         /* the last exec_pass was stopped by the guard */
 } run_state;
+
+/* The guard (docs/hardening.md): a pass run may leave the graph with at most
+ * GUARD_GROWTH times the nodes it started with (the top level counts its
+ * function bodies too, which inlining copies) plus GUARD_SLACK, tombstones
+ * included, and may poll its loop heads at most GUARD_POLLS times; past
+ * either it stops with GN_ERR_LIMIT, and the optimization ends with an error
+ * naming the pass. Legitimate passes stay far below both. */
+#define GUARD_GROWTH 8u
+#define GUARD_SLACK 100000u
+#define GUARD_POLLS (1u << 20)
+
+static uint32_t guard_node_cap(const gn_graph *item, uint32_t *start)
+{
+    uint64_t n = item->n_nodes;
+    if (item->kind == GN__GRAPH_TOP)
+        for (uint32_t f = 0; f < item->n_fns; f++)
+            if (item->fns[f].body) n += item->fns[f].body->n_nodes;
+    *start = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+    uint64_t cap = n * GUARD_GROWTH + GUARD_SLACK;
+    return cap > UINT32_MAX - 2 ? UINT32_MAX - 2 : (uint32_t)cap;
+}
 
 /* Marks what passes must keep: fetches and feeds (top level), else the graph's
  * outputs and stateful nodes; in function bodies returns, control returns and
@@ -480,6 +510,11 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
 {
     gn_status s;
     *changed = false;
+    uint32_t start_nodes;
+    gn__pass_guard guard = {0, GUARD_POLLS, false};
+    item->node_cap = guard_node_cap(item, &start_nodes);
+    item->node_cap_hit = false;
+    st->guard_hit = false;
     if (fn) {
         gn__pass_ctx c;
         memset(&c, 0, sizeof c);
@@ -493,6 +528,7 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
         c.lib = st->top;
         c.deadline_us = st->deadline;
         c.err = perr;
+        c.guard = &guard;
         s = fn(&c, item);
         *changed = c.changed;
     } else {
@@ -503,6 +539,23 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
         s = custom->run(custom->user, item, &ch, msg, sizeof msg);
         *changed = ch != 0;
         if (s != GN_OK) gn__fail(perr, s, "%s", msg[0] ? msg : gn_status_str(s));
+    }
+    uint32_t cap = item->node_cap;
+    item->node_cap = 0;
+    if (item->node_cap_hit || guard.tripped) {
+        st->guard_hit = true;
+        item->node_cap_hit = false;
+        if (guard.tripped)
+            s = gn__fail(perr, GN_ERR_LIMIT,
+                         "stopped by the optimizer's guard: the pass ran past its step budget (%u checks of its work "
+                         "lists)",
+                         GUARD_POLLS);
+        else
+            s = gn__fail(perr, GN_ERR_LIMIT,
+                         "stopped by the optimizer's guard: the pass grew the graph from %u to %u nodes, the limit (%u "
+                         "x %u + %u)",
+                         start_nodes, cap, GUARD_GROWTH, start_nodes, GUARD_SLACK);
+        return s;
     }
     /* Removed nodes stay as tombstones, which every pass skips, until they
      * are a fifth of the array: renumbering a large graph after every pass
@@ -603,6 +656,7 @@ static gn_status run_one(run_state *st, gn_graph *item, snapshot *backup, const 
     gn__err_clear(&perr);
     int64_t t0 = gn__now_us(), c0 = cpu_now_us();
     s = exec_pass(st, item, st->r, item_name, pass_name, toggle, fn, custom, it, &perr, changed);
+    bool guard = st->guard_hit;
     int64_t dt = gn__now_us() - t0, dc = cpu_now_us() - c0;
     bool rolled = false;
     if (s != GN_OK) {
@@ -650,7 +704,7 @@ static gn_status run_one(run_state *st, gn_graph *item, snapshot *backup, const 
         e->rolled_back = rolled;
         e->message = s != GN_OK ? dupstr(perr.msg) : NULL;
     }
-    if (s != GN_OK && st->o->fail_on_optimizer_errors)
+    if (s != GN_OK && (st->o->fail_on_optimizer_errors || guard))
         return gn__fail(st->err, s, "pass '%s' failed on %s: %s", pass_name, item_name, perr.msg);
     return GN_OK;
 }
@@ -889,7 +943,7 @@ gn_status gn_optimize(gn_graph *g, const gn_options *o, const gn_optimize_params
     gn__arena_init(&r->strings, 64 * 1024);
     if (report) *report = r;
     int64_t t0 = gn__now_us(), c0 = cpu_now_us();
-    run_state st = {g, o, params, r, 0, false, 0, &g->err, {GN_TARGET_CPU, 0, 0}};
+    run_state st = {g, o, params, r, 0, false, 0, &g->err, {GN_TARGET_CPU, 0, 0}, false};
     if (params && params->struct_size >= offsetof(gn_optimize_params, target) + sizeof params->target)
         st.target = params->target;
     if (st.target.kind == GN_TARGET_GPU && st.target.num_gpus < 1) st.target.num_gpus = 1;

@@ -44,7 +44,17 @@ typedef struct gn__pass_ctx {
     int64_t deadline_us;      /* monotonic microseconds; 0: none */
     gn__err *err;
     bool changed;
+    struct gn__pass_guard *guard; /* the step budget (meta.c); NULL: none */
 } gn__pass_ctx;
+
+/* The optimizer's guard on one pass run: gn__pass_deadline_passed counts its
+ * calls (passes make one every few hundred or thousand steps of their work
+ * lists) and answers true once `polls` passes `poll_limit`, as for a spent
+ * time budget; the meta-optimizer then fails the pass (GN_ERR_LIMIT). */
+typedef struct gn__pass_guard {
+    uint64_t polls, poll_limit;
+    bool tripped;
+} gn__pass_guard;
 
 typedef gn_status (*gn__pass_fn)(gn__pass_ctx *c, gn_graph *g);
 
@@ -55,8 +65,8 @@ void gn__pass_rewrote(gn__pass_ctx *c, const char *pattern, const gn_graph *g, g
     GN__PRINTF(5, 6);
 void gn__pass_refused(gn__pass_ctx *c, const char *pattern, const gn_graph *g, gn_id node, const char *fmt, ...)
     GN__PRINTF(5, 6);
-/* True once the time budget is spent (passes check it at loop heads and stop
- * cleanly, leaving a valid graph). */
+/* True once the time budget or the guard's step budget is spent (passes check
+ * it at loop heads and stop cleanly, leaving a valid graph). */
 bool gn__pass_deadline_passed(const gn__pass_ctx *c);
 /* A fresh node name "<base>/<suffix>" or, when taken, "<base>/<suffix>_<k>"
  * with the smallest free k; written into buf. */

@@ -33,7 +33,9 @@
  *    (NaN); Equal/NotEqual for every dtype;
  *  - convert_pow checks that the exponent does not broadcast the base;
  *  - optimize_max_or_min_of_monotonic leaves segment reductions alone (empty
- *    segments) and drops the monotonic op under ArgMax/ArgMin;
+ *    segments), and under ArgMax/ArgMin drops only a float Neg: any other f
+ *    (Sign, Relu, Floor, Tanh, Exp, ...) can map two values to one, and the
+ *    tie then picks another index (docs/grappler_differences.md);
  *  - hoist_cwise_unary_chains does not look through Reshape, and refuses ops
  *    that change the dtype;
  *  - _UnaryOpsComposition, Mul(x, Square(x)) for x^3, complex Square and

@@ -1006,6 +1006,39 @@ gn_status gn__ar_max_min_of_monotonic(gn__ar *a, gn_id red, gn__ar_res *r)
         gn__ar_refuse(a, P, red, "'%s' changes the dtype", NM(a, f));
         return GN_OK;
     }
+    if (arg) {
+        /* ArgMax/ArgMin return the first index of the extreme: dropping f is
+         * only right when f never maps two different values of x to the same
+         * value, or the ties it makes pick another index. Neg of a float is
+         * exact; Sign, Relu, Relu6, Floor, Ceil, Rint have flat stretches;
+         * the others round (Tanh(9) == Tanh(10) in float32, Exp underflows,
+         * Sqrt and Log merge neighbouring floats); Neg of an integer wraps at
+         * the most negative value. Grappler drops any monotonic f here. */
+        int32_t xdt = gn__ar_dtype(a, x);
+        bool is_float = xdt == 1 || xdt == 2 || xdt == 14 || xdt == 19; /* float, double, bfloat16, half */
+        if (gn__ar_op(a, f) != GN__AR_OP_Neg || !is_float) {
+            static const char *const flat[] = {"Sign", "Relu", "Relu6", "Floor", "Ceil", "Rint", "Round", NULL};
+            bool is_flat = false;
+            for (size_t i = 0; flat[i]; i++) is_flat |= strcmp(OPN(a, f), flat[i]) == 0;
+            if (gn__ar_op(a, f) == GN__AR_OP_Neg)
+                gn__ar_refuse(a, P, red,
+                              "%s(Neg(x)) kept: Neg of an integer is not strictly monotonic (the most negative value "
+                              "is its own negation), and %s(x) would return another index",
+                              OPN(a, red), inc ? OPN(a, red) : (op == GN__AR_OP_ArgMax ? "ArgMin" : "ArgMax"));
+            else if (is_flat)
+                gn__ar_refuse(a, P, red,
+                              "%s(%s(x)) kept: %s is not strictly monotonic, and the ties it makes decide which index "
+                              "%s returns",
+                              OPN(a, red), OPN(a, f), OPN(a, f), OPN(a, red));
+            else
+                gn__ar_refuse(a, P, red,
+                              "%s(%s(x)) kept: %s maps neighbouring values of x to the same value in floating point "
+                              "(it is not strictly monotonic there), and the ties it makes decide which index %s "
+                              "returns",
+                              OPN(a, red), OPN(a, f), OPN(a, f), OPN(a, red));
+            return GN_OK;
+        }
+    }
     static const char *const flip[][2] = {{"Max", "Min"}, {"Min", "Max"}, {"ArgMax", "ArgMin"}, {"ArgMin", "ArgMax"}};
     const char *now = OPN(a, red);
     if (!inc) {

@@ -611,6 +611,31 @@ static bool consumes(const gn_graph *g, gn_id producer, gn_id who)
     return false;
 }
 
+/* Might `from` depend on `on` (through data or control inputs)? The walk
+ * stops after a few hundred nodes and then answers yes. A constant that
+ * waits on the node it would be moved into (a materialized Shape of it
+ * carries a control edge from it) would make a cycle. */
+static bool may_depend_on(const gn_graph *g, gn_id from, gn_id on)
+{
+    enum { MAX_SEEN = 256 };
+    gn_id seen[MAX_SEEN];
+    uint32_t n_seen = 0, next = 0;
+    seen[n_seen++] = from;
+    while (next < n_seen) {
+        const gn__node *p = gn__node_at(g, seen[next++]);
+        for (uint32_t k = 0; k < p->n_in + p->n_ctrl; k++) {
+            gn_id u = k < p->n_in ? p->in[k].node : p->ctrl[k - p->n_in];
+            if (u == on) return true;
+            bool dup = false;
+            for (uint32_t j = 0; j < n_seen && !dup; j++) dup = seen[j] == u;
+            if (dup) continue;
+            if (n_seen == MAX_SEEN) return true;
+            seen[n_seen++] = u;
+        }
+    }
+    return false;
+}
+
 static bool prepare_push(cf_state *s, gn_id id, push_ctx *c)
 {
     gn_graph *g = s->g;
@@ -629,7 +654,7 @@ static bool prepare_push(cf_state *s, gn_id id, push_ctx *c)
         return false;
     int dt = 0;
     if (!gn__attr_get_type(g, id, "T", &dt) || dt == DT(BFLOAT16) || dt == DT(HALF)) return false;
-    if (consumes(g, c->op_child, c->const_child)) return false;
+    if (may_depend_on(g, c->const_child, c->op_child)) return false;
     c->left_leaf = q->in[0].node;
     c->right_leaf = q->in[1].node;
     c->llc = gn__cf_really_const(s, c->left_leaf);
@@ -763,6 +788,12 @@ static gn_status mul_conv(cf_state *s, gn_id id, cf_kind k, bool *done)
     char fbuf[16];
     snprintf(fbuf, sizeof fbuf, "%.*s", (int)(fl < 15 ? fl : 15), fmt);
     if (!valid_const_shape_for_conv(fbuf, &fil.shape, &cst.shape)) return GN_OK;
+    /* C2 may wait on the convolution directly (handled below), not through another node */
+    const gn__node *c2n = gn__node_at(g, c2);
+    for (uint32_t j = 0; j < c2n->n_in + c2n->n_ctrl; j++) {
+        gn_id u = j < c2n->n_in ? c2n->in[j].node : c2n->ctrl[j - c2n->n_in];
+        if (u != conv && may_depend_on(g, u, conv)) return GN_OK;
+    }
     const char *cvn = gn__node_name(g, conv);
     size_t need = strlen(cvn) + 32;
     char *mname = gn__arena_alloc(&s->arena, need, 1);

@@ -760,6 +760,17 @@ static bool safe_to_noop(const dp *d, gn_id id, char *why, size_t len)
     }
     if ((opof(d, id) == d->op.identity || opof(d, id) == d->op.identity_n) && !safe_to_remove_identity(d, id, why, len))
         return false;
+    /* An Identity of a Switch output is what a control dependency on that
+     * branch is carried by (ctrl_source): as a NoOp it would need a new
+     * Identity of the same output, which would in turn become a NoOp, without
+     * end. */
+    if (opof(d, id) == d->op.identity)
+        for (uint32_t k = 0; k < n->n_in; k++)
+            if (is_switch(d, n->in[k].node)) {
+                WHY("%s '%s' kept: it reads Switch '%s', and a NoOp in its place would need another Identity of it",
+                    op, name, gn__node_name(g, n->in[k].node));
+                return false;
+            }
     return true;
 }
 
