@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "ops/registry.h"
+#include "optimizer/colocation.h"
 #include "optimizer/pass.h"
 
 /* ---- report ------------------------------------------------------------------- */
@@ -480,6 +481,9 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
 {
     gn_status s;
     *changed = false;
+    /* the colocation entries the pass may leave naming a renamed node */
+    gn__coloc coloc;
+    if ((s = gn__coloc_collect(item, &coloc, perr)) != GN_OK) return s;
     if (fn) {
         gn__pass_ctx c;
         memset(&c, 0, sizeof c);
@@ -499,11 +503,20 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
         int32_t ch = 0;
         char msg[GN__ERRMSG_MAX] = "";
         /* callers' code sees node ids 0..n-1, every one live */
-        if ((s = gn__graph_compact(item)) != GN_OK) return s;
+        if ((s = gn__graph_compact(item)) != GN_OK) {
+            gn__coloc_free(&coloc);
+            return s;
+        }
         s = custom->run(custom->user, item, &ch, msg, sizeof msg);
         *changed = ch != 0;
         if (s != GN_OK) gn__fail(perr, s, "%s", msg[0] ? msg : gn_status_str(s));
     }
+    if (s == GN_OK && *changed) {
+        bool moved = false;
+        s = gn__coloc_fix(item, &coloc, &moved, perr);
+        if (s != GN_OK && !perr->msg[0]) gn__fail(perr, s, "colocation attrs: %s", item->err.msg);
+    }
+    gn__coloc_free(&coloc);
     /* Removed nodes stay as tombstones, which every pass skips, until they
      * are a fifth of the array: renumbering a large graph after every pass
      * costs more than stepping over them. optimize_item compacts at the end. */
