@@ -1031,6 +1031,15 @@ static void test_policy_option(void **state)
         gn_report *r = NULL;
         assert_int_equal(gn_optimize(g, &o, &p, &r), GN_OK);
         gn_pt_expect_dump(g, want[k]);
+        /* policy grapnel: the report names the output grapnel-only, and why */
+        if (k == 0) {
+            gn_pt_expect_report(r, "[grapnel-only: TensorFlow's GPU _FusedConv2D has no Relu6 epilogue (fused_ops "
+                                   "[BiasAdd, Relu6]) (tensorflow/core/kernels/conv_ops_fused_impl.h (GPU: cuDNN "
+                                   "conv-bias-activation))]");
+            gn_pt_expect_report(r, "note: the output is grapnel-only: 1 fusion(s) TensorFlow cannot run");
+        } else {
+            gn_pt_expect_no_report(r, "grapnel-only");
+        }
         gn_report_free(r);
         gn_graph_free(g);
     }

@@ -928,7 +928,14 @@ gn_status gn_optimize(gn_graph *g, const gn_options *o, const gn_optimize_params
     clear_preserved(g);
     for (uint32_t f = 0; f < g->n_fns; f++)
         if (g->fns[f].body) clear_preserved(g->fns[f].body);
-done:
+done:;
+    /* the fusions remap.policy 'grapnel' wrote beyond the output's contract */
+    size_t only = 0;
+    for (size_t i = 0; i < r->n_events; i++)
+        if (!r->events[i].refused && strstr(r->events[i].detail, "[grapnel-only: ")) only++;
+    if (only)
+        report_note(r, "the output is grapnel-only: %zu fusion(s) TensorFlow cannot run (remap.policy 'grapnel'; "
+                    "the rewrites marked [grapnel-only: ...] say why)", only);
     r->total_micros = gn__now_us() - t0;
     r->total_cpu_micros = cpu_now_us() - c0;
     if (!report) gn_report_free(r);

@@ -65,22 +65,22 @@
  * nodes share one device.
  *
  * Policy (option "remap.policy"):
- *  - grapnel (default): every fusion our backends run: bias / batch norm and
+ *  - tensorflow (the default): the output's contract (fusion_contract.h,
+ *    docs/fusion_contract.md). Every fused op written is one the table says
+ *    TensorFlow's kernels run on the node's device (for a CPU: on both of
+ *    tensorflow-cpu's paths, oneDNN on and off); a fusion it does not hold is
+ *    refused with the table's reason. On top of the table, TensorFlow's own
+ *    remapper's choices: GPU-placed, Conv2D + BiasAdd + Relu only on a spatial
+ *    (not 1x1) filter, no MatMul fusion (cuBLASLt is opt-in in TensorFlow),
+ *    no Conv2D + FusedBatchNorm, _FusedBatchNormEx NHWC inference only;
+ *    CPU-placed, Conv2D + Squeeze + BiasAdd without an activation; no
+ *    dilated-convolution rewrite.
+ *  - grapnel: every fusion grapnel's backends run: bias / batch norm and
  *    activation into any convolution (depthwise and 1x1 included) and matrix
- *    product, on CPU and GPU placements; float32 and float16 everywhere,
- *    float64 on CPU for convolutions.
- *  - tensorflow: TensorFlow's own rulebook. GPU-placed: only Conv2D + BiasAdd +
- *    Relu, float32/float16, NHWC/NCHW, spatial (not 1x1) filter; no depthwise,
- *    no MatMul (cuBLASLt is opt-in), no Conv2D + FusedBatchNorm, no side
- *    input, no Squeeze, no dilated-convolution rewrite;
- *    _FusedBatchNormEx for float32/float16 NHWC inference. CPU-placed: the x86
- *    build (oneDNN on): Conv2D float32/float64, DepthwiseConv2dNative and MatMul
- *    float32, activations Relu, Relu6, Elu, LeakyRelu, Tanh, Sigmoid; Conv2D +
- *    FusedBatchNorm float32 NHWC; Conv2D + Squeeze + BiasAdd (no activation);
- *    _FusedBatchNormEx float32 without side input; no side-input Add (the
- *    TensorFlow 2.21 wheel leaves Conv2D + BiasAdd + Add (+ Relu) unfused) and
- *    no dilated-convolution rewrite (checked against TensorFlow 2.21 with
- *    nodes placed on CPU:0 and on GPU:0). */
+ *    product, side inputs, on CPU and GPU placements; float32 and float16
+ *    everywhere, float64 on CPU for convolutions. A fusion the table does not
+ *    hold is written and reported "[grapnel-only: <the table's reason>]":
+ *    TensorFlow cannot run that output. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
