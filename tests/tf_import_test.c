@@ -1,14 +1,19 @@
-/* Colocation attrs across renaming rewrites (src/optimizer/colocation.c): a
- * pass that replaces a node by one of another name rewrites the `_class`
- * "loc:@" entries naming it to the node that took its place, or drops them
- * when none did, so that TensorFlow imports the result (it refuses "expects
- * to be colocated with unknown node"). Each test runs gn_optimize, checks the
- * exact attr, checks that no loc:@ entry of the result names a missing node,
- * and runs original and result on the CPU backend (rel L2 <= 1e-5). */
+/* What TensorFlow's import (tf.compat.v1.import_graph_def) checks, on what
+ * grapnel writes (the kinds tools/tf_oracle.py found):
+ *  - colocation attrs across renaming rewrites (src/optimizer/colocation.c):
+ *    a pass, or segment, that replaces a node by one of another name rewrites
+ *    the `_class` "loc:@" entries naming it to the node that took its place,
+ *    or drops them when none did (TensorFlow refuses "expects to be colocated
+ *    with unknown node");
+ *  - `_output_shapes` of nodes a rewrite moves (TensorFlow refuses one its
+ *    shape inference contradicts).
+ * Each test checks the exact attrs, the import invariant over the whole
+ * result, and runs original and result on the CPU backend (rel L2 <= 1e-5). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "grapnel/convert.h"
 #include "grapnel/grapnel.h"
 #include "grapnel/optimizer.h"
 #include "grapnel/options.h"
@@ -164,9 +169,98 @@ static void test_fusion_drops_absorbed(void **state)
     gn_graph_free(orig);
 }
 
+/* segment: an engine takes in the node a `_class` names; the entry follows it to the engine. */
+static void test_segment_engine(void **state)
+{
+    (void)state;
+    const char *text =
+        "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'shape' "
+        "value { shape { dim { size: 2 } dim { size: 3 } } } } }\n"
+        "node { name: 'a' op: 'Relu' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+        "node { name: 'b' op: 'Neg' input: 'a' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+        "node { name: 'c' op: 'Tanh' input: 'b' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+        "node { name: 'out' op: 'Identity' input: 'c' attr { key: 'T' value { type: DT_FLOAT } } attr { key: "
+        "'_class' value { list { s: 'loc:@c' } } } }\n"
+        "node { name: 'out2' op: 'Identity' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } attr { key: "
+        "'_class' value { list { s: 'loc:@b' } } } }\n";
+    gn_graph *orig = gn_pt_load_text(text);
+    gn_graph *g = gn_pt_clone(orig);
+    const char *keep[3] = {"x", "out", "out2"};
+    gn_segment_params sp;
+    gn_segment_params_init(&sp);
+    sp.preserve = keep;
+    sp.n_preserve = 3;
+    size_t ne = 0;
+    if (gn_segment(g, NULL, &sp, NULL, &ne) != GN_OK) fail_msg("gn_segment: %s", gn_graph_errmsg(g));
+    assert_int_equal(ne, 1);
+    assert_true(gn__graph_find(g, "c") == GN_NONE);
+    char cls[256];
+    class_of(g, "out", cls, sizeof cls);
+    assert_string_equal(cls, "loc:@GrapnelEngineOp_000_000");
+    /* out2 reads x, not b: nothing took b's place for it */
+    class_of(g, "out2", cls, sizeof cls);
+    assert_string_equal(cls, "");
+    expect_colocation_valid(g);
+    float xv[6] = {-1.5f, -0.5f, 0.0f, 0.5f, 1.0f, 2.0f};
+    int64_t dx[2] = {2, 3};
+    gn_tensor ft[1] = {gn_pt_view(DT_FLOAT, xv, sizeof xv, 2, dx)};
+    const char *fn[1] = {"x"}, *xn[2] = {"out", "out2"};
+    gn_pt_expect_same_results(orig, g, fn, ft, 1, xn, 2, 2);
+    gn_graph_free(g);
+    gn_graph_free(orig);
+}
+
+/* The rank of node id's _output_shapes entry 0, -2 when it has none. */
+static int out_shape_rank(const gn_graph *g, gn_id id)
+{
+    const Tensorflow__AttrValue *v = gn__node_attr(g, id, "_output_shapes");
+    if (!v) return -2;
+    assert_int_equal(v->value_case, TENSORFLOW__ATTR_VALUE__VALUE_LIST);
+    assert_true(v->list->n_shape >= 1);
+    return v->list->shape[0]->unknown_rank ? -1 : (int)v->list->shape[0]->n_dim;
+}
+
+/* Cast (widening) + ExpandDims reordered by the arithmetic optimizer (CPU-placed, as Grappler
+ * wants): the copies do not carry the shapes of the nodes they copy (a [3] Cast copy now yields
+ * [3, 1]). */
+static void test_reorder_cast_output_shapes(void **state)
+{
+    (void)state;
+    const char *text =
+        "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'shape' "
+        "value { shape { dim { size: 3 } } } } attr { key: '_output_shapes' value { list { shape { dim { size: 3 } } "
+        "} } } }\n"
+        "node { name: 'c' op: 'Cast' input: 'x' device: '/device:CPU:0' attr { key: 'SrcT' value { type: DT_INT32 } } attr { key: 'DstT' "
+        "value { type: DT_INT64 } } attr { key: '_output_shapes' value { list { shape { dim { size: 3 } } } } } }\n"
+        "node { name: 'ax' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
+        "tensor { dtype: DT_INT32 tensor_shape { } int_val: -1 } } } }\n"
+        "node { name: 'e' op: 'ExpandDims' input: 'c' input: 'ax' device: '/device:CPU:0' attr { key: 'T' value { type: DT_INT64 } } attr { "
+        "key: 'Tdim' value { type: DT_INT32 } } attr { key: '_output_shapes' value { list { shape { dim { size: 3 } "
+        "dim { size: 1 } } } } } }\n"
+        "node { name: 'y' op: 'Identity' input: 'e' attr { key: 'T' value { type: DT_INT64 } } }\n";
+    gn_graph *orig = gn_pt_load_text(text);
+    const char *fn[1] = {"x"}, *xn[1] = {"y"};
+    gn_graph *g = optimize(orig, "{'min_graph_nodes': -1}", xn, 1, fn, 1);
+    uint32_t moved = 0;
+    for (gn_id id = 0; id < g->n_nodes; id++) {
+        if (!gn__node_live(g, id) || !strstr(gn__node_name(g, id), "ReorderCastLikeAndValuePreserving")) continue;
+        moved++;
+        assert_int_equal(out_shape_rank(g, id), -2);
+    }
+    assert_int_equal(moved, 2);
+    int32_t xv[3] = {4, -7, 9};
+    int64_t dx[1] = {3};
+    gn_tensor ft[1] = {gn_pt_view(3, xv, sizeof xv, 1, dx)};
+    gn_pt_expect_same_results(orig, g, fn, ft, 1, xn, 1, 1);
+    gn_graph_free(g);
+    gn_graph_free(orig);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fold_transpose_switch),
     cmocka_unit_test(test_fusion_drops_absorbed),
+    cmocka_unit_test(test_segment_engine),
+    cmocka_unit_test(test_reorder_cast_output_shapes),
 };
 
 int main(void) { return cmocka_run_group_tests(tests, NULL, NULL); }

@@ -21,8 +21,15 @@ runs the original model and every cpu output on the same inputs and compares
 each fetch (float32 relative L2 <= 1e-5; 1e-2 for seg-fp16; integers exact).
 A GraphDef is imported (tf.compat.v1.import_graph_def: op registrations,
 attrs, shape functions, colocation) and run by a tf.compat.v1.Session; a
-SavedModel is loaded with tf.saved_model.load and its serving_default
-signature called.
+SavedModel (grapnel saves GraphDefs as TF1-style SavedModels) is loaded by
+TensorFlow's TF1 loader, tf.compat.v1.saved_model.loader.load, as TensorFlow
+Serving loads it, and its serving_default signature run. (tf.saved_model.load
+wraps such a graph into a pruned function: it refuses reference-typed
+variables, and its SymbolicGradient ignores the library's GradientDefs, the
+same for TensorFlow's own TF1 SavedModels.) When TensorFlow cannot import the
+original itself (node names it refuses, ops it lacks), an output it refuses
+the same way is not counted against grapnel ("-"); a graph with no outputs
+is not saved.
 
 Segment outputs: grapnel's engine op (Grapnel>EngineOp) is grapnel's own
 kernel, which TensorFlow has not. What TensorFlow runs is the rest of what
@@ -179,6 +186,10 @@ def write_outputs(m, grapnel, work):
     for t in m["fetches"]:
         fetch_args += ["--fetch", t.split(":")[0] if t.endswith(":0") else t]
     arts = {}
+    seg_io = io + fetch_args if len(m["feeds"]) + len(m["fetches"]) <= 60 else []   # the CLI takes up to 64 names
+
+    def skip(kind, why):
+        arts[kind] = {"kind": kind, "path": None, "secs": 0, "fmt": "skip", "why": why}
 
     def run(kind, cmd, path, **kw):
         rc, out, dt = sh(cmd)
@@ -196,12 +207,17 @@ def write_outputs(m, grapnel, work):
     for prec in ("FP32", "FP16"):
         k = "seg-" + prec.lower()
         run(k, [grapnel, "segment", g, "-o", os.path.join(d, k + ".pb"), "--params",
-                "{'precision_mode': '%s', 'minimum_segment_size': 3}" % prec] + io + fetch_args,
+                "{'precision_mode': '%s', 'minimum_segment_size': 3}" % prec] + seg_io,
             os.path.join(d, k + ".pb"), fmt="graph", tol=TOL["fp16" if prec == "FP16" else "fp32"])
     for k, opts in SAVE_VARIANTS:
+        if not m["fetches"]:
+            skip(k, "the graph has no outputs to sign")
+            continue
         run(k, [grapnel, "save", g, os.path.join(d, k)] + io + fetch_args + ["--save-options", opts],
             os.path.join(d, k), fmt="saved_model", tol=TOL["fp32"])
-    if "error" not in arts["opt-default"]:
+    if not m["fetches"]:
+        skip("save-opt", "the graph has no outputs to sign")
+    elif "error" not in arts["opt-default"]:
         run("save-opt", [grapnel, "save", os.path.join(d, "opt-default.pb"), os.path.join(d, "save-opt")] + io +
             fetch_args, os.path.join(d, "save-opt"), fmt="saved_model", tol=TOL["fp32"])
     run("gpu-default", [grapnel, "optimize", g, "-o", os.path.join(d, "gpu-default.pb"), "--target", "gpu:sm_90"] + io +
@@ -293,25 +309,24 @@ def run_graph(tf, gd, feeds, fetches, vals):
 
 
 def run_saved(tf, path, feeds, fetches, vals):
-    m = tf.saved_model.load(path)
-    f = m.signatures["serving_default"]
-    names = list(f.structured_input_signature[1].keys())
-    args = {}
-    for t, v in zip(feeds, vals):
-        k = t.split(":")[0]
-        if k not in names:
-            k = k.replace("/", "_")
-        args[k] = tf.constant(v)
-    out = f(**args)
-    res = []
-    for t in fetches:
+    """The serving_default signature run by TensorFlow's TF1 loader (what TensorFlow Serving's
+    C++ loader does with a SavedModel of a GraphDef: the graph as saved, its library's gradient
+    functions included)."""
+    def key(d, t):
         k = t.split(":")[0] if t.endswith(":0") else t
-        if k not in out:
-            k = k.replace("/", "_")
-        if k not in out and len(out) == 1:
-            k = list(out.keys())[0]
-        res.append(out[k].numpy())
-    return res
+        for c in (k, k.replace("/", "_"), k.replace(":", "_")):
+            if c in d:
+                return c
+        if len(d) == 1:
+            return list(d.keys())[0]
+        raise KeyError("no signature entry for %s in %s" % (t, sorted(d)))
+    g = tf.Graph()
+    cfg = tf.compat.v1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+    with tf.compat.v1.Session(graph=g, config=cfg) as s:
+        mg = tf.compat.v1.saved_model.loader.load(s, ["serve"], path)
+        sig = mg.signature_def["serving_default"]
+        fd = {sig.inputs[key(sig.inputs, t)].name: v for t, v in zip(feeds, vals)}
+        return s.run([sig.outputs[key(sig.outputs, t)].name for t in fetches], fd)
 
 
 def compare(np, got, ref, tol):
@@ -341,8 +356,15 @@ def worker(args):
     res = {}
     for m in plan:
         r = res[m["name"]] = {}
+        importable = True
         try:
             gd = load_graphdef(tf, m["graph"])
+            try:
+                with tf.Graph().as_default():
+                    tf.compat.v1.import_graph_def(gd, name="")
+            except Exception:
+                importable = False
+                raise
             if m["inputs"]:
                 vals = [np.load(p) for p in m["inputs"]]
             else:
@@ -354,6 +376,9 @@ def worker(args):
             ref = None
         for kind, a in m["arts"].items():
             if a["fmt"] == "gpu":
+                continue
+            if a["fmt"] == "skip":
+                r[kind] = {"ok": None, "msg": a["why"]}
                 continue
             if "error" in a:
                 r[kind] = {"ok": False, "msg": a["error"]}
@@ -371,14 +396,19 @@ def worker(args):
                     got = run_graph(tf, og, m["feeds"], m["fetches"], vals)
                 else:
                     if ref is None:
-                        tf.saved_model.load(a["path"])
+                        with tf.compat.v1.Session(graph=tf.Graph()) as s:
+                            tf.compat.v1.saved_model.loader.load(s, ["serve"], a["path"])
                         r[kind] = {"ok": True, "msg": "loaded"}
                         continue
                     got = run_saved(tf, a["path"], m["feeds"], m["fetches"], vals)
                 ok, msg, err = compare(np, got, ref, a["tol"])
                 r[kind] = {"ok": ok, "msg": msg, "err": err}
             except Exception as e:
-                r[kind] = {"ok": False, "msg": "TensorFlow: " + " ".join(str(e).strip().split())[:300]}
+                msg = " ".join(str(e).strip().split())[:300]
+                if not importable:   # TensorFlow refuses the original the same way: not grapnel's doing
+                    r[kind] = {"ok": None, "msg": "TensorFlow cannot import the original either: " + msg}
+                else:
+                    r[kind] = {"ok": False, "msg": "TensorFlow: " + msg}
         print("  %-28s %s" % (m["name"], " ".join("%s:%s" % (k, "ok" if v["ok"] else "FAIL" if v["ok"] is False else "-")
                                                    for k, v in r.items())), file=sys.stderr, flush=True)
     json.dump(res, open(args.result, "w"), indent=1)
@@ -410,7 +440,7 @@ def gpu_worker(args):
 
     def matches(node, device):
         for k in kdefs(node.op):
-            if k.device_type != device:
+            if k.device_type != device and k.device_type != "DEFAULT":   # DEVICE_DEFAULT kernels serve GPUs too
                 continue
             ok = True
             for c in k.constraint:
@@ -435,10 +465,18 @@ def gpu_worker(args):
     res = {}
     for m in plan:
         r = res[m["name"]] = {}
+        importable = True
         try:
-            orig_ops = {n.op for n in nodes_of(load_graphdef(tf, m["graph"]))}
+            ogd = load_graphdef(tf, m["graph"])
+            orig_ops = {n.op for n in nodes_of(ogd)}
+            orig_nodes = {(n.name, n.op, n.device) for n in nodes_of(ogd)}
+            try:
+                with tf.Graph().as_default():
+                    tf.compat.v1.import_graph_def(ogd, name="")
+            except Exception:
+                importable = False
         except Exception as e:
-            orig_ops = set()
+            orig_ops, orig_nodes, importable = set(), set(), False
             r["_original"] = {"ok": None, "msg": str(e)[:200]}
         for kind, a in m["arts"].items():
             if a["fmt"] != "gpu":
@@ -448,6 +486,14 @@ def gpu_worker(args):
                 continue
             try:
                 gd = load_graphdef(tf, a["path"])
+                try:
+                    with tf.Graph().as_default():
+                        tf.compat.v1.import_graph_def(gd, name="")
+                except Exception as e:
+                    if importable:
+                        raise
+                    r[kind] = {"ok": None, "msg": "TensorFlow cannot import the original either: " + str(e)[:200]}
+                    continue
                 g = tf.Graph()
                 with g.as_default():
                     tf.compat.v1.import_graph_def(gd, name="")
@@ -469,8 +515,9 @@ def gpu_worker(args):
                             bad.append("%s _FusedBatchNormEx %s %s" % (n.name, act, fmt))
                     if matches(n, "GPU"):
                         continue
-                    if on_gpu or n.op not in orig_ops:
-                        if not matches(n, "CPU") or on_gpu:
+                    # grapnel's doing: an op the original had not, or a GPU placement it had not
+                    if n.op not in orig_ops or (on_gpu and (n.name, n.op, n.device) not in orig_nodes):
+                        if on_gpu or not matches(n, "CPU"):
                             bad.append("%s %s: no GPU kernel" % (n.name, n.op))
                             continue
                     cpu += 1
@@ -520,9 +567,11 @@ def main():
     if args.gpu_worker:
         return gpu_worker(args)
     grapnel = os.path.join(os.path.abspath(args.build), "grapnel")
-    models = []
-    for z in args.zoo:
-        models += zoo_models(z)
+    byname = {}
+    for z in args.zoo:   # a later zoo's model of the same name wins
+        for m in zoo_models(z):
+            byname[m["name"]] = m
+    models = list(byname.values())
     if args.corpus:
         gm = golden_models(args.corpus)
         models += gm
