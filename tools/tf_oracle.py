@@ -652,12 +652,21 @@ TensorFlow 2.21 (tensorflow-cpu for the runs; the CUDA-built `tensorflow` wheel,
 in a second virtualenv, only for the GPU KernelDef check). A cell is `ok` when
 TensorFlow ran the output on both of its CPU paths (TF_ENABLE_ONEDNN_OPTS=1 and
 =0, separate processes) and matched its output on the original (float32 rel L2
-<= 1e-5, seg-fp16 <= 1e-2); `a/b` when the two paths differ (oneDNN on/off);
-`-` when TensorFlow cannot run the original on generated inputs (the output was
-then imported or loaded only). Segment outputs run with each engine replaced by
-its native-segment function. GPU columns: every node's op and type attrs match
-a GPU KernelDef (or an op the original had, left to the CPU), fused ops as
-TensorFlow's GPU kernels take them.
+<= 1e-5, seg-fp16 <= 1e-2), or, for a model whose original TensorFlow cannot
+run on generated inputs (listed below the table), imported / loaded it; `a/b`
+when the two paths differ (oneDNN on/off); `-` when there is nothing to judge
+(TensorFlow refuses the original itself the same way, or a graph without
+outputs is not saved). Segment outputs run with each engine replaced by its
+native-segment function. GPU columns: every node's op and type attrs match a GPU
+KernelDef (or an op the original had, left to the CPU), fused ops as
+TensorFlow's GPU kernels take them. Corpus models: the GraphDefs (the golden
+manifest's with their recorded inputs, the others on seeded generated inputs);
+the corpus SavedModel directories are not in this run.
+
+The zoo and the CUDA-built wheel, once, outside the repository:
+
+    $PY tools/model_zoo.py ~/.cache/grapnel/zoo-full
+    python3 -m venv ~/.cache/grapnel/tfgpu-venv && ~/.cache/grapnel/tfgpu-venv/bin/pip install tensorflow==2.21.0
 
 """
 
