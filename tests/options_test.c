@@ -812,18 +812,18 @@ static void test_own_keys(void **state)
     gn_options o;
     gn_options_init(&o);
     assert_int_equal(o.layout_policy, GN_LAYOUT_POLICY_GRAPNEL);
-    assert_int_equal(o.remap_policy, GN_REMAP_POLICY_GRAPNEL);
+    assert_int_equal(o.remap_policy, GN_REMAP_POLICY_TENSORFLOW);
     assert_int_equal(o.lower_control_flow, 0);
     assert_string_equal(o.amp_allowlist_add, "");
     char err[512];
     assert_int_equal(gn_options_parse(&o,
-                                      "{'layout.policy': 'NHWC', 'remap.policy': 'tensorflow', "
+                                      "{'layout.policy': 'NHWC', 'remap.policy': 'grapnel', "
                                       "'function.lower_control_flow': True, 'amp.allowlist_add': 'Foo,Bar', "
                                       "'amp.keep_float32': \"a/b,c\"}",
                                       err, sizeof err),
                      GN_OK);
     assert_int_equal(o.layout_policy, GN_LAYOUT_POLICY_NHWC);
-    assert_int_equal(o.remap_policy, GN_REMAP_POLICY_TENSORFLOW);
+    assert_int_equal(o.remap_policy, GN_REMAP_POLICY_GRAPNEL);
     assert_int_equal(o.lower_control_flow, 1);
     assert_string_equal(o.amp_allowlist_add, "Foo,Bar");
     assert_string_equal(o.amp_keep_float32, "a/b,c");
@@ -835,7 +835,7 @@ static void test_own_keys(void **state)
     char *text = NULL;
     assert_int_equal(gn_options_to_string(&o, &text), GN_OK);
     assert_string_equal(text, "{'disable_model_pruning': False, 'disable_meta_optimizer': False, "
-                              "'layout.policy': 'NHWC', 'remap.policy': 'tensorflow', "
+                              "'layout.policy': 'NHWC', 'remap.policy': 'grapnel', "
                               "'function.lower_control_flow': True, 'amp.allowlist_add': 'Foo,Bar', "
                               "'amp.keep_float32': 'a/b,c'}");
     gn_options back;

@@ -193,6 +193,131 @@ MODELS = {
 }
 
 
+# ---- models that exercise each fusion the remapper knows (tools/tf_oracle.py checks that
+# TensorFlow runs what grapnel writes for them) ----------------------------------------------
+# non-zero biases and batch-norm statistics (zeros would be simplified away before any fusion)
+_RND = keras.initializers.RandomNormal(stddev=0.5, seed=3)
+_POS = keras.initializers.RandomUniform(0.5, 1.5, seed=4)
+
+
+def _C(*a, **k):
+    return L.Conv2D(*a, bias_initializer=_RND, **k)
+
+
+def _D(*a, **k):
+    return L.Dense(*a, bias_initializer=_RND, **k)
+
+
+def _DW(*a, **k):
+    return L.DepthwiseConv2D(*a, bias_initializer=_RND, **k)
+
+
+def _BN():
+    return L.BatchNormalization(beta_initializer=_RND, gamma_initializer=_POS, moving_mean_initializer=_RND,
+                                moving_variance_initializer=_POS)
+
+
+def _hard_swish(t):
+    return t * tf.nn.relu6(t + 3.0) / 6.0
+
+
+def fuse_conv_acts(shape):
+    """Conv2D + BiasAdd + each activation, Conv2D + BiasAdd + Add (residual) + Relu."""
+    x = keras.Input(shape)
+    outs = []
+    for act in ("relu", "relu6", "elu", "tanh", "sigmoid", "swish"):
+        outs.append(_C(4, 3, padding="same", activation=act)(x))
+    outs.append(L.LeakyReLU(negative_slope=0.1)(_C(4, 3, padding="same")(x)))
+    outs.append(L.Lambda(_hard_swish)(_C(4, 3, padding="same")(x)))
+    h = _C(4, 1)(x)
+    r = L.ReLU()(L.Add()([_C(4, 3, padding="same")(h), h]))
+    outs.append(r)
+    c = L.Concatenate()(outs)
+    return keras.Model(x, L.GlobalAveragePooling2D()(c))
+
+
+def fuse_dense_acts(shape):
+    """MatMul + BiasAdd + each activation, GELU exact and tanh, a residual Add."""
+    x = keras.Input(shape)
+    outs = [_D(6, activation=a)(x) for a in ("relu", "relu6", "elu", "tanh", "sigmoid", "silu")]
+    outs.append(L.LeakyReLU(negative_slope=0.2)(_D(6)(x)))
+    outs.append(L.Lambda(lambda t: tf.nn.gelu(t, approximate=False))(_D(6)(x)))
+    outs.append(L.Lambda(lambda t: tf.nn.gelu(t, approximate=True))(_D(6)(x)))
+    h = _D(6)(x)
+    outs.append(L.ReLU()(L.Add()([_D(6)(h), h])))
+    return keras.Model(x, L.Concatenate()(outs))
+
+
+def fuse_se_block(shape):
+    """EfficientNet's squeeze-and-excitation: a 1x1 Conv2D with a Sigmoid gate, Swish bodies."""
+    x = keras.Input(shape)
+    h = _C(16, 3, padding="same", use_bias=False)(x)
+    h = _BN()(h)
+    h = L.Activation("swish")(h)
+    h = _DW(3, padding="same", use_bias=False)(h)
+    h = _BN()(h)
+    h = L.Activation("swish")(h)
+    s = L.GlobalAveragePooling2D(keepdims=True)(h)
+    s = _C(4, 1, activation="swish")(s)
+    s = _C(16, 1, activation="sigmoid")(s)
+    h = L.Multiply()([h, s])
+    h = _C(8, 1, use_bias=False)(h)
+    h = _BN()(h)
+    return keras.Model(x, L.GlobalAveragePooling2D()(h))
+
+
+def fuse_depthwise_bn(shape):
+    """Batch norm after depthwise convolutions (+ Relu6 / Relu / none), and after a Conv2D."""
+    x = keras.Input(shape)
+    a = L.ReLU(max_value=6.0)(_BN()(_DW(3, padding="same", use_bias=False)(x)))
+    b = L.ReLU()(_BN()(_DW(3, padding="same")(x)))
+    c = _BN()(_DW(3, padding="same", depth_multiplier=2)(x))
+    d = _DW(3, padding="same", activation="relu")(x)
+    e = L.ReLU()(_BN()(_C(8, 3, padding="same", use_bias=False)(x)))
+    return keras.Model(x, L.Concatenate()([a, b, c, d, e]))
+
+
+class FusedBNRelu(L.Layer):
+    """tf.compat.v1.nn.fused_batch_norm in inference (FusedBatchNormV3 in the graph) (+ side) + Relu."""
+
+    def __init__(self, side=False, **kw):
+        super().__init__(**kw)
+        self.side = side
+
+    def build(self, s):
+        c = s[-1]
+        self.scale = self.add_weight(shape=(c,), initializer="ones")
+        self.offset = self.add_weight(shape=(c,), initializer="random_normal")
+        self.mean = self.add_weight(shape=(c,), initializer="random_normal")
+        self.var = self.add_weight(shape=(c,), initializer="ones")
+
+    def call(self, t):
+        y = tf.compat.v1.nn.fused_batch_norm(t, self.scale, self.offset, self.mean, self.var, epsilon=1e-3,
+                                             is_training=False)[0]
+        if self.side:
+            y = y + t
+        return tf.nn.relu(y)
+
+
+def fuse_batchnorm_relu(shape):
+    """FusedBatchNormV3 + Relu on 1 and 8 channels, with and without a side input (_FusedBatchNormEx)."""
+    x = keras.Input(shape)
+    one = FusedBNRelu()(_C(1, 3, padding="same")(x))
+    eight = FusedBNRelu()(_C(8, 3, padding="same")(x))
+    side = FusedBNRelu(side=True)(_C(8, 3, padding="same")(x))
+    return keras.Model(x, L.Concatenate()([one, eight, side]))
+
+
+FUSION_MODELS = {
+    "fuse_conv_acts": (fuse_conv_acts, (12, 12, 3), 2),
+    "fuse_dense_acts": (fuse_dense_acts, (10,), 3),
+    "fuse_se_block": (fuse_se_block, (12, 12, 3), 2),
+    "fuse_depthwise_bn": (fuse_depthwise_bn, (10, 10, 4), 2),
+    "fuse_batchnorm_relu": (fuse_batchnorm_relu, (10, 10, 3), 2),
+}
+MODELS.update(FUSION_MODELS)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")

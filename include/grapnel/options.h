@@ -39,8 +39,9 @@ typedef enum gn_layout_policy {
 
 /* remap.policy: which fusions the remapper makes. */
 typedef enum gn_remap_policy {
-    GN_REMAP_POLICY_GRAPNEL = 0,      /* what our backends run (bias + activation into any convolution) */
-    GN_REMAP_POLICY_TENSORFLOW = 1,   /* TensorFlow's own kernel limits (for graphs TensorFlow will run) */
+    GN_REMAP_POLICY_GRAPNEL = 0,      /* also the fusions only grapnel's backends run: the output is grapnel-only */
+    GN_REMAP_POLICY_TENSORFLOW = 1,   /* the default: only fusions TensorFlow's kernels run on the target
+                                         (docs/fusion_contract.md) */
 } gn_remap_policy;
 
 /* Capacity of a string-valued option (comma-separated lists), NUL included. */

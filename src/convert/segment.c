@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "optimizer/colocation.h"
 #include "grapnel/convert.h"
 #include "graph/ir.h"
 #include "ops/registry.h"
@@ -1183,7 +1184,11 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
         return gn__fail(&g->err, GN_ERR_NOMEM, "segment: out of memory");
     }
     for (uint32_t i = 0; i < n; i++) had[i] = (g->nodes[i].flags & GN__NODE_PRESERVE) != 0;
-    s = mark_preserved(&S, sp);
+    /* the colocation entries that may name a node an engine takes in */
+    gn__coloc coloc;
+    memset(&coloc, 0, sizeof coloc);
+    s = sp->dry_run ? GN_OK : gn__coloc_collect(g, &coloc, &g->err);
+    if (s == GN_OK) s = mark_preserved(&S, sp);
     S.n = n;
     S.nd = calloc(n + 1, sizeof *S.nd);
     S.next = malloc((n + 1) * sizeof *S.next);
@@ -1381,6 +1386,11 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     /* the caller's preserve marks were for this call only (ids are still those of the start) */
     for (uint32_t i = 0; i < n; i++)
         if (!had[i]) g->nodes[i].flags &= ~GN__NODE_PRESERVE;
+    if (s == GN_OK && !sp->dry_run && made) {
+        bool moved = false;
+        s = gn__coloc_fix(g, &coloc, &moved, &g->err);
+    }
+    gn__coloc_free(&coloc);
     if (s == GN_OK && !sp->dry_run && made) s = gn__graph_compact(g);
     if (s == GN_OK && !sp->dry_run && made) s = gn__graph_validate(g);
     if (made && S.p->precision_mode == GN_PRECISION_INT8 && S.p->use_calibration)

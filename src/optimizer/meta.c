@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "ops/registry.h"
+#include "optimizer/colocation.h"
 #include "optimizer/pass.h"
 
 /* ---- report ------------------------------------------------------------------- */
@@ -510,6 +511,9 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
 {
     gn_status s;
     *changed = false;
+    /* the colocation entries the pass may leave naming a renamed node */
+    gn__coloc coloc;
+    if ((s = gn__coloc_collect(item, &coloc, perr)) != GN_OK) return s;
     uint32_t start_nodes;
     gn__pass_guard guard = {0, GUARD_POLLS, false};
     item->node_cap = guard_node_cap(item, &start_nodes);
@@ -535,7 +539,11 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
         int32_t ch = 0;
         char msg[GN__ERRMSG_MAX] = "";
         /* callers' code sees node ids 0..n-1, every one live */
-        if ((s = gn__graph_compact(item)) != GN_OK) return s;
+        if ((s = gn__graph_compact(item)) != GN_OK) {
+            item->node_cap = 0;
+            gn__coloc_free(&coloc);
+            return s;
+        }
         s = custom->run(custom->user, item, &ch, msg, sizeof msg);
         *changed = ch != 0;
         if (s != GN_OK) gn__fail(perr, s, "%s", msg[0] ? msg : gn_status_str(s));
@@ -555,8 +563,15 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
                          "stopped by the optimizer's guard: the pass grew the graph from %u to %u nodes, the limit (%u "
                          "x %u + %u)",
                          start_nodes, cap, GUARD_GROWTH, start_nodes, GUARD_SLACK);
+        gn__coloc_free(&coloc);
         return s;
     }
+    if (s == GN_OK && *changed) {
+        bool moved = false;
+        s = gn__coloc_fix(item, &coloc, &moved, perr);
+        if (s != GN_OK && !perr->msg[0]) gn__fail(perr, s, "colocation attrs: %s", item->err.msg);
+    }
+    gn__coloc_free(&coloc);
     /* Removed nodes stay as tombstones, which every pass skips, until they
      * are a fifth of the array: renumbering a large graph after every pass
      * costs more than stepping over them. optimize_item compacts at the end. */
@@ -969,7 +984,14 @@ gn_status gn_optimize(gn_graph *g, const gn_options *o, const gn_optimize_params
     clear_preserved(g);
     for (uint32_t f = 0; f < g->n_fns; f++)
         if (g->fns[f].body) clear_preserved(g->fns[f].body);
-done:
+done:;
+    /* the fusions remap.policy 'grapnel' wrote beyond the output's contract */
+    size_t only = 0;
+    for (size_t i = 0; i < r->n_events; i++)
+        if (!r->events[i].refused && strstr(r->events[i].detail, "[grapnel-only: ")) only++;
+    if (only)
+        report_note(r, "the output is grapnel-only: %zu fusion(s) TensorFlow cannot run (remap.policy 'grapnel'; "
+                    "the rewrites marked [grapnel-only: ...] say why)", only);
     r->total_micros = gn__now_us() - t0;
     r->total_cpu_micros = cpu_now_us() - c0;
     if (!report) gn_report_free(r);

@@ -399,6 +399,11 @@ gn_status gn__ar_reorder_cast_like(gn__ar *a, gn_id cons, gn__ar_res *r)
         gn__ar_refuse(a, P, cons, "%s does not take %s", OPN(a, vp), gn__dtype_name(prod_cast ? src : dst));
         return GN_OK;
     }
+    /* the copies' recorded shapes were those of the nodes they copy, at
+     * the other place in the chain: TensorFlow refuses an _output_shapes
+     * that its shape inference contradicts at import */
+    if (gn__node_attr(a->g, np, "_output_shapes")) GN_TRY(gn__node_remove_attr(a->g, np, "_output_shapes"));
+    if (gn__node_attr(a->g, nc, "_output_shapes")) GN_TRY(gn__node_remove_attr(a->g, nc, "_output_shapes"));
     /* shapes: the first new node keeps its input's shape (cast) or the
      * consumer's (value-preserving op); the second is the old consumer's */
     const gn__ar_info *ci = gn__ar_info_of(a, (gn__edge){cons, 0});

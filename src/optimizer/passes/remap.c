@@ -65,22 +65,22 @@
  * nodes share one device.
  *
  * Policy (option "remap.policy"):
- *  - grapnel (default): every fusion our backends run: bias / batch norm and
+ *  - tensorflow (the default): the output's contract (fusion_contract.h,
+ *    docs/fusion_contract.md). Every fused op written is one the table says
+ *    TensorFlow's kernels run on the node's device (for a CPU: on both of
+ *    tensorflow-cpu's paths, oneDNN on and off); a fusion it does not hold is
+ *    refused with the table's reason. On top of the table, TensorFlow's own
+ *    remapper's choices: GPU-placed, Conv2D + BiasAdd + Relu only on a spatial
+ *    (not 1x1) filter, no MatMul fusion (cuBLASLt is opt-in in TensorFlow),
+ *    no Conv2D + FusedBatchNorm, _FusedBatchNormEx NHWC inference only;
+ *    CPU-placed, Conv2D + Squeeze + BiasAdd without an activation; no
+ *    dilated-convolution rewrite.
+ *  - grapnel: every fusion grapnel's backends run: bias / batch norm and
  *    activation into any convolution (depthwise and 1x1 included) and matrix
- *    product, on CPU and GPU placements; float32 and float16 everywhere,
- *    float64 on CPU for convolutions.
- *  - tensorflow: TensorFlow's own rulebook. GPU-placed: only Conv2D + BiasAdd +
- *    Relu, float32/float16, NHWC/NCHW, spatial (not 1x1) filter; no depthwise,
- *    no MatMul (cuBLASLt is opt-in), no Conv2D + FusedBatchNorm, no side
- *    input, no Squeeze, no dilated-convolution rewrite;
- *    _FusedBatchNormEx for float32/float16 NHWC inference. CPU-placed: the x86
- *    build (oneDNN on): Conv2D float32/float64, DepthwiseConv2dNative and MatMul
- *    float32, activations Relu, Relu6, Elu, LeakyRelu, Tanh, Sigmoid; Conv2D +
- *    FusedBatchNorm float32 NHWC; Conv2D + Squeeze + BiasAdd (no activation);
- *    _FusedBatchNormEx float32 without side input; no side-input Add (the
- *    TensorFlow 2.21 wheel leaves Conv2D + BiasAdd + Add (+ Relu) unfused) and
- *    no dilated-convolution rewrite (checked against TensorFlow 2.21 with
- *    nodes placed on CPU:0 and on GPU:0). */
+ *    product, side inputs, on CPU and GPU placements; float32 and float16
+ *    everywhere, float64 on CPU for convolutions. A fusion the table does not
+ *    hold is written and reported "[grapnel-only: <the table's reason>]":
+ *    TensorFlow cannot run that output. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -91,6 +91,7 @@
 #include "ops/registry.h"
 #include "ops/shape.h"
 #include "optimizer/pass.h"
+#include "optimizer/passes/fusion_contract.h"
 
 #define P_FOLD "remap.fold_batchnorm"
 #define P_BIAS "remap.contraction_bias_act"
@@ -523,6 +524,10 @@ static gn_status collect_shapes(rm *r)
         uint32_t cls = opclass(r, i);
         anchor = anchor || (cls & (OC_CONV | OC_DW | OC_MM | OC_FBN));
         if ((cls & (OC_CONV | OC_DW | OC_MM)) && n->n_in >= 2) GN_TRY(want_shape(r, n->in[1], &cap));
+        /* the contract: a grouped Conv2D (input depth != filter depth), a
+           batch norm's channel count */
+        if ((cls & OC_CONV) && n->n_in >= 2) GN_TRY(want_shape(r, n->in[0], &cap));
+        if ((cls & OC_FBN) && n->n_in >= 2) GN_TRY(want_shape(r, n->in[1], &cap));
         if ((cls & OC_ADD) && n->n_in == 2) {
             for (uint32_t k = 0; k < 2; k++) {
                 gn_id p = in0(g, i, k);
@@ -598,6 +603,34 @@ static const char *dtype_refusal(const rm *r, int kind, int32_t dt, bool gpu, ch
     return buf;
 }
 
+/* ---- the output's contract (fusion_contract.h) ---------------------------------------------- */
+/* NULL when the fusion may be written. Under policy tensorflow a fusion the
+ * contract does not hold for the node's device is refused (the table's reason
+ * in buf); under policy grapnel it is written and *only gets that reason: the
+ * output is grapnel-only. */
+static const char *gate(const rm *r, const gn__fusion_desc *d, char *buf, size_t n, const char **only)
+{
+    *only = NULL;
+    const char *why = gn__fusion_contract_check(d, buf, n);
+    if (!why) return NULL;
+    if (policy_tf(r)) return why;
+    *only = why;
+    return NULL;
+}
+
+/* Is conv (a Conv2D) grouped: its input's depth differs from its filter's? */
+static bool grouped_conv(const rm *r, gn_id conv)
+{
+    int32_t rx, rw;
+    int64_t dx[4], dw[4];
+    const gn__node *n = gn__node_at(r->g, conv);
+    if (n->n_in < 2 || !edge_shape_any(r, n->in[0], true, &rx, dx) || !edge_shape_any(r, n->in[1], true, &rw, dw) ||
+        rx != 4 || rw != 4)
+        return false;
+    int64_t cx = dx[nchw(r->g, conv) ? 1 : 3];
+    return cx >= 0 && dw[2] >= 0 && cx != dw[2];
+}
+
 /* ---- reporting ------------------------------------------------------------------------------ */
 static void describe(const rm *r, gn_id a, gn_id b, gn_id c3, char *buf, size_t n)
 {
@@ -670,7 +703,7 @@ static gn_status fold_one(rm *r, gn_id bn)
     if (conv == GN_NONE) return GN_OK;
     int kind = contraction_kind(g, conv);
     if (kind != K_CONV && kind != K_DW) return GN_OK;
-    char what[512], why[256];
+    char what[512], why[768];
     describe(r, conv, badd, bn, what, sizeof what);
     const char *bad = NULL;
     gn__tensor w, b, p[4];
@@ -797,7 +830,7 @@ static gn_status fold_scale(rm *r, gn_id mul)
     if (!const_shape(g, c.node, &rk, d, 4) || !const_shape(g, wid, &wr, wd, 4) || wr != 4) return GN_OK;
     int64_t ch = kind == K_DW ? wd[2] * wd[3] : wd[3];
     if (!channel_only(g, conv, kind, d, rk, ch)) return GN_OK;
-    char what[512], why[256];
+    char what[512], why[768];
     describe(r, conv, mul, GN_NONE, what, sizeof what);
     const char *bad = intermediate_refusal(r, conv, mul, why, sizeof why);
     gn__tensor w, sc;
@@ -860,7 +893,50 @@ typedef struct cmatch {
     uint32_t n_extra;
     gn__edge args[4];
     uint32_t nargs;
+    const char *only;       /* set: the fusion is grapnel-only, and why (in only_buf) */
+    char only_buf[640];
 } cmatch;
+
+/* The fused_ops list a match writes (names copied into opbuf). */
+static uint32_t match_ops(const rm *r, const cmatch *m, const char *ops[3], char opbuf[3][32])
+{
+    const gn_graph *g = r->g;
+    uint32_t nops = 0;
+    ops[nops++] = m->bn ? "FusedBatchNorm" : "BiasAdd";
+    if (m->add != GN_NONE) ops[nops++] = "Add";
+    if (m->act != GN_NONE) ops[nops++] = m->act_name ? m->act_name : gn__node_op(g, m->act);
+    for (uint32_t i = 0; i < nops; i++) {
+        snprintf(opbuf[i], sizeof opbuf[i], "%s", ops[i]);
+        ops[i] = opbuf[i];
+    }
+    return nops;
+}
+
+/* The contract gate for a contraction match (see gate()). */
+static const char *match_gate(const rm *r, cmatch *m, bool gpu, char *buf, size_t n)
+{
+    const char *ops[3];
+    char opbuf[3][32];
+    gn__fusion_desc d;
+    memset(&d, 0, sizeof d);
+    d.op = k_fused_op[m->kind];
+    d.n_ops = match_ops(r, m, ops, opbuf);
+    d.fused_ops = ops;
+    d.num_args = m->nargs;
+    d.dtype = tattr(r->g, m->conv, "T");
+    d.gpu = gpu;
+    d.nchw = m->kind != K_MM && nchw(r->g, m->conv);
+    d.grouped = m->kind == K_CONV && grouped_conv(r, m->conv);
+    d.channels = -1;
+    const char *only = NULL;
+    const char *bad = gate(r, &d, m->only_buf, sizeof m->only_buf, &only);
+    m->only = only;
+    if (bad) {
+        snprintf(buf, n, "%s", bad);
+        return buf;
+    }
+    return NULL;
+}
 
 static const char *act_refusal(const rm *r, const cmatch *m, bool gpu)
 {
@@ -903,23 +979,16 @@ static gn_status fuse(rm *r, const cmatch *m, const char *pattern, const char *w
     int32_t T = tattr(g, m->conv, "T");
     float alpha = 0.2f, eps = 0.0f;
     const char *ops[3];
-    uint32_t nops = 0;
-    ops[nops++] = m->bn ? "FusedBatchNorm" : "BiasAdd";
-    if (m->add != GN_NONE) ops[nops++] = "Add";
+    char opbuf[3][32];
+    uint32_t nops = match_ops(r, m, ops, opbuf);
     if (m->bn) {
         eps = 1e-4f;
         gn__attr_get_float(g, m->mid, "epsilon", &eps);
     }
     bool leaky = false;
     if (m->act != GN_NONE) {
-        ops[nops++] = m->act_name ? m->act_name : gn__node_op(g, m->act);
         leaky = op_is(g, m->act, "LeakyRelu");
         if (leaky) gn__attr_get_float(g, m->act, "alpha", &alpha);
-    }
-    char opbuf[3][32];
-    for (uint32_t i = 0; i < nops; i++) {
-        snprintf(opbuf[i], sizeof opbuf[i], "%s", ops[i]);
-        ops[i] = opbuf[i];
     }
     static const char *const conv_keys[] = {"T", "strides", "padding", "explicit_paddings", "data_format", "dilations",
                                             "use_cudnn_on_gpu"};
@@ -970,7 +1039,11 @@ static gn_status fuse(rm *r, const cmatch *m, const char *pattern, const char *w
     GN_TRY(drop_if_orphan(r, conv, false));
     GN_TRY(drop_if_orphan(r, old_bias, true));
     r->c->changed = true;
-    gn__pass_rewrote(r->c, pattern, g, root, "fused %s into %s", what, k_fused_op[m->kind]);
+    if (m->only)
+        gn__pass_rewrote(r->c, pattern, g, root, "fused %s into %s [grapnel-only: %s]", what, k_fused_op[m->kind],
+                         m->only);
+    else
+        gn__pass_rewrote(r->c, pattern, g, root, "fused %s into %s", what, k_fused_op[m->kind]);
     return GN_OK;
 }
 
@@ -1051,7 +1124,7 @@ static gn_status try_contraction(rm *r, gn_id id, bool *done)
     m.kind = contraction_kind(g, m.conv);
     const char *pattern = m.bn ? P_CBN : P_BIAS;
     if (!gn__pattern_enabled(r->c, pattern)) return GN_OK;
-    char what[512], why[256];
+    char what[512], why[768];
     describe(r, m.conv, mid, m.act, what, sizeof what);
     bool gpu = gn__pass_on_gpu(r->c, g, m.conv);
     int32_t T = tattr(g, m.conv, "T");
@@ -1072,6 +1145,7 @@ static gn_status try_contraction(rm *r, gn_id id, bool *done)
     if (!bad) bad = dtype_refusal(r, m.kind, T, gpu, why, sizeof why);
     if (!bad) bad = tf_refusal(r, &m, gpu);
     if (!bad) bad = act_refusal(r, &m, gpu);
+    if (!bad) bad = match_gate(r, &m, gpu, why, sizeof why);
     if (bad) {
         gn__pass_refused(r->c, pattern, g, id, "%s not fused: %s", what, bad);
         return GN_OK;
@@ -1132,7 +1206,7 @@ static gn_status try_side(rm *r, gn_id id, bool *done)
     m.args[1] = side;
     m.nargs = 2;
     if (!gn__pattern_enabled(r->c, P_SIDE)) return GN_OK;
-    char what[640], why[256];
+    char what[640], why[768];
     describe(r, m.conv, m.mid, add, what, sizeof what);
     if (m.act != GN_NONE) {
         size_t l = strlen(what);
@@ -1150,9 +1224,7 @@ static gn_status try_side(rm *r, gn_id id, bool *done)
     if (!bad && !same_shape(r, side, (gn__edge){m.mid, 0}))
         bad = "side input shape is not the contraction's output shape (or unknown)";
     if (!bad) bad = dtype_refusal(r, m.kind, T, gpu, why, sizeof why);
-    if (!bad && policy_tf(r))
-        bad = gpu ? "TensorFlow's GPU kernels take no Add side input"
-                  : "TensorFlow's x86 build makes no _FusedConv2D / _FusedMatMul with an Add side input";
+    if (!bad) bad = match_gate(r, &m, gpu, why, sizeof why);
     if (bad) {
         gn__pass_refused(r->c, P_SIDE, g, id, "%s not fused: %s", what, bad);
         return GN_OK;
@@ -1182,7 +1254,7 @@ static gn_status try_squeeze(rm *r, gn_id id, bool *done)
     gn_id conv = in0(g, sq, 0);
     if (conv == GN_NONE || !op_is(g, conv, "Conv2D") || gn__node_at(g, conv)->n_in != 2) return GN_OK;
     if (!gn__pattern_enabled(r->c, P_SQ)) return GN_OK;
-    char what[640], why[256];
+    char what[640], why[768];
     describe(r, conv, sq, badd, what, sizeof what);
     if (act != GN_NONE) {
         size_t l = strlen(what);
@@ -1215,6 +1287,14 @@ static gn_status try_squeeze(rm *r, gn_id id, bool *done)
     if (!bad && policy_tf(r)) {
         if (gpu) bad = "TensorFlow fuses Conv2D + Squeeze + BiasAdd on CPU only";
         else if (act != GN_NONE) bad = "TensorFlow fuses Conv2D + Squeeze + BiasAdd without an activation";
+    }
+    const char *only = NULL;
+    char only_buf[640];
+    if (!bad) {
+        const char *dops[2] = {"BiasAdd", act != GN_NONE ? gn__node_op(g, act) : NULL};
+        gn__fusion_desc d = {.op = "_FusedConv2D", .fused_ops = dops, .n_ops = act != GN_NONE ? 2 : 1, .num_args = 1,
+                             .dtype = T, .gpu = gpu, .grouped = grouped_conv(r, conv), .channels = -1};
+        bad = gate(r, &d, only_buf, sizeof only_buf, &only);
     }
     if (bad) {
         gn__pass_refused(r->c, P_SQ, g, id, "%s not fused: %s", what, bad);
@@ -1254,7 +1334,11 @@ static gn_status try_squeeze(rm *r, gn_id id, bool *done)
     if (badd != id) GN_TRY(drop_if_orphan(r, badd, false));
     GN_TRY(drop_if_orphan(r, sq, false));
     r->c->changed = true;
-    gn__pass_rewrote(r->c, P_SQ, g, id, "fused %s into _FusedConv2D '%s' + Squeeze", what, gn__node_name(g, conv));
+    if (only)
+        gn__pass_rewrote(r->c, P_SQ, g, id, "fused %s into _FusedConv2D '%s' + Squeeze [grapnel-only: %s]", what,
+                         gn__node_name(g, conv), only);
+    else
+        gn__pass_rewrote(r->c, P_SQ, g, id, "fused %s into _FusedConv2D '%s' + Squeeze", what, gn__node_name(g, conv));
     *done = true;
     return GN_OK;
 }
@@ -1313,7 +1397,7 @@ static gn_status try_dilated(rm *r, gn_id b2s)
     gn_id s2b = in0(g, conv, 0);
     if (s2b == GN_NONE || !op_is(g, s2b, "SpaceToBatchND") || gn__node_at(g, s2b)->n_in != 3) return GN_OK;
     if (!gn__pattern_enabled(r->c, P_DIL)) return GN_OK;
-    char what[512], why[256];
+    char what[512], why[768];
     describe(r, s2b, conv, b2s, what, sizeof what);
     const gn__node *sn = gn__node_at(g, s2b);
     int64_t blk[2], blk2[2], pad[4], crop[4];
@@ -1506,7 +1590,7 @@ static gn_status try_gelu(rm *r, gn_id root, bool *done)
     m.mid = x.node;
     m.act = root;
     m.act_name = approx ? "GeluApproximate" : "GeluExact";
-    char what[512], why[256];
+    char what[512], why[768];
     snprintf(what, sizeof what, "%s '%s' + %s '%s' + Gelu (%s) '%s'", gn__node_op(g, m.conv), gn__node_name(g, m.conv),
              gn__node_op(g, x.node), gn__node_name(g, x.node), approx ? "tanh" : "erf", gn__node_name(g, root));
     bool gpu = gn__pass_on_gpu(r->c, g, m.conv);
@@ -1521,6 +1605,7 @@ static gn_status try_gelu(rm *r, gn_id root, bool *done)
     if (!bad && tattr(g, x.node, "T") != T) bad = "dtypes differ";
     if (!bad) bad = dtype_refusal(r, K_MM, T, gpu, why, sizeof why);
     if (!bad && policy_tf(r) && gpu) bad = "TensorFlow fuses MatMul on GPU only with cuBLASLt (TF_USE_CUBLASLT)";
+    if (!bad) bad = match_gate(r, &m, gpu, why, sizeof why);
     if (bad) {
         gn__pass_refused(r->c, "remap.matmul_gelu", g, root, "%s not fused: %s", what, bad);
         return GN_OK;
@@ -1553,7 +1638,7 @@ static gn_status try_bn_ex(rm *r, gn_id relu, bool *done)
     }
     if (bn == GN_NONE || op_is(g, bn, "FusedBatchNorm") || gn__node_at(g, bn)->n_in != 5) return GN_OK;
     if (!gn__pattern_enabled(r->c, P_BNEX)) return GN_OK;
-    char what[512], why[256];
+    char what[512], why[768];
     describe(r, bn, add, relu, what, sizeof what);
     bool gpu = gn__pass_on_gpu(r->c, g, bn), training = true;
     gn__attr_get_bool(g, bn, "is_training", &training);
@@ -1594,6 +1679,19 @@ static gn_status try_bn_ex(rm *r, gn_id relu, bool *done)
             else if (training) bad = "TensorFlow fuses training FusedBatchNorm on GPU only";
         }
     }
+    const char *only = NULL;
+    char only_buf[640];
+    if (!bad) {
+        const char *dops[1] = {"Relu"};
+        int32_t rk;
+        int64_t dd[4];
+        gn__edge sc = gn__node_at(g, bn)->in[1];
+        gn__fusion_desc d = {.op = "_FusedBatchNormEx", .fused_ops = dops, .n_ops = 1,
+                             .num_args = side.node != GN_NONE ? 1 : 0, .dtype = T, .gpu = gpu, .nchw = nchw(g, bn),
+                             .training = training, .channels = -1};
+        if (edge_shape(r, sc, &rk, dd) && rk == 1) d.channels = dd[0];
+        bad = gate(r, &d, only_buf, sizeof only_buf, &only);
+    }
     if (bad) {
         gn__pass_refused(r->c, P_BNEX, g, relu, "%s not fused: %s", what, bad);
         return GN_OK;
@@ -1616,7 +1714,8 @@ static gn_status try_bn_ex(rm *r, gn_id relu, bool *done)
     GN_TRY(set_type(r, relu, "T", T));
     GN_TRY(drop_if_orphan(r, add, false));
     r->c->changed = true;
-    gn__pass_rewrote(r->c, P_BNEX, g, bn, "fused %s into _FusedBatchNormEx", what);
+    if (only) gn__pass_rewrote(r->c, P_BNEX, g, bn, "fused %s into _FusedBatchNormEx [grapnel-only: %s]", what, only);
+    else gn__pass_rewrote(r->c, P_BNEX, g, bn, "fused %s into _FusedBatchNormEx", what);
     *done = true;
     return GN_OK;
 }
