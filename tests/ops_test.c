@@ -11,7 +11,7 @@
 #include "ops/registry.h"
 
 #define N_PUBLIC 1563u
-#define N_INTERNAL 20u
+#define N_INTERNAL 23u
 
 static const gn__opdef *op(const char *name)
 {

@@ -61,7 +61,7 @@ static const char *const k_own_keys[] = {
     "layout.policy", "remap.policy", "function.lower_control_flow",
     "amp.allowlist_add", "amp.allowlist_remove", "amp.inferlist_add", "amp.inferlist_remove",
     "amp.clearlist_add", "amp.clearlist_remove", "amp.denylist_add", "amp.denylist_remove",
-    "amp.keep_float32",
+    "amp.keep_float32", "auto_parallel.num_replicas", "scoped_allocator_opts.enable_op",
 };
 #define N_OWN (sizeof k_own_keys / sizeof k_own_keys[0])
 
@@ -150,7 +150,8 @@ static void expect_parse_error(const char *text, const char *msg)
     "meta_optimizer_iterations, fail_on_optimizer_errors, meta_optimizer_timeout_ms, cpu_layout_conversion, "     \
     "checked, layout.policy, remap.policy, function.lower_control_flow, amp.allowlist_add, "                    \
     "amp.allowlist_remove, amp.inferlist_add, amp.inferlist_remove, amp.clearlist_add, amp.clearlist_remove, "   \
-    "amp.denylist_add, amp.denylist_remove, amp.keep_float32"
+    "amp.denylist_add, amp.denylist_remove, amp.keep_float32, auto_parallel.num_replicas, "                                  \
+    "scoped_allocator_opts.enable_op"
 
 #define TOGGLE_VALUES                                                                                 \
     "True, False, None, 'ON', 'OFF', 'AGGRESSIVE', 'DEFAULT', 'EXPERIMENTAL_MLIR', 'EXPERIMENTAL_BOTH' " \
@@ -769,10 +770,40 @@ static void test_rewriter_config_text(void **state)
     want.min_graph_nodes = -1;
     want.meta_optimizer_iterations = GN_ITERS_ONE;
     want.auto_parallel = 1;
+    want.auto_parallel_num_replicas = 2;
     char err[1024] = "x";
     assert_int_equal(gn_options_from_rewriter_config(&o, text, strlen(text), err, sizeof err), GN_OK);
     assert_string_equal(err, "");
     assert_true(opts_equal(&o, &want));
+
+    /* the nested fields: auto_parallel.num_replicas, scoped_allocator_opts.enable_op (repeated) */
+    const char *nested = "scoped_allocator_optimization: ON\n"
+                         "scoped_allocator_opts { enable_op: 'Abs' enable_op: \"CollectiveReduce\" }\n"
+                         "auto_parallel { num_replicas: 4 }";
+    gn_options_init(&o);
+    gn_options_init(&want);
+    want.scoped_allocator_optimization = GN_TOGGLE_ON;
+    strcpy(want.scoped_allocator_enable_op, "Abs,CollectiveReduce");
+    want.auto_parallel_num_replicas = 4; /* enable stays false */
+    assert_int_equal(gn_options_from_rewriter_config(&o, nested, strlen(nested), err, sizeof err), GN_OK);
+    assert_true(opts_equal(&o, &want));
+    assert_int_equal(o.auto_parallel, 0);
+    /* absent nested messages give the defaults back */
+    assert_int_equal(gn_options_from_rewriter_config(&o, "debug_stripper: ON", 18, err, sizeof err), GN_OK);
+    assert_int_equal(o.auto_parallel_num_replicas, 0);
+    assert_string_equal(o.scoped_allocator_enable_op, "");
+    /* the dictionary spells them dotted */
+    assert_int_equal(gn_options_parse(&o,
+                                      "{'auto_parallel': True, 'auto_parallel.num_replicas': 3, "
+                                      "'scoped_allocator_optimization': True, 'scoped_allocator_opts.enable_op': 'Abs,Neg'}",
+                                      err, sizeof err),
+                     GN_OK);
+    assert_int_equal(o.auto_parallel, 1);
+    assert_int_equal(o.auto_parallel_num_replicas, 3);
+    assert_int_equal(o.scoped_allocator_optimization, GN_TOGGLE_ON);
+    assert_string_equal(o.scoped_allocator_enable_op, "Abs,Neg");
+    assert_int_equal(gn_options_parse(&o, "{'auto_parallel.num_replicas': 'two'}", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "option 'auto_parallel.num_replicas': 'two' is not an integer");
 
     const char *text2 = "# a comment\n  layout_optimizer: AGGRESSIVE cpu_layout_conversion: NCHW_TO_NHWC\n"
                         "disable_meta_optimizer: true meta_optimizer_timeout_ms: 1500 debug_stripper: 1\n"

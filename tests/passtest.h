@@ -70,6 +70,8 @@ bool gn_pt_attr_same(const Tensorflow__AttrValue *a, const Tensorflow__AttrValue
 /* g has exactly the nodes of the graph `want` describes: names, ops, devices,
  * data inputs in order, control inputs as a set, attrs (by packed bytes). */
 void gn_pt_expect_graph(gn_graph *g, const char *want);
+/* The same check against a graph: g has exactly w's nodes, up to their order. */
+void gn_pt_expect_same_graph(gn_graph *g, const gn_graph *w);
 
 /* ---- running on the CPU backend ----------------------------------------------------------------- */
 gn_tensor gn_pt_view(int32_t dtype, void *data, size_t nbytes, int32_t rank, const int64_t *dims);

@@ -95,6 +95,9 @@ typedef struct gn_options {
     char amp_denylist_add[GN_OPTIONS_STR_MAX];
     char amp_denylist_remove[GN_OPTIONS_STR_MAX];
     char amp_keep_float32[GN_OPTIONS_STR_MAX];   /* "amp.keep_float32": node names kept in float32 */
+    /* RewriterConfig's nested fields, dotted as in the text format */
+    int32_t auto_parallel_num_replicas;     /* "auto_parallel.num_replicas" */
+    char scoped_allocator_enable_op[GN_OPTIONS_STR_MAX]; /* "scoped_allocator_opts.enable_op": comma-separated */
 } gn_options;
 
 /* Fills TensorFlow's defaults. */

@@ -206,6 +206,7 @@ gn__kernel_fn gn__kernel_for(const char *op)
     if ((f = search(gn__kernels_image, gn__kernels_image_count, op))) return f;
     if ((f = search(gn__kernels_nn3d, gn__kernels_nn3d_count, op))) return f;
     if ((f = search(gn__kernels_misc, gn__kernels_misc_count, op))) return f;
+    if ((f = search(gn__kernels_scoped, gn__kernels_scoped_count, op))) return f;
     if ((f = search(gn__kernels_signal, gn__kernels_signal_count, op))) return f;
     return NULL;
 }

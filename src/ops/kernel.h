@@ -125,6 +125,8 @@ extern const gn__kernel_entry gn__kernels_image[];   /* kernels/image.c: NonMaxS
 extern const uint32_t gn__kernels_image_count;
 extern const gn__kernel_entry gn__kernels_nn3d[];    /* kernels/nn_3d.c: Conv3D, 3-D pooling */
 extern const uint32_t gn__kernels_nn3d_count;
+extern const gn__kernel_entry gn__kernels_scoped[];  /* kernels/scoped_alloc.c: _ScopedAllocator, its Concat and Split */
+extern const uint32_t gn__kernels_scoped_count;
 extern const gn__kernel_entry gn__kernels_misc[];    /* kernels/misc.c: segments, scatter, Assert, Print, ... */
 extern const uint32_t gn__kernels_misc_count;
 extern const gn__kernel_entry gn__kernels_signal[];  /* kernels/signal.c: FFT, complex, audio features */

@@ -533,6 +533,10 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
         c.deadline_us = st->deadline;
         c.err = perr;
         c.guard = &guard;
+        if (st->p && item == st->top) {
+            c.fetches = st->p->fetches;
+            c.n_fetches = st->p->n_fetches;
+        }
         s = fn(&c, item);
         *changed = c.changed;
     } else {
@@ -754,6 +758,7 @@ static gn_status optimize_item(run_state *st, gn_graph *item, const char *item_n
             const pass_row *p = &pass_table[i];
             if (!pass_enabled(st->o, p, i) || !p->fn) continue;
             if (it > 0 && p->run_once) continue;
+            if (i == GN__PASS_SCOPED_ALLOCATOR) continue; /* Grappler: last, once, after the iterations */
             if (st->deadline && gn__now_us() > st->deadline) {
                 st->timed_out = true;
                 report_note(st->r, "meta_optimizer_timeout_ms (%lld ms) cut work: %s iteration %u stopped before '%s'",
@@ -798,6 +803,14 @@ static gn_status optimize_item(run_state *st, gn_graph *item, const char *item_n
             any |= ch;
         }
         if (!any) break; /* an iteration that changed nothing ends the loop */
+    }
+    const pass_row *sa = &pass_table[GN__PASS_SCOPED_ALLOCATOR];
+    if (s == GN_OK && pass_enabled(st->o, sa, GN__PASS_SCOPED_ALLOCATOR) && sa->fn &&
+        !(min_nodes > 0 && (int64_t)count_nodes(item) < min_nodes) && !(st->deadline && gn__now_us() > st->deadline)) {
+        bool ch, rb;
+        s = run_one(st, item, &backup, item_name, sa->name, opt_value(st->o, sa), sa->fn, NULL, iters - 1, &ch, &rb);
+        if (s == GN_OK && item == st->top)
+            dump_graph(st->top, st->p ? st->p->dump_dir : NULL, &st->dump_seq, (int32_t)iters, sa->name, st->r);
     }
     snapshot_drop(&backup);
     if (s == GN_OK) s = gn__graph_compact(item);

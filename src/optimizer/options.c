@@ -722,6 +722,56 @@ static gn_status read_field(const ProtobufCMessage *m, const ProtobufCFieldDescr
                     r->name);
 }
 
+/* A dotted key "msg.field" names field `field` of RewriterConfig's message
+ * field `msg` (auto_parallel.num_replicas, scoped_allocator_opts.enable_op):
+ * reads it into *v (INT) or into tmp's string (STR: a repeated string, joined
+ * with commas). *found: the key is such a field. */
+static gn_status read_nested(const ProtobufCMessage *m, const ProtobufCMessageDescriptor *d, const opt_row *r,
+                             gn_options *tmp, bool *found, gn__err *err)
+{
+    *found = false;
+    const char *dot = strchr(r->name, '.');
+    if (!dot || (size_t)(dot - r->name) >= 64) return GN_OK;
+    char head[64];
+    memcpy(head, r->name, (size_t)(dot - r->name));
+    head[dot - r->name] = '\0';
+    const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(d, head);
+    if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE || !f->descriptor) return GN_OK;
+    const ProtobufCFieldDescriptor *sf =
+        protobuf_c_message_descriptor_get_field_by_name(f->descriptor, dot + 1);
+    if (!sf) return GN_OK;
+    *found = true;
+    const ProtobufCMessage *sub;
+    memcpy(&sub, (const char *)m + f->offset, sizeof sub);
+    if (r->kind == KIND_STR && sf->type == PROTOBUF_C_TYPE_STRING && sf->label == PROTOBUF_C_LABEL_REPEATED) {
+        char *out = (char *)tmp + r->offset;
+        memset(out, 0, r->width);
+        if (!sub) return GN_OK;
+        size_t n, at = 0;
+        char **items;
+        memcpy(&n, (const char *)sub + sf->quantifier_offset, sizeof n);
+        memcpy(&items, (const char *)sub + sf->offset, sizeof items);
+        for (size_t i = 0; i < n; i++) {
+            size_t len = strlen(items[i]);
+            if (at + len + (i > 0) >= r->width)
+                return gn__fail(err, GN_ERR_PARSE, "RewriterConfig field '%s': the list is over %zu bytes", r->name,
+                                r->width - 1);
+            if (i > 0) out[at++] = ',';
+            memcpy(out + at, items[i], len);
+            at += len;
+        }
+        return GN_OK;
+    }
+    if (r->kind == KIND_INT && sf->type == PROTOBUF_C_TYPE_INT32 && sf->label != PROTOBUF_C_LABEL_REPEATED) {
+        int32_t i = (int32_t)r->def;
+        if (sub) memcpy(&i, (const char *)sub + sf->offset, sizeof i);
+        row_set(tmp, r, i);
+        return GN_OK;
+    }
+    return gn__fail(err, GN_ERR_INTERNAL, "RewriterConfig field '%s' does not fit option kind of '%s'", r->name,
+                    r->name);
+}
+
 gn_status gn_options_from_rewriter_config(gn_options *o, const void *data, size_t size, char *err, size_t errlen)
 {
     gn__err e;
@@ -753,7 +803,11 @@ gn_status gn_options_from_rewriter_config(gn_options *o, const void *data, size_
     for (size_t i = 0; s == GN_OK && i < N_ROWS; i++) {
         const opt_row *r = &k_rows[i];
         const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(d, r->name);
-        if (!f) continue; /* grapnel's own key */
+        if (!f) {
+            bool nested;
+            if (row_inside(r, o->struct_size)) s = read_nested(m, d, r, &tmp, &nested, &e);
+            continue; /* else grapnel's own key */
+        }
         int64_t v;
         s = read_field(m, f, r, &v, &e);
         if (s != GN_OK) break;

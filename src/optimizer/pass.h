@@ -45,6 +45,10 @@ typedef struct gn__pass_ctx {
     gn__err *err;
     bool changed;
     struct gn__pass_guard *guard; /* the step budget (meta.c); NULL: none */
+    /* The caller's fetches ("x", "x:1", "^x"), top level only; NULL/0: none
+     * given (auto_parallel needs them, as Grappler's item.fetch). */
+    const char *const *fetches;
+    size_t n_fetches;
 } gn__pass_ctx;
 
 /* The optimizer's guard on one pass run: gn__pass_deadline_passed counts its
@@ -95,6 +99,8 @@ gn_status gn__pass_pin_to_host(gn__pass_ctx *c, gn_graph *g);
 gn_status gn__pass_layout(gn__pass_ctx *c, gn_graph *g);
 gn_status gn__pass_remap(gn__pass_ctx *c, gn_graph *g);
 gn_status gn__pass_loop(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_auto_parallel(gn__pass_ctx *c, gn_graph *g);
+gn_status gn__pass_scoped_allocator(gn__pass_ctx *c, gn_graph *g);
 extern const gn__pattern gn__patterns_function[];
 extern const gn__pattern gn__patterns_impl_selector[];
 extern const gn__pattern gn__patterns_amp[];
@@ -102,6 +108,8 @@ extern const gn__pattern gn__patterns_pin_to_host[];
 extern const gn__pattern gn__patterns_layout[];
 extern const gn__pattern gn__patterns_remap[];
 extern const gn__pattern gn__patterns_loop[];
+extern const gn__pattern gn__patterns_auto_parallel[];
+extern const gn__pattern gn__patterns_scoped_allocator[];
 extern const gn__pattern gn__patterns_pruning[];
 extern const gn__pattern gn__patterns_debug_stripper[];
 extern const gn__pattern gn__patterns_dependency[];

@@ -52,6 +52,9 @@ typedef struct gn__engine_stats {
                                   (gn_engines_build) or read from a SavedModel's assets */
     uint64_t eng_stale;        /* engine asset records refused: made for another backend,
                                   device, library version, precision or segment */
+    /* ---- the scoped allocator's ops (CPU backend), last run ---- */
+    uint64_t sa_in_place;      /* _ScopedAllocatorConcat inputs a producer wrote into the buffer */
+    uint64_t sa_copied;        /* _ScopedAllocatorConcat inputs copied into the buffer */
     /* ---- CUDA Graph replay (gn__backend_config.cuda_graph; 0 elsewhere) ---- */
     bool graph_replayed;       /* the last run launched a captured CUDA Graph */
     uint64_t graph_captures;   /* plans captured into a CUDA Graph so far */

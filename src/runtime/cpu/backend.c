@@ -73,6 +73,7 @@ static gn_status cpu_execute(void *self, gn__engine *e, const gn__tensor *in, gn
     gn__engine_stats *st = &e->stats;
     st->runs++;
     st->arena_allocs = st->dynamic_allocs = st->plan_misses = st->nodes_run = 0;
+    st->sa_in_place = st->sa_copied = 0;
     cpu_plan *pl = plan_for(e, in);   /* NULL (out of memory): run without a plan */
     st->n_plans = e->n_plans;
     st->planned = pl && gn__plan_state(pl) == PLAN_READY;

@@ -332,6 +332,9 @@ static gn_status resolve_kernel(cbuild *b, xnode *x, cpu_lib *lib)
     } else if (op_is(op, "Exit", "RefExit")) x->flags |= XN_EXIT;
     else if (op_is(op, "NextIteration", "RefNextIteration")) x->flags |= XN_NEXT;
     else if (op_is(op, "ControlTrigger", NULL)) x->flags |= XN_CONTROL_TRIGGER;
+    else if (op_is(op, "_ScopedAllocator", NULL)) x->flags |= XN_SA_ALLOC;
+    else if (op_is(op, "_ScopedAllocatorConcat", NULL)) x->flags |= XN_SA_CONCAT;
+    if (gn__node_attr(g, id, "_scoped_allocator")) x->flags |= XN_SA_PRODUCER;
     (void)lib;
     return GN_OK;
 }

@@ -31,6 +31,9 @@ enum {
     XN_CONST_ENTER = 1u << 6,     /* Enter with is_constant */
     XN_CONTROL_TRIGGER = 1u << 7,
     XN_MAY_BE_DEAD = 1u << 8,     /* kernel may leave outputs dead (Switch, _SwitchN, Merge) */
+    XN_SA_ALLOC = 1u << 9,        /* _ScopedAllocator: its buffer's fields are handed to producers */
+    XN_SA_PRODUCER = 1u << 10,    /* has _scoped_allocator: an output goes in such a field */
+    XN_SA_CONCAT = 1u << 11,      /* _ScopedAllocatorConcat (counted in the stats) */
 };
 
 typedef struct xedge {
@@ -164,13 +167,26 @@ size_t gn__plan_planned_bytes(const cpu_plan *pl);
 
 /* Allocation hook state for one run (exec.c owns it; it must outlive every
  * buffer handed out while recording, or gn__rec_finish detaches them). */
+/* A field of a _ScopedAllocator's buffer that a producer's output may take. */
+typedef struct cpu_sa_field {
+    int64_t id;                   /* the field's scope id (the allocator's id + 1 + i) */
+    gn__buffer *buf;              /* a reference on the backing buffer */
+    size_t offset, bytes;
+} cpu_sa_field;
+
 typedef struct cpu_alloc {
     cpu_plan *plan;               /* NULL or not PLAN_READY: heap */
     cpu_rec *rec;                 /* recording (plan in PLAN_RECORD) */
     const xprog *prog;
     uint32_t node;                /* program node running now */
     gn__engine_stats *stats;      /* may be NULL */
+    cpu_sa_field *sa;             /* the fields of the _ScopedAllocators run so far (heap) */
+    uint32_t n_sa, cap_sa;
 } cpu_alloc;
+/* Registers the fields of the buffer _ScopedAllocator node x just made;
+ * false on OOM. */
+bool gn__sa_register(cpu_alloc *a, const gn_graph *g, gn_id node, const gn__tensor *buf);
+void gn__sa_release(cpu_alloc *a);
 
 /* The kctx->alloc hook (user: a cpu_alloc). */
 gn__buffer *gn__plan_alloc(void *user, uint32_t output, size_t bytes);

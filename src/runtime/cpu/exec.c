@@ -24,6 +24,7 @@
 #include <strings.h>
 
 #include "ops/registry.h"
+#include "ops/kernels/scoped_alloc.h"
 #include "runtime/cpu/cpu.h"
 #include "convert/engine_asset.h"
 #include "runtime/cpu/int8.h"
@@ -517,7 +518,13 @@ static gn_status process(xrun *r, tagged t)
         c.alloc = gn__plan_alloc;
         c.alloc_user = r->alloc;
         c.seed = r->sh->seed;
+        if ((x->flags & XN_SA_CONCAT) && r->sh->stats)
+            for (uint32_t i = 1; i < x->n_in; i++) {
+                if (gn__sa_concat_in_place(in, i)) r->sh->stats->sa_in_place++;
+                else r->sh->stats->sa_copied++;
+            }
         s = x->fn(&c);
+        if (s == GN_OK && (x->flags & XN_SA_ALLOC) && !gn__sa_register(r->alloc, p->g, x->gid, &out[0])) s = nomem(r);
         if (r->sh->stats) r->sh->stats->nodes_run++;
         if (s == GN_OK && (x->flags & XN_MAY_BE_DEAD))
             for (uint32_t k = 0; k < x->n_out; k++)
@@ -556,9 +563,10 @@ static gn_status run_call(struct gn__run *rb, gn__kctx *c, const char *fn, const
         if (bp->feed_dtype[i] && in[i].dtype != bp->feed_dtype[i])
             return gn__kctx_fail(c, GN_ERR_GRAPH, "function '%s': argument %u ('%s') is %s, %s given", fn, i,
                                  bp->feed_arg[i], gn__dtype_name(bp->feed_dtype[i]), gn__dtype_name(in[i].dtype));
-    cpu_alloc a = {NULL, NULL, bp, 0, r->sh->stats};
+    cpu_alloc a = {NULL, NULL, bp, 0, r->sh->stats, NULL, 0, 0};
     r->sh->depth++;
     s = xrun_exec(bp, in, out, r->sh, &a, NULL, c->err);
+    gn__sa_release(&a);
     r->sh->depth--;
     if (s != GN_OK)
         gn__err_prefix(c->err, "node '%s' (%s): function '%s'", gn__node_name(c->g, c->node),
@@ -845,11 +853,12 @@ gn_status gn__xprog_run(xprog *p, const gn__tensor *in, gn__tensor *out, const c
     memset(&sh, 0, sizeof sh);
     sh.seed = o->seed;
     sh.stats = o->stats;
-    cpu_alloc a = {o->plan, NULL, p, 0, o->stats};
+    cpu_alloc a = {o->plan, NULL, p, 0, o->stats, NULL, 0, 0};
     if (o->plan && gn__plan_state(o->plan) == PLAN_RECORD) {
         a.rec = gn__rec_new(p);   /* NULL (out of memory): the run is simply not recorded */
     }
     gn_status s = xrun_exec(p, in, out, &sh, &a, a.rec, err);
+    gn__sa_release(&a);
     /* resources die with the outermost run, before the recording closes */
     for (uint32_t i = sh.n_res; i-- > 0;) sh.res[i].free_fn(sh.res[i].obj);
     free(sh.res);

@@ -18,6 +18,8 @@
  * a run wrong; at worst it does not help. */
 #include <stdlib.h>
 
+#include "ops/kernels/scoped_alloc.h"
+#include "graph/tensor.h"
 #include "runtime/cpu/cpu.h"
 
 #define MAX_PLANNED 50000u
@@ -381,11 +383,69 @@ static gn__buffer *heap(cpu_alloc *a, size_t bytes)
     return gn__buffer_new(bytes);
 }
 
+/* The field of a registered _ScopedAllocator buffer that output `output` of
+ * producer x is to take (its _scoped_allocator attr: pairs [output, id]), as
+ * a view; NULL when there is none or it does not fit. */
+static gn__buffer *sa_field(cpu_alloc *a, const xnode *x, uint32_t output, size_t bytes)
+{
+    const Tensorflow__AttrValue *v = gn__node_attr(a->prog->g, x->gid, "_scoped_allocator");
+    if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !v->list) return NULL;
+    for (size_t k = 0; k + 1 < v->list->n_i; k += 2) {
+        if (v->list->i[k] != (int64_t)output) continue;
+        for (uint32_t f = a->n_sa; f-- > 0;)
+            if (a->sa[f].id == v->list->i[k + 1])
+                return bytes == a->sa[f].bytes ? gn__buffer_view(a->sa[f].buf, a->sa[f].offset, bytes) : NULL;
+    }
+    return NULL;
+}
+
+bool gn__sa_register(cpu_alloc *a, const gn_graph *g, gn_id node, const gn__tensor *t)
+{
+    const Tensorflow__AttrValue *sh = gn__node_attr(g, node, "shapes");
+    int64_t id = 0;
+    if (!t->buf || !sh || sh->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !sh->list ||
+        !gn__attr_get_int(g, node, "id", &id))
+        return true; /* nothing to hand out: the Concat copies */
+    size_t esz = gn__dtype_size(t->dtype), off = 0;
+    for (size_t i = 0; i < sh->list->n_shape; i++) {
+        const Tensorflow__TensorShapeProto *p = sh->list->shape[i];
+        int64_t n = 1;
+        for (size_t d = 0; d < p->n_dim; d++) n *= p->dim[d]->size < 0 ? 0 : p->dim[d]->size;
+        size_t bytes = (size_t)n * esz;
+        if (off + bytes > t->nbytes) break;
+        if (a->n_sa == a->cap_sa) {
+            uint32_t nc = a->cap_sa ? a->cap_sa * 2 : 8;
+            cpu_sa_field *ns = realloc(a->sa, (size_t)nc * sizeof *ns);
+            if (!ns) return false;
+            a->sa = ns;
+            a->cap_sa = nc;
+        }
+        a->sa[a->n_sa++] = (cpu_sa_field){id + 1 + (int64_t)i, gn__buffer_ref(t->buf), off, bytes};
+        off = gn__sa_align(off + bytes);
+    }
+    return true;
+}
+
+void gn__sa_release(cpu_alloc *a)
+{
+    for (uint32_t i = 0; i < a->n_sa; i++) gn__buffer_unref(a->sa[i].buf);
+    free(a->sa);
+    a->sa = NULL;
+    a->n_sa = a->cap_sa = 0;
+}
+
 gn__buffer *gn__plan_alloc(void *user, uint32_t output, size_t bytes)
 {
     cpu_alloc *a = user;
     const xnode *x = &a->prog->nodes[a->node];
     uint32_t key = x->out_base + output;
+    /* the scoped allocator's buffers stay off the arena (their fields outlive
+     * the allocator node's own output), and its producers write into them */
+    if (x->flags & XN_SA_ALLOC) return heap(a, bytes);
+    if ((x->flags & XN_SA_PRODUCER) && a->n_sa) {
+        gn__buffer *b = sa_field(a, x, output, bytes);
+        if (b) return b;
+    }
     if (a->rec) {
         gn__buffer *b = rec_alloc(a->rec, key, bytes);
         if (b) {
