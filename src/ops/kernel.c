@@ -207,5 +207,6 @@ gn__kernel_fn gn__kernel_for(const char *op)
     if ((f = search(gn__kernels_nn3d, gn__kernels_nn3d_count, op))) return f;
     if ((f = search(gn__kernels_misc, gn__kernels_misc_count, op))) return f;
     if ((f = search(gn__kernels_signal, gn__kernels_signal_count, op))) return f;
+    if ((f = search(gn__kernels_xla, gn__kernels_xla_count, op))) return f;
     return NULL;
 }
