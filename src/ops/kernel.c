@@ -208,5 +208,6 @@ gn__kernel_fn gn__kernel_for(const char *op)
     if ((f = search(gn__kernels_misc, gn__kernels_misc_count, op))) return f;
     if ((f = search(gn__kernels_scoped, gn__kernels_scoped_count, op))) return f;
     if ((f = search(gn__kernels_signal, gn__kernels_signal_count, op))) return f;
+    if ((f = search(gn__kernels_xla, gn__kernels_xla_count, op))) return f;
     return NULL;
 }

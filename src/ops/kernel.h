@@ -131,6 +131,8 @@ extern const gn__kernel_entry gn__kernels_misc[];    /* kernels/misc.c: segments
 extern const uint32_t gn__kernels_misc_count;
 extern const gn__kernel_entry gn__kernels_signal[];  /* kernels/signal.c: FFT, complex, audio features */
 extern const uint32_t gn__kernels_signal_count;
+extern const gn__kernel_entry gn__kernels_xla[];     /* kernels/xla.c: tf2xla ops (XlaGather, XlaDynamicUpdateSlice ...) */
+extern const uint32_t gn__kernels_xla_count;
 
 /* float16 helpers: C's _Float16 */
 typedef _Float16 gn__f16;

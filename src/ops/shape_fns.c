@@ -2785,6 +2785,8 @@ typedef struct shape_fn_entry {
     gn__shape_fn fn;
 } shape_fn_entry;
 
+#include "ops/shape_xla.inc"
+
 #define UNARY gn__shape_fn_unary
 #define BCAST gn__shape_fn_broadcast
 
@@ -3162,6 +3164,19 @@ static const shape_fn_entry shape_fns[] = {
     {"VariableV2", sf_variable},
     {"Where", sf_where},
     {"Xdivy", BCAST},
+    {"XlaBroadcastHelper", sf_xla_broadcast_helper},
+    {"XlaDotV2", sf_xla_dot},
+    {"XlaDynamicSlice", sf_xla_dynamic_slice},
+    {"XlaDynamicUpdateSlice", sf_xla_dynamic_update_slice},
+    {"XlaEinsum", sf_einsum},
+    {"XlaGather", sf_xla_gather},
+    {"XlaOptimizationBarrier", sf_identity},
+    {"XlaPad", sf_xla_pad},
+    {"XlaReduce", sf_xla_reduce},
+    {"XlaScatter", sf_xla_scatter},
+    {"XlaSharding", sf_xla_sharding},
+    {"XlaSort", sf_xla_sort},
+    {"XlaVariadicSort", sf_xla_variadic_sort},
     {"Xlog1py", BCAST},
     {"Xlogy", BCAST},
     {"ZerosLike", sf_zeros_like},

@@ -1,0 +1,146 @@
+/* CPU kernels of TensorFlow's XLA ops (src/ops/kernels/xla.c) against
+ * TensorFlow: each case of tests/data/xla/ (written by
+ * tools/make_xla_goldens.py) is the GraphDef of a tf.function using the op,
+ * with its inputs and TensorFlow's outputs; the CPU backend runs the graph in
+ * a session and must give TensorFlow's outputs. Tolerances: copies, integer
+ * outputs, sorts and max reductions exact; float32 sums and dots within
+ * relative L2 1e-6 (another summation order). Malformed attrs are errors
+ * naming the node and the attr, checked message for message. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grapnel/grapnel.h"
+#include "grapnel/runtime.h"
+#include "graph/ir.h"
+#include "ops/kernel.h"
+#include "passtest.h"
+#include "testutil.h"
+
+typedef struct xcase {
+    const char *name;
+    uint32_t n_in, n_out;
+    double tol; /* 0: exact */
+} xcase;
+
+static const xcase cases[] = {
+    {"dus", 3, 1, 0},           {"dus_clamp", 3, 1, 0},       {"dus_i32", 3, 1, 0},
+    {"dslice", 2, 1, 0},        {"pad", 2, 1, 0},             {"gather_rows", 2, 1, 0},
+    {"gather_points", 2, 1, 0}, {"scatter_add", 3, 1, 1e-6},  {"scatter_replace", 3, 1, 0},
+    {"dot_batch", 2, 1, 1e-6},  {"dot_t", 2, 1, 1e-6},        {"reduce_sum", 1, 1, 1e-6},
+    {"reduce_max", 1, 1, 0},    {"reduce_prod_i32", 1, 1, 0}, {"sort", 1, 1, 0},
+    {"variadic_sort", 2, 2, 0}, {"einsum", 2, 1, 1e-6},       {"sharding", 1, 1, 0},
+    {"barrier", 2, 2, 0},
+};
+
+static void read_npy(const char *name, const char *kind, uint32_t k, gn_tensor *t)
+{
+    char rel[256], path[4096], err[512];
+    snprintf(rel, sizeof rel, "xla/%s_%s%u.npy", name, kind, k);
+    gn_test_data(rel, path, sizeof path);
+    if (gn_npy_read(path, t, err, sizeof err) != GN_OK) fail_msg("%s", err);
+}
+
+static void test_goldens(void **state)
+{
+    (void)state;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const xcase *xc = &cases[ci];
+        char rel[256], path[4096], fnames[4][16], onames[4][16];
+        snprintf(rel, sizeof rel, "xla/%s.pb", xc->name);
+        gn_test_data(rel, path, sizeof path);
+        gn_graph *g = NULL;
+        if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("%s: %s", xc->name, gn_graph_errmsg(g));
+        gn_tensor in[4], ref[4], out[4];
+        const char *feeds[4], *fetches[4];
+        memset(out, 0, sizeof out);
+        for (uint32_t k = 0; k < xc->n_in; k++) {
+            read_npy(xc->name, "in", k, &in[k]);
+            snprintf(fnames[k], sizeof fnames[k], "x%u:0", k);
+            feeds[k] = fnames[k];
+        }
+        for (uint32_t k = 0; k < xc->n_out; k++) {
+            read_npy(xc->name, "out", k, &ref[k]);
+            snprintf(onames[k], sizeof onames[k], "out%u:0", k);
+            fetches[k] = onames[k];
+        }
+        gn_session_options o;
+        gn_session_options_init(&o);
+        gn_session *s = NULL;
+        if (gn_session_new(g, &o, &s) != GN_OK) fail_msg("%s: session: %s", xc->name, gn_session_errmsg(s));
+        if (gn_session_run(s, feeds, in, xc->n_in, fetches, out, xc->n_out) != GN_OK)
+            fail_msg("%s: run: %s", xc->name, gn_session_errmsg(s));
+        for (uint32_t k = 0; k < xc->n_out; k++) {
+            gn_compare_result r;
+            assert_int_equal(gn_tensor_compare(&out[k], &ref[k], xc->tol, &r), GN_OK);
+            if (!r.match) fail_msg("%s output %u: %s (rel L2 %g)", xc->name, k, r.why, r.rel_l2_err);
+            if (xc->tol == 0 && r.n_diff) fail_msg("%s output %u: %lld elements differ", xc->name, k, (long long)r.n_diff);
+            gn_tensor_free(&out[k]);
+            gn_tensor_free(&ref[k]);
+        }
+        for (uint32_t k = 0; k < xc->n_in; k++) gn_tensor_free(&in[k]);
+        gn_session_free(s);
+        gn_graph_free(g);
+    }
+}
+
+/* A one-node graph of op with attrs, run on in: must fail with exactly msg. */
+static void expect_error(const char *op, int n_in, const char *attrs, const gn__tensor *in, uint32_t n_out,
+                         const char *msg)
+{
+    gn_graph *g = gn_pt_kgraph(op, n_in, NULL, attrs, 0);
+    gn__tensor out[2];
+    gn__err err;
+    gn_status s = gn_pt_krun(g, in, (uint32_t)n_in, out, n_out, GN__K_REFERENCE, &err);
+    gn_pt_krelease(out, n_out);
+    gn_graph_free(g);
+    if (s != GN_ERR_GRAPH || strcmp(err.msg, msg)) fail_msg("%s: got (%d) '%s'\nwant '%s'", op, s, err.msg, msg);
+}
+
+static void test_bad_attrs(void **state)
+{
+    (void)state;
+    float x[6] = {0};
+    int32_t idx[2] = {1, 0}, ss[2] = {1, 3};
+    int64_t d23[2] = {2, 3}, d2[1] = {2}, d21[2] = {2, 1};
+    gn__tensor in[3] = {gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_FLOAT, 2, d23, x),
+                        gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_INT32, 2, d21, idx),
+                        gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_INT32, 1, d2, ss)};
+    /* field 1 says 5 bytes follow, 1 does */
+    expect_error("XlaGather", 3, "attr { key: 'dimension_numbers' value { s: '\\n\\005\\001' } }", in, 1,
+                 "node 'n' (XlaGather): attr 'dimension_numbers' does not parse as xla.GatherDimensionNumbers: field 1 "
+                 "is truncated at byte 0");
+    /* offset_dims [1], collapsed [0], start_index_map [0, 1] against a 1-entry index vector */
+    expect_error("XlaGather", 3,
+                 "attr { key: 'dimension_numbers' value { s: '\\n\\001\\001\\022\\001\\000\\032\\002\\000\\001 \\001' } }",
+                 in, 1,
+                 "node 'n' (XlaGather): attr 'dimension_numbers': start_index_map has 2 entries, the index vector 1");
+    /* collapsed_slice_dims names dimension 5 of a rank-2 operand */
+    expect_error("XlaGather", 3, "attr { key: 'dimension_numbers' value { s: '\\n\\001\\001\\022\\001\\005' } }", in, 1,
+                 "node 'n' (XlaGather): attr 'dimension_numbers': collapsed_slice_dims[0] = 5 is out of range for the "
+                 "operand of rank 2");
+    /* wrong rank of an index operand: a [2,1] start index for a rank-2 input */
+    gn__tensor dus[3] = {in[0], in[0], in[1]};
+    expect_error("XlaDynamicUpdateSlice", 3, "", dus, 1,
+                 "node 'n' (XlaDynamicUpdateSlice): indices must be a vector, not of rank 2");
+    /* a DotDimensionNumbers with a wire type 7 field */
+    gn__tensor dot[2] = {in[0], in[0]};
+    expect_error("XlaDotV2", 2, "attr { key: 'dimension_numbers' value { s: '\\017' } }", dot, 1,
+                 "node 'n' (XlaDotV2): attr 'dimension_numbers' does not parse as xla.DotDimensionNumbers: field 1 has "
+                 "wire type 7 at byte 0");
+    /* a reducer that is not in the library */
+    gn__tensor red[2] = {in[0], gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_FLOAT, 0, NULL, x)};
+    expect_error("XlaReduce", 2,
+                 "attr { key: 'reducer' value { func { name: 'nope' } } } attr { key: 'dimensions_to_reduce' value { "
+                 "list { i: 0 } } }",
+                 red, 1, "node 'n' (XlaReduce): attr 'reducer' names function 'nope', which is not in the library");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_goldens),
+        cmocka_unit_test(test_bad_attrs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,135 @@
+"""Writes small graphs of TensorFlow's XLA ops (tf2xla), their inputs and
+TensorFlow's outputs to tests/data/xla/ (read by tests/kernels_xla_test.c).
+
+Run with the TensorFlow virtualenv (tools/tfvenv.sh):
+    $(tools/tfvenv.sh) tools/make_xla_goldens.py
+Each case NAME writes NAME.pb (the GraphDef of a tf.function: placeholders
+x0, x1, ..., results out0, out1, ..., the computations the ops name in its
+function library), NAME_in<k>.npy and NAME_out<k>.npy: what TensorFlow
+computes for the function on those inputs (TensorFlow compiles the XLA ops
+with XLA). Inputs come from a seeded generator: the files are the same on
+every run."""
+import os
+
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import numpy as np
+import tensorflow as tf
+from tensorflow.compiler.tf2xla.python import xla
+from tensorflow.compiler.xla import xla_data_pb2
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "xla")
+rng = np.random.default_rng(4321)
+
+
+def f32(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def fn2(dtype, body):
+    """A computation of two scalars, as TensorFlow's xla wrappers take it."""
+    spec = tf.TensorSpec([], dtype)
+    return tf.function(body).get_concrete_function(spec, spec)
+
+
+def save(name, fn, ins):
+    sig = [tf.TensorSpec(a.shape, tf.as_dtype(a.dtype), name="x%d" % k) for k, a in enumerate(ins)]
+
+    def wrapped(*xs):
+        r = fn(*xs)
+        if not isinstance(r, (list, tuple)):
+            r = [r]
+        return [tf.identity(t, name="out%d" % k) for k, t in enumerate(r)]
+
+    cf = tf.function(wrapped).get_concrete_function(*sig)
+    with open(os.path.join(OUT, name + ".pb"), "wb") as f:
+        f.write(cf.graph.as_graph_def().SerializeToString())
+    outs = cf(*[tf.constant(a) for a in ins])
+    for k, a in enumerate(ins):
+        np.save(os.path.join(OUT, "%s_in%d.npy" % (name, k)), a)
+    for k, t in enumerate(outs):
+        np.save(os.path.join(OUT, "%s_out%d.npy" % (name, k)), t.numpy())
+
+
+def gdims(offset, collapsed, start_map, ivd):
+    d = xla_data_pb2.GatherDimensionNumbers()
+    d.offset_dims.extend(offset)
+    d.collapsed_slice_dims.extend(collapsed)
+    d.start_index_map.extend(start_map)
+    d.index_vector_dim = ivd
+    return d
+
+
+def sdims(window, inserted, to_operand, ivd):
+    d = xla_data_pb2.ScatterDimensionNumbers()
+    d.update_window_dims.extend(window)
+    d.inserted_window_dims.extend(inserted)
+    d.scatter_dims_to_operand_dims.extend(to_operand)
+    d.index_vector_dim = ivd
+    return d
+
+
+def ddims(lc, rc, lb, rb):
+    d = xla_data_pb2.DotDimensionNumbers()
+    d.lhs_contracting_dimensions.extend(lc)
+    d.rhs_contracting_dimensions.extend(rc)
+    d.lhs_batch_dimensions.extend(lb)
+    d.rhs_batch_dimensions.extend(rb)
+    return d
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    # dynamic update slice: in range, clamped (start past the end), int32
+    save("dus", lambda x, u, i: xla.dynamic_update_slice(x, u, i), [f32(4, 6), f32(2, 3), np.array([1, 2], np.int32)])
+    save("dus_clamp", lambda x, u, i: xla.dynamic_update_slice(x, u, i),
+         [f32(3, 4, 5), f32(1, 2, 5), np.array([7, -3, 2], np.int64)])
+    save("dus_i32", lambda x, u, i: xla.dynamic_update_slice(x, u, i),
+         [rng.integers(-99, 99, (5, 3)).astype(np.int32), rng.integers(-99, 99, (2, 3)).astype(np.int32),
+          np.array([2, 0], np.int32)])
+    # dynamic slice: clamped starts; the sizes are a constant (XLA needs them static)
+    save("dslice", lambda x, i: xla.dynamic_slice(x, i, tf.constant([2, 3, 2])),
+         [f32(5, 6, 4), np.array([4, -1, 1], np.int32)])
+    # pad: negative low padding crops, interior padding
+    save("pad", lambda x, v: xla.pad(x, v, tf.constant([1, -1]), tf.constant([2, 0]), tf.constant([1, 2])),
+         [f32(3, 4), np.float32(0.5)])
+    # gather: rows by index (jnp.take), and 2-D points of a [4,5,3] operand
+    save("gather_rows", lambda x, i: xla.gather(x, i, gdims([1], [0], [0], 1), [1, 4]),
+         [f32(5, 4), np.array([[3], [0], [4], [3], [9]], np.int32)])
+    save("gather_points", lambda x, i: xla.gather(x, i, gdims([2], [0, 1], [0, 1], 2), [1, 1, 3]),
+         [f32(4, 5, 3), np.array([[[1, 2], [3, 4]], [[0, 0], [2, -1]]], np.int64)])
+    # scatter: add (duplicates) and replace
+    add = fn2(tf.float32, lambda a, b: a + b)
+    rep = fn2(tf.float32, lambda a, b: b)
+    idx = np.array([[1], [3], [1]], np.int32)
+    save("scatter_add", lambda x, i, u: xla.scatter(x, i, u, add, sdims([1], [0], [0], 1)), [f32(5, 3), idx, f32(3, 3)])
+    save("scatter_replace", lambda x, i, u: xla.scatter(x, i, u, rep, sdims([1], [0], [0], 1)),
+         [f32(5, 3), np.array([[4], [0]], np.int32), f32(2, 3)])
+    # dot_general: batched, and with the lhs contracting dim first
+    save("dot_batch", lambda a, b: xla.dot_general(a, b, ddims([2], [1], [0], [0]), use_v2=True),
+         [f32(2, 3, 4), f32(2, 4, 5)])
+    save("dot_t", lambda a, b: xla.dot_general(a, b, ddims([0], [1], [], []), use_v2=True), [f32(6, 3), f32(4, 6)])
+    # reduce: sum, max, int32 mul
+    save("reduce_sum", lambda x: xla.reduce(x, tf.constant(0.0), [1], add), [f32(3, 4, 5)])
+    mx = fn2(tf.float32, lambda a, b: tf.maximum(a, b))
+    save("reduce_max", lambda x: xla.reduce(x, tf.constant(-np.inf, tf.float32), [0, 2], mx), [f32(3, 4, 5)])
+    mul = fn2(tf.int32, lambda a, b: a * b)
+    save("reduce_prod_i32", lambda x: xla.reduce(x, tf.constant(1), [0], mul),
+         [rng.integers(-3, 4, (4, 5)).astype(np.int32)])
+    # sort: along the last dim; variadic by descending keys with values riding along
+    save("sort", lambda x: xla.sort(x), [f32(3, 7)])
+    gt = tf.function(lambda a, b, c, d: a > b).get_concrete_function(
+        tf.TensorSpec([], tf.float32), tf.TensorSpec([], tf.float32),
+        tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.int32))
+    keys = np.round(f32(2, 6) * 2).astype(np.float32)   # ties: stability shows
+    save("variadic_sort", lambda k, v: xla.variadic_sort([k, v], 1, gt, True),
+         [keys, rng.integers(0, 99, (2, 6)).astype(np.int32)])
+    # einsum, sharding, optimization barrier
+    save("einsum", lambda a, b: xla.einsum(a, b, "abc,cd->abd"), [f32(2, 3, 4), f32(4, 5)])
+    save("sharding", lambda x: xla.sharding(x, sharding=xla_data_pb2.OpSharding(
+        type=xla_data_pb2.OpSharding.REPLICATED).SerializeToString()) * 2.0, [f32(3, 2)])
+    save("barrier", lambda x, y: xla.optimization_barrier(x, y), [f32(2, 2), f32(3)])
+
+
+if __name__ == "__main__":
+    main()
