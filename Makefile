@@ -36,4 +36,15 @@ bench: build
 	bash bench/run.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+
+# libFuzzer targets (fuzz/): clang-16 build in build-fuzz, then each target for FUZZ_SECONDS
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 20
+.PHONY: fuzz
+fuzz: deps
+	@bash scripts/install-fuzz-deps.sh >/dev/null
+	CC=clang-16 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_C_FLAGS_FUZZ=-O1 -DGN_FUZZ=ON \
+	  -DGN_BUILD_TESTS=OFF -DGRAPNEL_CUDA=OFF $(CMAKE_ARGS) >/dev/null
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/run.sh $(FUZZ_BUILD)

@@ -98,6 +98,7 @@ void gn__arena_init(gn__arena *a, size_t first_block)
     a->block_size = first_block ? first_block : 4096;
     a->used = 0;
     a->reserved = 0;
+    a->oom = false;
 }
 
 void gn__arena_free(gn__arena *a)
@@ -112,7 +113,7 @@ void gn__arena_free(gn__arena *a)
     a->used = a->reserved = 0;
 }
 
-void *gn__arena_alloc(gn__arena *a, size_t bytes, size_t align)
+static void *arena_alloc(gn__arena *a, size_t bytes, size_t align)
 {
     if (align < 1) align = 1;
     gn__arena_block *b = a->head;
@@ -159,6 +160,13 @@ void *gn__arena_alloc(gn__arena *a, size_t bytes, size_t align)
     a->reserved += size;
     if (a->block_size < ((size_t)8 << 20)) a->block_size *= 2;
     return nb->data;
+}
+
+void *gn__arena_alloc(gn__arena *a, size_t bytes, size_t align)
+{
+    void *p = arena_alloc(a, bytes, align);
+    if (!p) a->oom = true;
+    return p;
 }
 
 void *gn__arena_zalloc(gn__arena *a, size_t bytes, size_t align)

@@ -54,6 +54,8 @@ typedef struct gn__arena {
     size_t block_size;    /* size of the next ordinary block */
     size_t used;          /* bytes handed out, for statistics */
     size_t reserved;      /* bytes obtained from malloc */
+    bool oom;             /* sticky: an allocation failed (tells "no memory" from "bad
+                             message" after protobuf-c's unpack returns NULL) */
 } gn__arena;
 
 void gn__arena_init(gn__arena *a, size_t first_block);

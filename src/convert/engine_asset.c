@@ -331,10 +331,9 @@ static gn_status decode_payload(const uint8_t *p, size_t n, const char *prec, ui
     return GN_OK;
 }
 
-/* Checks the framing of a whole file; calls decode on each payload. */
-static gn_status parse_file(const uint8_t *d, size_t n, const char *path, const char *prec, uint64_t digest,
-                            gn__engine_backend be, gn__engine_shapes **out, uint32_t *n_out, uint32_t *n_stale,
-                            gn__err *err)
+gn_status gn__engine_asset_parse(const uint8_t *d, size_t n, const char *path, const char *prec, uint64_t digest,
+                                 gn__engine_backend be, gn__engine_shapes **out, uint32_t *n_out, uint32_t *n_stale,
+                                 gn__err *err)
 {
     size_t o = 0;
     uint32_t rec = 0;
@@ -459,7 +458,8 @@ gn_status gn__engine_seeds(const gn_graph *top, const gn_graph *g, gn_id node, g
             size_t n = 0;
             s = engine_digest(top, g, node, &digest, err);
             if (s == GN_OK) s = gn__read_file(path, &d, &n, err);
-            if (s == GN_OK) s = parse_file(d, n, path, precision_of(g, node), digest, be, out, n_out, n_stale, err);
+            if (s == GN_OK)
+                s = gn__engine_asset_parse(d, n, path, precision_of(g, node), digest, be, out, n_out, n_stale, err);
             free(d);
             /* the most recent `max` (the file lists them oldest first) */
             if (s == GN_OK && *n_out > max) {

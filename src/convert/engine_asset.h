@@ -81,6 +81,16 @@ void gn__engine_shapes_free(gn__engine_shapes *s);
 gn_status gn__engine_seeds(const gn_graph *top, const gn_graph *g, gn_id node, gn__engine_backend be, uint32_t max,
                            gn__engine_shapes **out, uint32_t *n_out, uint32_t *n_stale, gn__err *err);
 
+/* Parses an asset file's bytes d[0..n) (path names it in messages): checks
+ * the framing of every record, decodes each payload, and gives in *out
+ * (owned: free each with gn__engine_shapes_free, then the array) the records
+ * usable for an op of precision `prec` whose engine digest is `digest` on
+ * backend `be`, oldest first; *n_stale counts the others. GN_ERR_PARSE naming
+ * the file and the record (and nothing in *out) for a malformed file. */
+gn_status gn__engine_asset_parse(const uint8_t *d, size_t n, const char *path, const char *prec, uint64_t digest,
+                                 gn__engine_backend be, gn__engine_shapes **out, uint32_t *n_out, uint32_t *n_stale,
+                                 gn__err *err);
+
 /* gn_savedmodel_save's hook: writes dir/assets/grapnel-engine.<name> for
  * every top-level engine op of `saved` (the graph being written) that has
  * engines in src's store, or an asset in the SavedModel src was loaded

@@ -269,11 +269,17 @@ static gn_status scan_data_block(gn__bundle *b, scan *s, const blockref *blk, gn
         if (!s->any) {
             s->any = true;
             b->header = tensorflow__bundle_header_proto__unpack(&b->pba, it.vlen, it.val);
-            if (!b->header)
+            if (!b->header && b->arena.oom)
+                st = gn__fail(err, GN_ERR_NOMEM, "%s: out of memory", b->index_name);
+            else if (!b->header)
                 st = gn__fail(err, GN_ERR_PARSE, "%s: the header entry is not a BundleHeaderProto", b->index_name);
             continue;
         }
         Tensorflow__BundleEntryProto *e = tensorflow__bundle_entry_proto__unpack(&b->pba, it.vlen, it.val);
+        if (!e && b->arena.oom) {
+            st = gn__fail(err, GN_ERR_NOMEM, "%s: out of memory", b->index_name);
+            break;
+        }
         if (!e) {
             st = gn__fail(err, GN_ERR_PARSE, "%s: key '%s': the entry is not a BundleEntryProto", b->index_name,
                           kdesc(k, kn, kd));
@@ -321,10 +327,11 @@ static gn_status check_header(gn__bundle *b, gn__err *err)
                             (long long)e->offset, (long long)e->size);
         if (e->shard_id > max_shard) max_shard = e->shard_id;
     }
-    b->n_shards = max_shard + 1;
-    if (b->n_shards) {
-        b->shards = malloc((size_t)b->n_shards * sizeof *b->shards);
+    if (max_shard >= 0) {
+        b->shards = malloc((size_t)(max_shard + 1) * sizeof *b->shards);
+        /* n_shards counts only shards that exist: gn__bundle_close walks them */
         if (!b->shards) return gn__fail(err, GN_ERR_NOMEM, "%s: out of memory", b->index_name);
+        b->n_shards = max_shard + 1;
         for (int32_t i = 0; i < b->n_shards; i++) b->shards[i].fd = -1;
     }
     return GN_OK;

@@ -250,6 +250,7 @@ static gn_status decode_message(const ProtobufCMessageDescriptor *desc, const ui
     if (text) return gn__text_parse(desc, (const char *)data, len, &alloc, out, err);
     GN_TRY(gn__wire_check(desc, data, len, GN__MAX_PROTO_DEPTH, err));
     ProtobufCMessage *m = protobuf_c_message_unpack(desc, &alloc, len, data);
+    if (!m && blob->arena.oom) return gn__fail(err, GN_ERR_NOMEM, "out of memory reading %s", desc->name);
     if (!m) return gn__fail(err, GN_ERR_PARSE, "not a valid %s", desc->name);
     *out = m;
     return GN_OK;

@@ -198,21 +198,18 @@ char *gn__savedmodel_bundle_prefix(const gn__savedmodel *s)
 
 bool gn__savedmodel_has_variables(const gn__savedmodel *s)
 {
-    char *p = gn__savedmodel_bundle_prefix(s);
-    if (!p) return false;
-    size_t n = strlen(p) + 8;
-    char *f = malloc(n);
-    bool ok = false;
-    if (f) {
-        snprintf(f, n, "%s.index", p);
-        FILE *h = fopen(f, "rb");
-        if (h) {
-            ok = true;
-            fclose(h);
-        }
-    }
-    free(f);
-    free(p);
+    if (!s->dir) return false;
+    /* no allocation for a path of ordinary length: an allocation failing here
+     * must not pass for "no variables" */
+    char buf[4096];
+    size_t n = strlen(s->dir) + sizeof "/variables/variables.index";
+    char *f = n <= sizeof buf ? buf : malloc(n);
+    if (!f) return true;   /* let the open that follows report the failure */
+    snprintf(f, n, "%s/variables/variables.index", s->dir);
+    FILE *h = fopen(f, "rb");
+    bool ok = h != NULL;
+    if (h) fclose(h);
+    if (f != buf) free(f);
     return ok;
 }
 

@@ -732,6 +732,7 @@ static gn_status write_assets(wctx *c, const char *tmp)
         size_t tl = any->type_url ? strlen(any->type_url) : 0;
         if (tl < 23 || strcmp(any->type_url + tl - 23, "tensorflow.AssetFileDef") != 0) continue;
         Tensorflow__AssetFileDef *ad = tensorflow__asset_file_def__unpack(&c->pa, any->value.len, any->value.data);
+        if (!ad && c->a.oom) return fail(c, GN_ERR_NOMEM, "out of memory");
         if (!ad) return fail(c, GN_ERR_PARSE, "collection saved_model_assets: value %zu is not an AssetFileDef", i);
         snprintf(where, sizeof where, "collection saved_model_assets %zu", i);
         GN_TRY(copy_asset(c, adir, ad->filename, where));

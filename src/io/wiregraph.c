@@ -349,7 +349,6 @@ static gn_status fast_tensor_value(wdec *w, const uint8_t *p, size_t n, const Te
     if (!rd_varint(p, &q, n, &l, &canon) || l != n - q || q > 6) return GN_ERR_PARSE;
     tfield f[14];
     memset(f, 0, sizeof f);
-    uint32_t seen = 0;
     unsigned last = 0;
     uint64_t dtype = 0, version = 0;
     Tensorflow__TensorShapeProto *shape = NULL;
@@ -358,7 +357,6 @@ static gn_status fast_tensor_value(wdec *w, const uint8_t *p, size_t n, const Te
         unsigned fn = tag >> 3, wt = tag & 7;
         if (tag >= 0x80 || fn <= last || !((TF_TAKEN >> fn) & 1)) return GN_ERR_PARSE;
         last = fn;
-        seen |= 1u << fn;
         if (fn == 1 || fn == 3) {
             uint64_t v = 0;
             size_t q0 = q;
@@ -532,7 +530,7 @@ static gn_status attr_value(wdec *w, const uint8_t *p, size_t n, const Tensorflo
         if (gn__wire_check(&tensorflow__attr_value__descriptor, p, n, GN__MAX_PROTO_DEPTH - 3, &w->tmp) != GN_OK)
             return w->tmp.code == GN_ERR_NOMEM ? GN_ERR_NOMEM : GN_ERR_PARSE;
         ProtobufCMessage *m = protobuf_c_message_unpack(&tensorflow__attr_value__descriptor, &w->alloc, n, p);
-        if (!m) return GN_ERR_PARSE;
+        if (!m) return w->blob->arena.oom ? GN_ERR_NOMEM : GN_ERR_PARSE;
         *out = (const Tensorflow__AttrValue *)m;
     }
     if (slot) {
@@ -596,7 +594,7 @@ static gn_status slow_node(wdec *w, size_t off, size_t n, uint32_t k)
         return w->tmp.code == GN_ERR_NOMEM ? gn__fail(&g->err, GN_ERR_NOMEM, "out of memory") : GN_ERR_PARSE;
     Tensorflow__NodeDef *nd =
         (Tensorflow__NodeDef *)protobuf_c_message_unpack(&tensorflow__node_def__descriptor, &w->alloc, n, w->d + off);
-    if (!nd) return GN_ERR_PARSE;
+    if (!nd) return w->blob->arena.oom ? gn__fail(&g->err, GN_ERR_NOMEM, "out of memory") : GN_ERR_PARSE;
     GN_TRY(gn__graph_add_nodedef(g, nd, k, w->src));
     for (size_t i = 0; i < nd->n_input; i++) {
         const char *s = nd->input[i] ? nd->input[i] : "";
@@ -730,8 +728,9 @@ static gn_status fast_node(wdec *w, size_t off, size_t n, uint32_t k)
     /* inputs naming nodes already added are resolved now, while their names
      * are still in cache; the rest once every node exists */
     bool done;
-    GN_TRY(gn__graph_try_resolve_inputs(g, id, w->in + w->in_start[k], (uint32_t)(w->n_in - w->in_start[k]),
-                                        find_recent, w, &done));
+    /* w->in is NULL until some node has an input: no pointer arithmetic on it then */
+    GN_TRY(gn__graph_try_resolve_inputs(g, id, w->in ? w->in + w->in_start[k] : NULL,
+                                        (uint32_t)(w->n_in - w->in_start[k]), find_recent, w, &done));
     if (done) {
         w->done[k] = 1;
         w->n_in = w->in_start[k];
@@ -871,7 +870,7 @@ static gn_status decode(wdec *w, bool *empty)
                 s = w->tmp.code == GN_ERR_NOMEM ? GN_ERR_NOMEM : GN_ERR_PARSE;
             else if (!(gd = (Tensorflow__GraphDef *)protobuf_c_message_unpack(&tensorflow__graph_def__descriptor,
                                                                                &w->alloc, rest_bytes, buf)))
-                s = GN_ERR_PARSE;
+                s = w->blob->arena.oom ? GN_ERR_NOMEM : GN_ERR_PARSE;
             free(buf);
         }
     } else if (s == GN_OK) {

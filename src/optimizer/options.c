@@ -796,7 +796,8 @@ gn_status gn_options_from_rewriter_config(gn_options *o, const void *data, size_
         s = gn__wire_check(d, bytes, size, GN__MAX_PROTO_DEPTH, &e);
         if (s == GN_OK) {
             m = protobuf_c_message_unpack(d, &alloc, size, bytes);
-            if (!m) s = gn__fail(&e, GN_ERR_PARSE, "not a valid %s", d->name);
+            if (!m && arena.oom) s = gn__fail(&e, GN_ERR_NOMEM, "out of memory reading %s", d->name);
+            else if (!m) s = gn__fail(&e, GN_ERR_PARSE, "not a valid %s", d->name);
         }
     }
     if (s != GN_OK && s != GN_ERR_NOMEM && s != GN_ERR_INTERNAL) gn__err_prefix(&e, "RewriterConfig");

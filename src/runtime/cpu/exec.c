@@ -836,7 +836,7 @@ static gn_status xrun_exec(xprog *p, const gn__tensor *in, gn__tensor *out, xsha
     }
     /* teardown: every frame, every slot */
     while (r.all) frame_free(&r, r.all);
-    for (uint32_t i = 0; i < p->n_fetches; i++) {
+    for (uint32_t i = 0; r.results && i < p->n_fetches; i++) {   /* NULL: its own allocation failed */
         if (s == GN_OK) out[i] = r.results[i];
         else gn__tensor_release(&r.results[i]);
     }

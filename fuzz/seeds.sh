@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Makes the fuzz targets' seed corpora and dictionaries under OUT (a build
+# directory, never the source tree): fuzz/seeds.sh CLI OUT
+#   CLI  the grapnel CLI of the fuzz build (converts between .pb and .pbtxt)
+#   OUT  gets corpus/<target>/ and <target>.dict
+# Seeds come from ../shared/corpus and tests/data, small ones only (each
+# target's size limit), plus the hand-written ones in fuzz/seeds/.
+set -euo pipefail
+CLI=$1
+OUT=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+CORPUS=$(cd "$ROOT/../shared/corpus" 2>/dev/null && pwd || true)
+DATA=$ROOT/tests/data
+SPLIT='#GNSPLIT#'
+
+rm -rf "$OUT/corpus"
+for t in graphdef_binary graphdef_text savedmodel bundle_index dict_text npy engine_asset optimize run; do
+  mkdir -p "$OUT/corpus/$t"
+done
+C=$OUT/corpus
+SRC=("$DATA")
+[ -n "$CORPUS" ] && SRC+=("$CORPUS")
+
+# a file named by a hash of its path (distinct, stable names)
+put() { cp "$1" "$C/$2/$(printf '%s' "$1" | md5sum | cut -c1-12)${3:-}"; }
+
+# ---- graphs: .pb (not SavedModel protos), .pbtxt; each also converted to the other format
+while IFS= read -r f; do
+  sz=$(stat -c %s "$f")
+  case "$f" in */saved_model.pb|*/fingerprint.pb|*/keras_metadata.pb|*/tfhub_module.pb) continue ;; esac
+  base=$(printf '%s' "$f" | md5sum | cut -c1-12)
+  case "$f" in
+    *.pb)
+      [ "$sz" -le 1048576 ] && cp "$f" "$C/graphdef_binary/$base"
+      [ "$sz" -le 262144 ] && cp "$f" "$C/optimize/$base"
+      [ "$sz" -le 262144 ] && "$CLI" convert "$f" "$C/graphdef_text/$base.pbtxt" >/dev/null 2>&1 || true ;;
+    *.pbtxt)
+      [ "$sz" -le 1048576 ] && cp "$f" "$C/graphdef_text/$base"
+      [ "$sz" -le 262144 ] && cp "$f" "$C/optimize/$base"
+      [ "$sz" -le 262144 ] && "$CLI" convert "$f" "$C/graphdef_binary/$base.pb" >/dev/null 2>&1 || true ;;
+  esac
+done < <(find "${SRC[@]}" -type f \( -name '*.pb' -o -name '*.pbtxt' \) | sort)
+
+# ---- run: small graphs, every unknown dimension made 2 (the target runs only fully known shapes)
+for f in "$C"/graphdef_text/*; do
+  [ "$(stat -c %s "$f")" -le 65536 ] || continue
+  b=$(basename "$f")
+  sed -e 's/size: -1$/size: 2/' -e 's/unknown_rank: true/dim { size: 2 }/' "$f" > "$C/run/$b.pbtxt"
+  "$CLI" convert "$C/run/$b.pbtxt" "$C/run/$b.pb" >/dev/null 2>&1 || true
+done
+for f in "$HERE"/seeds/run/*.pbtxt; do
+  cp "$f" "$C/run/"
+  cp "$f" "$C/optimize/"
+  "$CLI" convert "$f" "$C/run/$(basename "$f" .pbtxt).pb" >/dev/null 2>&1 || true
+done
+
+# ---- SavedModels: saved_model.pb SPLIT variables.index SPLIT the (single) data shard, up to 1 MiB
+while IFS= read -r pb; do
+  d=$(dirname "$pb")
+  idx=$d/variables/variables.index
+  dat=$d/variables/variables.data-00000-of-00001
+  total=$(stat -c %s "$pb")
+  [ -f "$idx" ] && total=$((total + $(stat -c %s "$idx")))
+  [ -f "$dat" ] && total=$((total + $(stat -c %s "$dat")))
+  [ "$total" -le 1048576 ] || continue
+  o=$C/savedmodel/$(printf '%s' "$d" | md5sum | cut -c1-12)
+  { cat "$pb"
+    if [ -f "$idx" ]; then printf '%s' "$SPLIT"; cat "$idx"
+      if [ -f "$dat" ]; then printf '%s' "$SPLIT"; cat "$dat"; fi
+    fi; } > "$o"
+done < <(find "${SRC[@]}" -type f -name saved_model.pb | sort)
+
+# ---- variables indexes
+while IFS= read -r f; do
+  [ "$(stat -c %s "$f")" -le 262144 ] && put "$f" bundle_index
+done < <(find "${SRC[@]}" -type f -name '*.index' | sort)
+
+# ---- .npy
+while IFS= read -r f; do
+  [ "$(stat -c %s "$f")" -le 65536 ] && put "$f" npy
+done < <(find "${SRC[@]}" -type f -name '*.npy' | sort)
+
+# ---- dictionary texts and engine assets: hand-written and generated
+cp "$HERE"/seeds/dict_text/* "$C/dict_text/"
+python3 "$HERE/engine_seeds.py" "$C/engine_asset"
+
+# ---- dictionaries: protobuf field keys, text-format field names, op names
+ops=$(sed -n 's/^    {"\([A-Za-z0-9_>]*\)", gn__in_.*/\1/p' "$ROOT/src/ops/op_table.inc" | sort -u)
+{ cat "$HERE/dict/protobuf.dict"; printf '%s\n' "$ops" | sed 's/.*/"&"/'; } > "$OUT/graphdef_binary.dict"
+{ cat "$HERE/dict/pbtxt.dict"; printf '%s\n' "$ops" | sed 's/.*/"&"/'; } > "$OUT/graphdef_text.dict"
+cp "$OUT/graphdef_binary.dict" "$OUT/savedmodel.dict"
+printf '"%s"\n' "$SPLIT" >> "$OUT/savedmodel.dict"
+cp "$OUT/graphdef_binary.dict" "$OUT/optimize.dict"
+cat "$HERE/dict/pbtxt.dict" >> "$OUT/optimize.dict"
+cp "$OUT/optimize.dict" "$OUT/run.dict"
+cp "$HERE/dict/protobuf.dict" "$OUT/bundle_index.dict"
+cp "$HERE/dict/dict_text.dict" "$OUT/dict_text.dict"
+cp "$HERE/dict/npy.dict" "$OUT/npy.dict"
+cp "$HERE/dict/engine_asset.dict" "$OUT/engine_asset.dict"
+
+for t in "$C"/*; do echo "seeds: $(basename "$t"): $(find "$t" -type f | wc -l) files"; done
