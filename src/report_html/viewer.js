@@ -47,8 +47,15 @@
   var report = D.report || {passes: [], events: [], notes: []};
   var events = report.events;
   var passOrder = [];
+  /* pattern ids start with the pass id, which for two passes is shorter than the pass's name */
+  var ALIAS = {common_subgraph_elimination: 'cse', implementation_selector: 'impl_selector'};
+  function passId(name) { return ALIAS[name] || name; }
   function passOf(pattern) { var d = pattern.indexOf('.'); return d < 0 ? pattern : pattern.slice(0, d); }
-  report.passes.forEach(function (p) { if (passOrder.indexOf(p.pass) < 0) passOrder.push(p.pass); });
+  if (D.kind === 'bisect' && D.bisect_pass) { /* only what the first disagreeing pass did */
+    var bm = /^\d+_it(\d+)_(.*)$/.exec(D.bisect_pass);
+    if (bm) events = events.filter(function (e) { return e.iteration === +bm[1] && passOf(e.pattern) === passId(bm[2]); });
+  }
+  report.passes.forEach(function (p) { if (passOrder.indexOf(passId(p.pass)) < 0) passOrder.push(passId(p.pass)); });
   events.forEach(function (e) { var p = passOf(e.pattern); if (passOrder.indexOf(p) < 0) passOrder.push(p); });
   function colour(pass) { var i = passOrder.indexOf(pass); return i < 0 ? '#888' : PALETTE[i % PALETTE.length]; }
   var placed = 0, unplaced = 0;
@@ -80,12 +87,20 @@
     for (var t = 0; t < l.length; t++) if (events[l[t]].kind === 'rewrote') return l[t];
     return -1;
   }
+  var rewriteOf = new Map();   /* node name -> its first rewrite */
+  events.forEach(function (e, k) { if (e.kind === 'rewrote' && e.item === 'main' && !rewriteOf.has(e.node)) rewriteOf.set(e.node, k); });
   function attribute(g) {
     var cons = consumers(g);
     for (var i = 0; i < g.n; i++) {
       var st = g.status[i];
       if (st !== 'removed' && st !== 'made' && st !== 'changed') continue;
       var k = firstRewrite(g, i);
+      if (k < 0 && st === 'made') { /* new nodes are named "<node replaced>/<suffix>" */
+        for (var cut = g.name[i].lastIndexOf('/'); k < 0 && cut > 0; cut = g.name[i].lastIndexOf('/', cut - 1)) {
+          var kk = rewriteOf.get(g.name[i].slice(0, cut));
+          if (kk !== undefined) k = kk;
+        }
+      }
       if (k < 0) { /* breadth-first through touched neighbours, at most 4 steps */
         var seen = new Set([i]), front = [i];
         for (var d = 0; d < 4 && k < 0 && front.length; d++) {
@@ -121,7 +136,7 @@
   var engines = [], excluded = [];
   if (D.segment_report) {
     D.segment_report.split('\n').forEach(function (line) {
-      var m = /^engine (\S+)[^:]*: (\d+) node\(s\): (.*)$/.exec(line);
+      var m = /^engine (\S+)[^:]*: (\d+) node\(s\)[^:]*: (.*)$/.exec(line);
       if (m) { engines.push({name: m[1], count: +m[2], members: m[3].split(' ')}); return; }
       m = /^not converted: (.+?) \(([^)]*)\): (.*)$/.exec(line);
       if (m) excluded.push({node: m[1], op: m[2], reason: m[3]});
@@ -479,7 +494,7 @@
       s += '<path class="ln" d="' + d + '" stroke="' + (w ? '#9aa5b8' : '#3182bd') + '"/>';
     });
     runs.forEach(function (r, i) {
-      s += '<circle cx="' + X(i + 1) + '" cy="' + Y(r.nodes_after) + '" r="3.5" fill="' + colour(r.pass) + '"><title>' + esc(r.pass) + ' (iteration ' + r.iteration + '): ' + r.nodes_before + ' \u2192 ' + r.nodes_after + ' nodes, ' + r.edges_before + ' \u2192 ' + r.edges_after + ' edges</title></circle>';
+      s += '<circle cx="' + X(i + 1) + '" cy="' + Y(r.nodes_after) + '" r="3.5" fill="' + colour(passId(r.pass)) + '"><title>' + esc(r.pass) + ' (iteration ' + r.iteration + '): ' + r.nodes_before + ' \u2192 ' + r.nodes_after + ' nodes, ' + r.edges_before + ' \u2192 ' + r.edges_after + ' edges</title></circle>';
       if (r.nodes_after !== r.nodes_before) s += '<text x="' + X(i + 1) + '" y="' + (H - 26) + '" transform="rotate(35 ' + X(i + 1) + ',' + (H - 26) + ')">' + esc(r.pass) + '</text>';
     });
     s += '<text x="' + (W - 150) + '" y="14" fill="#3182bd">\u2014 nodes</text><text x="' + (W - 80) + '" y="14">\u2014 edges</text>';
@@ -495,8 +510,8 @@
       h.push('<h2>Nodes and edges after each pass (main graph)</h2>' + chart(main));
       var per = new Map();
       report.passes.forEach(function (r) {
-        var p = per.get(r.pass) || {us: 0, runs: 0, changed: 0};
-        p.us += r.micros; p.runs++; p.changed += r.changed ? 1 : 0; per.set(r.pass, p);
+        var p = per.get(passId(r.pass)) || {us: 0, runs: 0, changed: 0};
+        p.us += r.micros; p.runs++; p.changed += r.changed ? 1 : 0; per.set(passId(r.pass), p);
       });
       h.push('<h2>Time per pass</h2>' + table(['pass', 'runs', 'changed', 'ms'], Array.from(per).map(function (e) {
         return ['<span class="chip" style="background:' + colour(e[0]) + '"></span>' + esc(e[0]), e[1].runs, e[1].changed, (e[1].us / 1000).toFixed(3)];
@@ -607,9 +622,12 @@
       removed: B.status.filter(function (s) { return s === 'removed'; }).length,
       made: A ? A.status.filter(function (s) { return s === 'made'; }).length : 0,
       engines: engines.length, excluded: excluded.length, first_render_ms: +(tFirst - T0).toFixed(1)};
+    var tx = performance.now();
     [PB, PA].forEach(function (p) {
       if (!p) return;
       p.setAll(true); p.render();
+      r['open_all_ms_' + p.g.side] = +(performance.now() - tx).toFixed(1);
+      tx = performance.now();
       r['drawn_' + p.g.side] = p.svg.querySelectorAll('g.leaf').length;
       r['drawn_marked_' + p.g.side] = p.svg.querySelectorAll('g.leaf.st-removed, g.leaf.st-made, g.leaf.st-changed').length;
     });
