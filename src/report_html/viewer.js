@@ -601,7 +601,8 @@
   document.body.setAttribute('data-first-render-ms', (tFirst - T0).toFixed(1));
   requestAnimationFrame(function () { document.body.setAttribute('data-first-frame-ms', performance.now().toFixed(1)); });
 
-  /* ---- options in the address: #select=NAME (after graph, else before), #open=all, #view=summary,
+  /* ---- options in the address: #select=NAME (after graph, else before; shown in both), #open=all,
+   * #view=summary,
    * #selftest (the tests' check, written into #gn-selftest as JSON) ---------------------- */
   var opts = {};
   location.hash.slice(1).split('&').forEach(function (kv) { if (!kv) return; var e = kv.indexOf('='); opts[decodeURIComponent(e < 0 ? kv : kv.slice(0, e))] = e < 0 ? '' : decodeURIComponent(kv.slice(e + 1)); });
@@ -611,8 +612,9 @@
     if (el) el.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true, view: window}));
     return !!el;
   }
-  if (opts.select) {
+  if (opts.select) { /* shown in both graphs where it is in both; the panel shows the after one */
     var sp = PA && PA.g.index.has(opts.select) ? PA : PB, si = sp.g.index.get(opts.select);
+    if (sp === PA && PB.g.index.has(opts.select)) PB.reveal(PB.g.index.get(opts.select));
     if (si !== undefined) clickNode(sp, si);
   }
   if (opts.view) setView(opts.view);
