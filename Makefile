@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build demo test unit asan clean bench install-test
+.PHONY: all deps build demo test unit asan clean bench install-test browser-deps report-screenshot
 
 all: build
 
@@ -34,6 +34,17 @@ test: unit asan install-test
 
 bench: build
 	bash bench/run.sh $(BUILD)
+
+# headless Chromium for the HTML report's browser tests (they skip without it): ~80 MB
+browser-deps:
+	@bash scripts/install-browser-deps.sh
+
+# docs/images/html_report.png, the README's picture of the HTML report
+report-screenshot: build browser-deps
+	$(BUILD)/grapnel optimize examples/models/ds_cnn_s.pb -o $(BUILD)/ds_cnn_opt.pb --report html --report-file $(BUILD)/ds_cnn_report.html
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=$(BUILD)/chromium-profile \
+	  --window-size=1200,680 --virtual-time-budget=5000 --screenshot=docs/images/html_report.png \
+	  'file://$(abspath $(BUILD))/ds_cnn_report.html#select=MobileNet/conv_ds_1/pw_batch_norm/Relu'
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

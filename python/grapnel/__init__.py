@@ -676,7 +676,8 @@ class Graph:
     # -- optimizing --
     def optimize(self, options: Union[Mapping[str, Any], str, None] = None, fetches: Optional[Iterable[str]] = None,
                  feeds: Optional[Iterable[str]] = None, target: str = "cpu",
-                 dump_dir: Optional[Union[str, os.PathLike]] = None) -> Dict[str, Any]:
+                 dump_dir: Optional[Union[str, os.PathLike]] = None,
+                 report_html: Optional[Union[str, os.PathLike]] = None) -> Dict[str, Any]:
         """Rewrites the graph in place with Grappler's pipeline.
 
         ``options`` is the dictionary ``tf.config.optimizer.set_experimental_options``
@@ -685,7 +686,9 @@ class Graph:
         keep TensorFlow's defaults. ``fetches``/``feeds`` name tensors that must be
         kept; ``target`` is "cpu", "gpu", "gpu:sm_80", ... Returns the report:
         ``{'total_micros', 'passes': [{'pass', 'iteration', 'nodes_before',
-        'nodes_after', 'changed', ...}], 'events', 'notes', 'text'}``."""
+        'nodes_after', 'changed', ...}], 'events', 'notes', 'text'}``. With
+        ``report_html`` the HTML report (the graph before and after, every
+        rewrite drawn on both; docs/html_report.md) is written to that path."""
         h = self._handle()
         opts = _Options(options)
         params = _lib.gn_optimize_params()
@@ -702,10 +705,27 @@ class Graph:
         params.feeds, params.n_feeds = fd_arr, len(fd)
         dd = os.fsencode(dump_dir) if dump_dir is not None else None
         params.dump_dir = dd
+        before = ctypes.c_void_p()
+        if report_html is not None:
+            rc = lib.gn_graph_clone(h, ctypes.byref(before))
+            if rc != _lib.GN_OK:
+                raise Error(f"optimize: keeping the graph for the HTML report: {_lib.status_str(rc)}", rc)
         self._changed()
         rep = ctypes.c_void_p()
         rc = lib.gn_optimize(h, opts.buf, ctypes.byref(params), ctypes.byref(rep))
         report: Dict[str, Any] = {}
+        html_err = None
+        if before.value:
+            try:
+                hp = _lib.gn_html_params()
+                lib.gn_html_params_init(ctypes.byref(hp))
+                hp.report = rep.value
+                herr = ctypes.create_string_buffer(1024)
+                if lib.gn_report_write_html(before.value, h, ctypes.byref(hp), os.fsencode(report_html), herr,
+                                            len(herr)) != _lib.GN_OK:
+                    html_err = "HTML report: " + _lib.s(herr.value)
+            finally:
+                lib.gn_graph_free(before.value)
         if rep.value:
             try:
                 p = ctypes.c_void_p()
@@ -718,6 +738,8 @@ class Graph:
         if rc != _lib.GN_OK:
             msg = _lib.s(lib.gn_graph_errmsg(h)) or f"optimize: {_lib.status_str(rc)}"
             raise Error(msg, rc, report)
+        if html_err:
+            raise Error(html_err, 4, report)
         return report
 
     # -- running --

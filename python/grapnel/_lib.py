@@ -122,6 +122,11 @@ class gn_optimize_params(Structure):
                 ("n_custom_passes", c_size_t), ("dump_dir", c_char_p), ("target", gn_target)]
 
 
+class gn_html_params(Structure):
+    _fields_ = [("struct_size", c_uint32), ("kind", c_int32), ("title", c_char_p), ("report", c_void_p),
+                ("segment_report", c_char_p), ("bisect_pass", c_char_p)]
+
+
 class gn_signature_arg(Structure):
     _fields_ = [("key", c_char_p), ("tensor", c_char_p), ("dtype", c_int32), ("rank", c_int32),
                 ("dims", c_int64 * 8)]
@@ -229,6 +234,9 @@ _decl("gn_report_free", None, _P)
 _decl("gn_report_to_text", _S, _P, POINTER(c_void_p))
 _decl("gn_report_to_json", _S, _P, POINTER(c_void_p))
 _decl("gn_optimizer_list_passes", _S, POINTER(c_void_p))
+# the HTML report (report_html.h)
+_decl("gn_html_params_init", None, POINTER(gn_html_params))
+_decl("gn_report_write_html", _S, _P, _P, POINTER(gn_html_params), c_char_p, c_char_p, c_size_t)
 # SavedModel (savedmodel.h): bound when exported
 _decl("gn_graph_tags", c_char_p, _P, optional=True)
 _decl("gn_graph_signature_count", c_size_t, _P, optional=True)

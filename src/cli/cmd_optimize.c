@@ -11,6 +11,7 @@
 #include "grapnel/grapnel.h"
 #include "grapnel/optimizer.h"
 #include "grapnel/options.h"
+#include "grapnel/report_html.h"
 
 int gn_cli_optimize(int argc, char **argv);
 int gn_cli_verify_bisect(int argc, char **argv);
@@ -110,8 +111,8 @@ static int parse_args(int argc, char **argv, opt_args *a)
             NEED_VALUE a->feeds[a->n_feeds++] = argv[++i];
         } else if (strcmp(s, "--report") == 0) {
             NEED_VALUE a->report = argv[++i];
-            if (strcmp(a->report, "text") != 0 && strcmp(a->report, "json") != 0) {
-                fprintf(stderr, "grapnel optimize: --report: '%s' is not one of text, json\n", a->report);
+            if (strcmp(a->report, "text") != 0 && strcmp(a->report, "json") != 0 && strcmp(a->report, "html") != 0) {
+                fprintf(stderr, "grapnel optimize: --report: '%s' is not one of text, json, html\n", a->report);
                 return EXIT_USAGE;
             }
         } else if (strcmp(s, "--report-file") == 0) {
@@ -169,6 +170,24 @@ static int write_text_to(const char *path, const char *text)
     FILE *f = fopen(path, "wb");
     if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
         fprintf(stderr, "grapnel: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* The HTML report (include/grapnel/report_html.h); prints the error. */
+static int write_html_report(int32_t kind, gn_graph *before, gn_graph *after, const gn_report *r, const char *title,
+                             const char *bisect_pass, const char *path)
+{
+    gn_html_params hp;
+    gn_html_params_init(&hp);
+    hp.kind = kind;
+    hp.title = title;
+    hp.report = r;
+    hp.bisect_pass = bisect_pass;
+    char err[1024];
+    if (gn_report_write_html(before, after, &hp, path, err, sizeof err) != GN_OK) {
+        fprintf(stderr, "grapnel: HTML report: %s\n", err);
         return 1;
     }
     return 0;
@@ -263,6 +282,12 @@ int gn_cli_optimize(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
+    bool html = a.report && strcmp(a.report, "html") == 0;
+    if (html && !a.report_file) {
+        fprintf(stderr, "grapnel optimize: --report html needs --report-file FILE.html\n%s", optimize_usage);
+        rc = EXIT_USAGE;
+        goto out;
+    }
     gn_target target;
     if ((rc = parse_target("optimize", a.target, &target))) goto out;
     gn_options o;
@@ -304,8 +329,18 @@ int gn_cli_optimize(int argc, char **argv)
     p.n_feeds = (size_t)a.n_feeds;
     p.dump_dir = a.dump_dir;
     gn_report *r = NULL;
+    gn_graph *before = NULL;
+    if (html && gn_graph_clone(g, &before) != GN_OK) {
+        fprintf(stderr, "grapnel optimize: out of memory keeping the graph for the HTML report\n");
+        gn_graph_free(g);
+        rc = 1;
+        goto out;
+    }
     gn_status s = gn_optimize(g, &o, &p, &r);
-    if (r && (a.report || a.report_file)) {
+    if (html) {
+        rc |= write_html_report(GN_HTML_OPTIMIZE, before, g, r, a.in, NULL, a.report_file);
+        gn_graph_free(before);
+    } else if (r && (a.report || a.report_file)) {
         char *text = NULL;
         bool json = a.report && strcmp(a.report, "json") == 0;
         if ((json ? gn_report_to_json(r, &text) : gn_report_to_text(r, &text)) == GN_OK)
@@ -380,6 +415,7 @@ static int cmp_str(const void *x, const void *y) { return strcmp(*(char *const *
 int gn_cli_verify_bisect(int argc, char **argv)
 {
     const char *options = NULL, *a_path = NULL, *tags = NULL, *target_text = NULL, *signature = NULL;
+    const char *report = NULL, *report_file = NULL;
     char **rest = calloc((size_t)argc + 4, sizeof *rest);
     if (!rest) return 1;
     int nrest = 0, npos = 0;
@@ -393,6 +429,14 @@ int gn_cli_verify_bisect(int argc, char **argv)
             target_text = argv[++i];
             continue;
         }
+        if (strcmp(argv[i], "--report") == 0 && i + 1 < argc) {
+            report = argv[++i];
+            continue;
+        }
+        if (strcmp(argv[i], "--report-file") == 0 && i + 1 < argc) {
+            report_file = argv[++i];
+            continue;
+        }
         if (strcmp(argv[i], "--signature") == 0 && i + 1 < argc) signature = argv[i + 1];
         if ((strcmp(argv[i], "--tag") == 0 || strcmp(argv[i], "--tags") == 0) && i + 1 < argc) tags = argv[i + 1];
         if (argv[i][0] != '-' && npos < 2 && (i == 1 || argv[i - 1][0] != '-' || strchr(argv[i - 1], '=') ||
@@ -404,6 +448,11 @@ int gn_cli_verify_bisect(int argc, char **argv)
     }
     if (!a_path) {
         fprintf(stderr, "grapnel verify --bisect: model A is required\n");
+        free(rest);
+        return EXIT_USAGE;
+    }
+    if ((report && strcmp(report, "html") != 0) || (report && !report_file) || (!report && report_file)) {
+        fprintf(stderr, "grapnel verify --bisect: the report is --report html --report-file FILE.html\n");
         free(rest);
         return EXIT_USAGE;
     }
@@ -429,6 +478,7 @@ int gn_cli_verify_bisect(int argc, char **argv)
     gn_load_options_init(&lo);
     lo.tags = tags;
     gn_graph *g = NULL;
+    gn_report *rep = NULL;
     int rc = 0;
     if (gn_graph_load(a_path, &lo, &g) != GN_OK) {
         fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
@@ -449,7 +499,7 @@ int gn_cli_verify_bisect(int argc, char **argv)
         gn_optimize_params_init(&p);
         p.target = target;
         p.dump_dir = dir;
-        if (gn_optimize(g, &o, &p, NULL) != GN_OK) {
+        if (gn_optimize(g, &o, &p, report ? &rep : NULL) != GN_OK) {
             fprintf(stderr, "grapnel: %s: %s\n", a_path, gn_graph_errmsg(g));
             rc = 1;
         }
@@ -461,7 +511,7 @@ int gn_cli_verify_bisect(int argc, char **argv)
         DIR *d = opendir(dir);
         struct dirent *e;
         while (d && (e = readdir(d))) {
-            if (e->d_name[0] == '.' || strstr(e->d_name, "_input.")) continue;
+            if (e->d_name[0] == '.') continue;
             char **nf = realloc(files, (nfiles + 1) * sizeof *nf);
             if (!nf) break;
             files = nf;
@@ -474,8 +524,10 @@ int gn_cli_verify_bisect(int argc, char **argv)
         qsort(files, nfiles, sizeof *files, cmp_str);
     }
     const char *culprit = NULL;
+    size_t culprit_at = 0;
     for (size_t i = 0; !rc && i < nfiles && !culprit; i++) {
         const char *base = strrchr(files[i], '/') + 1;
+        if (strstr(base, "_input.")) continue; /* the graph before the first pass */
         printf("== after %s\n", base);
         fflush(stdout);
         char **vargv = calloc((size_t)nrest + 4, sizeof *vargv);
@@ -491,8 +543,32 @@ int gn_cli_verify_bisect(int argc, char **argv)
         int v = gn_cli_verify(k, vargv);
         free(vargv);
         if (v == 2) rc = EXIT_USAGE;
-        else if (v != 0) culprit = base;
+        else if (v != 0) {
+            culprit = base;
+            culprit_at = i;
+        }
     }
+    if (!rc && report) {
+        /* the graphs before and after the first disagreeing pass (else before and after all of them) */
+        size_t ia = culprit ? culprit_at : nfiles - 1, ib = culprit && culprit_at > 0 ? culprit_at - 1 : 0;
+        gn_graph *gb = NULL, *ga = NULL;
+        char name[256] = "";
+        if (culprit) {
+            snprintf(name, sizeof name, "%s", culprit);
+            char *dot = strrchr(name, '.');
+            if (dot) *dot = 0;
+        }
+        if (nfiles == 0 || gn_graph_load(files[ib], NULL, &gb) != GN_OK || gn_graph_load(files[ia], NULL, &ga) != GN_OK) {
+            fprintf(stderr, "grapnel verify --bisect: HTML report: %s\n",
+                    nfiles == 0 ? "the optimizer wrote no graph" : gn_graph_errmsg(ga ? ga : gb));
+            rc = 1;
+        } else {
+            rc |= write_html_report(GN_HTML_BISECT, gb, ga, rep, a_path, culprit ? name : NULL, report_file);
+        }
+        gn_graph_free(gb);
+        gn_graph_free(ga);
+    }
+    gn_report_free(rep);
     if (!rc) {
         if (culprit) {
             printf("first disagreeing pass: %s\n", culprit);

@@ -6,6 +6,7 @@
 
 #include "grapnel/convert.h"
 #include "grapnel/grapnel.h"
+#include "grapnel/report_html.h"
 #include "grapnel/save.h"
 
 int gn_cli_segment(int argc, char **argv);
@@ -59,7 +60,7 @@ static int build_feed(gn_graph *g, const char *spec, char **name, gn_tensor *t)
 
 int gn_cli_segment(int argc, char **argv)
 {
-    const char *in = NULL, *out = NULL, *params = NULL, *backend = "cpu", *tags = NULL;
+    const char *in = NULL, *out = NULL, *params = NULL, *backend = "cpu", *tags = NULL, *report = NULL, *report_file = NULL;
     const char *keep[MAX_NAMES], *feeds[MAX_NAMES], *cal[MAX_NAMES], *bshape[MAX_NAMES], *fetches[MAX_NAMES];
     char *own[MAX_NAMES];
     size_t nk = 0, nfeed = 0, ncal = 0, nown = 0, nbs = 0, nfetch = 0, nfeed_given = 0;
@@ -75,6 +76,8 @@ int gn_cli_segment(int argc, char **argv)
         else if (!strcmp(a, "--fetch") && more && nk < MAX_NAMES) keep[nk++] = fetches[nfetch++] = argv[++i];
         else if (!strcmp(a, "--build-shape") && more && nbs < MAX_NAMES) bshape[nbs++] = argv[++i];
         else if (!strcmp(a, "--saved-model")) as_saved = 1;
+        else if (!strcmp(a, "--report") && more) report = argv[++i];
+        else if (!strcmp(a, "--report-file") && more) report_file = argv[++i];
         else if (!strcmp(a, "--calibrate") && more && ncal < MAX_NAMES) {
             cal[ncal++] = argv[++i];
             while (i + 1 < argc && argv[i + 1][0] != '-' && ncal < MAX_NAMES) cal[ncal++] = argv[++i];
@@ -88,6 +91,10 @@ int gn_cli_segment(int argc, char **argv)
     }
     if (!in || (!out && !dry)) {
         fprintf(stderr, "grapnel segment: need IN and -o OUT (or --dry-run); see grapnel segment --help\n");
+        return 2;
+    }
+    if ((report && strcmp(report, "html") != 0) || (report && !report_file) || (!report && report_file)) {
+        fprintf(stderr, "grapnel segment: the report is --report html --report-file FILE.html\n");
         return 2;
     }
     gn_conversion_params p;
@@ -134,7 +141,11 @@ int gn_cli_segment(int argc, char **argv)
     char *rep = NULL;
     size_t n = 0;
     int rc = 0;
-    if (gn_segment(g, &p, &sp, &rep, &n) != GN_OK) {
+    gn_graph *before = NULL;
+    if (report && gn_graph_clone(g, &before) != GN_OK) {
+        fprintf(stderr, "grapnel segment: out of memory keeping the graph for the HTML report\n");
+        rc = 1;
+    } else if (gn_segment(g, &p, &sp, &rep, &n) != GN_OK) {
         fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
         rc = 1;
     } else {
@@ -201,6 +212,18 @@ int gn_cli_segment(int argc, char **argv)
             rc = 1;
         }
     }
+    if (before && rep) {
+        gn_html_params hp;
+        gn_html_params_init(&hp);
+        hp.kind = GN_HTML_SEGMENT;
+        hp.title = in;
+        hp.segment_report = rep;
+        if (gn_report_write_html(before, dry ? NULL : g, &hp, report_file, err, sizeof err) != GN_OK) {
+            fprintf(stderr, "grapnel segment: HTML report: %s\n", err);
+            rc = 1;
+        }
+    }
+    gn_graph_free(before);
     gn_free(rep);
     gn_graph_free(g);
     for (size_t i = 0; i < nown; i++) free(own[i]);
