@@ -35,8 +35,19 @@ static size_t edit_distance(const char *a, const char *b)
 
 const char *gn_cli_suggest(const char *word, const char *const *cands, size_t n)
 {
+    const char *w = word;
+    while (*w == '-') w++;
+    size_t wl = strlen(w);
+    /* an abbreviation: a candidate that begins with the word ("--sig": "--signature") */
+    if (wl >= 3)
+        for (size_t i = 0; i < n; i++) {
+            const char *c = cands[i];
+            while (*c == '-') c++;
+            if (strncmp(c, w, wl) == 0) return cands[i];
+        }
+    /* a misspelling: the nearest within max(1, len/4) edits (none for words under 3) */
     const char *best = NULL;
-    size_t best_d = SIZE_MAX, wl = strlen(word);
+    size_t best_d = SIZE_MAX;
     for (size_t i = 0; i < n; i++) {
         size_t d = edit_distance(word, cands[i]);
         if (d < best_d) {
@@ -44,14 +55,14 @@ const char *gn_cli_suggest(const char *word, const char *const *cands, size_t n)
             best = cands[i];
         }
     }
-    size_t limit = wl / 3 > 2 ? wl / 3 : 2;
+    size_t limit = wl < 3 ? 0 : wl / 4 > 1 ? wl / 4 : 1;
     if (best && best_d <= limit) return best;
-    /* a candidate containing the word (a prefix typed, "--fetc" aside) */
-    const char *w = word;
-    while (*w == '-') w++;
-    if (strlen(w) >= 3)
-        for (size_t i = 0; i < n; i++)
-            if (strstr(cands[i], w)) return cands[i];
+    /* a longer word that begins with a candidate ("--tolerance": "--tol") */
+    for (size_t i = 0; i < n; i++) {
+        const char *c = cands[i];
+        while (*c == '-') c++;
+        if (strlen(c) >= 3 && strncmp(w, c, strlen(c)) == 0) return cands[i];
+    }
     return NULL;
 }
 

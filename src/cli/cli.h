@@ -41,8 +41,9 @@ int gn_cli_savedmodel_json(struct gn_json *j, gn_graph *g, int full);
 const char *gn_cli_usage(const char *cmd);
 
 /* ---- usage errors (cli.c) --------------------------------------------------------- */
-/* The nearest of cands to word (edit distance within max(2, len/3), or a
- * candidate containing it); NULL when none is near. */
+/* The candidate word stands for: one that begins with it (3 characters or
+ * more, leading dashes aside), else the nearest within max(1, len/4) edits,
+ * else one the word begins with; NULL when none is near. */
 const char *gn_cli_suggest(const char *word, const char *const *cands, size_t n);
 /* "grapnel CMD: unknown option 'ARG'; did you mean '--flag'?" with the flags
  * of CMD's help text; returns EXIT_USAGE. */
