@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
       zlib1g-dev libsnappy-dev libopenblas-dev gzip python3
-      python3-venv python3-pip python3-numpy python3-pytest)
+      python3-venv python3-pip python3-numpy python3-pytest help2man)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

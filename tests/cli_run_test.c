@@ -95,7 +95,7 @@ static void test_run_npy(void **state)
     expect(cmd, 0, "z: int32 ()\n42\n");
     /* errors: exit 1 with the library's message */
     snprintf(cmd, sizeof cmd, "run '%s' --feed x=%s --feed y=%s --fetch q", model, tmp("x.npy"), tmp("y.npy"));
-    expect(cmd, 1, "grapnel run: no tensor 'q' in the graph\n");
+    expect(cmd, 1, "grapnel run: no tensor 'q' in the graph (its outputs: z)\n");
     write_text(tmp("bad.npy"), "not numpy");
     snprintf(cmd, sizeof cmd, "run '%s' --feed x=%s", model, tmp("bad.npy"));
     char w2[4096];

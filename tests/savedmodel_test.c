@@ -1030,7 +1030,7 @@ static void test_cli(void **state)
     gn_test_data("savedmodel/half_plus_two_tf2_cpu/serving_default", gdir, sizeof gdir);
     char *out = NULL;
     assert_int_equal(cli(&out, "inspect '%s'%s%s", dir, "", ""), 0);
-    expect_has(out, "SavedModel tags: serve\nsignatures: 7\n");
+    expect_has(out, "SavedModel tags: serve\nsignatures: 6\n");
     expect_has(out, "  serving_default (tensorflow/serving/predict)\n"
                     "    input  x: serving_default_x:0 float [1]\n"
                     "    output y: StatefulPartitionedCall_5:0 float [1]\n");

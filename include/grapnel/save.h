@@ -88,7 +88,8 @@ typedef struct gn_save_params {
     uint32_t struct_size;
     /* For a GraphDef input: the serving signature's inputs and outputs as
      * tensor names ("x", "x:0", "node:1"). Keys are the node names with '/'
-     * replaced by '_' and ":k" (k > 0) appended as "_k". No feeds: every
+     * replaced by '_' and ":k" (k > 0) appended as "_k", unless the name
+     * is given as "KEY=tensor" ("x=serving_default_x:0"). No feeds: every
      * Placeholder. A SavedModel input keeps its signatures; feeds/fetches
      * given for it replace signature_key's signature. */
     size_t n_feeds;

@@ -10,14 +10,27 @@ on the CPU reference backend with numpy arrays, compare two graphs, save it::
         report = g.optimize({"constant_folding": True, "layout_optimizer": False})
         y, = g.run({"x": np.ones((1, 4), np.float32)}, ["y"])
 
-Every failure raises :class:`grapnel.Error` carrying the library's message.
+Every failure raises :class:`grapnel.Error` carrying the library's message;
+bad arguments are also ``ValueError`` (:class:`InvalidArgumentError`) and
+missing files also ``FileNotFoundError`` (:class:`NotFoundError`).
+
+At TensorFlow's level: ``grapnel.load(dir).signatures['serving_default'](x=...)``
+returns a dict by output key (the SavedModel is frozen once, on first call);
+TensorFlow's own objects (``tf.saved_model.SaveOptions``, ``VariablePolicy``,
+``TrtConversionParams``, numpy scalars) are accepted wherever their
+dictionaries are, read by attribute; :class:`Converter` follows
+``TrtGraphConverterV2``'s convert / build / save / summary.
 """
 from __future__ import annotations
 
 import ast
 import ctypes
+import difflib
+import errno as _errno
 import json
 import os
+import re
+import time
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -29,15 +42,40 @@ __all__ = [
     "Error", "Graph", "load", "loads", "version", "library_path", "option_keys", "option_help",
     "default_options", "parse_options", "options_text", "list_passes", "DTYPES", "dtype_to_numpy",
     "dtype_from_numpy", "has_savedmodel", "has_savedmodel_save", "parse_save_options",
-    "save_options_text", "conversion_params",
+    "save_options_text", "conversion_params", "InvalidArgumentError", "NotFoundError", "SignatureFunction",
+    "Converter",
 ]
 
 __version__ = "0.1.0"
 
+# declared here (optional: an older library lacks them)
+_lib._decl("gn_graph_default_signature", ctypes.c_char_p, ctypes.c_void_p, optional=True)
+_lib._decl("gn_engines_build", ctypes.c_int32, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p),
+           ctypes.POINTER(_lib.gn_tensor), ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p), optional=True)
+
+
+_GN_ERR_ARG = 1
+_GN_ERR_IO = 4
+_GN_ERR_NOT_FOUND = 9
+_NO_SUCH_FILE = os.strerror(_errno.ENOENT)   # "No such file or directory", as the library writes it
+
 
 class Error(Exception):
     """A grapnel call failed. ``str(e)`` is the library's message; ``code`` the
-    gn_status number and ``status`` its text ("invalid argument", ...)."""
+    gn_status number and ``status`` its text ("invalid argument", ...).
+
+    ``Error(message, code)`` makes the subclass the code calls for: an invalid
+    argument (code 1) is an :class:`InvalidArgumentError` (also a ValueError),
+    a file that does not exist a :class:`NotFoundError` (also a
+    FileNotFoundError); ``except grapnel.Error`` catches them all."""
+
+    def __new__(cls, message: str = "", code: int = 1, report: Optional[dict] = None):
+        if cls is Error:
+            if code == _GN_ERR_ARG:
+                cls = InvalidArgumentError
+            elif code == _GN_ERR_IO and _NO_SUCH_FILE in message:
+                cls = NotFoundError
+        return super().__new__(cls, message)
 
     def __init__(self, message: str, code: int = 1, report: Optional[dict] = None):
         super().__init__(message)
@@ -46,6 +84,28 @@ class Error(Exception):
         self.status = _lib.status_str(code)
         #: for a failed optimize(): the per-pass record, as optimize() returns it
         self.report = report
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self) -> Any:
+        return (Error, (self.message, self.code, self.report))
+
+
+class InvalidArgumentError(Error, ValueError):
+    """A bad argument: an unknown key (with the nearest one), a value of the
+    wrong kind, a name the graph or signature lacks."""
+
+
+class NotFoundError(Error, FileNotFoundError):
+    """A file or directory that does not exist; ``filename`` names it."""
+
+    def __init__(self, message: str, code: int = _GN_ERR_IO, report: Optional[dict] = None):
+        Error.__init__(self, message, code, report)
+        self.errno = _errno.ENOENT
+        self.strerror = message
+        head = message.split(": " + _NO_SUCH_FILE)[0]
+        self.filename = head.rsplit(": ", 1)[-1] if head != message else None
 
 
 def version() -> str:
@@ -157,6 +217,98 @@ def option_help() -> Dict[str, str]:
             for i in range(lib.gn_options_key_count())}
 
 
+def _plain(v: Any) -> Any:
+    """TensorFlow's and numpy's objects as the plain Python values of the
+    dictionaries, read by attribute (TensorFlow is never imported): numpy
+    scalars and 0-d arrays; enums (VariablePolicy.SAVE_VARIABLE_DEVICES: its
+    value); namedtuples (TrtConversionParams: a dict); sharding policies
+    (MaxShardSizePolicy(N) as its call text); functions (their name)."""
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, np.bool_):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v)
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        return _plain(v.item())
+    if isinstance(v, Mapping):
+        return {_plain(k): _plain(x) for k, x in v.items()}
+    if hasattr(v, "_asdict") and hasattr(v, "_fields"):    # a namedtuple
+        return {k: _plain(x) for k, x in v._asdict().items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [_plain(x) for x in v]
+    if hasattr(type(v), "__members__") and hasattr(v, "value") and hasattr(v, "name"):   # an Enum
+        return _plain(v.value)
+    name = type(v).__name__
+    if name == "MaxShardSizePolicy" and hasattr(v, "max_shard_size"):
+        return _Call(f"MaxShardSizePolicy({int(v.max_shard_size)})")
+    if name == "ShardByTaskPolicy":
+        return _Call("ShardByTaskPolicy()")
+    for attr in ("name", "__name__"):                    # tf.function, a Python function
+        n = getattr(v, attr, None)
+        if isinstance(n, str) and callable(v):
+            return n
+    return v
+
+
+class _Call(str):
+    """A call in dictionary text (a sharding policy), written without quotes."""
+
+
+def _object_fields(obj: Any, fields: Sequence[str]) -> Optional[Dict[str, Any]]:
+    """An options object (tf.saved_model.SaveOptions, TrtConversionParams,
+    an object with the same attributes) as a dict of its fields; None when obj
+    is no such object."""
+    if hasattr(obj, "_asdict") and hasattr(obj, "_fields"):
+        return dict(obj._asdict())
+    names = list(getattr(obj, "__slots__", ()) or ()) + list(getattr(obj, "__dict__", {}) or {})
+    got = {k: getattr(obj, k) for k in names if k in fields and hasattr(obj, k)}
+    return got or None
+
+
+def _nearest(key: str, valid: Sequence[str]) -> Optional[str]:
+    m = difflib.get_close_matches(key, list(valid), n=1, cutoff=0.6)
+    if m:
+        return m[0]
+    low = key.lower().replace("-", "_")
+    for v in valid:
+        if len(low) >= 3 and (low in v or v == low):
+            return v
+    return None
+
+
+def _check_keys(d: Mapping[str, Any], valid: Sequence[str], what: str) -> None:
+    """Raises InvalidArgumentError for a key not in valid, quoting it as given,
+    with the nearest valid key."""
+    for k in d:
+        if not isinstance(k, str):
+            raise Error(f"{what} key {k!r} is not a str", _GN_ERR_ARG)
+        if k not in valid:
+            near = _nearest(k, valid)
+            hint = f"; did you mean '{near}'?" if near else ""
+            raise Error(f"unknown {what} '{k}'{hint} (valid: {', '.join(valid)})", _GN_ERR_ARG)
+
+
+def _text_keys(text: str) -> Optional[List[str]]:
+    """The keys of dictionary text written by the user, when it reads as a Python dict."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Dict):
+        return None
+    keys = []
+    for k in node.keys:
+        if not isinstance(k, ast.Constant) or not isinstance(k.value, str):
+            return None
+        keys.append(k.value)
+    return keys
+
+
 def _py_value(text: str) -> Any:
     try:
         return ast.literal_eval(text)
@@ -165,6 +317,7 @@ def _py_value(text: str) -> Any:
 
 
 def _value_text(key: str, v: Any) -> str:
+    v = _plain(v)
     if v is None or isinstance(v, bool):
         return repr(v)
     if isinstance(v, (int, np.integer)):
@@ -185,6 +338,7 @@ def options_text(options: Union[Mapping[str, Any], str, None]) -> str:
         return options
     if not isinstance(options, Mapping):
         raise Error(f"options must be a dict, not {type(options).__name__}", 1)
+    options = {_plain(k): v for k, v in options.items()}
     parts = []
     for k, v in options.items():
         if not isinstance(k, str):
@@ -251,17 +405,52 @@ def list_passes() -> str:
     return _lib.take_string(p.value)
 
 
-def _conversion_params(params: Union[Mapping[str, Any], str, None]) -> _lib.gn_conversion_params:
+_CONVERSION_FIELDS: List[str] = []
+
+
+def _conversion_fields() -> List[str]:
+    """The fields of ConversionParams, in TensorFlow's order (from the library)."""
+    if not _CONVERSION_FIELDS:
+        p = _lib.gn_conversion_params()
+        lib.gn_conversion_params_init(ctypes.byref(p))
+        out = ctypes.c_void_p()
+        if lib.gn_conversion_params_to_string(ctypes.byref(p), ctypes.byref(out)) == _lib.GN_OK:
+            _CONVERSION_FIELDS.extend(ast.literal_eval(_lib.take_string(out.value)).keys())
+    return _CONVERSION_FIELDS
+
+
+def _params_dict(params: Any) -> Union[Dict[str, Any], str, None]:
+    """Conversion params as a dict (or the user's text): a dict, a
+    TrtConversionParams namedtuple or an object with its attributes."""
+    if params is None or isinstance(params, str):
+        return params
+    if isinstance(params, Mapping):
+        d = {_plain(k): v for k, v in params.items()}
+    else:
+        d = _object_fields(params, _conversion_fields())
+        if d is None:
+            raise Error(f"conversion params must be a dict or a TrtConversionParams, not {type(params).__name__}", 1)
+    return {k: _plain(v) for k, v in d.items()}
+
+
+def _conversion_params(params: Any) -> _lib.gn_conversion_params:
     p = _lib.gn_conversion_params()
     lib.gn_conversion_params_init(ctypes.byref(p))
+    params = _params_dict(params)
     if params is None:
         return p
     if isinstance(params, str):
+        keys = _text_keys(params)
+        if keys is not None:
+            _check_keys(dict.fromkeys(keys), _conversion_fields(), "conversion parameter")
         text = params
-    elif isinstance(params, Mapping):
-        text = "{" + ", ".join(f"{k!r}: {v!r}" for k, v in params.items()) + "}"
     else:
-        raise Error(f"conversion params must be a dict, not {type(params).__name__}", 1)
+        _check_keys(params, _conversion_fields(), "conversion parameter")
+        for k, v in params.items():
+            if not isinstance(v, (bool, int, float, str)):
+                raise Error(f"conversion parameter '{k}': value {v!r} of type {type(v).__name__} "
+                            f"is not a bool, int or str", 1)
+        text = "{" + ", ".join(f"{k!r}: {v!r}" for k, v in params.items()) + "}"
     err = ctypes.create_string_buffer(1024)
     rc = lib.gn_conversion_params_parse(ctypes.byref(p), text.encode(), err, len(err))
     if rc != _lib.GN_OK:
@@ -269,15 +458,20 @@ def _conversion_params(params: Union[Mapping[str, Any], str, None]) -> _lib.gn_c
     return p
 
 
-def conversion_params(params: Union[Mapping[str, Any], str, None] = None) -> Dict[str, Any]:
+def conversion_params(params: Any = None) -> Dict[str, Any]:
     """TensorFlow's ConversionParams (``tf.experimental.tensorrt.ConversionParams``
-    fields) with defaults filled in and validated, as a dict."""
+    fields) with defaults filled in and validated, as a dict. ``params``: a
+    dict, dictionary text, or a ``TrtConversionParams`` (any object with its
+    fields as attributes; ``TrtPrecisionMode.FP16`` and numpy scalars as values)."""
     p = _conversion_params(params)
     out = ctypes.c_void_p()
     rc = lib.gn_conversion_params_to_string(ctypes.byref(p), ctypes.byref(out))
     if rc != _lib.GN_OK:
         raise Error("conversion params: " + _lib.status_str(rc), rc)
     return ast.literal_eval(_lib.take_string(out.value))
+
+
+_conversion_params_filled = conversion_params   # for Converter, whose argument has the same name
 
 
 def has_savedmodel() -> bool:
@@ -293,19 +487,44 @@ def has_savedmodel_save() -> bool:
 _SHARDING_KEY = "experimental_sharding_callback"
 
 
-def save_options_text(options: Union[Mapping[str, Any], str, None]) -> str:
+#: The fields of tf.saved_model.SaveOptions (its __slots__), as the library reads them.
+SAVE_OPTION_FIELDS = ("namespace_whitelist", "save_debug_info", "function_aliases", "experimental_debug_stripper",
+                      "experimental_io_device", "experimental_variable_policy", "experimental_custom_gradients",
+                      "experimental_image_format", "experimental_skip_saver", "experimental_sharding_callback",
+                      "extra_tags")
+
+
+def _save_options_dict(options: Any) -> Union[Dict[str, Any], str, None]:
+    if options is None or isinstance(options, str):
+        return options
+    if isinstance(options, Mapping):
+        d = {_plain(k): v for k, v in options.items()}
+    else:
+        d = _object_fields(options, SAVE_OPTION_FIELDS)
+        if d is None:
+            raise Error(f"save options must be a dict or a tf.saved_model.SaveOptions, not {type(options).__name__}", 1)
+    _check_keys(d, SAVE_OPTION_FIELDS, "SaveOptions field")
+    return {k: _plain(v) for k, v in d.items()}
+
+
+def save_options_text(options: Any) -> str:
     """The dict text gn_save_options_parse reads, from a dict with the fields of
     ``tf.saved_model.SaveOptions`` (``{'save_debug_info': True, 'namespace_whitelist':
     ['Custom'], 'experimental_variable_policy': 'save_variable_devices',
     'experimental_sharding_callback': 'MaxShardSizePolicy(1000000)'}``)."""
+    options = _save_options_dict(options)
     if options is None:
         return "{}"
     if isinstance(options, str):
+        keys = _text_keys(options)
+        if keys is not None:
+            _check_keys(dict.fromkeys(keys), SAVE_OPTION_FIELDS, "SaveOptions field")
         return options
-    if not isinstance(options, Mapping):
-        raise Error(f"save options must be a dict, not {type(options).__name__}", 1)
 
     def val(k: str, v: Any) -> str:
+        v = _plain(v)
+        if isinstance(v, _Call):
+            return str(v)
         if v is None or isinstance(v, bool):
             return repr(v)
         if isinstance(v, (int, np.integer)):
@@ -339,7 +558,7 @@ def _save_value(node: Any, src: str) -> Any:
 class _SaveOptions:
     """A gn_save_options in a buffer owned here; cleared (its strings freed) once."""
 
-    def __init__(self, options: Union[Mapping[str, Any], str, None] = None):
+    def __init__(self, options: Any = None):
         if not has_savedmodel_save():
             raise Error("this grapnel library cannot write SavedModels (save.h not built)", 7)
         self.buf = ctypes.create_string_buffer(_lib.SAVE_OPTIONS_BUF)
@@ -349,10 +568,23 @@ class _SaveOptions:
             raise Error(f"gn_save_options is {size} bytes, more than the {_lib.SAVE_OPTIONS_BUF} reserved", 10)
         self.live = True
         err = ctypes.create_string_buffer(2048)
-        rc = lib.gn_save_options_parse(self.buf, save_options_text(options).encode(), err, len(err))
+        try:
+            text = save_options_text(options)
+        except Error:
+            self.close()
+            raise
+        rc = lib.gn_save_options_parse(self.buf, text.encode(), err, len(err))
         if rc != _lib.GN_OK:
             self.close()
-            raise Error(_lib.s(err.value) or _lib.status_str(rc), rc)
+            msg = _lib.s(err.value) or _lib.status_str(rc)
+            if not isinstance(options, str):
+                # the text was made here: its offsets mean nothing to the caller; name the value given
+                msg = re.sub(r"at offset \d+: ", "", msg)
+                d = _save_options_dict(options) or {}
+                m = re.search(r"'(\w+)' takes", msg)
+                if m and m.group(1) in d:
+                    msg += f" (got {d[m.group(1)]!r})"
+            raise Error(msg, rc)
 
     def close(self) -> None:
         if self.live:
@@ -370,8 +602,9 @@ class _SaveOptions:
         return _save_value(ast.parse(text, mode="eval").body, text)
 
 
-def parse_save_options(options: Union[Mapping[str, Any], str, None]) -> Dict[str, Any]:
-    """Parses SaveOptions (dict or dict text) and returns every field with its
+def parse_save_options(options: Any) -> Dict[str, Any]:
+    """Parses SaveOptions (a dict, dict text, or a ``tf.saved_model.SaveOptions``:
+    any object with its fields as attributes) and returns every field with its
     value (policies as lower-case names, sharding callbacks as call text).
     Raises Error naming an unknown field or a value of the wrong kind."""
     o = _SaveOptions(options)
@@ -461,10 +694,12 @@ class Graph:
         self._h: Optional[int] = handle
         self._sessions: Dict[Tuple[str, int, int], int] = {}
         self._shapes = False
+        self._frozen: Dict[str, "Graph"] = {}   # SavedModel: signature key -> its frozen graph
 
     # -- lifetime --
     def close(self) -> None:
         """Frees the graph and its cached sessions (idempotent)."""
+        self._drop_frozen()
         self._drop_sessions()
         h, self._h = self._h, None
         if h:
@@ -496,8 +731,15 @@ class Graph:
             lib.gn_session_free(s)
         self._sessions.clear()
 
+    def _drop_frozen(self) -> None:
+        for f in getattr(self, "_frozen", {}).values():
+            f.close()
+        if hasattr(self, "_frozen"):
+            self._frozen.clear()
+
     def _changed(self) -> None:
         self._drop_sessions()
+        self._drop_frozen()
         self._shapes = False
 
     def _check(self, rc: int, what: str) -> None:
@@ -782,7 +1024,8 @@ class Graph:
 
     def run(self, feeds: Optional[Mapping[str, Any]] = None,
             fetches: Union[str, Sequence[str], None] = None, backend: str = "cpu", seed: int = 0,
-            num_threads: int = 0) -> Union[np.ndarray, List[np.ndarray], Dict[str, np.ndarray]]:
+            num_threads: int = 0, signature: Optional[str] = None
+            ) -> Union[np.ndarray, List[np.ndarray], Dict[str, np.ndarray]]:
         """Runs the graph on a backend ("cpu").
 
         ``feeds`` maps tensor names ("x" or "x:0"; any tensor, the graph is cut
@@ -790,7 +1033,17 @@ class Graph:
         arrays, in order), one name (returns one array), or None (the graph's
         outputs(); returns a dict name -> array). ``seed`` seeds random ops.
         A session per (backend, seed, num_threads) is kept and reused until the
-        graph changes."""
+        graph changes.
+
+        On a SavedModel, the signature (``signature``, default "serving_default")
+        is frozen on the first run and the frozen graph runs: feeds and fetches
+        may name the signature's keys as well as tensors, and fetches=None
+        returns every output by key (as ``signatures[key](**feeds)``)."""
+        if self._is_savedmodel():
+            fn = self.signatures[self._signature_key(signature)]
+            return fn._run_names(dict(feeds or {}), fetches, backend, seed, num_threads)
+        if signature is not None:
+            raise Error(f"signature={signature!r}: the graph is not a SavedModel", _GN_ERR_ARG)
         feeds = dict(feeds or {})
         if fetches is None:
             names = self.outputs()
@@ -800,6 +1053,54 @@ class Graph:
         if isinstance(fetches, str):
             return self._run(feeds, [fetches], backend, seed, num_threads)[0]
         return self._run(feeds, list(fetches), backend, seed, num_threads)
+
+    def benchmark(self, feeds: Optional[Mapping[str, Any]] = None, fetches: Union[str, Sequence[str], None] = None,
+                  repeat: int = 100, warmup: int = 1, backend: str = "cpu", seed: int = 0, num_threads: int = 0,
+                  signature: Optional[str] = None) -> Dict[str, Any]:
+        """Times ``run``: ``warmup`` untimed runs, then ``repeat`` timed ones on the
+        same feeds (placeholders not fed get random_feeds). Returns, as
+        ``grapnel run --repeat N --json`` writes it: ``{'runs', 'warmup',
+        'latency_ms': {'min', 'median', 'p90', 'max', 'mean'}, 'throughput_per_s'}``
+        (median of an even count: the mean of the middle two; p90: the nearest
+        rank). The times include the copies between numpy and the library."""
+        if self._is_savedmodel():
+            return self.signatures[self._signature_key(signature)].benchmark(
+                repeat=repeat, warmup=warmup, backend=backend, seed=seed, num_threads=num_threads, **dict(feeds or {}))
+        repeat, warmup = _check_repeat(repeat, warmup)
+        names = [fetches] if isinstance(fetches, str) else list(fetches) if fetches is not None else self.outputs()
+        all_feeds = dict(feeds or {})
+        all_feeds.update(self.random_feeds(names, all_feeds, seed))
+        return _time_runs(lambda: self._run(all_feeds, names, backend, seed, num_threads), repeat, warmup)
+
+    # -- SavedModel signatures, TensorFlow style --
+    def _is_savedmodel(self) -> bool:
+        return has_savedmodel() and (lib.gn_graph_signature_count(self._handle()) > 0 or bool(self.tags))
+
+    def _signature_key(self, signature: Optional[str]) -> str:
+        if signature is not None:
+            return signature
+        if _lib.has("gn_graph_default_signature"):
+            return _lib.s(lib.gn_graph_default_signature(self._handle()))
+        return "serving_default"
+
+    @property
+    def signatures(self) -> "_Signatures":
+        """The SavedModel's signatures as TensorFlow's ``loaded.signatures``: a
+        mapping from key to a :class:`SignatureFunction`, called with keyword
+        arguments by input key and returning a dict by output key
+        (``g.signatures['serving_default'](x=np.ones((1, 4), np.float32))``).
+        Calling the mapping, ``g.signatures()``, gives their descriptions:
+        ``{key: {'method', 'inputs': {k: {'tensor', 'dtype', 'shape'}},
+        'outputs': {...}}}`` ({} for a GraphDef). The SavedModel's init op
+        (``__saved_model_init_op``) is not a signature here."""
+        return _Signatures(self)
+
+    def _frozen_graph(self, key: str) -> "Graph":
+        g = self._frozen.get(key)
+        if g is None:
+            g = self.freeze(key)
+            self._frozen[key] = g
+        return g
 
     def _needed_placeholders(self, fetches: Sequence[str], fed: Iterable[str]) -> List[str]:
         nodes = self.nodes()
@@ -912,7 +1213,7 @@ class Graph:
         self._need("gn_graph_tags")
         return _lib.s(lib.gn_graph_tags(self._handle()))
 
-    def signatures(self) -> Dict[str, Dict[str, Any]]:
+    def _signature_info(self) -> Dict[str, Dict[str, Any]]:
         """SavedModel signatures: ``{key: {'method', 'inputs': {k: {'tensor', 'dtype',
         'shape'}}, 'outputs': {...}}}``; {} for a GraphDef."""
         self._need("gn_graph_signature_count")
@@ -1043,3 +1344,342 @@ class Graph:
                         os.fspath(directory))
         finally:
             opts.close()
+
+
+# ---- timing -----------------------------------------------------------------------------------------------
+def _check_repeat(repeat: Any, warmup: Any) -> Tuple[int, int]:
+    r, w = _plain(repeat), _plain(warmup)
+    if not isinstance(r, int) or isinstance(r, bool) or r < 1:
+        raise Error(f"repeat={repeat!r}: expected a positive integer", _GN_ERR_ARG)
+    if not isinstance(w, int) or isinstance(w, bool) or w < 0:
+        raise Error(f"warmup={warmup!r}: expected a non-negative integer", _GN_ERR_ARG)
+    return r, w
+
+
+def _time_runs(fn: Any, repeat: int, warmup: int) -> Dict[str, Any]:
+    """The statistics `grapnel run --repeat` prints, over fn's timed calls."""
+    for _ in range(warmup):
+        fn()
+    lat = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        lat.append(time.perf_counter() - t0)
+    lat.sort()
+    n = len(lat)
+    median = lat[n // 2] if n % 2 else (lat[n // 2 - 1] + lat[n // 2]) / 2
+    total = sum(lat)
+    return {"runs": n, "warmup": warmup,
+            "latency_ms": {"min": lat[0] * 1e3, "median": median * 1e3, "p90": lat[(9 * n + 9) // 10 - 1] * 1e3,
+                           "max": lat[-1] * 1e3, "mean": total / n * 1e3},
+            "throughput_per_s": n / total if total > 0 else 0.0}
+
+
+# ---- signatures, TensorFlow style ---------------------------------------------------------------------------
+_INIT_OP = "__saved_model_init_op"
+
+
+class SignatureFunction:
+    """One signature of a SavedModel, as TensorFlow's ``loaded.signatures[key]``:
+    called with keyword arguments by input key (arrays, or anything numpy
+    converts), it returns a dict by output key. The SavedModel is frozen on
+    the first call (once per signature; the frozen graph is kept until the
+    graph changes or is closed)."""
+
+    def __init__(self, graph: Graph, key: str, info: Dict[str, Any], frozen: Optional[Graph] = None):
+        self._graph = graph
+        self.name = key
+        self._info = info
+        self._fixed = frozen   # Converter: the converted graph itself
+
+    @property
+    def inputs(self) -> Dict[str, Dict[str, Any]]:
+        """Input key -> ``{'tensor', 'dtype', 'shape'}``."""
+        return self._info["inputs"]
+
+    @property
+    def outputs(self) -> Dict[str, Dict[str, Any]]:
+        """Output key -> ``{'tensor', 'dtype', 'shape'}``."""
+        return self._info["outputs"]
+
+    @property
+    def structured_input_signature(self) -> Tuple[Tuple[()], Dict[str, Dict[str, Any]]]:
+        """``((), {key: {'dtype', 'shape'}})``, the shape of TensorFlow's attribute."""
+        return ((), {k: {"dtype": v["dtype"], "shape": v["shape"]} for k, v in self.inputs.items()})
+
+    @property
+    def structured_outputs(self) -> Dict[str, Dict[str, Any]]:
+        return {k: {"dtype": v["dtype"], "shape": v["shape"]} for k, v in self.outputs.items()}
+
+    def __repr__(self) -> str:
+        return (f"<grapnel.SignatureFunction {self.name!r} inputs={list(self.inputs)} "
+                f"outputs={list(self.outputs)}>")
+
+    def graph(self) -> Graph:
+        """The frozen graph this signature runs (made on first use, owned here)."""
+        return self._fixed if self._fixed is not None else self._graph._frozen_graph(self.name)
+
+    def _feeds(self, kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+        valid = list(self.inputs)
+        for k in kwargs:
+            if k not in self.inputs:
+                near = _nearest(k, valid)
+                hint = f"; did you mean '{near}'?" if near else ""
+                raise Error(f"signature '{self.name}' has no input '{k}'{hint} (inputs: {', '.join(valid) or 'none'})",
+                            _GN_ERR_ARG)
+        missing = [k for k in valid if k not in kwargs]
+        if missing:
+            raise Error(f"signature '{self.name}': missing input{'s' if len(missing) > 1 else ''} "
+                        f"{', '.join(repr(k) for k in missing)} (inputs: {', '.join(valid)})", _GN_ERR_ARG)
+        return {self.inputs[k]["tensor"]: v for k, v in kwargs.items()}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Dict[str, np.ndarray]:
+        if args:
+            raise Error(f"signature '{self.name}' takes keyword arguments only, by input key "
+                        f"({', '.join(self.inputs) or 'none'}), as TensorFlow's signatures do", _GN_ERR_ARG)
+        feeds = self._feeds(kwargs)
+        keys = list(self.outputs)
+        outs = self.graph()._run(feeds, [self.outputs[k]["tensor"] for k in keys], "cpu", 0, 0)
+        return dict(zip(keys, outs))
+
+    def benchmark(self, repeat: int = 100, warmup: int = 1, backend: str = "cpu", seed: int = 0,
+                  num_threads: int = 0, **kwargs: Any) -> Dict[str, Any]:
+        """Times calls on the inputs given by key (as Graph.benchmark)."""
+        repeat, warmup = _check_repeat(repeat, warmup)
+        feeds = self._feeds(kwargs)
+        g = self.graph()
+        tensors = [v["tensor"] for v in self.outputs.values()]
+        return _time_runs(lambda: g._run(feeds, tensors, backend, seed, num_threads), repeat, warmup)
+
+    def _run_names(self, feeds: Dict[str, Any], fetches: Union[str, Sequence[str], None], backend: str, seed: int,
+                   num_threads: int) -> Union[np.ndarray, List[np.ndarray], Dict[str, np.ndarray]]:
+        """Graph.run on a SavedModel: keys or tensor names, on the frozen graph."""
+        g = self.graph()
+        names = {n["name"] for n in g.nodes()}
+
+        def tensor(name: str, side: Dict[str, Dict[str, Any]], what: str) -> str:
+            if name in side:
+                return side[name]["tensor"]
+            if _node_of(name) in names:
+                return name
+            valid = list(side)
+            near = _nearest(name, valid)
+            hint = f"; did you mean '{near}'?" if near else ""
+            raise Error(f"'{name}' is neither {what} key of signature '{self.name}' nor a tensor of its frozen graph"
+                        f"{hint} ({what} keys: {', '.join(valid) or 'none'})", _GN_ERR_ARG)
+
+        fd = {tensor(k, self.inputs, "an input"): v for k, v in feeds.items()}
+        if fetches is None:
+            keys = list(self.outputs)
+            outs = g._run(fd, [self.outputs[k]["tensor"] for k in keys], backend, seed, num_threads)
+            return dict(zip(keys, outs))
+        one = isinstance(fetches, str)
+        fl = [fetches] if one else list(fetches)
+        outs = g._run(fd, [tensor(f, self.outputs, "an output") for f in fl], backend, seed, num_threads)
+        return outs[0] if one else outs
+
+
+class _Signatures(Mapping):
+    """Graph.signatures: key -> SignatureFunction (the init op left out); called,
+    the descriptions of every signature (the earlier Graph.signatures())."""
+
+    def __init__(self, graph: Graph):
+        self._graph = graph
+        self._info = graph._signature_info() if has_savedmodel() else {}
+
+    def __call__(self) -> Dict[str, Dict[str, Any]]:
+        return self._info
+
+    def __getitem__(self, key: str) -> SignatureFunction:
+        if key == _INIT_OP or key not in self._info:
+            valid = [k for k in self._info if k != _INIT_OP]
+            near = _nearest(key, valid) if isinstance(key, str) else None
+            hint = f"; did you mean '{near}'?" if near else ""
+            raise _SignatureKeyError(f"no signature '{key}'{hint} (signatures: {', '.join(valid) or 'none'})",
+                                     _GN_ERR_NOT_FOUND)
+        return SignatureFunction(self._graph, key, self._info[key])
+
+    def __iter__(self) -> Any:
+        return iter([k for k in self._info if k != _INIT_OP])
+
+    def __len__(self) -> int:
+        return sum(1 for k in self._info if k != _INIT_OP)
+
+    def __repr__(self) -> str:
+        return f"_SignatureMap({dict((k, self[k]) for k in self)!r})"
+
+
+class _SignatureKeyError(Error, KeyError):
+    """A signature key the SavedModel lacks (a KeyError, as a mapping raises)."""
+
+
+# ---- Converter, TrtGraphConverterV2's flow --------------------------------------------------------------
+class Converter:
+    """Engine conversion of a SavedModel, in the shape of TF-TRT's
+    ``TrtGraphConverterV2``::
+
+        c = grapnel.Converter(input_saved_model_dir="sm", conversion_params=TrtConversionParams(
+                precision_mode="FP16", minimum_segment_size=3))
+        fn = c.convert()                  # INT8 with use_calibration: convert(calibration_input_fn)
+        c.build(input_fn)                 # optional: engines built ahead of time for these shapes
+        c.save("sm_converted", options=tf.saved_model.SaveOptions(...))
+        c.summary()
+
+    The signature (``input_saved_model_signature_key``, default
+    "serving_default") is frozen, then segmented by the library's segmenter
+    (``backend``: whose support decides the engines, default "cpu"); its
+    inputs and outputs stay outside every engine. ``conversion_params`` is a
+    dict or a TrtConversionParams (or the individual keyword arguments, as
+    TensorFlow's constructor takes them). Input functions yield, per batch,
+    a tuple or list of arrays in the signature's input order, or a dict by
+    input key."""
+
+    def __init__(self, input_saved_model_dir: Union[str, os.PathLike, None] = None,
+                 input_saved_model_tags: Optional[Union[str, Sequence[str]]] = None,
+                 input_saved_model_signature_key: Optional[str] = None, use_dynamic_shape: Optional[bool] = None,
+                 dynamic_shape_profile_strategy: Optional[str] = None, max_workspace_size_bytes: Any = None,
+                 precision_mode: Any = None, minimum_segment_size: Any = None, maximum_cached_engines: Any = None,
+                 use_calibration: Any = None, allow_build_at_runtime: Any = None, conversion_params: Any = None,
+                 backend: str = "cpu"):
+        if input_saved_model_dir is None:
+            raise Error("input_saved_model_dir is required", _GN_ERR_ARG)
+        single = {"max_workspace_size_bytes": max_workspace_size_bytes, "precision_mode": precision_mode,
+                  "minimum_segment_size": minimum_segment_size, "maximum_cached_engines": maximum_cached_engines,
+                  "use_calibration": use_calibration, "allow_build_at_runtime": allow_build_at_runtime}
+        single = {k: v for k, v in single.items() if v is not None}
+        if conversion_params is not None and single:
+            raise Error(f"give conversion_params or {', '.join(single)}, not both", _GN_ERR_ARG)
+        params = _params_dict(conversion_params) if conversion_params is not None else {
+            k: _plain(v) for k, v in single.items()}
+        #: the conversion parameters in force, every field (as grapnel.conversion_params returns them)
+        self.conversion_params: Dict[str, Any] = _conversion_params_filled(params)
+        self._dir = input_saved_model_dir
+        self._tags = input_saved_model_tags
+        self._key = input_saved_model_signature_key
+        self._backend = backend
+        self._source: Optional[Graph] = None
+        self._graph: Optional[Graph] = None
+        self._info: Optional[Dict[str, Any]] = None
+        self._report = ""
+        self._engines = 0
+        self._calibration = ""
+        self._built = ""
+
+    def _inputs(self) -> List[str]:
+        assert self._info is not None
+        return list(self._info["inputs"])
+
+    def _batch(self, b: Any, what: str) -> Dict[str, Any]:
+        """One batch of an input function: feeds by tensor name."""
+        assert self._info is not None
+        keys = self._inputs()
+        if isinstance(b, Mapping):
+            fn = SignatureFunction(self._source, self._key or "", self._info)   # type: ignore[arg-type]
+            return fn._feeds(dict(b))
+        items = list(b) if isinstance(b, (list, tuple)) else [b]
+        if len(items) != len(keys):
+            raise Error(f"{what}: a batch of {len(items)} array(s) for {len(keys)} input(s) ({', '.join(keys)})",
+                        _GN_ERR_ARG)
+        return {self._info["inputs"][k]["tensor"]: np.asarray(v) for k, v in zip(keys, items)}
+
+    def convert(self, calibration_input_fn: Any = None) -> SignatureFunction:
+        """Freezes the signature and replaces the subgraphs the backend supports
+        with engine ops; with precision_mode INT8 and use_calibration, runs
+        calibration_input_fn's batches to fill each engine's calibration table.
+        Returns the converted function (called as a signature)."""
+        if self._graph is not None:
+            raise Error("convert() was already called", 2)
+        int8 = str(self.conversion_params["precision_mode"]).upper() == "INT8"
+        calibrate = int8 and self.conversion_params["use_calibration"]
+        if calibrate and calibration_input_fn is None:
+            raise Error("precision_mode INT8 with use_calibration needs calibration_input_fn", _GN_ERR_ARG)
+        if calibration_input_fn is not None and not calibrate:
+            raise Error("calibration_input_fn is only for precision_mode INT8 with use_calibration", _GN_ERR_ARG)
+        self._source = load(self._dir, tags=self._tags)
+        key = self._source._signature_key(self._key)
+        self._key = key
+        fn = self._source.signatures[key]
+        self._info = {"inputs": fn.inputs, "outputs": fn.outputs, "method": fn._info.get("method")}
+        g = self._source.freeze(key)
+        try:
+            tensors_in = [v["tensor"] for v in fn.inputs.values()]
+            tensors_out = [v["tensor"] for v in fn.outputs.values()]
+            r = g.segment(self.conversion_params, backend=self._backend, fetches=tensors_out, feeds=tensors_in)
+            self._engines, self._report = r["engines"], r["report"]
+            if calibrate:
+                batches = [self._batch(b, "calibration_input_fn") for b in calibration_input_fn()]
+                if not batches:
+                    raise Error("calibration_input_fn yielded no batch", _GN_ERR_ARG)
+                self._calibration = g.calibrate(batches) if self._engines else ""
+        except BaseException:
+            g.close()
+            raise
+        self._graph = g
+        return SignatureFunction(self._source, key, self._info, frozen=g)
+
+    def _need_converted(self, what: str) -> Graph:
+        if self._graph is None:
+            raise Error(f"{what}: call convert() first", 2)
+        return self._graph
+
+    def build(self, input_fn: Any) -> None:
+        """Builds the engines ahead of time (TF-TRT's build): runs the converted
+        graph on each batch input_fn yields; the engines built are saved by
+        save() and reloaded by sessions on the saved model."""
+        g = self._need_converted("build")
+        if not self._engines:
+            return
+        if not _lib.has("gn_engines_build"):
+            raise Error("this grapnel library has no gn_engines_build", 7)
+        reports = []
+        for b in input_fn():
+            feeds = self._batch(b, "input_fn")
+            fv = [_Feed(v) for v in feeds.values()]
+            names = (ctypes.c_char_p * max(len(fv), 1))(*[k.encode() for k in feeds])
+            tens = (_lib.gn_tensor * max(len(fv), 1))(*[f.tensor for f in fv])
+            rep = ctypes.c_void_p()
+            g._check(lib.gn_engines_build(g._handle(), self._backend.encode(), names, tens, len(fv),
+                                          ctypes.byref(rep)), "build")
+            reports.append(_lib.take_string(rep.value) if rep.value else "")
+        if not reports:
+            raise Error("input_fn yielded no batch", _GN_ERR_ARG)
+        g._changed()
+        self._built = "".join(reports)
+
+    def save(self, output_saved_model_dir: Union[str, os.PathLike], save_gpu_specific_engines: bool = True,
+             options: Any = None) -> None:
+        """Writes the converted graph as a SavedModel with the input's signature
+        key and its input and output keys. ``options``: a
+        tf.saved_model.SaveOptions or its dict."""
+        g = self._need_converted("save")
+        assert self._info is not None
+        del save_gpu_specific_engines   # engines built by build() are always saved
+        feeds = [f"{k}={v['tensor']}" for k, v in self._info["inputs"].items()]
+        fetches = [f"{k}={v['tensor']}" for k, v in self._info["outputs"].items()]
+        g.save_savedmodel(output_saved_model_dir, save_options=options, feeds=feeds, fetches=fetches,
+                          signature_key=self._key, tags=self._tags)
+
+    def summary(self, line_length: int = 160, detailed: bool = True, print_fn: Any = None) -> None:
+        """Prints the conversion: the parameters, the engine count, and (detailed)
+        one line per engine and per node not converted, with the reason."""
+        self._need_converted("summary")
+        out = print_fn or print
+        out(f"grapnel conversion of {os.fspath(self._dir)} signature '{self._key}' (backend {self._backend})")
+        out(f"params: {self.conversion_params}")
+        out(f"engines: {self._engines}")
+        if detailed:
+            for text in (self._report, self._calibration, self._built):
+                for line in text.splitlines():
+                    out(line if len(line) <= line_length else line[:line_length - 3] + "...")
+
+    def close(self) -> None:
+        for g in (self._graph, self._source):
+            if g is not None:
+                g.close()
+        self._graph = self._source = None
+
+    def __enter__(self) -> "Converter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -8,17 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "grapnel/grapnel.h"
 #include "grapnel/optimizer.h"
 #include "grapnel/options.h"
 #include "grapnel/report_html.h"
-
-int gn_cli_optimize(int argc, char **argv);
-int gn_cli_verify_bisect(int argc, char **argv);
-int gn_cli_verify(int argc, char **argv);
-int gn_cli_is_savedmodel(const gn_graph *g);   /* src/cli/cmd_savedmodel.c */
-
-#define EXIT_USAGE 2
 
 static const char optimize_usage[] = "(see grapnel optimize --help)\n";
 
@@ -48,7 +42,8 @@ static char *read_all(const char *path, size_t *len)
     return b;
 }
 
-/* Applies --options TEXT or @FILE to o; prints the error. */
+/* Applies --options TEXT or @FILE to o; prints the error and returns 1 (the
+ * file cannot be read) or EXIT_USAGE (a bad key or value). */
 static int apply_options(gn_options *o, const char *arg)
 {
     char err[2048] = "";
@@ -69,14 +64,14 @@ static int apply_options(gn_options *o, const char *arg)
         free(text);
         if (s != GN_OK) {
             fprintf(stderr, "grapnel: %s: %s\n", arg + 1, err);
-            return 1;
+            return EXIT_USAGE;
         }
         return 0;
     }
     s = gn_options_parse(o, arg, err, sizeof err);
     if (s != GN_OK) {
         fprintf(stderr, "grapnel: --options: %s\n", err);
-        return 1;
+        return EXIT_USAGE;
     }
     return 0;
 }
@@ -134,8 +129,7 @@ static int parse_args(int argc, char **argv, opt_args *a)
         } else if (strcmp(s, "--list-passes") == 0) {
             a->list = 1;
         } else if (s[0] == '-' && s[1]) {
-            fprintf(stderr, "grapnel optimize: unknown option '%s'\n%s", s, optimize_usage);
-            return EXIT_USAGE;
+            return gn_cli_unknown_option("optimize", s);
         } else if (!a->in) {
             a->in = s;
         } else {
@@ -155,7 +149,7 @@ static int load_options(gn_options *o, const char *arg)
         char err[2048];
         if (gn_options_parse(o, env, err, sizeof err) != GN_OK) {
             fprintf(stderr, "grapnel: GRAPNEL_OPTIONS: %s\n", err);
-            return 1;
+            return EXIT_USAGE;
         }
     }
     return arg ? apply_options(o, arg) : 0;
@@ -191,6 +185,57 @@ static int write_html_report(int32_t kind, gn_graph *before, gn_graph *after, co
         return 1;
     }
     return 0;
+}
+
+/* The JSON report with "schema", "command" and the options in force ahead of
+ * the library's own keys (gn_report_to_json). */
+static int write_json_report(const char *path, const char *report, const opt_args *a, const gn_options *o,
+                             const char *sig)
+{
+    FILE *f = path ? fopen(path, "wb") : stdout;
+    if (!f) {
+        fprintf(stderr, "grapnel: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    gn_json j;
+    gn_json_init(&j, f);
+    gn_json_header(&j, "optimize");
+    gn_json_key(&j, "input");
+    gn_json_str(&j, a->in);
+    gn_json_key(&j, "output");
+    gn_json_str(&j, a->out);
+    gn_json_key(&j, "optimizer");
+    char *text = NULL;
+    if (gn_options_to_string(o, &text) != GN_OK || !gn_json_pyliteral(&j, text)) gn_json_null(&j);
+    gn_free(text);
+    gn_json_key(&j, "target");
+    gn_json_str(&j, a->target ? a->target : "cpu");
+    gn_json_key(&j, "fetches");
+    gn_json_strs(&j, a->fetches, (size_t)a->n_fetches);
+    gn_json_key(&j, "feeds");
+    gn_json_strs(&j, a->feeds, (size_t)a->n_feeds);
+    gn_json_key(&j, "signature");
+    gn_json_str(&j, sig);
+    gn_json_key(&j, "tags");
+    gn_json_str(&j, a->tags);
+    gn_json_key(&j, "disable");
+    gn_json_str(&j, a->disable);
+    gn_json_key(&j, "dump_dir");
+    gn_json_str(&j, a->dump_dir);
+    gn_json_key(&j, "verify");
+    gn_json_bool(&j, a->verify);
+    gn_json_end(&j, '}');
+    /* the report's own keys follow in the same object */
+    const char *rest = strchr(report, '{');
+    fprintf(f, ",\n  %s", rest ? rest + 1 : "}\n");
+    size_t n = strlen(report);
+    if (n && report[n - 1] != '\n') fputc('\n', f);
+    int rc = 0;
+    if (path ? fclose(f) != 0 : fflush(f) != 0) {
+        fprintf(stderr, "grapnel: %s: %s\n", path ? path : "stdout", strerror(errno));
+        rc = 1;
+    }
+    return rc;
 }
 
 static gn_format out_format(const char *out)
@@ -291,19 +336,14 @@ int gn_cli_optimize(int argc, char **argv)
     gn_target target;
     if ((rc = parse_target("optimize", a.target, &target))) goto out;
     gn_options o;
-    if (load_options(&o, a.options)) {
-        rc = 1;
-        goto out;
-    }
+    if ((rc = load_options(&o, a.options))) goto out;
     if (a.disable) o.disabled_patterns = a.disable;
     if (a.checked) o.checked = 1;
     gn_load_options lo;
     gn_load_options_init(&lo);
     lo.tags = a.tags;
-    gn_graph *g = NULL;
-    if (gn_graph_load(a.in, &lo, &g) != GN_OK) {
-        fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
-        gn_graph_free(g);
+    gn_graph *g = gn_cli_load(NULL, a.in, &lo);
+    if (!g) {
         rc = 1;
         goto out;
     }
@@ -336,7 +376,14 @@ int gn_cli_optimize(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    size_t n_before = gn_graph_node_count(g);
+    bool progress = gn_cli_progress_on(n_before > 100000);
+    double t0 = gn_cli_now();
+    if (progress) fprintf(stderr, "grapnel: optimizing %zu nodes...\n", n_before);
     gn_status s = gn_optimize(g, &o, &p, &r);
+    if (progress)
+        fprintf(stderr, "grapnel: optimized in %.2f s: %zu -> %zu nodes\n", gn_cli_now() - t0, n_before,
+                gn_graph_node_count(g));
     if (html) {
         rc |= write_html_report(GN_HTML_OPTIMIZE, before, g, r, a.in, NULL, a.report_file);
         gn_graph_free(before);
@@ -344,7 +391,7 @@ int gn_cli_optimize(int argc, char **argv)
         char *text = NULL;
         bool json = a.report && strcmp(a.report, "json") == 0;
         if ((json ? gn_report_to_json(r, &text) : gn_report_to_text(r, &text)) == GN_OK)
-            rc |= write_text_to(a.report_file, text);
+            rc |= json ? write_json_report(a.report_file, text, &a, &o, sig) : write_text_to(a.report_file, text);
         gn_free(text);
     }
     gn_report_free(r);
@@ -462,9 +509,10 @@ int gn_cli_verify_bisect(int argc, char **argv)
         return EXIT_USAGE;
     }
     gn_options o;
-    if (load_options(&o, options)) {
+    int orc = load_options(&o, options);
+    if (orc) {
         free(rest);
-        return 1;
+        return orc;
     }
     const char *tmpdir = getenv("TMPDIR");
     char dir[4096];

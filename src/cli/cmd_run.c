@@ -16,13 +16,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "grapnel/grapnel.h"
 #include "grapnel/runtime.h"
-
-#define EXIT_USAGE 2
-
-int gn_cli_run(int argc, char **argv);
-int gn_cli_verify(int argc, char **argv);
 
 #define DT_FLOAT 1
 #define DT_DOUBLE 2
@@ -532,6 +528,12 @@ typedef struct run_opts {
     const char *signature;    /* run: a SavedModel signature */
     const char *output_dir;   /* run --signature: write each output as DIR/<key>.npy */
     char **labels;            /* run --signature: the output key of each fetch (or NULL) */
+    char *sig_key;            /* the signature run (NULL: the graph as it is) */
+    char *sig_inputs;         /* its input keys, comma-separated (owned) */
+    char *sig_outputs;        /* its output keys */
+    int repeat, warmup;       /* run --repeat N --warmup K */
+    int json;                 /* --json */
+    gn_timing timing;         /* run --repeat: the result */
 } run_opts;
 
 static void opts_free(run_opts *o)
@@ -545,6 +547,9 @@ static void opts_free(run_opts *o)
     if (o->labels)
         for (int i = 0; i < o->n_fetches; i++) free(o->labels[i]);
     free(o->labels);
+    free(o->sig_key);
+    free(o->sig_inputs);
+    free(o->sig_outputs);
 }
 
 static int usage(const run_opts *o, const char *fmt, const char *arg)
@@ -597,6 +602,7 @@ static int parse_opts(int argc, char **argv, run_opts *o, int n_models)
 {
     o->dim = 1;
     o->tol = 0;
+    o->warmup = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v, *iv = (const char *)1;
         if ((v = opt_value(argc, argv, &i, "--feed", &iv)) ||
@@ -644,8 +650,21 @@ static int parse_opts(int argc, char **argv, run_opts *o, int n_models)
         } else if ((v = opt_value(argc, argv, &i, "--backend", &iv))) {
             if (!iv) return usage(o, "%s needs a value", a);
             o->backend = v;
+        } else if (n_models == 1 && ((v = opt_value(argc, argv, &i, "--repeat", &iv)) ||
+                                     (v = opt_value(argc, argv, &i, "--warmup", &iv)))) {
+            char *end;
+            errno = 0;
+            long long k = iv ? strtoll(v, &end, 10) : -1;
+            int is_repeat = strncmp(a, "--repeat", 8) == 0;
+            if (!iv || !*v || *end || errno || k < (is_repeat ? 1 : 0) || k > 100000000)
+                return usage(o, is_repeat ? "--repeat '%s': expected a positive integer"
+                                          : "--warmup '%s': expected a non-negative integer", iv ? v : "");
+            if (is_repeat) o->repeat = (int)k;
+            else o->warmup = (int)k;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = 1;
         } else if (a[0] == '-' && a[1]) {
-            return usage(o, "unknown option '%s'", a);
+            return gn_cli_unknown_option(o->cmd, a);
         } else if (o->n_models < n_models) {
             o->models[o->n_models++] = a;
         } else {
@@ -654,6 +673,8 @@ static int parse_opts(int argc, char **argv, run_opts *o, int n_models)
     }
     if (o->n_models < n_models)
         return usage(o, "%s", n_models == 1 ? "a model path is required" : "two model paths are required");
+    if (o->warmup >= 0 && !o->repeat) return usage(o, "%s", "--warmup goes with --repeat N");
+    if (o->warmup < 0) o->warmup = o->repeat ? 1 : 0;
     if (n_models == 2)
         for (int k = 0; k < o->n_fetches; k++)
             if (o->fetches[k].value) return usage(o, "--fetch '%s=...': verify takes fetch names only", o->fetches[k].name);
@@ -1058,7 +1079,24 @@ static int add_random_feeds(const run_opts *o, const gview *v, const namelist *f
 }
 
 /* ---- SavedModel signatures ---------------------------------------------------------------------------- */
-int gn_cli_is_savedmodel(const gn_graph *g);   /* src/cli/cmd_savedmodel.c */
+/* The keys of one side of a signature, comma-separated (malloc'd). */
+static char *sig_keys(gn_graph *g, const char *sig, int32_t outputs)
+{
+    size_t n = 0, len = 1;
+    gn_signature_arg arg;
+    if (gn_graph_signature_args(g, sig, outputs, &n) != GN_OK) n = 0;
+    for (size_t k = 0; k < n; k++)
+        if (gn_graph_signature_arg(g, sig, outputs, k, &arg) == GN_OK) len += strlen(arg.key) + 2;
+    char *s = malloc(len);
+    if (!s) return NULL;
+    s[0] = 0;
+    for (size_t k = 0; k < n; k++)
+        if (gn_graph_signature_arg(g, sig, outputs, k, &arg) == GN_OK) {
+            if (s[0]) strcat(s, ", ");
+            strcat(s, arg.key);
+        }
+    return s;
+}
 
 /* Replaces kv a's name (keeping its value). */
 static int kv_rename(kv *a, const char *name)
@@ -1106,7 +1144,17 @@ static int use_signature(run_opts *o, gn_graph **g, int side)
         /* fetches by graph tensor names: run the graph as it is, unless they are signature keys */
         const char *key = gn_graph_default_signature(*g);
         gn_signature_arg arg;
-        if (!gn_graph_signature_method(*g, key) || !sig_tensor(*g, key, 1, o->fetches[0].name, &arg)) return 0;
+        if (!gn_graph_signature_method(*g, key)) return 0;
+        if (!sig_tensor(*g, key, 1, o->fetches[0].name, &arg)) {
+            /* a tensor of the graph: run it as it is; neither a tensor nor a
+             * key: the signature's keys are what the error lists */
+            char c[2048];
+            canon(o->fetches[0].name, c, sizeof c);
+            char *colon = strrchr(c, ':');
+            if (colon) *colon = 0;
+            for (size_t i = 0; i < gn_graph_node_count(*g); i++)
+                if (!strcmp(gn_graph_node_name(*g, i), c)) return 0;
+        }
     }
     sig = o->signature ? o->signature : gn_graph_default_signature(*g);
     size_t n_out = 0;
@@ -1150,6 +1198,15 @@ static int use_signature(run_opts *o, gn_graph **g, int side)
 freeze:;
     gn_graph *fz = NULL;
     if (!sig) sig = o->signature ? o->signature : gn_graph_default_signature(*g);
+    if (side == 0 && gn_graph_signature_method(*g, sig)) {
+        free(o->sig_key);
+        free(o->sig_inputs);
+        free(o->sig_outputs);
+        o->sig_key = strdup(sig);
+        o->sig_inputs = sig_keys(*g, sig, 0);
+        o->sig_outputs = sig_keys(*g, sig, 1);
+        if (!o->sig_key || !o->sig_inputs || !o->sig_outputs) return 1;
+    }
     if (gn_graph_freeze(*g, sig, &fz) != GN_OK) {
         fprintf(stderr, "grapnel %s: %s\n", o->cmd, gn_graph_errmsg(*g));
         gn_graph_free(fz);
@@ -1161,19 +1218,147 @@ freeze:;
     return 0;
 }
 
+/* ---- names the graph lacks ------------------------------------------------------------------------------ */
+/* A feed or fetch that names no node of the graph: the error says so with the
+ * graph's inputs (feeds) or outputs (fetches), or the signature's keys, and
+ * the nearest of them. Checked before any file is read or random feed made. */
+static int check_names(const run_opts *o, const gview *v)
+{
+    for (int side = 0; side <= 1; side++) {
+        int n = side ? o->n_fetches : o->n_feeds;
+        const kv *list = side ? o->fetches : o->feeds;
+        for (int i = 0; i < n; i++) {
+            char c[2048];
+            canon(list[i].name, c, sizeof c);
+            char *colon = strrchr(c, ':');
+            if (gview_find(v, c, colon ? (size_t)(colon - c) : strlen(c)) >= 0) continue;
+            namelist cand = {0};
+            int rc = 0;
+            const char *keys = side ? o->sig_outputs : o->sig_inputs;
+            if (o->sig_key) {
+                for (const char *p = keys; *p && !rc;) {
+                    const char *e = strstr(p, ", ");
+                    size_t len = e ? (size_t)(e - p) : strlen(p);
+                    char k[1024];
+                    snprintf(k, sizeof k, "%.*s", (int)len, p);
+                    rc = nl_add(&cand, k);
+                    p += len + (e ? 2 : 0);
+                }
+            } else if (side) {
+                rc = default_fetches(v, &cand);
+            } else {
+                for (size_t k = 0; k < v->n && !rc; k++)
+                    if (is_placeholder(gn_graph_node_op(v->g, k))) rc = nl_add(&cand, gn_graph_node_name(v->g, k));
+            }
+            const char *near = rc ? NULL : gn_cli_suggest(list[i].name, (const char *const *)cand.s, (size_t)cand.n);
+            if (o->sig_key)
+                fprintf(stderr, "grapnel %s: '%s' is neither %s key of signature '%s' nor a tensor of the graph", o->cmd,
+                        list[i].name, side ? "an output" : "an input", o->sig_key);
+            else
+                fprintf(stderr, "grapnel %s: no tensor '%s' in the graph", o->cmd, list[i].name);
+            if (near) fprintf(stderr, "; did you mean '%s'?", near);
+            fprintf(stderr, " (%s:", o->sig_key ? (side ? "output keys" : "input keys") : (side ? "its outputs" : "its inputs"));
+            if (!cand.n) fputs(" none", stderr);
+            for (int k = 0; k < cand.n; k++) fprintf(stderr, "%s %s", k ? "," : "", cand.s[k]);
+            fputs(")\n", stderr);
+            nl_free(&cand);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- JSON ---------------------------------------------------------------------------------------------- */
+/* A tensor's elements, flat in row-major order (null for dtypes without a JSON form). */
+static void json_values(gn_json *j, const gn_tensor *t)
+{
+    int64_t n = gn_tensor_numel(t);
+    npfmt f;
+    if (fmt_prepare(&f, t) != 0) {
+        gn_json_null(j);
+        return;
+    }
+    gn_json_begin_inline(j, '[');
+    for (int64_t i = 0; i < n; i++) {
+        if (f.kind == 0 && t->dtype != DT_DOUBLE) gn_json_float(j, (float)elem_f(t, i));
+        else if (f.kind == 0) gn_json_num(j, elem_f(t, i));
+        else if (f.kind == 2) gn_json_bool(j, ((const uint8_t *)t->data)[i] != 0);
+        else if (f.kind == 3) gn_json_strn(j, ((const gn_string *)t->data)[i].data, ((const gn_string *)t->data)[i].len);
+        else if (t->dtype == DT_UINT64) gn_json_uint(j, ((const uint64_t *)t->data)[i]);
+        else {
+            int64_t v = 0;
+            switch (t->dtype) {
+            case DT_INT32: v = ((const int32_t *)t->data)[i]; break;
+            case DT_INT64: v = ((const int64_t *)t->data)[i]; break;
+            case DT_UINT8: v = ((const uint8_t *)t->data)[i]; break;
+            case DT_INT8: v = ((const int8_t *)t->data)[i]; break;
+            case DT_INT16: v = ((const int16_t *)t->data)[i]; break;
+            case DT_UINT16: v = ((const uint16_t *)t->data)[i]; break;
+            case DT_UINT32: v = ((const uint32_t *)t->data)[i]; break;
+            default: break;
+            }
+            gn_json_int(j, v);
+        }
+    }
+    gn_json_end(j, ']');
+}
+
+/* The options in force, shared by run and verify. */
+static void json_options(gn_json *j, const run_opts *o)
+{
+    gn_json_header(j, o->cmd);
+    gn_json_key(j, "models");
+    gn_json_strs(j, o->models, (size_t)o->n_models);
+    gn_json_key(j, "tags");
+    gn_json_str(j, o->tags);
+    gn_json_key(j, "signature");
+    gn_json_str(j, o->sig_key);
+    gn_json_key(j, "backend");
+    gn_json_str(j, o->backend ? o->backend : "cpu");
+    if (o->n_models == 2) {
+        gn_json_key(j, "backend_b");
+        gn_json_str(j, o->backend_b ? o->backend_b : o->backend ? o->backend : "cpu");
+        gn_json_key(j, "tol");
+        if (o->tol > 0) gn_json_num(j, o->tol);
+        else gn_json_null(j);
+    }
+    gn_json_key(j, "seed");
+    gn_json_uint(j, o->seed);
+    gn_json_key(j, "dim");
+    gn_json_int(j, o->dim);
+    gn_json_key(j, "feeds");
+    gn_json_begin(j, '{');
+    for (int i = 0; i < o->n_feeds; i++) {
+        gn_json_key(j, o->feeds[i].name);
+        gn_json_str(j, o->feeds[i].value);
+    }
+    gn_json_end(j, '}');
+    gn_json_key(j, "shapes");
+    gn_json_begin(j, '{');
+    for (int i = 0; i < o->n_shapes; i++) {
+        gn_json_key(j, o->shapes[i].name);
+        gn_json_str(j, o->shapes[i].value);
+    }
+    gn_json_end(j, '}');
+    if (o->n_models == 1) {
+        gn_json_key(j, "output_dir");
+        gn_json_str(j, o->output_dir);
+        gn_json_key(j, "repeat");
+        gn_json_int(j, o->repeat);
+        gn_json_key(j, "warmup");
+        gn_json_int(j, o->warmup);
+    }
+    gn_json_end(j, '}');
+}
+
 /* ---- loading and running ----------------------------------------------------------------------------- */
 static gn_graph *load_model(const run_opts *o, const char *path)
 {
     gn_load_options lo;
     gn_load_options_init(&lo);
     lo.tags = o->tags;
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load(path, &lo, &g);
-    if (s != GN_OK) {
-        fprintf(stderr, "grapnel %s: %s\n", o->cmd, g ? gn_graph_errmsg(g) : gn_status_str(s));
-        gn_graph_free(g);
-        return NULL;
-    }
+    gn_graph *g = gn_cli_load(o->cmd, path, &lo);
+    if (!g) return NULL;
     /* shapes and dtypes of placeholders and outputs; a failure only costs
      * the defaults that need them */
     gn_graph_infer_shapes(g);
@@ -1201,7 +1386,7 @@ static void side_free(side *sd, int n_fetch)
 /* The feeds of fs that name tensors of the graph the fetches need (user
  * feeds always go through, so that a bad name is reported). */
 static gn_status run_side(const run_opts *o, side *sd, const feedset *fs, const namelist *user, const namelist *fetches,
-                          const char *label, const char *backend)
+                          const char *label, const char *backend, gn_timing *timing)
 {
     gn_session_options so;
     gn_session_options_init(&so);
@@ -1233,7 +1418,19 @@ static gn_status run_side(const run_opts *o, side *sd, const feedset *fs, const 
         ft[nf].internal = NULL;   /* borrowed view */
         nf++;
     }
-    s = gn_session_run(sd->s, fn, ft, (size_t)nf, (const char *const *)fetches->s, sd->out, (size_t)fetches->n);
+    /* --repeat N: K warmup runs, then N timed ones; the outputs are the last run's */
+    int timed = timing ? o->repeat : 0, total = timed ? o->warmup + timed : 1;
+    double *lat = timed ? calloc((size_t)timed, sizeof *lat) : NULL;
+    if (timed && !lat) s = GN_ERR_NOMEM;
+    for (int r = 0; r < total && s == GN_OK; r++) {
+        if (r)
+            for (int i = 0; i < fetches->n; i++) gn_tensor_free(&sd->out[i]);
+        double t0 = gn_cli_now();
+        s = gn_session_run(sd->s, fn, ft, (size_t)nf, (const char *const *)fetches->s, sd->out, (size_t)fetches->n);
+        if (lat && r >= o->warmup) lat[r - o->warmup] = gn_cli_now() - t0;
+    }
+    if (s == GN_OK && lat) gn_timing_from(timing, lat, timed, o->warmup);
+    free(lat);
     if (s != GN_OK)
         fprintf(stderr, "grapnel %s: %s%s%s\n", o->cmd, label, label[0] ? ": " : "", gn_session_errmsg(sd->s));
     free(fn);
@@ -1280,10 +1477,18 @@ int gn_cli_run(int argc, char **argv)
         rc = 1;
     }
     if (!rc && gview_init(&sd.v, sd.g)) rc = 1;
+    if (!rc) rc = check_names(&o, &sd.v);
     if (!rc) rc = load_feeds(&o, &fs, &user);
     if (!rc) rc = prepare_fetches(&o, &sd.v, &fetches);
     if (!rc) rc = add_random_feeds(&o, &sd.v, &fetches, &fs);
-    if (!rc && run_side(&o, &sd, &fs, &user, &fetches, "", o.backend) != GN_OK) rc = 1;
+    if (!rc && run_side(&o, &sd, &fs, &user, &fetches, "", o.backend, &o.timing) != GN_OK) rc = 1;
+    gn_json j;
+    if (!rc && o.json) {
+        gn_json_init(&j, stdout);
+        json_options(&j, &o);
+        gn_json_key(&j, "outputs");
+        gn_json_begin(&j, '[');
+    }
     for (int i = 0; !rc && i < fetches.n; i++) {
         const gn_tensor *t = &sd.out[i];
         char shp[256];
@@ -1297,12 +1502,36 @@ int gn_cli_run(int argc, char **argv)
                 rc = 1;
                 break;
             }
-            printf("%s: %s %s -> %s\n", label, gn_dtype_numpy_name(t->dtype), shp, file);
-        } else {
+            if (!o.json) printf("%s: %s %s -> %s\n", label, gn_dtype_numpy_name(t->dtype), shp, file);
+        }
+        if (o.json) {
+            gn_json_begin(&j, '{');
+            gn_json_key(&j, "name");
+            gn_json_str(&j, fetches.s[i]);
+            gn_json_key(&j, "key");
+            gn_json_str(&j, o.labels ? o.labels[i] : NULL);
+            gn_json_key(&j, "dtype");
+            gn_json_str(&j, gn_dtype_numpy_name(t->dtype));
+            gn_json_key(&j, "shape");
+            gn_json_shape(&j, t->rank, t->dims);
+            gn_json_key(&j, file ? "file" : "values");
+            if (file) gn_json_str(&j, file);
+            else json_values(&j, t);
+            gn_json_end(&j, '}');
+        } else if (!file) {
             char *text = format_array(t);
             printf("%s: %s %s\n%s\n", label, gn_dtype_numpy_name(t->dtype), shp, text ? text : "");
             free(text);
         }
+    }
+    if (!rc && o.json) {
+        gn_json_end(&j, ']');
+        gn_json_key(&j, "timing");
+        if (o.repeat) gn_timing_json(&j, &o.timing);
+        else gn_json_null(&j);
+        gn_json_end(&j, '}');
+    } else if (!rc && o.repeat) {
+        gn_timing_print(&o.timing, "run", stderr);
     }
     if (fflush(stdout) != 0) rc = 1;
     side_free(&sd, fetches.n);
@@ -1326,6 +1555,7 @@ int gn_cli_verify(int argc, char **argv)
     namelist fetches = {0}, user = {0};
     a.g = load_model(&o, o.models[0]);
     if (!a.g || use_signature(&o, &a.g, 0) || gview_init(&a.v, a.g)) rc = 1;
+    if (!rc) rc = check_names(&o, &a.v);
     if (!rc) {
         b.g = load_model(&o, o.models[1]);
         if (!b.g || use_signature(&o, &b.g, 1) || gview_init(&b.v, b.g)) rc = 1;
@@ -1340,11 +1570,52 @@ int gn_cli_verify(int argc, char **argv)
         char la[1100], lb[1100];
         snprintf(la, sizeof la, "%s", o.models[0]);
         snprintf(lb, sizeof lb, "%s", o.models[1]);
-        ran_a = run_side(&o, &a, &fs, &user, &fetches, la, o.backend) == GN_OK;
-        ran_b = run_side(&o, &b, &fs, &user, &fetches, lb, o.backend_b ? o.backend_b : o.backend) == GN_OK;
+        ran_a = run_side(&o, &a, &fs, &user, &fetches, la, o.backend, NULL) == GN_OK;
+        ran_b = run_side(&o, &b, &fs, &user, &fetches, lb, o.backend_b ? o.backend_b : o.backend, NULL) == GN_OK;
         if (!ran_a || !ran_b) rc = 1;
     }
-    if (!rc) {
+    if (!rc && o.json) {
+        gn_json j;
+        gn_json_init(&j, stdout);
+        json_options(&j, &o);
+        gn_json_key(&j, "fetches");
+        gn_json_begin(&j, '[');
+        int bad = 0;
+        for (int i = 0; i < fetches.n; i++) {
+            gn_compare_result r;
+            gn_tensor_compare(&b.out[i], &a.out[i], o.tol, &r);
+            bad += !r.match;
+            gn_json_begin(&j, '{');
+            gn_json_key(&j, "name");
+            gn_json_str(&j, fetches.s[i]);
+            gn_json_key(&j, "key");
+            gn_json_str(&j, o.labels ? o.labels[i] : NULL);
+            gn_json_key(&j, "dtype");
+            gn_json_str(&j, gn_dtype_numpy_name(a.out[i].dtype));
+            gn_json_key(&j, "shape");
+            gn_json_shape(&j, a.out[i].rank, a.out[i].dims);
+            gn_json_key(&j, "max_abs_err");
+            gn_json_num(&j, r.max_abs_err);
+            gn_json_key(&j, "rel_l2_err");
+            gn_json_num(&j, r.rel_l2_err);
+            gn_json_key(&j, "tol");
+            gn_json_num(&j, r.tol);
+            gn_json_key(&j, "match");
+            gn_json_bool(&j, r.match);
+            gn_json_key(&j, "why");
+            gn_json_str(&j, r.match ? NULL : r.why);
+            gn_json_end(&j, '}');
+        }
+        gn_json_end(&j, ']');
+        gn_json_key(&j, "matched");
+        gn_json_int(&j, fetches.n - bad);
+        gn_json_key(&j, "total");
+        gn_json_int(&j, fetches.n);
+        gn_json_key(&j, "match");
+        gn_json_bool(&j, bad == 0);
+        gn_json_end(&j, '}');
+        if (bad) rc = 1;
+    } else if (!rc) {
         int w = 5;
         for (int i = 0; i < fetches.n; i++)
             if ((int)strlen(fetches.s[i]) > w) w = (int)strlen(fetches.s[i]);

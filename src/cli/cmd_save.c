@@ -11,11 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "grapnel/grapnel.h"
-
-#define EXIT_USAGE 2
-
-int gn_cli_save(int argc, char **argv);
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -82,7 +79,7 @@ int gn_cli_save(int argc, char **argv)
         } else if (strcmp(argv[i], "--no-validate") == 0) {
             no_validate = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            rc = usage("unknown option '%s'", argv[i]);
+            rc = gn_cli_unknown_option("save", argv[i]);
             goto out;
         } else if (!in) {
             in = argv[i];

@@ -5,13 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "grapnel/grapnel.h"
-
-#define EXIT_USAGE 2
-
-int gn_cli_freeze(int argc, char **argv);
-int gn_cli_savedmodel_inspect(gn_graph *g, FILE *out);
-int gn_cli_is_savedmodel(const gn_graph *g);
 
 int gn_cli_is_savedmodel(const gn_graph *g)
 {
@@ -39,15 +34,31 @@ static const char *dtype_str(int32_t dt)
     return n ? n : "?";
 }
 
-/* Tags, signatures, variables, assets and functions of a SavedModel; 0 or 1
- * (an error reading the variables, printed). */
-int gn_cli_savedmodel_inspect(gn_graph *g, FILE *out)
+#define INIT_OP_KEY "__saved_model_init_op"
+
+/* The node the SavedModel runs once when it loads (TensorFlow's
+ * __saved_model_init_op: table and asset initializers); NULL when none. */
+static const char *init_op(const gn_graph *g)
+{
+    gn_signature_arg a;
+    size_t n = 0;
+    if (!gn_graph_signature_method(g, INIT_OP_KEY) || gn_graph_signature_args(g, INIT_OP_KEY, 1, &n) != GN_OK || !n ||
+        gn_graph_signature_arg(g, INIT_OP_KEY, 1, 0, &a) != GN_OK)
+        return NULL;
+    return a.tensor;
+}
+
+/* Tags, signatures (the init op apart) and the init op: what `inspect` prints
+ * first on a SavedModel, and all that `inspect --signatures` prints. */
+int gn_cli_savedmodel_inspect_head(gn_graph *g, FILE *out)
 {
     fprintf(out, "SavedModel tags: %s\n", gn_graph_tags(g)[0] ? gn_graph_tags(g) : "(none)");
-    size_t ns = gn_graph_signature_count(g);
-    fprintf(out, "signatures: %zu\n", ns);
+    size_t ns = gn_graph_signature_count(g), shown = 0;
+    for (size_t i = 0; i < ns; i++) shown += strcmp(gn_graph_signature_key(g, i), INIT_OP_KEY) != 0;
+    fprintf(out, "signatures: %zu\n", shown);
     for (size_t i = 0; i < ns; i++) {
         const char *key = gn_graph_signature_key(g, i);
+        if (!strcmp(key, INIT_OP_KEY)) continue;
         const char *m = gn_graph_signature_method(g, key);
         fprintf(out, "  %s%s%s%s\n", key, m && m[0] ? " (" : "", m && m[0] ? m : "", m && m[0] ? ")" : "");
         for (int32_t o = 0; o <= 1; o++) {
@@ -63,6 +74,14 @@ int gn_cli_savedmodel_inspect(gn_graph *g, FILE *out)
             }
         }
     }
+    const char *init = init_op(g);
+    fprintf(out, "init op: %s\n", init ? init : "(none)");
+    return 0;
+}
+
+/* Variables, assets and the function count: printed after the graph's summary. */
+int gn_cli_savedmodel_inspect_tail(gn_graph *g, FILE *out)
+{
     int rc = 0;
     size_t nv = 0;
     if (gn_graph_variable_count(g, &nv) != GN_OK) {
@@ -91,11 +110,92 @@ int gn_cli_savedmodel_inspect(gn_graph *g, FILE *out)
     fprintf(out, "assets: %zu\n", na);
     for (size_t i = 0; i < na; i++)
         fprintf(out, "  %s <- %s\n", gn_graph_asset_filename(g, i), gn_graph_asset_tensor(g, i));
-    size_t nf = gn_graph_function_count(g);
-    fprintf(out, "functions: %zu\n", nf);
-    for (size_t i = 0; i < nf; i++)
-        fprintf(out, "  %s (%zu nodes)\n", gn_graph_function_name(g, i), gn_graph_function_node_count(g, i));
+    fprintf(out, "functions: %zu\n", gn_graph_function_count(g));
     return rc;
+}
+
+static void json_arg(gn_json *j, const gn_signature_arg *a)
+{
+    gn_json_begin(j, '{');
+    gn_json_key(j, "key");
+    gn_json_str(j, a->key);
+    gn_json_key(j, "tensor");
+    gn_json_str(j, a->tensor[0] ? a->tensor : NULL);
+    gn_json_key(j, "dtype");
+    gn_json_str(j, a->dtype ? gn_dtype_name(a->dtype) : NULL);
+    gn_json_key(j, "shape");
+    gn_json_shape(j, a->rank, a->dims);
+    gn_json_end(j, '}');
+}
+
+int gn_cli_savedmodel_json(gn_json *j, gn_graph *g, int full)
+{
+    gn_json_key(j, "tags");
+    gn_json_str(j, gn_graph_tags(g));
+    gn_json_key(j, "signatures");
+    gn_json_begin(j, '{');
+    for (size_t i = 0; i < gn_graph_signature_count(g); i++) {
+        const char *key = gn_graph_signature_key(g, i);
+        if (!strcmp(key, INIT_OP_KEY)) continue;
+        gn_json_key(j, key);
+        gn_json_begin(j, '{');
+        gn_json_key(j, "method");
+        gn_json_str(j, gn_graph_signature_method(g, key));
+        for (int32_t o = 0; o <= 1; o++) {
+            size_t n = 0;
+            gn_json_key(j, o ? "outputs" : "inputs");
+            gn_json_begin(j, '[');
+            if (gn_graph_signature_args(g, key, o, &n) == GN_OK)
+                for (size_t k = 0; k < n; k++) {
+                    gn_signature_arg a;
+                    if (gn_graph_signature_arg(g, key, o, k, &a) == GN_OK) json_arg(j, &a);
+                }
+            gn_json_end(j, ']');
+        }
+        gn_json_end(j, '}');
+    }
+    gn_json_end(j, '}');
+    gn_json_key(j, "init_op");
+    gn_json_str(j, init_op(g));
+    if (!full) return 0;
+    size_t nv = 0;
+    if (gn_graph_variable_count(g, &nv) != GN_OK) {
+        fprintf(stderr, "grapnel inspect: %s\n", gn_graph_errmsg(g));
+        return 1;
+    }
+    gn_json_key(j, "variables");
+    gn_json_begin(j, '[');
+    for (size_t i = 0; i < nv; i++) {
+        gn_variable_info v;
+        if (gn_graph_variable(g, i, &v) != GN_OK) {
+            gn_json_end(j, ']');
+            fprintf(stderr, "grapnel inspect: %s\n", gn_graph_errmsg(g));
+            return 1;
+        }
+        gn_json_begin(j, '{');
+        gn_json_key(j, "name");
+        gn_json_str(j, v.name);
+        gn_json_key(j, "dtype");
+        gn_json_str(j, v.dtype ? gn_dtype_name(v.dtype) : NULL);
+        gn_json_key(j, "shape");
+        gn_json_shape(j, v.rank, v.dims);
+        gn_json_key(j, "bytes");
+        gn_json_uint(j, v.bytes);
+        gn_json_end(j, '}');
+    }
+    gn_json_end(j, ']');
+    gn_json_key(j, "assets");
+    gn_json_begin(j, '[');
+    for (size_t i = 0; i < gn_graph_asset_count(g); i++) {
+        gn_json_begin(j, '{');
+        gn_json_key(j, "file");
+        gn_json_str(j, gn_graph_asset_filename(g, i));
+        gn_json_key(j, "tensor");
+        gn_json_str(j, gn_graph_asset_tensor(g, i));
+        gn_json_end(j, '}');
+    }
+    gn_json_end(j, ']');
+    return 0;
 }
 
 /* ---- freeze ---------------------------------------------------------------------------- */
@@ -121,7 +221,7 @@ int gn_cli_freeze(int argc, char **argv)
         else if (strncmp(a, "--signature=", 12) == 0) sig = a + 12;
         else if (strcmp(a, "--tag") == 0 || strcmp(a, "--tags") == 0) tags = argv[++i];
         else if (strncmp(a, "--tag=", 6) == 0) tags = a + 6;
-        else if (a[0] == '-' && a[1]) return freeze_usage("unknown option '%s'", a);
+        else if (a[0] == '-' && a[1]) return gn_cli_unknown_option("freeze", a);
         else if (!in) in = a;
         else return freeze_usage("unexpected argument '%s'", a);
     }

@@ -4,12 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "grapnel/convert.h"
 #include "grapnel/grapnel.h"
 #include "grapnel/report_html.h"
 #include "grapnel/save.h"
-
-int gn_cli_segment(int argc, char **argv);
 
 #define MAX_NAMES 256
 
@@ -64,7 +63,7 @@ int gn_cli_segment(int argc, char **argv)
     const char *keep[MAX_NAMES], *feeds[MAX_NAMES], *cal[MAX_NAMES], *bshape[MAX_NAMES], *fetches[MAX_NAMES];
     char *own[MAX_NAMES];
     size_t nk = 0, nfeed = 0, ncal = 0, nown = 0, nbs = 0, nfetch = 0, nfeed_given = 0;
-    int dry = 0, as_saved = 0;
+    int dry = 0, as_saved = 0, json = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool more = i + 1 < argc;
@@ -83,7 +82,9 @@ int gn_cli_segment(int argc, char **argv)
             while (i + 1 < argc && argv[i + 1][0] != '-' && ncal < MAX_NAMES) cal[ncal++] = argv[++i];
         }
         else if (!strcmp(a, "--dry-run")) dry = 1;
+        else if (!strcmp(a, "--json")) json = 1;
         else if (a[0] != '-' && !in) in = a;
+        else if (a[0] == '-' && a[1]) return gn_cli_unknown_option("segment", a);
         else {
             fprintf(stderr, "grapnel segment: unexpected argument '%s' (see grapnel segment --help)\n", a);
             return 2;
@@ -108,12 +109,8 @@ int gn_cli_segment(int argc, char **argv)
     gn_load_options_init(&lo);
     lo.tags = tags;
     nfeed_given = nfeed;
-    gn_graph *g = NULL;
-    if (gn_graph_load(in, &lo, &g) != GN_OK) {
-        fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
-        gn_graph_free(g);
-        return 1;
-    }
+    gn_graph *g = gn_cli_load("segment", in, &lo);
+    if (!g) return 1;
     /* calibration feeds: --feed in order, else the graph's placeholders in node order */
     if (ncal && !nfeed) {
         for (size_t i = 0; i < gn_graph_node_count(g) && nfeed < MAX_NAMES; i++)
@@ -138,7 +135,7 @@ int gn_cli_segment(int argc, char **argv)
     sp.preserve = keep;
     sp.n_preserve = nk;
     sp.dry_run = dry;
-    char *rep = NULL;
+    char *rep = NULL, *crep = NULL, *brep = NULL;
     size_t n = 0;
     int rc = 0;
     gn_graph *before = NULL;
@@ -150,12 +147,11 @@ int gn_cli_segment(int argc, char **argv)
         rc = 1;
     } else {
         char *pt = NULL;
-        if (gn_conversion_params_to_string(&p, &pt) == GN_OK) printf("params: %s\n", pt);
+        if (!json && gn_conversion_params_to_string(&p, &pt) == GN_OK) printf("params: %s\n", pt);
         gn_free(pt);
-        fputs(rep, stdout);
+        if (!json) fputs(rep, stdout);
         if (ncal && !dry && n) {
             gn_tensor *bt = calloc(ncal, sizeof *bt);
-            char *crep = NULL;
             for (size_t i = 0; bt && i < ncal && !rc; i++)
                 if (gn_npy_read(cal[i], &bt[i], err, sizeof err) != GN_OK) {
                     fprintf(stderr, "grapnel segment: --calibrate: %s\n", err);
@@ -165,12 +161,16 @@ int gn_cli_segment(int argc, char **argv)
             /* names held by the graph change with it: copy them first */
             char **fn = calloc(nfeed + 1, sizeof *fn);
             for (size_t i = 0; fn && i < nfeed; i++) fn[i] = strdup(feeds[i]);
+            bool progress = gn_cli_progress_on(true);
+            double t0 = gn_cli_now();
+            if (!rc && fn && progress) fprintf(stderr, "grapnel: calibrating on %zu batches...\n", ncal / nfeed);
             if (!rc && fn && gn_calibrate(g, (const char *const *)fn, nfeed, bt, ncal / nfeed, &crep) != GN_OK) {
                 fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
                 rc = 1;
+            } else if (!rc && fn && progress) {
+                fprintf(stderr, "grapnel: calibrated in %.2f s\n", gn_cli_now() - t0);
             }
-            if (crep) fputs(crep, stdout);
-            gn_free(crep);
+            if (crep && !json) fputs(crep, stdout);
             for (size_t i = 0; bt && i < ncal; i++) gn_tensor_free(&bt[i]);
             for (size_t i = 0; fn && i < nfeed; i++) free(fn[i]);
             free(fn);
@@ -180,15 +180,13 @@ int gn_cli_segment(int argc, char **argv)
             /* build ahead of time: a zero tensor per --build-shape */
             gn_tensor *bt = calloc(nbs, sizeof *bt);
             char **bn = calloc(nbs, sizeof *bn);
-            char *brep = NULL;
             if (!bt || !bn) rc = 1;
             for (size_t i = 0; !rc && i < nbs; i++) rc = build_feed(g, bshape[i], &bn[i], &bt[i]);
             if (!rc && gn_engines_build(g, backend, (const char *const *)bn, bt, nbs, &brep) != GN_OK) {
                 fprintf(stderr, "grapnel segment: %s\n", gn_graph_errmsg(g));
                 rc = 1;
             }
-            if (brep) printf("built ahead of time:\n%s", brep);
-            gn_free(brep);
+            if (brep && !json) printf("built ahead of time:\n%s", brep);
             for (size_t i = 0; bt && bn && i < nbs; i++) {
                 gn_tensor_free(&bt[i]);
                 free(bn[i]);
@@ -224,7 +222,58 @@ int gn_cli_segment(int argc, char **argv)
         }
     }
     gn_graph_free(before);
+    if (json && !rc) {
+        gn_json j;
+        gn_json_init(&j, stdout);
+        gn_json_header(&j, "segment");
+        gn_json_key(&j, "input");
+        gn_json_str(&j, in);
+        gn_json_key(&j, "output");
+        gn_json_str(&j, dry ? NULL : out);
+        gn_json_key(&j, "params");
+        char *pt = NULL;
+        if (gn_conversion_params_to_string(&p, &pt) != GN_OK || !gn_json_pyliteral(&j, pt)) gn_json_null(&j);
+        gn_free(pt);
+        gn_json_key(&j, "backend");
+        gn_json_str(&j, backend);
+        gn_json_key(&j, "feeds");
+        gn_json_strs(&j, feeds, nfeed_given);
+        gn_json_key(&j, "fetches");
+        gn_json_strs(&j, fetches, nfetch);
+        gn_json_key(&j, "dry_run");
+        gn_json_bool(&j, dry);
+        gn_json_key(&j, "saved_model");
+        gn_json_bool(&j, as_saved);
+        gn_json_key(&j, "calibrate");
+        gn_json_strs(&j, cal, ncal);
+        gn_json_key(&j, "build_shapes");
+        gn_json_strs(&j, bshape, nbs);
+        gn_json_key(&j, "tags");
+        gn_json_str(&j, tags);
+        gn_json_end(&j, '}');
+        gn_json_key(&j, "engines");
+        gn_json_uint(&j, n);
+        const char *texts[3] = {rep, crep, brep}, *keys[3] = {"report", "calibration", "built"};
+        for (int t = 0; t < 3; t++) {
+            gn_json_key(&j, keys[t]);
+            if (!texts[t]) {
+                gn_json_null(&j);
+                continue;
+            }
+            gn_json_begin(&j, '[');   /* one string per line */
+            for (const char *l = texts[t]; *l;) {
+                const char *e = strchr(l, '\n');
+                size_t len = e ? (size_t)(e - l) : strlen(l);
+                gn_json_strn(&j, l, len);
+                l += len + (e ? 1 : 0);
+            }
+            gn_json_end(&j, ']');
+        }
+        gn_json_end(&j, '}');
+    }
     gn_free(rep);
+    gn_free(crep);
+    gn_free(brep);
     gn_graph_free(g);
     for (size_t i = 0; i < nown; i++) free(own[i]);
     return rc;

@@ -6,9 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "grapnel/grapnel.h"
-
-#define EXIT_USAGE 2
 
 typedef struct command {
     const char *name;
@@ -18,21 +17,6 @@ typedef struct command {
 } command;
 
 static const command *find_command(const char *name);
-
-/* src/cli/cmd_run.c */
-int gn_cli_run(int argc, char **argv);
-int gn_cli_verify(int argc, char **argv);
-/* src/cli/cmd_segment.c */
-int gn_cli_segment(int argc, char **argv);
-/* src/cli/cmd_optimize.c */
-int gn_cli_optimize(int argc, char **argv);
-int gn_cli_verify_bisect(int argc, char **argv);
-/* src/cli/cmd_savedmodel.c */
-int gn_cli_freeze(int argc, char **argv);
-int gn_cli_savedmodel_inspect(gn_graph *g, FILE *out);
-int gn_cli_is_savedmodel(const gn_graph *g);
-/* src/cli/cmd_save.c */
-int gn_cli_save(int argc, char **argv);
 
 static int cmd_verify(int argc, char **argv)
 {
@@ -94,14 +78,7 @@ static gn_graph *load_or_report(const char *path, const common_opts *co)
     lo.tags = co->tags;
     lo.format = co->in_format;
     lo.validate = !co->no_validate;
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load(path, &lo, &g);
-    if (s != GN_OK) {
-        fprintf(stderr, "grapnel: %s\n", g ? gn_graph_errmsg(g) : gn_status_str(s));
-        gn_graph_free(g);
-        return NULL;
-    }
-    return g;
+    return gn_cli_load(NULL, path, &lo);
 }
 
 static int wants_help(int argc, char **argv)
@@ -141,34 +118,216 @@ static int write_text(const char *path, const char *text)
 }
 
 /* ---- inspect ---------------------------------------------------------------------- */
+static int is_input_op(const char *op)
+{
+    return !strcmp(op, "Placeholder") || !strcmp(op, "PlaceholderV2") || !strcmp(op, "PlaceholderWithDefault") ||
+           !strcmp(op, "_Arg");
+}
+
+typedef struct op_count {
+    const char *op;
+    size_t n;
+} op_count;
+
+static int cmp_op_count(const void *x, const void *y)
+{
+    const op_count *a = x, *b = y;
+    if (a->n != b->n) return a->n > b->n ? -1 : 1;
+    return strcmp(a->op, b->op);
+}
+
+typedef struct node_ref {
+    const char *name;
+    size_t index;
+} node_ref;
+
+static int cmp_node_ref(const void *x, const void *y)
+{
+    return strcmp(((const node_ref *)x)->name, ((const node_ref *)y)->name);
+}
+
+/* The graph part of `inspect --json`: the same facts as the text. */
+static int inspect_json_graph(gn_json *j, gn_graph *g, int shapes)
+{
+    size_t n = gn_graph_node_count(g);
+    gn_graph_infer_shapes(g);   /* partial results still give the placeholders' shapes */
+    op_count *ops = calloc(n + 1, sizeof *ops);
+    unsigned char *used = calloc(n + 1, 1);
+    node_ref *by_name = calloc(n + 1, sizeof *by_name);
+    if (!ops || !used || !by_name) {
+        free(ops);
+        free(used);
+        free(by_name);
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) by_name[i] = (node_ref){gn_graph_node_name(g, i), i};
+    qsort(by_name, n, sizeof *by_name, cmp_node_ref);
+    size_t nops = 0, edges = 0, ctrl = 0;
+    char buf[4096];
+    for (size_t i = 0; i < n; i++) {
+        const char *op = gn_graph_node_op(g, i);
+        size_t k = 0;
+        while (k < nops && strcmp(ops[k].op, op)) k++;
+        if (k == nops) ops[nops++] = (op_count){op, 0};
+        ops[k].n++;
+        for (size_t e = 0; e < gn_graph_node_input_count(g, i); e++) {
+            if (gn_graph_node_input(g, i, e, buf, sizeof buf) != GN_OK) continue;
+            if (buf[0] == '^') {
+                ctrl++;
+                continue;
+            }
+            edges++;
+            char *colon = strrchr(buf, ':');
+            if (colon) *colon = 0;
+            node_ref key = {buf, 0}, *hit = bsearch(&key, by_name, n, sizeof *by_name, cmp_node_ref);
+            if (hit) used[hit->index] = 1;
+        }
+    }
+    qsort(ops, nops, sizeof *ops, cmp_op_count);
+    gn_json_key(j, "nodes");
+    gn_json_uint(j, n);
+    gn_json_key(j, "edges");
+    gn_json_begin(j, '{');
+    gn_json_key(j, "data");
+    gn_json_uint(j, edges);
+    gn_json_key(j, "control");
+    gn_json_uint(j, ctrl);
+    gn_json_end(j, '}');
+    gn_json_key(j, "ops");
+    gn_json_begin(j, '{');
+    for (size_t k = 0; k < nops; k++) {
+        gn_json_key(j, ops[k].op);
+        gn_json_uint(j, ops[k].n);
+    }
+    gn_json_end(j, '}');
+    int64_t dims[GN_TENSOR_MAX_DIMS];
+    gn_json_key(j, "inputs");
+    gn_json_begin(j, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (!is_input_op(gn_graph_node_op(g, i))) continue;
+        gn_json_begin(j, '{');
+        gn_json_key(j, "name");
+        gn_json_str(j, gn_graph_node_name(g, i));
+        gn_json_key(j, "op");
+        gn_json_str(j, gn_graph_node_op(g, i));
+        int32_t dt = gn_graph_node_output_dtype(g, i, 0);
+        gn_json_key(j, "dtype");
+        gn_json_str(j, dt ? gn_dtype_name(dt) : NULL);
+        gn_json_key(j, "shape");
+        gn_json_shape(j, gn_graph_node_output_shape(g, i, 0, dims, GN_TENSOR_MAX_DIMS), dims);
+        gn_json_end(j, '}');
+    }
+    gn_json_end(j, ']');
+    gn_json_key(j, "outputs");
+    gn_json_begin(j, '[');
+    for (size_t i = 0; i < n; i++)
+        if (!used[i] && strcmp(gn_graph_node_op(g, i), "NoOp") && gn_graph_node_output_count(g, i) != 0 &&
+            !is_input_op(gn_graph_node_op(g, i)))
+            gn_json_str(j, gn_graph_node_name(g, i));
+    gn_json_end(j, ']');
+    gn_json_key(j, "functions");
+    gn_json_begin(j, '[');
+    for (size_t i = 0; i < gn_graph_function_count(g); i++) {
+        gn_json_begin(j, '{');
+        gn_json_key(j, "name");
+        gn_json_str(j, gn_graph_function_name(g, i));
+        gn_json_key(j, "nodes");
+        gn_json_uint(j, gn_graph_function_node_count(g, i));
+        gn_json_end(j, '}');
+    }
+    gn_json_end(j, ']');
+    if (shapes) {
+        gn_json_key(j, "node_outputs");
+        gn_json_begin(j, '[');
+        for (size_t i = 0; i < n; i++) {
+            gn_json_begin(j, '{');
+            gn_json_key(j, "name");
+            gn_json_str(j, gn_graph_node_name(g, i));
+            gn_json_key(j, "op");
+            gn_json_str(j, gn_graph_node_op(g, i));
+            gn_json_key(j, "outputs");
+            gn_json_begin(j, '[');
+            for (int32_t k = 0; k < gn_graph_node_output_count(g, i); k++) {
+                int32_t dt = gn_graph_node_output_dtype(g, i, k);
+                gn_json_begin(j, '{');
+                gn_json_key(j, "dtype");
+                gn_json_str(j, dt ? gn_dtype_name(dt) : NULL);
+                gn_json_key(j, "shape");
+                gn_json_shape(j, gn_graph_node_output_shape(g, i, k, dims, GN_TENSOR_MAX_DIMS), dims);
+                gn_json_end(j, '}');
+            }
+            gn_json_end(j, ']');
+            gn_json_end(j, '}');
+        }
+        gn_json_end(j, ']');
+    }
+    free(ops);
+    free(used);
+    free(by_name);
+    return 0;
+}
+
 static int cmd_inspect(int argc, char **argv)
 {
     common_opts co = {0};
     uint32_t flags = 0;
+    int json = 0, sigs_only = 0;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         int r = parse_common(argc, argv, &i, &co);
         if (r < 0) return EXIT_USAGE;
         if (r) continue;
         if (strcmp(argv[i], "--shapes") == 0) flags |= GN_INSPECT_SHAPES;
-        else if (argv[i][0] == '-' && argv[i][1]) return usage_error("inspect", "unknown option '%s'", argv[i]);
+        else if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (strcmp(argv[i], "--signatures") == 0) sigs_only = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) return gn_cli_unknown_option("inspect", argv[i]);
         else if (path) return usage_error("inspect", "unexpected argument '%s'", argv[i]);
         else path = argv[i];
     }
     if (!path) return usage_error("inspect", "%s", "a model path is required");
     gn_graph *g = load_or_report(path, &co);
     if (!g) return 1;
-    char *text = NULL;
-    gn_status s = gn_graph_inspect(g, flags, &text);
-    int rc = 0;
-    if (s != GN_OK) {
-        fprintf(stderr, "grapnel: %s: %s\n", path, gn_graph_errmsg(g));
-        rc = 1;
-    } else {
-        fputs(text, stdout);
-        if (gn_cli_is_savedmodel(g)) rc = gn_cli_savedmodel_inspect(g, stdout);
+    int saved = gn_cli_is_savedmodel(g), rc = 0;
+    if (sigs_only && !saved) {
+        fprintf(stderr, "grapnel inspect: --signatures: %s is not a SavedModel\n", path);
+        gn_graph_free(g);
+        return 1;
     }
-    gn_free(text);
+    if (json) {
+        gn_json j;
+        gn_json_init(&j, stdout);
+        gn_json_header(&j, "inspect");
+        gn_json_key(&j, "model");
+        gn_json_str(&j, path);
+        gn_json_key(&j, "tags");
+        gn_json_str(&j, co.tags);
+        gn_json_key(&j, "shapes");
+        gn_json_bool(&j, flags & GN_INSPECT_SHAPES);
+        gn_json_key(&j, "signatures_only");
+        gn_json_bool(&j, sigs_only);
+        gn_json_key(&j, "validate");
+        gn_json_bool(&j, !co.no_validate);
+        gn_json_end(&j, '}');
+        gn_json_key(&j, "savedmodel");
+        gn_json_bool(&j, saved);
+        if (saved) rc = gn_cli_savedmodel_json(&j, g, !sigs_only);
+        if (!sigs_only && !rc) rc = inspect_json_graph(&j, g, flags & GN_INSPECT_SHAPES);
+        gn_json_end(&j, '}');
+    } else {
+        if (saved) rc = gn_cli_savedmodel_inspect_head(g, stdout);
+        char *text = NULL;
+        if (!sigs_only && !rc) {
+            if (gn_graph_inspect(g, flags, &text) != GN_OK) {
+                fprintf(stderr, "grapnel: %s: %s\n", path, gn_graph_errmsg(g));
+                rc = 1;
+            } else {
+                fputs(text, stdout);
+                if (saved) rc = gn_cli_savedmodel_inspect_tail(g, stdout);
+            }
+        }
+        gn_free(text);
+    }
+    if (fflush(stdout) != 0) rc = 1;
     gn_graph_free(g);
     return rc;
 }
@@ -192,7 +351,7 @@ static int cmd_convert(int argc, char **argv)
             if (out) return usage_error("convert", "%s", "more than one output");
             out = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return usage_error("convert", "unknown option '%s'", argv[i]);
+            return gn_cli_unknown_option("convert", argv[i]);
         } else if (!in) {
             in = argv[i];
         } else if (!out) {
@@ -230,7 +389,7 @@ static int cmd_dot(int argc, char **argv)
         if (r < 0) return EXIT_USAGE;
         if (r) continue;
         if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1]) return usage_error("dot", "unknown option '%s'", argv[i]);
+        else if (argv[i][0] == '-' && argv[i][1]) return gn_cli_unknown_option("dot", argv[i]);
         else if (!in) in = argv[i];
         else return usage_error("dot", "unexpected argument '%s'", argv[i]);
     }
@@ -258,9 +417,12 @@ static int cmd_dot(int argc, char **argv)
 
 static const command commands[] = {
     {"inspect", "summarize a model: nodes, ops, dtypes, inputs, outputs, functions",
-     "usage: grapnel inspect MODEL [--shapes] [--tag TAGS]\n"
-     "  MODEL is a .pb, .pbtxt (optionally .gz) or a SavedModel directory.\n"
-     "  --shapes             also infer and print every node's output dtypes and shapes\n" MODEL_OPTS,
+     "usage: grapnel inspect MODEL [--shapes] [--signatures] [--json] [--tag TAGS]\n"
+     "  MODEL is a .pb, .pbtxt (optionally .gz) or a SavedModel directory. A SavedModel's\n"
+     "  tags, signatures and init op come first, its variables and assets last.\n"
+     "  --shapes             also infer and print every node's output dtypes and shapes\n"
+     "  --signatures         SavedModel: only the tags, signatures and init op\n"
+     "  --json               one JSON document (docs/cli_json.md)\n" MODEL_OPTS,
      cmd_inspect},
     {"convert", "convert between binary and text GraphDef",
      "usage: grapnel convert IN OUT [--format pb|pbtxt] [--tag TAGS]\n"
@@ -289,6 +451,11 @@ static const command commands[] = {
      "                         and without --fetch every output is fetched, labelled by its key\n"
      "  --input KEY=FILE.npy   the same as --feed\n"
      "  --output-dir DIR       with a signature: write each output as DIR/<key>.npy\n"
+     "  --repeat N             time N runs (after the warmup): latency min, median, p90, max and\n"
+     "                         throughput on stderr (in the document with --json)\n"
+     "  --warmup K             untimed runs before the timed ones (default 1 with --repeat)\n"
+     "  --json                 one JSON document: the options, every fetch (values unless written\n"
+     "                         to a file) and the timing (docs/cli_json.md)\n"
      "  Placeholders not fed get random values: floats uniform in [-1, 1), integers in [0, 10).\n",
      gn_cli_run},
     {"verify", "run two graphs on the same inputs and compare their outputs",
@@ -308,7 +475,8 @@ static const command commands[] = {
      "  --target T             with --bisect: the optimizer's target (cpu, gpu, gpu:sm_90, gpu:sm_90x4, auto)\n"
      "  --report html --report-file FILE.html  with --bisect: a page with the graphs before and after\n"
      "                         the first disagreeing pass and what it changed (docs/html_report.md)\n"
-     "  --signature NAME       a SavedModel A (or B) is frozen at this signature (default serving_default)\n",
+     "  --signature NAME       a SavedModel A (or B) is frozen at this signature (default serving_default)\n"
+     "  --json                 one JSON document: the options and each fetch's errors (docs/cli_json.md)\n",
      cmd_verify},
     {"optimize", "rewrite a model with the optimizer passes (Grappler's pipeline)",
      "usage: grapnel optimize IN -o OUT [--options TEXT|@FILE] [--fetch NAME ...] [--feed NAME ...]\n"
@@ -319,7 +487,8 @@ static const command commands[] = {
      "                        GRAPNEL_OPTIONS in the environment is applied first\n"
      "  --fetch NAME          a tensor that must be computed (preserved); repeatable\n"
      "  --feed NAME           a tensor supplied at run time (preserved); repeatable\n"
-     "  --report text|json    print the report (to --report-file FILE when given)\n"
+     "  --report text|json    print the report (to --report-file FILE when given); the JSON report\n"
+     "                        carries schema, command and the options in force (docs/cli_json.md)\n"
      "  --report html         with --report-file FILE.html: one self-contained page, the graph before\n"
      "                        and after with every rewrite drawn on it (docs/html_report.md)\n"
      "  --dump-dir DIR        write the graph after every pass as NNNN_itK_<pass>.pbtxt\n"
@@ -358,7 +527,8 @@ static const command commands[] = {
     {"segment", "replace supported subgraphs with engine ops, as TF-TRT (ConversionParams)",
      "usage: grapnel segment IN -o OUT [--params TEXT] [--backend cpu|cuda] [--fetch NAME ...]\n"
      "                       [--feed NAME ...] [--dry-run] [--tag TAGS] [--calibrate F.npy ...]\n"
-     "                       [--build-shape NAME=DIMS ...] [--saved-model] [--report html --report-file F]\n"
+     "                       [--build-shape NAME=DIMS ...] [--saved-model] [--json]\n"
+     "                       [--report html --report-file F]\n"
      "  --params TEXT   ConversionParams as a dictionary, e.g. \"{'precision_mode': 'FP16',\n"
      "                  'minimum_segment_size': 5}\" (fields and defaults of\n"
      "                  tf.experimental.tensorrt.ConversionParams)\n"
@@ -367,6 +537,8 @@ static const command commands[] = {
      "  --dry-run       print the segments and, per refused node, why; write nothing\n"
      "  --report html --report-file FILE.html  a page with the engines as coloured regions and\n"
      "                  each node left out with its reason (docs/html_report.md)\n"
+     "  --json          the parameters, the report and the calibration and build results as\n"
+     "                  one JSON document (docs/cli_json.md)\n"
      "  --calibrate F.npy ...  INT8 with use_calibration: one .npy per graph input (the --feed\n"
      "                  names in order, else the placeholders), batch after batch; each INT8\n"
      "                  engine's calibration table (tensor ranges) is stored in the engine op\n"
@@ -390,12 +562,19 @@ static const command *find_command(const char *name)
     return NULL;
 }
 
+const char *gn_cli_usage(const char *cmd)
+{
+    const command *c = find_command(cmd);
+    return c ? c->usage : NULL;
+}
+
 static void main_usage(FILE *f)
 {
     fprintf(f, "usage: grapnel COMMAND [ARGS]   (grapnel COMMAND --help for details)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nexit status: 0 ok, 1 failure, 2 usage error\n");
+    fprintf(f, "\nexit status: 0 ok; 1 failure (a file, the model, a name it lacks, a mismatch);\n"
+               "2 usage error (an unknown flag, a bad value, an unknown key in a dictionary)\n");
 }
 
 int main(int argc, char **argv)
@@ -414,7 +593,12 @@ int main(int argc, char **argv)
     }
     const command *c = find_command(argv[1]);
     if (!c) {
-        fprintf(stderr, "grapnel: unknown command '%s'\n", argv[1]);
+        const char *names[sizeof commands / sizeof commands[0]];
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) names[i] = commands[i].name;
+        const char *near = gn_cli_suggest(argv[1], names, sizeof commands / sizeof commands[0]);
+        fprintf(stderr, "grapnel: unknown command '%s'", argv[1]);
+        if (near) fprintf(stderr, "; did you mean '%s'?", near);
+        fputc('\n', stderr);
         main_usage(stderr);
         return EXIT_USAGE;
     }

@@ -280,6 +280,16 @@ out:
 static gn_status tensor_info(wctx *c, const char *name, const char *what, char **key, Tensorflow__TensorInfo **out)
 {
     gn_graph *w = c->w;
+    /* "KEY=tensor": the signature's key given ('=' is in no node name) */
+    const char *given_key = NULL;
+    size_t given_len = 0;
+    const char *eq = strchr(name, '=');
+    if (eq) {
+        given_key = name;
+        given_len = (size_t)(eq - name);
+        name = eq + 1;
+        if (!given_len) return fail(c, GN_ERR_ARG, "%s '%s': empty signature key before '='", what, given_key);
+    }
     const char *colon = strrchr(name, ':');
     size_t nl = colon ? (size_t)(colon - name) : strlen(name);
     long k = 0;
@@ -298,14 +308,15 @@ static gn_status tensor_info(wctx *c, const char *name, const char *what, char *
     Tensorflow__TensorInfo *ti = az(c, sizeof *ti);
     Tensorflow__TensorShapeProto *sh = az(c, sizeof *sh);
     char *tname = az(c, nl + 24);
-    char *kname = az(c, nl + 24);
+    char *kname = az(c, (given_key ? given_len : nl) + 24);
     if (!ti || !sh || !tname || !kname) return fail(c, GN_ERR_NOMEM, "out of memory");
     tensorflow__tensor_info__init(ti);
     tensorflow__tensor_shape_proto__init(sh);
     snprintf(tname, nl + 24, "%.*s:%ld", (int)nl, name, k);
-    if (k) snprintf(kname, nl + 24, "%.*s_%ld", (int)nl, name, k);
+    if (given_key) memcpy(kname, given_key, given_len);
+    else if (k) snprintf(kname, nl + 24, "%.*s_%ld", (int)nl, name, k);
     else snprintf(kname, nl + 24, "%.*s", (int)nl, name);
-    for (char *q = kname; *q; q++)
+    for (char *q = kname; *q && !given_key; q++)
         if (*q == '/') *q = '_';
     ti->encoding_case = TENSORFLOW__TENSOR_INFO__ENCODING_NAME;
     ti->name = tname;
