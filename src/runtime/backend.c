@@ -41,8 +41,8 @@ static void own_dir(char *out, size_t cap)
     struct link_map *lm = NULL;
     if (!dladdr1((void *)&gn__backend_open, &info, (void **)&lm, RTLD_DL_LINKMAP)) return;
     char path[PATH_MAX];
-    if (lm && lm->l_name && lm->l_name[0]) {
-        snprintf(path, sizeof path, "%s", lm->l_name);   /* a shared object: its path as loaded */
+    if (lm && lm->l_name && lm->l_name[0]) {   /* a shared object: its path as loaded, made canonical */
+        if (!realpath(lm->l_name, path)) snprintf(path, sizeof path, "%s", lm->l_name);
     } else {   /* the program itself (static library) */
         ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
         if (n <= 0) return;
