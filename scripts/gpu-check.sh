@@ -4,7 +4,8 @@
 # Debian build dependencies): probes all that, unpacks the Debian packages
 # that scripts/fetch-gpu-deps.sh downloaded (.gpu-deps/ in the checkout, or
 # GN_GPU_DEPS=DIR, or shared/gpu-deps/) into a local prefix, builds grapnel
-# with -DGRAPNEL_CUDA=ON, runs tests/cuda_test (CUDA against the CPU backend,
+# with -DGRAPNEL_CUDA=ON (the backend is the module libgrapnel_cuda.so, next to
+# the library and the programs), runs tests/cuda_test (CUDA against the CPU backend,
 # per op and on the golden models), generates ResNet-50 and a BERT-base
 # encoder (bench/gen_models, random weights), optimizes them to float16 for
 # gpu:sm_90 (NCHW and NHWC), checks CUDA against the CPU backend on them,
@@ -157,7 +158,7 @@ elif [ "$mode" = configure-only ]; then
   grep -E "grapnel:|Found" "$root/build-gpu/configure.log"
   echo "gpu-check: configured $BUILD (--configure-only)"
   exit 0
-elif "$CMAKE" --build "$BUILD" -j"$jobs" --target grapnel grapnel_cli cuda_test runtime_test gen_models gpu_bench \
+elif "$CMAKE" --build "$BUILD" -j"$jobs" --target grapnel grapnel_cuda grapnel_cli cuda_test cuda_module_test runtime_test gen_models gpu_bench \
      > "$root/build-gpu/build.log" 2>&1; then
   status_build="ok"
 else
@@ -172,6 +173,12 @@ if [ "$status_build" = ok ]; then
   (cd "$BUILD" && timeout 240 ./cuda_test) 2>&1 | tee "$root/build-gpu/cuda_test.log" | tail -60
   rc=${PIPESTATUS[0]}
   status_test=$([ "$rc" = 0 ] && echo ok || echo "FAILED (rc $rc)")
+  # the backend is the module libgrapnel_cuda.so next to the library and the programs;
+  # libgrapnel.so itself needs no CUDA library
+  echo "libgrapnel.so needs: $(readelf -d "$BUILD/libgrapnel.so" | awk '/NEEDED/ {printf "%s ", $NF}')"
+  echo "libgrapnel_cuda.so needs: $(readelf -d "$BUILD/libgrapnel_cuda.so" | awk '/NEEDED/ {printf "%s ", $NF}')"
+  (cd "$BUILD" && timeout 60 ./cuda_module_test) > "$root/build-gpu/cuda_module_test.log" 2>&1 && cm=ok || cm=FAILED
+  echo "cuda_module_test: $cm"
   test_summary="$(grep -E '^\[  (PASSED|FAILED|SKIPPED) \] [0-9]' "$root/build-gpu/cuda_test.log" | tr '\n' ' ')"
   say "runtime_test (CPU backend still fine in this build)"
   (cd "$BUILD" && timeout 120 ./runtime_test) > "$root/build-gpu/runtime_test.log" 2>&1 && rt=ok || rt=FAILED

@@ -3,11 +3,17 @@
 The shared library is looked for, in order:
 
 1. the ``GRAPNEL_LIB`` environment variable (a file, or a directory holding
-   ``libgrapnel.so.0`` / ``libgrapnel.so``);
-2. next to this package (a copy of ``libgrapnel.so*`` in ``grapnel/``);
+   ``libgrapnel.so.0`` / ``libgrapnel.so``): an explicit choice, nothing else
+   is tried;
+2. the package's own copy, ``grapnel/libgrapnel.so.0``, which ``pip install
+   ./python`` builds and installs (python/pyproject.toml);
 3. the system loader (``libgrapnel.so.0``, as found through ``LD_LIBRARY_PATH``
    and ``ld.so.cache``);
 4. the ``libdir`` pkg-config reports for ``grapnel`` (``PKG_CONFIG_PATH``).
+
+The library finds its CUDA backend module (``libgrapnel_cuda.so``) next to
+itself when a session asks for backend "cuda"; ``cli_path()`` finds the
+grapnel command that goes with the library.
 
 Functions that other parts of the library add later (SavedModel signatures,
 freezing, SavedModel saving) are bound only when the library exports them;
@@ -77,6 +83,22 @@ def _load() -> ctypes.CDLL:
 lib = _load()
 #: The path the library was loaded from (as given to the loader).
 path: str = lib._name
+
+
+def cli_path() -> Optional[str]:
+    """The grapnel command that goes with the loaded library: the package's
+    ``grapnel/bin/grapnel``, else ``grapnel`` in the library's directory (a
+    build directory) or in ``../bin`` (an installed prefix), else the one on
+    ``PATH``; None when there is none."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    libdir = os.path.dirname(os.path.abspath(path)) if os.sep in path else ""
+    cands = [os.path.join(here, "bin", "grapnel")]
+    if libdir:
+        cands += [os.path.join(libdir, "grapnel"), os.path.join(libdir, os.pardir, "bin", "grapnel")]
+    for c in cands:
+        if os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.normpath(c)
+    return shutil.which("grapnel")
 
 
 def has(name: str) -> bool:
