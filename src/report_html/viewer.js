@@ -633,9 +633,17 @@
       r['drawn_' + p.g.side] = p.svg.querySelectorAll('g.leaf').length;
       r['drawn_marked_' + p.g.side] = p.svg.querySelectorAll('g.leaf.st-removed, g.leaf.st-made, g.leaf.st-changed').length;
     });
-    /* click a node a fusion made: the first remapper rewrite whose node is in the after graph */
+    /* click a node a fusion made: the first remapper rewrite whose node is in the
+     * after graph as a _Fused op, else the first remapper rewrite there at all */
     var target = opts.selftest;
-    if (!target) events.some(function (e) { if (e.kind === 'rewrote' && /^remap\./.test(e.pattern) && A && A.index.has(e.node)) { target = e.node; return true; } return false; });
+    function remapIn(fused) {
+      return function (e) {
+        if (e.kind !== 'rewrote' || !/^remap\./.test(e.pattern) || !A || !A.index.has(e.node)) return false;
+        if (fused && !/^_Fused/.test(A.op[A.index.get(e.node)])) return false;
+        target = e.node; return true;
+      };
+    }
+    if (!target && !events.some(remapIn(true))) events.some(remapIn(false));
     if (target) {
       var tp = PA && PA.g.index.has(target) ? PA : PB;
       r.clicked = target;
