@@ -1049,10 +1049,34 @@ class Graph:
             names = self.outputs()
             if not names:
                 raise Error("the graph has no outputs to fetch: name them with fetches=", 1)
-            return dict(zip(names, self._run(feeds, names, backend, seed, num_threads)))
-        if isinstance(fetches, str):
-            return self._run(feeds, [fetches], backend, seed, num_threads)[0]
-        return self._run(feeds, list(fetches), backend, seed, num_threads)
+        else:
+            names = [fetches] if isinstance(fetches, str) else list(fetches)
+        try:
+            outs = self._run(feeds, names, backend, seed, num_threads)
+        except Error as e:
+            if e.code == _GN_ERR_NOT_FOUND:
+                self._check_names(feeds, names)
+            raise
+        if fetches is None:
+            return dict(zip(names, outs))
+        return outs[0] if isinstance(fetches, str) else outs
+
+    def _check_names(self, feeds: Mapping[str, Any], fetches: Sequence[str]) -> None:
+        """After a run failed on a name: the feed or fetch the graph lacks, as
+        ``grapnel run`` says it, with the nearest of the graph's inputs (its
+        placeholders) or outputs and the list of them."""
+        nodes = self.nodes()
+        names = {n["name"] for n in nodes}
+        for side, given in (("inputs", list(feeds)), ("outputs", list(fetches))):
+            for name in given:
+                if _node_of(name) in names:
+                    continue
+                valid = ([n["name"] for n in nodes if n["op"] in _PLACEHOLDERS] if side == "inputs"
+                         else self.outputs())
+                near = _nearest(name, valid)
+                hint = f"; did you mean '{near}'?" if near else ""
+                raise Error(f"no tensor '{name}' in the graph{hint} (its {side}: {', '.join(valid) or 'none'})",
+                            _GN_ERR_NOT_FOUND)
 
     def benchmark(self, feeds: Optional[Mapping[str, Any]] = None, fetches: Union[str, Sequence[str], None] = None,
                   repeat: int = 100, warmup: int = 1, backend: str = "cpu", seed: int = 0, num_threads: int = 0,
@@ -1431,7 +1455,15 @@ class SignatureFunction:
         if missing:
             raise Error(f"signature '{self.name}': missing input{'s' if len(missing) > 1 else ''} "
                         f"{', '.join(repr(k) for k in missing)} (inputs: {', '.join(valid)})", _GN_ERR_ARG)
-        return {self.inputs[k]["tensor"]: v for k, v in kwargs.items()}
+        return {self.inputs[k]["tensor"]: self._as_input(k, v) for k, v in kwargs.items()}
+
+    def _as_input(self, key: str, v: Any) -> Any:
+        """A value that is not an array yet (a list, a Python number) in the
+        input's dtype, as TensorFlow converts it to the signature's spec."""
+        dt = self.inputs[key].get("dtype")
+        if isinstance(v, np.ndarray) or dt in (None, "string"):
+            return v
+        return np.asarray(v, dtype=dt)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Dict[str, np.ndarray]:
         if args:
@@ -1466,7 +1498,7 @@ class SignatureFunction:
             near = _nearest(name, valid)
             hint = f"; did you mean '{near}'?" if near else ""
             raise Error(f"'{name}' is neither {what} key of signature '{self.name}' nor a tensor of its frozen graph"
-                        f"{hint} ({what} keys: {', '.join(valid) or 'none'})", _GN_ERR_ARG)
+                        f"{hint} ({what.split()[-1]} keys: {', '.join(valid) or 'none'})", _GN_ERR_ARG)
 
         fd = {tensor(k, self.inputs, "an input"): v for k, v in feeds.items()}
         if fetches is None:
@@ -1663,14 +1695,18 @@ class Converter:
         """Prints the conversion: the parameters, the engine count, and (detailed)
         one line per engine and per node not converted, with the reason."""
         self._need_converted("summary")
-        out = print_fn or print
+        put = print_fn or print
+
+        def out(line: str) -> None:
+            put(line if len(line) <= line_length else line[:max(line_length - 3, 0)] + "...")
+
         out(f"grapnel conversion of {os.fspath(self._dir)} signature '{self._key}' (backend {self._backend})")
         out(f"params: {self.conversion_params}")
         out(f"engines: {self._engines}")
         if detailed:
             for text in (self._report, self._calibration, self._built):
                 for line in text.splitlines():
-                    out(line if len(line) <= line_length else line[:line_length - 3] + "...")
+                    out(line)
 
     def close(self) -> None:
         for g in (self._graph, self._source):
