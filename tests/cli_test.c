@@ -2,8 +2,11 @@
  * documents of inspect, run, verify, segment and optimize (schema version and
  * options in force), inspect on a SavedModel (signatures first, --signatures,
  * the init op), the exit-code rule (2 for usage errors, unknown dictionary
- * keys included), nearest-flag suggestions, unknown feed and fetch names,
- * run --repeat/--warmup, progress on stderr, bash completion and the man page.
+ * keys included, with the nearest key in --options, @FILE, GRAPNEL_OPTIONS,
+ * --params and --save-options), nearest-flag suggestions, unknown feed and
+ * fetch names (run, verify, segment), run --repeat/--warmup, progress on
+ * stderr only on a terminal, bash completion and the man page as
+ * `cmake --install` puts them.
  * JSON is checked by reading it back with Python's json module. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -91,6 +94,18 @@ static void write_npy(const char *path, const float *v, int64_t n)
     if (gn_npy_write(path, &t, err, sizeof err) != GN_OK) fail_msg("%s", err);
 }
 
+/* The optimizer's message for an unknown key: the nearest and every valid key. */
+static const char *unknown_option_msg(const char *where, const char *key, const char *near)
+{
+    static char buf[8192];
+    int n = snprintf(buf, sizeof buf, "grapnel: %s: unknown option '%s'; did you mean '%s'? (valid keys: ", where, key,
+                     near);
+    for (size_t i = 0; i < gn_options_key_count() && n < (int)sizeof buf; i++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s", i ? ", " : "", gn_options_key(i));
+    snprintf(buf + n, sizeof buf - (size_t)n, ")\n");
+    return buf;
+}
+
 /* x (float [2]) -> y = Neg(x) */
 static const char *neg_graph(void)
 {
@@ -160,22 +175,22 @@ static void test_json_documents(void **state)
                 "5 2 True True 5 [1, 12] 12\n", "run '%s' --feed Mfcc='%s' --repeat 5 --warmup 2 --json", DS_CNN,
                 DS_CNN_MFCC);
     /* verify */
-    expect_json("f=d[\"fetches\"][0]; print(d[\"command\"], d[\"match\"], d[\"matched\"], d[\"total\"], f[\"name\"], "
+    expect_json("f=d[\"fetches\"][0]; print(d[\"schema\"], d[\"command\"], d[\"match\"], d[\"matched\"], d[\"total\"], f[\"name\"], "
                 "f[\"max_abs_err\"], f[\"match\"], f[\"why\"], d[\"options\"][\"backend_b\"], d[\"options\"][\"tol\"])",
-                "verify True 1 1 labels_softmax 0.0 True None cpu 0.001\n",
+                "1 verify True 1 1 labels_softmax 0.0 True None cpu 0.001\n",
                 "verify '%s' '%s' --feed Mfcc='%s' --fetch labels_softmax --tol 1e-3 --json", DS_CNN, DS_CNN,
                 DS_CNN_MFCC);
     /* segment: the parameters in force, the report by line */
-    expect_json("o=d[\"options\"]; print(d[\"command\"], o[\"params\"][\"minimum_segment_size\"], "
+    expect_json("o=d[\"options\"]; print(d[\"schema\"], d[\"command\"], o[\"params\"][\"minimum_segment_size\"], "
                 "o[\"params\"][\"precision_mode\"], o[\"dry_run\"], o[\"output\"], d[\"engines\"], d[\"report\"][-1], "
                 "d[\"calibration\"])",
-                "segment 3 FP16 True None 1 1 engine(s) (dry run), 0 segment(s) left native None\n",
+                "1 segment 3 FP16 True None 1 1 engine(s) (dry run), 0 segment(s) left native None\n",
                 "segment '%s' --dry-run --json --params \"{'precision_mode': 'FP16', 'minimum_segment_size': 3}\"",
                 DS_CNN);
     /* optimize --report json: schema, command and the options ahead of the report */
-    expect_json("print(list(d)[:4], d[\"options\"][\"optimizer\"], d[\"options\"][\"fetches\"], "
+    expect_json("print(list(d)[:4], d[\"schema\"], d[\"command\"], d[\"options\"][\"optimizer\"], d[\"options\"][\"fetches\"], "
                 "d[\"passes\"][0][\"pass\"])",
-                "['schema', 'command', 'options', 'total_micros'] {'constant_folding': False, "
+                "['schema', 'command', 'options', 'total_micros'] 1 optimize {'constant_folding': False, "
                 "'disable_model_pruning': False, 'disable_meta_optimizer': False} ['labels_softmax'] pruning\n",
                 "optimize '%s' -o '%s' --fetch labels_softmax --options \"{'constant_folding': False}\" "
                 "--report json",
@@ -235,19 +250,38 @@ static void test_inspect_savedmodel(void **state)
 static void test_usage_errors(void **state)
 {
     (void)state;
-    /* an unknown key exits 2 in every dictionary */
+    /* an unknown key exits 2 in every dictionary, with the nearest key */
+    expect(2, unknown_option_msg("--options", "constant_foldng", "constant_folding"),
+           "optimize '%s' -o '%s' --options \"{'constant_foldng': True}\"", DS_CNN, tmp("o.pb"));
+    expect(2, unknown_option_msg("--options", "constant_foldng", "constant_folding"),
+           "optimize '%s' -o '%s' --options constant_foldng=on", DS_CNN, tmp("o.pb"));
+    write_text(tmp("opts.txt"), "{'remap.polcy': 'grapnel'}\n");
+    expect(2, unknown_option_msg(tmp("opts.txt"), "remap.polcy", "remap.policy"), "optimize '%s' -o '%s' --options @'%s'",
+           DS_CNN, tmp("o.pb"), tmp("opts.txt"));
+    expect(2, unknown_option_msg("--options", "constant_foldng", "constant_folding"),
+           "verify '%s' '%s' --bisect --options \"{'constant_foldng': True}\"", DS_CNN, DS_CNN);
     char *out = NULL;
-    assert_int_equal(gn_test_sh(&out, "'%s' optimize '%s' -o '%s' --options \"{'constant_foldng': True}\"",
+    assert_int_equal(gn_test_sh(&out, "GRAPNEL_OPTIONS=\"{'layout_optimiser': False}\" '%s' optimize '%s' -o '%s'",
                                 GN_CLI_PATH, DS_CNN, tmp("o.pb")),
                      2);
-    expect_has(out, "grapnel: --options: unknown option 'constant_foldng'; did you mean 'constant_folding'?");
+    assert_string_equal(out, unknown_option_msg("GRAPNEL_OPTIONS", "layout_optimiser", "layout_optimizer"));
     free(out);
     expect(2,
-           "grapnel segment: --params: unknown conversion parameter 'precison_mode' (valid: max_workspace_size_bytes, "
-           "precision_mode, minimum_segment_size, maximum_cached_engines, use_calibration, allow_build_at_runtime)\n",
+           "grapnel segment: --params: unknown conversion parameter 'precison_mode'; did you mean 'precision_mode'? "
+           "(valid: max_workspace_size_bytes, precision_mode, minimum_segment_size, maximum_cached_engines, "
+           "use_calibration, allow_build_at_runtime)\n",
            "segment '%s' --dry-run --params \"{'precison_mode': 'FP16'}\"", DS_CNN);
-    expect(2, "grapnel save: --save-options: save options: at offset 18: unknown SaveOptions field 'save_debug_inf'\n",
+    expect(2,
+           "grapnel save: --save-options: save options: at offset 18: unknown SaveOptions field 'save_debug_inf'; "
+           "did you mean 'save_debug_info'?\n",
            "save '%s' '%s' --fetch labels_softmax --save-options \"{'save_debug_inf': True}\"", DS_CNN, tmp("sm"));
+    expect(2,
+           "grapnel save: --save-options: save options: at offset 13: unknown SaveOptions field 'extra_tag'; "
+           "did you mean 'extra_tags'?\n",
+           "save '%s' '%s' --fetch labels_softmax --save-options \"{'extra_tag': ['a', 'b']}\"", DS_CNN, tmp("sm"));
+    expect(2, "grapnel save: --save-options: save options: at offset 9: unknown SaveOptions field 'xyzzy'\n",
+           "save '%s' '%s' --fetch labels_softmax --save-options \"{'xyzzy': True}\"", DS_CNN, tmp("sm"));
+    assert_false(gn_test_file_exists(tmp("sm")));
     /* a bad value too */
     out = NULL;
     assert_int_equal(gn_test_sh(&out, "GRAPNEL_OPTIONS=\"{'constant_folding': 'maybe'}\" '%s' optimize '%s' -o '%s'",
@@ -300,6 +334,17 @@ static void test_unknown_names(void **state)
            "run '%s' --feed Mfcc='%s' --fetch labels_softmx", DS_CNN, DS_CNN_MFCC);
     expect(1, "grapnel verify: no tensor 'Mfx' in the graph (its inputs: wav_data)\n",
            "verify '%s' '%s' --feed Mfx='%s'", DS_CNN, DS_CNN, DS_CNN_MFCC);
+    expect(1,
+           "grapnel verify: no tensor 'labels_sofmax' in the graph; did you mean 'labels_softmax'? "
+           "(its outputs: labels_softmax)\n",
+           "verify '%s' '%s' --feed Mfcc='%s' --fetch labels_sofmax", DS_CNN, DS_CNN, DS_CNN_MFCC);
+    expect(1,
+           "grapnel segment: no tensor 'labels_sofmax' in the graph; did you mean 'labels_softmax'? "
+           "(its outputs: labels_softmax)\n",
+           "segment '%s' --dry-run --fetch labels_sofmax", DS_CNN);
+    expect(1, "grapnel segment: no tensor 'wav_dat' in the graph; did you mean 'wav_data'? (its inputs: wav_data)\n",
+           "segment '%s' -o '%s' --feed wav_dat --fetch labels_softmax", DS_CNN, tmp("seg.pb"));
+    assert_false(gn_test_file_exists(tmp("seg.pb")));
     char dir[2048];
     if (!gn_test_corpus(KWS, dir, sizeof dir)) skip();
     expect(1,
@@ -363,6 +408,30 @@ static void test_progress(void **state)
                      0);
     if (strstr(out, "grapnel:")) fail_msg("progress on a terminal for a small graph:\n%s", out);
     free(out);
+    /* calibration always reports on a terminal: on stderr (stdout is sent away here), not through a pipe */
+    const char *sh = tmp("int8.sh");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "'%s' segment '%s' -o '%s' --params \"{'precision_mode': 'INT8'}\" --feed Mfcc --fetch labels_softmax "
+             "--calibrate '%s'\n",
+             GN_CLI_PATH, DS_CNN, tmp("int8.pb"), DS_CNN_MFCC);
+    write_text(sh, cmd);
+    out = NULL;
+    assert_int_equal(gn_test_sh(&out, "script -qec \"sh '%s' >/dev/null\" /dev/null", sh), 0);
+    static const char head[] = "grapnel: calibrating on 1 batches...\r\ngrapnel: calibrated in ";
+    size_t len = strlen(out);
+    if (strncmp(out, head, strlen(head)) != 0 || len < strlen(head) + 4 || strcmp(out + len - 4, " s\r\n") != 0 ||
+        strchr(out + strlen(head), '\n') != out + len - 1)
+        fail_msg("calibration progress on a terminal:\n%s", out);
+    free(out);
+    out = NULL;
+    assert_int_equal(gn_test_sh(&out, "GRAPNEL_PROGRESS=0 script -qec \"sh '%s' >/dev/null\" /dev/null", sh), 0);
+    assert_string_equal(out, "");
+    free(out);
+    out = NULL;
+    assert_int_equal(gn_test_sh(&out, "sh '%s' 2>&1 >/dev/null", sh), 0);
+    assert_string_equal(out, "");
+    free(out);
 }
 
 /* ---- completion and man page ------------------------------------------------------------------------ */
@@ -379,6 +448,19 @@ static void test_completion_and_man(void **state)
                      0);
     assert_string_equal(out, "inspect\n--repeat\njson\ncpu cuda\n--json\n");
     free(out);
+    /* cmake --install puts the completion where bash-completion looks, the man page in man1 */
+    out = NULL;
+    if (gn_test_sh(&out, "cmake --install '%s' --prefix '%s'", GN_BIN_DIR, tmp("prefix")) != 0)
+        fail_msg("cmake --install:\n%s", out);
+    free(out);
+    size_t nc, ni;
+    char *src = (char *)gn_test_slurp(comp, &nc);
+    char *inst = (char *)gn_test_slurp(tmp("prefix/share/bash-completion/completions/grapnel"), &ni);
+    assert_non_null(src);
+    if (!inst) fail_msg("cmake --install put no share/bash-completion/completions/grapnel");
+    assert_true(nc == ni && memcmp(src, inst, nc) == 0);
+    free(inst);
+    free(src);
     /* the man page: generated next to the binary when help2man is installed */
     char man[2048];
     snprintf(man, sizeof man, "%s", GN_CLI_PATH);
@@ -392,6 +474,10 @@ static void test_completion_and_man(void **state)
     expect_has(text, ".SS run\n.nf\nusage: grapnel run MODEL");
     expect_has(text, "\n  --repeat N ");
     expect_has(text, ".SS segment\n");
+    inst = (char *)gn_test_slurp(tmp("prefix/share/man/man1/grapnel.1"), &ni);
+    if (!inst) fail_msg("cmake --install put no share/man/man1/grapnel.1");
+    assert_true(ni == n && memcmp(text, inst, n) == 0);
+    free(inst);
     free(text);
 }
 

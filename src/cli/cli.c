@@ -111,6 +111,40 @@ int gn_cli_unknown_option(const char *cmd, const char *arg)
     return EXIT_USAGE;
 }
 
+void gn_cli_key_hint(char *err, size_t errlen, const char *defaults)
+{
+    if (!err || !defaults || strstr(err, "did you mean")) return;
+    const char *u = strstr(err, "unknown ");
+    const char *q = u ? strchr(u, '\'') : NULL;
+    const char *qe = q ? strchr(q + 1, '\'') : NULL;
+    if (!qe || qe - q - 1 >= 256) return;
+    char key[256];
+    memcpy(key, q + 1, (size_t)(qe - q - 1));
+    key[qe - q - 1] = 0;
+    /* the keys of the defaults: a quoted name after "{" or ", " and before ':' */
+    char names[64][64];
+    const char *cands[64];
+    size_t n = 0;
+    for (const char *p = defaults; *p && n < 64; p++) {
+        if (*p != '\'' || !(p == defaults + 1 || (p >= defaults + 2 && p[-2] == ',' && p[-1] == ' '))) continue;
+        const char *e = strchr(p + 1, '\'');
+        if (!e) break;
+        if (e[1] == ':' && e - p - 1 < 64) {
+            memcpy(names[n], p + 1, (size_t)(e - p - 1));
+            names[n][e - p - 1] = 0;
+            cands[n] = names[n];
+            n++;
+        }
+        p = e;
+    }
+    const char *near = gn_cli_suggest(key, cands, n);
+    if (!near || !strcmp(near, key)) return;
+    size_t at = (size_t)(qe + 1 - err);
+    char tail[1024];
+    snprintf(tail, sizeof tail, "%s", err + at);
+    snprintf(err + at, errlen - at, "; did you mean '%s'?%s", near, tail);
+}
+
 /* ---- JSON -------------------------------------------------------------------------- */
 void gn_json_init(gn_json *j, FILE *f)
 {

@@ -28,6 +28,11 @@ int gn_cli_verify_bisect(int argc, char **argv);
 int gn_cli_freeze(int argc, char **argv);       /* cmd_savedmodel.c */
 int gn_cli_save(int argc, char **argv);         /* cmd_save.c */
 int gn_cli_is_savedmodel(const gn_graph *g);
+/* Names given as --feed/--fetch that are no node of g: 0 when all are, else 1
+ * after "grapnel CMD: no tensor 'X' in the graph; did you mean 'Y'? (its
+ * inputs: ...)" (its outputs for a fetch), as run and verify say it (cmd_run.c). */
+int gn_cli_check_tensor_names(const char *cmd, gn_graph *g, const char *const *feeds, size_t n_feeds,
+                              const char *const *fetches, size_t n_fetches);
 /* The SavedModel part of `inspect`: tags, signatures and the init op (head),
  * or variables and assets (tail); 0, or 1 after printing an error. */
 int gn_cli_savedmodel_inspect_head(gn_graph *g, FILE *out);
@@ -48,6 +53,12 @@ const char *gn_cli_suggest(const char *word, const char *const *cands, size_t n)
 /* "grapnel CMD: unknown option 'ARG'; did you mean '--flag'?" with the flags
  * of CMD's help text; returns EXIT_USAGE. */
 int gn_cli_unknown_option(const char *cmd, const char *arg);
+
+/* A dictionary parser's "unknown ... 'KEY'" message with the nearest valid key
+ * added after the key ("; did you mean 'KEY2'?") when it has none yet; the
+ * valid keys are those of `defaults`, the dictionary text the library writes
+ * for the defaults ("{'a': 1, 'b': None}"). err is rewritten in place. */
+void gn_cli_key_hint(char *err, size_t errlen, const char *defaults);
 
 /* ---- JSON on a stream (cli.c): indented, keys in the order written ------------------- */
 typedef struct gn_json {

@@ -1268,6 +1268,31 @@ static int check_names(const run_opts *o, const gview *v)
     return 0;
 }
 
+int gn_cli_check_tensor_names(const char *cmd, gn_graph *g, const char *const *feeds, size_t n_feeds,
+                              const char *const *fetches, size_t n_fetches)
+{
+    run_opts o;
+    memset(&o, 0, sizeof o);
+    o.cmd = cmd;
+    o.feeds = calloc(n_feeds + 1, sizeof *o.feeds);
+    o.fetches = calloc(n_fetches + 1, sizeof *o.fetches);
+    gview v = {0};
+    int rc = 1;
+    if (o.feeds && o.fetches && gview_init(&v, g) == 0) {
+        for (size_t i = 0; i < n_feeds; i++) o.feeds[i].name = (char *)feeds[i];
+        for (size_t i = 0; i < n_fetches; i++) o.fetches[i].name = (char *)fetches[i];
+        o.n_feeds = (int)n_feeds;
+        o.n_fetches = (int)n_fetches;
+        rc = check_names(&o, &v);
+    } else {
+        fprintf(stderr, "grapnel %s: out of memory\n", cmd);
+    }
+    free(v.by_name);
+    free(o.feeds);
+    free(o.fetches);
+    return rc;
+}
+
 /* ---- JSON ---------------------------------------------------------------------------------------------- */
 /* A tensor's elements, flat in row-major order (null for dtypes without a JSON form). */
 static void json_values(gn_json *j, const gn_tensor *t)

@@ -100,6 +100,12 @@ int gn_cli_save(int argc, char **argv)
     if (opts_text) {
         char err[512];
         if (gn_save_options_parse(&so, opts_text, err, sizeof err) != GN_OK) {
+            gn_save_options d;
+            gn_save_options_init(&d);
+            char *defaults = gn_save_options_to_string(&d);
+            gn_cli_key_hint(err, sizeof err, defaults);
+            gn_free(defaults);
+            gn_save_options_clear(&d);
             fprintf(stderr, "grapnel save: --save-options: %s\n", err[0] ? err : "invalid text");
             gn_save_options_clear(&so);
             rc = EXIT_USAGE;

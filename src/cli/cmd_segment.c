@@ -102,6 +102,11 @@ int gn_cli_segment(int argc, char **argv)
     gn_conversion_params_init(&p);
     char err[1024];
     if (params && gn_conversion_params_parse(&p, params, err, sizeof err) != GN_OK) {
+        char *defaults = NULL;
+        gn_conversion_params d;
+        gn_conversion_params_init(&d);
+        if (gn_conversion_params_to_string(&d, &defaults) == GN_OK) gn_cli_key_hint(err, sizeof err, defaults);
+        gn_free(defaults);
         fprintf(stderr, "grapnel segment: --params: %s\n", err);
         return 2;
     }
@@ -111,6 +116,10 @@ int gn_cli_segment(int argc, char **argv)
     nfeed_given = nfeed;
     gn_graph *g = gn_cli_load("segment", in, &lo);
     if (!g) return 1;
+    if (gn_cli_check_tensor_names("segment", g, feeds, nfeed, fetches, nfetch)) {
+        gn_graph_free(g);
+        return 1;
+    }
     /* calibration feeds: --feed in order, else the graph's placeholders in node order */
     if (ncal && !nfeed) {
         for (size_t i = 0; i < gn_graph_node_count(g) && nfeed < MAX_NAMES; i++)
