@@ -223,8 +223,10 @@ def _plain(v: Any) -> Any:
     scalars and 0-d arrays; enums (VariablePolicy.SAVE_VARIABLE_DEVICES: its
     value); namedtuples (TrtConversionParams: a dict); sharding policies
     (MaxShardSizePolicy(N) as its call text); functions (their name)."""
-    if v is None or isinstance(v, (bool, str)):
+    if v is None or isinstance(v, (bool, _Call)) or type(v) is str:
         return v
+    if isinstance(v, str):      # np.str_ (whose repr under numpy 2 is "np.str_('...')")
+        return str(v)
     if isinstance(v, np.bool_):
         return bool(v)
     if isinstance(v, (int, np.integer)):

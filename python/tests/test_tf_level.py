@@ -92,7 +92,8 @@ class TrtPrecisionMode:
 
     @staticmethod
     def supported_precision_modes():
-        return [TrtPrecisionMode.FP32, TrtPrecisionMode.FP16, TrtPrecisionMode.INT8]
+        precisions = [TrtPrecisionMode.FP32, TrtPrecisionMode.FP16, TrtPrecisionMode.INT8]
+        return precisions + [p.lower() for p in precisions]
 
 
 class Function:
@@ -355,8 +356,7 @@ def test_conversion_params_objects(no_tensorflow):
                                             "minimum_segment_size": 5, "maximum_cached_engines": 1,
                                             "use_calibration": False, "allow_build_at_runtime": True}
     for mode in TrtPrecisionMode.supported_precision_modes():
-        assert grapnel.conversion_params(TrtConversionParams(precision_mode=mode))["precision_mode"] == mode
-        assert grapnel.conversion_params({"precision_mode": mode.lower()})["precision_mode"] == mode
+        assert grapnel.conversion_params(TrtConversionParams(precision_mode=mode))["precision_mode"] == mode.upper()
     assert grapnel.conversion_params({"precision_mode": np.str_("fp16")})["precision_mode"] == "FP16"
     with pytest.raises(ValueError) as e:
         grapnel.conversion_params(TrtConversionParams(precision_mode="int4"))
@@ -367,6 +367,14 @@ def test_conversion_params_objects(no_tensorflow):
     with pytest.raises(ValueError) as e:
         grapnel.conversion_params([3])
     assert str(e.value) == "conversion params must be a dict or a TrtConversionParams, not list"
+
+
+def test_segment_takes_a_conversion_params_namedtuple(corpus, no_tensorflow):
+    with grapnel.load(corpus / FC) as g:
+        as_dict = g.segment({"minimum_segment_size": 2}, fetches=["output"], feeds=["X"], dry_run=True)
+        as_tuple = g.segment(TrtConversionParams(minimum_segment_size=np.int64(2)), fetches=["output"], feeds=["X"],
+                             dry_run=True)
+        assert as_tuple == as_dict and as_dict["engines"] == 1
 
 
 def test_numpy_scalars_in_optimizer_options(no_tensorflow):
@@ -606,3 +614,35 @@ def test_benchmark_counts_its_runs(corpus, monkeypatch):
         with pytest.raises(ValueError) as e:
             g.benchmark(repeat=True)
         assert str(e.value) == "repeat=True: expected a positive integer"
+
+
+# ---- the fakes against TensorFlow's own classes (where TensorFlow is installed) ------------------------------
+def test_fakes_have_tensorflows_attributes():
+    tf = pytest.importorskip("tensorflow")
+    from tensorflow.python.compiler.tensorrt import trt_convert
+    from tensorflow.python.checkpoint.sharding import sharding_policies
+    real = tf.saved_model.SaveOptions()
+    assert type(real).__slots__ == SaveOptions.__slots__ and not hasattr(real, "__dict__")
+    fake = SaveOptions()
+
+    def plain(v):
+        return (type(v).__name__, v.name, v.value) if hasattr(type(v), "__members__") else v
+
+    assert {k: plain(getattr(real, k)) for k in SaveOptions.__slots__} == {
+        k: plain(getattr(fake, k)) for k in SaveOptions.__slots__}
+    assert [(k, v.value) for k, v in tf.saved_model.experimental.VariablePolicy.__members__.items()] == [
+        (k, v.value) for k, v in VariablePolicy.__members__.items()]
+    assert trt_convert.TrtConversionParams._fields == TrtConversionParams._fields
+    assert trt_convert.TrtConversionParams() == TrtConversionParams()
+    assert trt_convert.TrtPrecisionMode.supported_precision_modes() == TrtPrecisionMode.supported_precision_modes()
+    assert vars(sharding_policies.MaxShardSizePolicy(10)) == vars(MaxShardSizePolicy(10))
+    assert vars(sharding_policies.ShardByTaskPolicy()) == vars(ShardByTaskPolicy())
+    # and the real objects read as the fakes do
+    real = tf.saved_model.SaveOptions(save_debug_info=True, namespace_whitelist=["Custom"],
+                                      experimental_variable_policy="save_variable_devices",
+                                      function_aliases={"serve": tf.function(lambda x: x)})
+    got = grapnel.parse_save_options(real)
+    assert got["experimental_variable_policy"] == "save_variable_devices" and got["save_debug_info"] is True
+    assert got["namespace_whitelist"] == ["Custom"] and got["function_aliases"] == {"serve": "<lambda>"}
+    p = trt_convert.TrtConversionParams(precision_mode=trt_convert.TrtPrecisionMode.FP16)
+    assert grapnel.conversion_params(p) == grapnel.conversion_params(TrtConversionParams(precision_mode="FP16"))
