@@ -260,7 +260,7 @@ void gn_json_num(gn_json *j, double v)
     sep(j);
     if (isnan(v)) fputs("NaN", j->f);
     else if (isinf(v)) fputs(v < 0 ? "-Infinity" : "Infinity", j->f);
-    else if (v == floor(v) && fabs(v) < 1e15) fprintf(j->f, "%.1f", v);
+    else if (fabs(v) < 1e15 && v == (double)(int64_t)v) fprintf(j->f, "%.1f", v);   /* integral: no floor(), no libm */
     else fprintf(j->f, "%.17g", v);
 }
 
