@@ -116,10 +116,6 @@ int gn_cli_segment(int argc, char **argv)
     nfeed_given = nfeed;
     gn_graph *g = gn_cli_load("segment", in, &lo);
     if (!g) return 1;
-    if (gn_cli_check_tensor_names("segment", g, feeds, nfeed, fetches, nfetch)) {
-        gn_graph_free(g);
-        return 1;
-    }
     /* calibration feeds: --feed in order, else the graph's placeholders in node order */
     if (ncal && !nfeed) {
         for (size_t i = 0; i < gn_graph_node_count(g) && nfeed < MAX_NAMES; i++)
@@ -137,6 +133,11 @@ int gn_cli_segment(int argc, char **argv)
         gn_graph_free(g);
         for (size_t i = 0; i < nown; i++) free(own[i]);
         return 2;
+    }
+    if (gn_cli_check_tensor_names("segment", g, feeds, nfeed, fetches, nfetch)) {
+        gn_graph_free(g);
+        for (size_t i = 0; i < nown; i++) free(own[i]);
+        return 1;
     }
     gn_segment_params sp;
     gn_segment_params_init(&sp);
