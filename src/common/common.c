@@ -224,14 +224,14 @@ gn__blob *gn__blob_new(size_t first_block)
 
 gn__blob *gn__blob_ref(gn__blob *b)
 {
-    if (b) b->refs++;
+    if (b) atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
     return b;
 }
 
 void gn__blob_unref(gn__blob *b)
 {
     if (!b) return;
-    if (--b->refs == 0) {
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
         gn__arena_free(&b->arena);
         free(b);
     }

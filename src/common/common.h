@@ -4,6 +4,7 @@
 #define GN_COMMON_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,7 +72,7 @@ void gn__arena_pb_allocator(gn__arena *a, ProtobufCAllocator *out);
 
 /* ---- refcounted arena: shared, immutable payloads (tensor values, attrs) ---- */
 typedef struct gn__blob {
-    uint32_t refs;
+    _Atomic uint32_t refs;   /* clones in other threads share a blob: counted atomically */
     gn__arena arena;
 } gn__blob;
 
