@@ -7,13 +7,11 @@
  * is the writer's temporary, named DEST.tmp-XXXXXX beside DEST (removed here
  * between runs and counted); nothing else appears in the directory.
  * docs/hardening.md, "Killed writes and full disks". */
-#define _XOPEN_SOURCE 700   /* nftw */
 #include "testutil.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,14 +57,6 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st, (void)flag, (void)f;
-    return remove(p);
-}
-
-static void rm_tree(const char *p) { nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
 /* The CLI on c, writing dest; SIGKILL after delay_s (< 0: never). Returns the wait status. */
 static int run_cli(const wcase *c, const char *dest, double delay_s)
 {
@@ -101,60 +91,6 @@ static int run_cli(const wcase *c, const char *dest, double delay_s)
     return st;
 }
 
-/* Same files with the same bytes under a and b. */
-static bool same_tree(const char *a, const char *b, char *why, size_t whylen)
-{
-    struct stat sa, sb;
-    if (lstat(a, &sa) != 0 || lstat(b, &sb) != 0) {
-        snprintf(why, whylen, "%s or %s is missing", a, b);
-        return false;
-    }
-    if (S_ISDIR(sa.st_mode) != S_ISDIR(sb.st_mode)) {
-        snprintf(why, whylen, "%s: a file against a directory", a);
-        return false;
-    }
-    if (!S_ISDIR(sa.st_mode)) {
-        size_t na = 0, nb = 0;
-        unsigned char *da = gn_test_slurp(a, &na), *db = gn_test_slurp(b, &nb);
-        bool ok = da && db && na == nb && memcmp(da, db, na) == 0;
-        if (!ok) snprintf(why, whylen, "%s: %zu bytes that are not the %zu of a complete write", a, na, nb);
-        free(da);
-        free(db);
-        return ok;
-    }
-    struct dirent **la = NULL, **lb = NULL;
-    int n = scandir(a, &la, NULL, alphasort), m = scandir(b, &lb, NULL, alphasort);
-    bool ok = n == m && n >= 0;
-    if (!ok) snprintf(why, whylen, "%s: %d entries, a complete write has %d", a, n - 2, m - 2);
-    for (int i = 0; ok && i < n; i++) {
-        if (strcmp(la[i]->d_name, lb[i]->d_name) != 0) {
-            snprintf(why, whylen, "%s: '%s' where a complete write has '%s'", a, la[i]->d_name, lb[i]->d_name);
-            ok = false;
-        } else if (strcmp(la[i]->d_name, ".") && strcmp(la[i]->d_name, "..")) {
-            char pa[4096], pb[4096];
-            snprintf(pa, sizeof pa, "%s/%s", a, la[i]->d_name);
-            snprintf(pb, sizeof pb, "%s/%s", b, lb[i]->d_name);
-            ok = same_tree(pa, pb, why, whylen);
-        }
-    }
-    for (int i = 0; i < n; i++) free(la[i]);
-    for (int i = 0; i < m; i++) free(lb[i]);
-    free(la);
-    free(lb);
-    return ok;
-}
-
-static bool is_empty_dir(const char *p)
-{
-    DIR *d = opendir(p);
-    if (!d) return false;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    closedir(d);
-    return n == 0;
-}
-
 static void write_bytes(const char *path, const void *data, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -178,7 +114,7 @@ static int sweep_temporaries(const char *dir, const char *name, const char *what
         if (strncmp(e->d_name, prefix, strlen(prefix)) != 0) fail_msg("%s: unexpected '%s' beside the output", what, e->d_name);
         char p[4096];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        rm_tree(p);
+        gn_test_rm_tree(p);
         left++;
     }
     closedir(d);
@@ -189,11 +125,11 @@ static void killed_writes(const wcase *c, uint64_t seed)
 {
     char work[2048], dest[2400], ref[2400], why[4096];
     snprintf(work, sizeof work, "%s/killed_%s_%s", gn_test_tmpdir(), c->cmd, c->out);
-    rm_tree(work);
+    gn_test_rm_tree(work);
     assert_int_equal(mkdir(work, 0755), 0);
     snprintf(dest, sizeof dest, "%s/%s", work, c->out);
     snprintf(ref, sizeof ref, "%s/reference_%s", gn_test_tmpdir(), c->out);
-    rm_tree(ref);
+    gn_test_rm_tree(ref);
 
     /* the complete write, and how long a run takes */
     double t0 = now_s();
@@ -201,12 +137,12 @@ static void killed_writes(const wcase *c, uint64_t seed)
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     double t = now_s() - t0;
     for (int i = 0; i < 2; i++) {
-        rm_tree(dest);
+        gn_test_rm_tree(dest);
         t0 = now_s();
         st = run_cli(c, dest, -1);
         assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
         if (now_s() - t0 > t) t = now_s() - t0;
-        if (!same_tree(dest, ref, why, sizeof why)) fail_msg("%s: two runs differ: %s", c->name, why);
+        if (!gn_test_same_tree(dest, ref, why, sizeof why)) fail_msg("%s: two runs differ: %s", c->name, why);
     }
     /* the old content: a different file, or no directory / an empty one */
     static const char old[] = "the file as it was before the command ran\n";
@@ -214,7 +150,7 @@ static void killed_writes(const wcase *c, uint64_t seed)
     uint64_t rng = seed;
     int n_old = 0, n_new = 0, n_killed = 0, n_tmp = 0;
     for (int run = 0; run < RUNS; run++) {
-        rm_tree(dest);
+        gn_test_rm_tree(dest);
         if (!c->dir) write_bytes(dest, old, sizeof old - 1);
         else if (run % 2) assert_int_equal(mkdir(dest, 0755), 0);
         /* even runs: anywhere in the run; odd runs: its second half, where it writes */
@@ -235,13 +171,13 @@ static void killed_writes(const wcase *c, uint64_t seed)
             is_old = d && n == sizeof old - 1 && memcmp(d, old, n) == 0;
             free(d);
         } else {
-            is_old = run % 2 ? exists && is_empty_dir(dest) : !exists;
+            is_old = run % 2 ? exists && S_ISDIR(sb.st_mode) && gn_test_dir_entries(dest) == 0 : !exists;
         }
         if (is_old && !killed) fail_msg("%s: run %d succeeded and left the old content", c->name, run);
         if (is_old) {
             n_old++;
         } else {
-            if (!same_tree(dest, ref, why, sizeof why))
+            if (!gn_test_same_tree(dest, ref, why, sizeof why))
                 fail_msg("%s: run %d (killed after %.1f ms): neither the old content nor the new: %s", c->name, run,
                          delay * 1e3, why);
             n_new++;
@@ -250,8 +186,8 @@ static void killed_writes(const wcase *c, uint64_t seed)
     print_message("    %-24s %d runs (%.0f ms each), %d killed: %d left the old content, %d the new, %d a temporary\n",
                   c->name, RUNS, t * 1e3, n_killed, n_old, n_new, n_tmp);
     assert_int_equal(n_old + n_new, RUNS);
-    rm_tree(work);
-    rm_tree(ref);
+    gn_test_rm_tree(work);
+    gn_test_rm_tree(ref);
 }
 
 static void test_case(void **state)
