@@ -32,6 +32,15 @@ install-test: build
 
 test: unit asan install-test
 
+# ThreadSanitizer: the thread suite (tests/threads_test.c, what the headers let threads share)
+# in its own build directory, the library and that suite only
+TSAN_BUILD ?= build-tsan
+.PHONY: tsan
+tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGN_TSAN=ON -DGRAPNEL_CUDA=OFF $(CMAKE_ARGS) >/dev/null
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target threads_test
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -R '^threads_test$$'
+
 bench: build
 	bash bench/run.sh $(BUILD)
 
@@ -47,7 +56,7 @@ report-screenshot: build browser-deps
 	  'file://$(abspath $(BUILD))/ds_cnn_report.html#select=MobileNet/conv_ds_1/pw_batch_norm/Relu'
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
 
 # libFuzzer targets (fuzz/): clang-16 build in build-fuzz, then each target for FUZZ_SECONDS
 FUZZ_BUILD   ?= build-fuzz

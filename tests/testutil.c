@@ -1,5 +1,8 @@
+#define _XOPEN_SOURCE 700   /* nftw */
 #include "testutil.h"
 
+#include <dirent.h>
+#include <ftw.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,4 +93,65 @@ bool gn_test_file_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st, (void)flag, (void)f;
+    return remove(p);
+}
+
+void gn_test_rm_tree(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+bool gn_test_same_tree(const char *a, const char *b, char *why, size_t whylen)
+{
+    struct stat sa, sb;
+    if (lstat(a, &sa) != 0 || lstat(b, &sb) != 0) {
+        snprintf(why, whylen, "%s or %s is missing", a, b);
+        return false;
+    }
+    if (S_ISDIR(sa.st_mode) != S_ISDIR(sb.st_mode)) {
+        snprintf(why, whylen, "%s: a file against a directory", a);
+        return false;
+    }
+    if (!S_ISDIR(sa.st_mode)) {
+        size_t na = 0, nb = 0;
+        unsigned char *da = gn_test_slurp(a, &na), *db = gn_test_slurp(b, &nb);
+        bool ok = da && db && na == nb && memcmp(da, db, na) == 0;
+        if (!ok) snprintf(why, whylen, "%s: %zu bytes, not the %zu of %s", a, na, nb, b);
+        free(da);
+        free(db);
+        return ok;
+    }
+    struct dirent **la = NULL, **lb = NULL;
+    int n = scandir(a, &la, NULL, alphasort), m = scandir(b, &lb, NULL, alphasort);
+    bool ok = n == m && n >= 0;
+    if (!ok) snprintf(why, whylen, "%s: %d entries, %s has %d", a, n - 2, b, m - 2);
+    for (int i = 0; ok && i < n; i++) {
+        if (strcmp(la[i]->d_name, lb[i]->d_name) != 0) {
+            snprintf(why, whylen, "%s: '%s' where %s has '%s'", a, la[i]->d_name, b, lb[i]->d_name);
+            ok = false;
+        } else if (strcmp(la[i]->d_name, ".") && strcmp(la[i]->d_name, "..")) {
+            char pa[4096], pb[4096];
+            snprintf(pa, sizeof pa, "%s/%s", a, la[i]->d_name);
+            snprintf(pb, sizeof pb, "%s/%s", b, lb[i]->d_name);
+            ok = gn_test_same_tree(pa, pb, why, whylen);
+        }
+    }
+    for (int i = 0; i < n; i++) free(la[i]);
+    for (int i = 0; i < m; i++) free(lb[i]);
+    free(la);
+    free(lb);
+    return ok;
+}
+
+int gn_test_dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
 }

@@ -21,5 +21,12 @@ int gn_test_sh(char **output, const char *fmt, ...);
 /* Reads a whole file into a heap buffer; NULL when missing. */
 unsigned char *gn_test_slurp(const char *path, size_t *len);
 bool gn_test_file_exists(const char *path);
+/* Removes a file or a directory tree (no-op when missing). */
+void gn_test_rm_tree(const char *path);
+/* Same files and directories with the same bytes under a and b (files: same
+ * bytes); else false with the first difference in why. */
+bool gn_test_same_tree(const char *a, const char *b, char *why, size_t whylen);
+/* Entries of a directory besides . and .. (-1 when it cannot be read). */
+int gn_test_dir_entries(const char *dir);
 
 #endif

@@ -1,8 +1,30 @@
 /* gn_graph: loading, saving and inspecting TensorFlow graphs.
  *
  * A gn_graph holds one graph (a GraphDef, or the graph of one MetaGraphDef of
- * a SavedModel) with its function library. A handle is used by one thread at a
- * time; distinct handles are independent. */
+ * a SavedModel) with its function library.
+ *
+ * Threads. The library has no global mutable state: calls on distinct handles
+ * (graphs, sessions, reports) may run at the same time in any threads, a graph
+ * and its clones included (what they share is immutable and counted
+ * atomically). A handle is used by one thread at a time (any thread; the
+ * caller orders the uses, e.g. with a mutex), with one exception: a graph that
+ * no call changes may be shared by any number of threads for
+ *   - gn_graph_clone,
+ *   - gn_session_new (runtime.h), and the runs of the sessions made on it
+ *     (each session used by one thread at a time),
+ *   - the inspection calls of this header: gn_graph_node_count,
+ *     gn_graph_node_name/op/device/input_count/input,
+ *     gn_graph_node_output_count/dtype/shape, gn_graph_function_count/name/
+ *     node_count (the shapes read are those gn_graph_infer_shapes made before
+ *     the graph was shared).
+ * Every other call, including the SavedModel queries of savedmodel.h (they
+ * cache strings and the variables' index in the graph), gn_graph_serialize,
+ * gn_graph_save and gn_graph_errmsg, needs the graph to itself. Options and
+ * parameter structs (gn_load_options, gn_options, gn_optimize_params,
+ * gn_conversion_params, gn_segment_params, gn_save_options, gn_session_options)
+ * are only read by the calls they are passed to, so one may be passed to
+ * calls in several threads at once. Checked under ThreadSanitizer by
+ * tests/threads_test.c (`make tsan`; docs/hardening.md). */
 #ifndef GRAPNEL_GRAPH_H
 #define GRAPNEL_GRAPH_H
 

@@ -6,7 +6,14 @@
  * out of scope runs from the first tensor after it. The first run for a given
  * set of feed names, fetch names and input shapes prunes the graph to what the
  * fetches need, compiles it on the backend and plans its memory; later runs
- * with the same set reuse the plan. A session is used by one thread at a time.
+ * with the same set reuse the plan.
+ *
+ * Threads: a session is used by one thread at a time (any thread, the caller
+ * ordering the uses); sessions on one graph may run at the same time in
+ * different threads, the graph shared as graph.h says. A feed is only read:
+ * one tensor may be fed to runs in several threads at once. A fetch belongs
+ * to the caller, who may read and free it in any thread, while the session
+ * runs again.
  */
 #ifndef GRAPNEL_RUNTIME_H
 #define GRAPNEL_RUNTIME_H

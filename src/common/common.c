@@ -1,4 +1,5 @@
 /* Error records, arenas, buffers, hashing and file helpers (see common.h). */
+#define _GNU_SOURCE   /* O_TMPFILE */
 #include "common/common.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *gn_status_str(gn_status s)
@@ -224,14 +226,14 @@ gn__blob *gn__blob_new(size_t first_block)
 
 gn__blob *gn__blob_ref(gn__blob *b)
 {
-    if (b) b->refs++;
+    if (b) atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
     return b;
 }
 
 void gn__blob_unref(gn__blob *b)
 {
     if (!b) return;
-    if (--b->refs == 0) {
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
         gn__arena_free(&b->arena);
         free(b);
     }
@@ -407,39 +409,96 @@ gn_status gn__read_file(const char *path, uint8_t **data, size_t *size, gn__err 
     return GN_OK;
 }
 
+static bool write_all(int fd, const void *data, size_t size)
+{
+    const unsigned char *p = data;
+    while (size > 0) {
+        ssize_t w = write(fd, p, size);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        p += w;
+        size -= (size_t)w;
+    }
+    return true;
+}
+
+/* The data in a file of no name (O_TMPFILE) in path's directory, linked under
+ * a fresh path.tmp-XXXXXX (in tmp) once complete: a process killed before it
+ * leaves nothing behind. -1 with errno when the file system cannot do it, or
+ * cannot link it (no /proc): the caller falls back to mkstemp. A write or
+ * fsync failure is reported as it is (*stage names it), the file gone. */
+static int write_anonymous(const char *path, const void *data, size_t size, char *tmp, size_t tmplen,
+                           const char **stage)
+{
+#ifdef O_TMPFILE
+    *stage = NULL;
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(tmp, tmplen, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    else snprintf(tmp, tmplen, ".");
+    int fd = open(tmp, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    int e = 0;
+    if (!write_all(fd, data, size)) *stage = "write", e = errno;
+    else if (fsync(fd) != 0 && errno != EINVAL) *stage = "fsync", e = errno;
+    if (*stage) {
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    /* a name no other writer has: from the clock, the process and the file */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t seed[3] = {(uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30), (uint64_t)getpid(), (uint64_t)fd};
+    for (uint32_t attempt = 0; attempt < 64; attempt++) {
+        seed[2] += (uint64_t)attempt << 32;
+        snprintf(tmp, tmplen, "%s.tmp-%06llx", path, (unsigned long long)(gn__hash_bytes(seed, sizeof seed) & 0xffffff));
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0) return fd;
+        if (errno != EEXIST) break;
+    }
+    close(fd);
+    errno = EOPNOTSUPP;
+    return -1;
+#else
+    (void)path, (void)data, (void)size, (void)tmp, (void)tmplen;
+    *stage = NULL;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
 gn_status gn__write_file_atomic(const char *path, const void *data, size_t size, gn__err *err)
 {
     size_t n = strlen(path);
     char *tmp = malloc(n + 32);
     if (!tmp) return gn__fail(err, GN_ERR_NOMEM, "%s: out of memory", path);
-    snprintf(tmp, n + 32, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
+    const char *stage = NULL;
+    int fd = write_anonymous(path, data, size, tmp, n + 32, &stage);
+    if (fd < 0 && stage) {
         int e = errno;
         free(tmp);
-        return gn__fail(err, GN_ERR_IO, "%s: cannot create temporary file: %s", path, strerror(e));
+        return gn__fail(err, GN_ERR_IO, "%s: %s failed: %s", path, stage, strerror(e));
     }
-    const unsigned char *p = data;
-    size_t left = size;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR) continue;
+    if (fd < 0) {   /* a named temporary from the start */
+        snprintf(tmp, n + 32, "%s.tmp-XXXXXX", path);
+        fd = mkstemp(tmp);
+        if (fd < 0) {
+            int e = errno;
+            free(tmp);
+            return gn__fail(err, GN_ERR_IO, "%s: cannot create temporary file: %s", path, strerror(e));
+        }
+        if (!write_all(fd, data, size)) stage = "write";
+        else if (fsync(fd) != 0 && errno != EINVAL) stage = "fsync";
+        if (stage) {
             int e = errno;
             close(fd);
             unlink(tmp);
             free(tmp);
-            return gn__fail(err, GN_ERR_IO, "%s: write failed: %s", path, strerror(e));
+            return gn__fail(err, GN_ERR_IO, "%s: %s failed: %s", path, stage, strerror(e));
         }
-        p += w;
-        left -= (size_t)w;
-    }
-    if (fsync(fd) != 0 && errno != EINVAL) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return gn__fail(err, GN_ERR_IO, "%s: fsync failed: %s", path, strerror(e));
     }
     if (fchmod(fd, 0644) != 0) { /* mkstemp makes 0600; models are ordinary files */ }
     if (close(fd) != 0) {

@@ -4,6 +4,7 @@
 #define GN_COMMON_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,7 +72,7 @@ void gn__arena_pb_allocator(gn__arena *a, ProtobufCAllocator *out);
 
 /* ---- refcounted arena: shared, immutable payloads (tensor values, attrs) ---- */
 typedef struct gn__blob {
-    uint32_t refs;
+    _Atomic uint32_t refs;   /* clones in other threads share a blob: counted atomically */
     gn__arena arena;
 } gn__blob;
 
@@ -113,8 +114,11 @@ uint64_t gn__hash_bytes(const void *p, size_t n);
 /* Reads a whole file (heap; caller frees). On failure fills err with
  * "<path>: <strerror>" and returns GN_ERR_IO. */
 gn_status gn__read_file(const char *path, uint8_t **data, size_t *size, gn__err *err);
-/* Writes atomically: a temporary file beside path, fsync, then rename. On any
- * failure the temporary file is removed and nothing is left at path. */
+/* Writes atomically: the data in a file of no name in path's directory
+ * (O_TMPFILE; a named temporary where the file system has none), fsync, then
+ * linked as path.tmp-XXXXXX and renamed over path. On any failure nothing is
+ * left but what was at path; a process killed meanwhile leaves path as it was,
+ * and a temporary only when killed between the link and the rename. */
 gn_status gn__write_file_atomic(const char *path, const void *data, size_t size, gn__err *err);
 
 #endif

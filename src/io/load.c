@@ -569,13 +569,13 @@ gn__savedmodel *gn__savedmodel_new(gn__blob *blob, const Tensorflow__SavedModel 
 
 gn__savedmodel *gn__savedmodel_ref(gn__savedmodel *s)
 {
-    if (s) s->refs++;
+    if (s) atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
     return s;
 }
 
 void gn__savedmodel_unref(gn__savedmodel *s)
 {
-    if (!s || --s->refs) return;
+    if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
     gn__savedmodel_drop_index(s);
     gn__blob_unref(s->blob);
     free(s->dir);

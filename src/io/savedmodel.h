@@ -18,7 +18,7 @@
 #include "tensorflow/core/protobuf/saved_model.pb-c.h"
 
 typedef struct gn__savedmodel {
-    uint32_t refs;
+    _Atomic uint32_t refs;                   /* clones in other threads share it: counted atomically */
     gn__blob *blob;                          /* owns sm and everything it points to */
     const Tensorflow__SavedModel *sm;
     const Tensorflow__MetaGraphDef *mg;      /* the MetaGraphDef chosen by tag */

@@ -938,7 +938,17 @@ static gn_status save(wctx *c, const char *dir)
         if (!final) s = fail(c, GN_ERR_NOMEM, "out of memory");
         else if (rename(tmp, final) != 0) s = fail(c, GN_ERR_IO, "%s: %s", final, strerror(errno));
     }
-    if (s != GN_OK) remove_tree(tmp);
+    if (s != GN_OK) {
+        remove_tree(tmp);
+        /* a file of the directory being written is named as it would have been
+         * in dir: the temporary directory is gone */
+        size_t tl = strlen(tmp);
+        if (!strncmp(c->g->err.msg, tmp, tl) && (c->g->err.msg[tl] == '/' || c->g->err.msg[tl] == ':')) {
+            char rest[sizeof c->g->err.msg];
+            snprintf(rest, sizeof rest, "%s", c->g->err.msg + tl);
+            gn__fail(&c->g->err, s, "%.*s%s", (int)dl, dir, rest);
+        }
+    }
     return s;
 }
 
