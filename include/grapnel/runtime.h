@@ -70,7 +70,23 @@ typedef struct gn_session_options {
                                   run of each input-shape set and replay it afterwards (default
                                   false); a plan that cannot be captured runs normally, and the
                                   session's stats say why. Other backends ignore it. */
+    /* ---- resource bounds (CPU backend), each checked before the work it bounds;
+     * going past one fails the run with GN_ERR_LIMIT and a message naming the
+     * node and what it asked for ---- */
+    uint64_t memory_limit_bytes;  /* the most bytes one tensor a node makes may take (a string
+                                     tensor: its elements and their bytes); 0: the default, a
+                                     quarter of the machine's physical memory (4 GiB when that
+                                     cannot be read); UINT64_MAX: no limit */
+    uint64_t step_limit;       /* the most node executions one gn_session_run may make, function
+                                  calls and loop iterations included; 0: the default,
+                                  GN_SESSION_DEFAULT_STEP_LIMIT; UINT64_MAX: no limit */
+    uint64_t time_limit_ms;    /* wall-clock limit of one gn_session_run, checked between node
+                                  executions (a single kernel is not interrupted); 0: none */
 } gn_session_options;
+
+/* The default step_limit: 2^28 node executions, about a minute of the
+ * cheapest nodes on one core, far over any real model's run. */
+#define GN_SESSION_DEFAULT_STEP_LIMIT ((uint64_t)1 << 28)
 
 GN_API void gn_session_options_init(gn_session_options *o);
 
@@ -83,7 +99,8 @@ GN_API gn_status gn_session_new(const gn_graph *g, const gn_session_options *o, 
  * fetch_names[j] (owned: gn_tensor_free). Returns GN_ERR_NOT_FOUND for a name
  * that is not a tensor of the graph, GN_ERR_ARG for a feed of the wrong dtype,
  * GN_ERR_UNSUPPORTED for an op the backend cannot run (the message names the
- * node and op), GN_ERR_GRAPH for bad values met at run time. */
+ * node and op), GN_ERR_GRAPH for bad values met at run time, GN_ERR_LIMIT
+ * when the run goes past one of the session's resource bounds. */
 GN_API gn_status gn_session_run(gn_session *s, const char *const *feed_names, const gn_tensor *feeds, size_t n_feeds,
                                 const char *const *fetch_names, gn_tensor *fetches, size_t n_fetches);
 

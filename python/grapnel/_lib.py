@@ -126,7 +126,9 @@ class gn_tensor(Structure):
 
 class gn_session_options(Structure):
     _fields_ = [("struct_size", c_uint32), ("backend", c_char_p), ("seed", c_uint64), ("num_threads", c_int32),
-                ("workspace_limit_bytes", c_uint64), ("cuda_graph", c_bool)]
+                ("workspace_limit_bytes", c_uint64), ("cuda_graph", c_bool),
+                # resource bounds (0: the library's defaults; docs/hardening.md)
+                ("memory_limit_bytes", c_uint64), ("step_limit", c_uint64), ("time_limit_ms", c_uint64)]
 
 
 class gn_compare_result(Structure):

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -534,6 +535,9 @@ typedef struct run_opts {
     int repeat, warmup;       /* run --repeat N --warmup K */
     int json;                 /* --json */
     gn_timing timing;         /* run --repeat: the result */
+    /* --memory-limit, --step-limit, --time-limit: gn_session_options' resource
+     * bounds as given (0: the library's default; UINT64_MAX: none) */
+    uint64_t memory_limit, step_limit, time_limit_ms;
 } run_opts;
 
 static void opts_free(run_opts *o)
@@ -598,6 +602,49 @@ static const char *opt_value(int argc, char **argv, int *i, const char *opt, con
     return argv[*i];
 }
 
+/* A resource bound: "none", or a non-negative integer (a decimal fraction
+ * with a unit) followed by one of units[].name (scale units[].mul; the first
+ * unit, "" for a plain number, is the default). -1 when malformed, 0 ok. */
+typedef struct unit {
+    const char *name;
+    uint64_t mul;
+} unit;
+
+static int parse_bound(const char *v, const unit *units, uint64_t *out)
+{
+    if (strcmp(v, "none") == 0) {
+        *out = UINT64_MAX;
+        return 0;
+    }
+    if (*v < '0' || *v > '9') return -1;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || !(x >= 0)) return -1;
+    for (const unit *u = units; u->name; u++) {
+        if (strcasecmp(end, u->name) != 0) continue;
+        double b = x * (double)u->mul;
+        if (b >= 18446744073709551615.0) return -1;
+        *out = (uint64_t)b;
+        return *out ? 0 : -1;   /* 0 would mean "the default": say so with the default's value */
+    }
+    return -1;
+}
+
+static const unit k_bytes[] = {{"", 1},
+                               {"B", 1},
+                               {"K", 1ull << 10},
+                               {"KiB", 1ull << 10},
+                               {"M", 1ull << 20},
+                               {"MiB", 1ull << 20},
+                               {"G", 1ull << 30},
+                               {"GiB", 1ull << 30},
+                               {"T", 1ull << 40},
+                               {"TiB", 1ull << 40},
+                               {NULL, 0}};
+static const unit k_steps[] = {{"", 1}, {NULL, 0}};
+static const unit k_ms[] = {{"", 1000}, {"s", 1000}, {"ms", 1}, {"m", 60000}, {"min", 60000}, {NULL, 0}};
+
 static int parse_opts(int argc, char **argv, run_opts *o, int n_models)
 {
     o->dim = 1;
@@ -661,6 +708,19 @@ static int parse_opts(int argc, char **argv, run_opts *o, int n_models)
                                           : "--warmup '%s': expected a non-negative integer", iv ? v : "");
             if (is_repeat) o->repeat = (int)k;
             else o->warmup = (int)k;
+        } else if ((v = opt_value(argc, argv, &i, "--memory-limit", &iv))) {
+            if (!iv || parse_bound(v, k_bytes, &o->memory_limit))
+                return usage(o, "--memory-limit '%s': expected a size such as 4G, 512M or 1048576, or none",
+                             iv ? v : "");
+        } else if ((v = opt_value(argc, argv, &i, "--step-limit", &iv))) {
+            if (!iv || (strcmp(v, "none") && strspn(v, "0123456789") != strlen(v)) ||
+                parse_bound(v, k_steps, &o->step_limit))
+                return usage(o, "--step-limit '%s': expected a positive integer, or none", iv ? v : "");
+        } else if ((v = opt_value(argc, argv, &i, "--time-limit", &iv))) {
+            if (!iv || parse_bound(v, k_ms, &o->time_limit_ms))
+                return usage(o, "--time-limit '%s': expected a duration such as 30s, 500ms or 2m, or none",
+                             iv ? v : "");
+            if (o->time_limit_ms == UINT64_MAX) o->time_limit_ms = 0;   /* none: the library's 0 */
         } else if (strcmp(a, "--json") == 0) {
             o->json = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -1417,6 +1477,9 @@ static gn_status run_side(const run_opts *o, side *sd, const feedset *fs, const 
     gn_session_options_init(&so);
     so.seed = o->seed;
     if (backend) so.backend = backend;
+    so.memory_limit_bytes = o->memory_limit;
+    so.step_limit = o->step_limit;
+    so.time_limit_ms = o->time_limit_ms;
     gn_status s = gn_session_new(sd->g, &so, &sd->s);
     if (s != GN_OK) {
         fprintf(stderr, "grapnel %s: %s%s%s\n", o->cmd, label, label[0] ? ": " : "", gn_session_errmsg(sd->s));

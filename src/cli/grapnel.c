@@ -456,6 +456,11 @@ static const command commands[] = {
      "  --warmup K             untimed runs before the timed ones (default 1 with --repeat)\n"
      "  --json                 one JSON document: the options, every fetch (values unless written\n"
      "                         to a file) and the timing (docs/cli_json.md)\n"
+     "  --memory-limit SIZE    the most one tensor may take, e.g. 4G, 512M (default: a quarter of\n"
+     "                         physical memory; none: no limit)\n"
+     "  --step-limit N         the most node executions per run, loop iterations included\n"
+     "                         (default 268435456; none: no limit)\n"
+     "  --time-limit T         wall-clock limit per run, e.g. 30s, 500ms, 2m (default none)\n"
      "  Placeholders not fed get random values: floats uniform in [-1, 1), integers in [0, 10).\n",
      gn_cli_run},
     {"verify", "run two graphs on the same inputs and compare their outputs",
@@ -466,6 +471,7 @@ static const command commands[] = {
      "  against A. Fetches default to A's outputs.\n"
      "  --backend NAME         A's backend, cpu (default) or cuda; --backend-b NAME: B's (default: A's),\n"
      "                         so `verify M M --backend cpu --backend-b cuda` compares two backends\n"
+     "  --memory-limit SIZE, --step-limit N, --time-limit T  resource bounds of each run, as for run\n"
      "  --tol X                relative L2 tolerance (default by dtype: float32 1e-5, float16 1e-2;\n"
      "                         against an all-zero reference the absolute L2 error is used)\n"
      "  exit status: 0 all fetches match; 1 a fetch differs (integer and bool fetches must be\n"

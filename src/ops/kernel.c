@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "grapnel/runtime.h"
 #include "graph/tensor.h"
 #include "ops/registry.h"
 
@@ -105,6 +106,43 @@ static gn_status shape_bytes(gn__kctx *c, int32_t dtype, int32_t rank, const int
     return GN_OK;
 }
 
+const char *gn__fmt_bytes(char *buf, size_t n, uint64_t bytes)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) {
+        snprintf(buf, n, "%llu B", (unsigned long long)bytes);
+        return buf;
+    }
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, n, "%.1f %s", v, unit[u]);
+    return buf;
+}
+
+/* A limit as gn__fmt_bytes writes it when that is exact ("4.0 GiB"), else in bytes. */
+static const char *limit_str(char *buf, size_t n, uint64_t bytes)
+{
+    uint64_t unit = 1;
+    while (unit < ((uint64_t)1 << 60) && bytes >= unit * 1024) unit *= 1024;
+    if (unit == 1 || (bytes <= UINT64_MAX / 10 && (bytes * 10) % unit == 0)) return gn__fmt_bytes(buf, n, bytes);
+    snprintf(buf, n, "%llu bytes", (unsigned long long)bytes);
+    return buf;
+}
+
+/* GN_ERR_LIMIT when output k would be over c->max_output_bytes. */
+gn_status gn__kctx_check_output(gn__kctx *c, uint32_t k, int32_t dtype, int64_t numel, size_t bytes)
+{
+    if (!c->max_output_bytes || bytes <= c->max_output_bytes) return GN_OK;
+    char b1[32], b2[40];
+    return gn__kctx_fail(c, GN_ERR_LIMIT, "output %u of %lld %s elements (%s) is over the memory limit of %s",
+                         k, (long long)numel, gn_dtype_numpy_name(dtype), gn__fmt_bytes(b1, sizeof b1, bytes),
+                         limit_str(b2, sizeof b2, c->max_output_bytes));
+}
+
 gn_status gn__kctx_output(gn__kctx *c, uint32_t k, int32_t dtype, int32_t rank, const int64_t *dims, gn__tensor **t)
 {
     size_t esz = gn__dtype_size(dtype);
@@ -115,6 +153,7 @@ gn_status gn__kctx_output(gn__kctx *c, uint32_t k, int32_t dtype, int32_t rank, 
     int64_t n = 0;
     size_t bytes = 0;
     GN_TRY(shape_bytes(c, dtype, rank, dims, esz, &n, &bytes));
+    GN_TRY(gn__kctx_check_output(c, k, dtype, n, bytes));
     gn__buffer *b;
     GN_TRY(alloc_out(c, k, bytes, &b));
     gn__tensor *o = &c->out[k];
@@ -139,6 +178,7 @@ gn_status gn__kctx_output_strings(gn__kctx *c, uint32_t k, int32_t rank, const i
     size_t head = 0;
     GN_TRY(shape_bytes(c, TENSORFLOW__DATA_TYPE__DT_STRING, rank, dims, sizeof(gn__tstring), &n, &head));
     if (bytes > SIZE_MAX - head) return gn__kctx_fail(c, GN_ERR_NOMEM, "tensor too large");
+    GN_TRY(gn__kctx_check_output(c, k, TENSORFLOW__DATA_TYPE__DT_STRING, n, head + bytes));
     gn__buffer *b;
     GN_TRY(alloc_out(c, k, head + bytes, &b));
     gn__tensor *o = &c->out[k];

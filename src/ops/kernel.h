@@ -54,8 +54,13 @@ void gn__tensor_release(gn__tensor *t);
 /* t2 = t1 with an extra buffer reference. */
 void gn__tensor_copy_ref(gn__tensor *dst, const gn__tensor *src);
 /* Decodes a TensorProto (tensor_content or typed fields, the short "repeat
- * the last value" form, all-zero when empty) into a fresh tensor. */
+ * the last value" form, all-zero when empty) into a fresh tensor.
+ * GN_ERR_LIMIT for a short form that would expand past GN__TENSOR_EXPAND_MAX. */
 gn_status gn__tensor_from_proto(const Tensorflow__TensorProto *p, gn__tensor *out, gn__err *err);
+/* The most bytes gn__tensor_from_proto expands a proto to when the proto
+ * does not hold every element itself (the "repeat the last value" and
+ * all-zero forms): past it, GN_ERR_LIMIT without allocating. */
+#define GN__TENSOR_EXPAND_MAX ((size_t)1 << 30)
 /* Encodes a tensor as a TensorProto (tensor_content for fixed-size dtypes,
  * string_val for strings) allocated with alloc. */
 gn_status gn__tensor_to_proto(const gn__tensor *t, ProtobufCAllocator *alloc, Tensorflow__TensorProto **out,
@@ -82,6 +87,11 @@ typedef struct gn__kctx {
     gn__buffer *(*alloc)(void *user, uint32_t output, size_t bytes);
     void *alloc_user;
     uint64_t seed;               /* run seed for random ops (combined with seed/seed2 attrs) */
+    /* The most bytes one output may take (strings: the gn__tstring array and
+     * the string bytes together); 0: no limit. Over it, gn__kctx_output and
+     * gn__kctx_output_strings fail with GN_ERR_LIMIT before allocating. The
+     * session sets its memory_limit_bytes here; constant folding its size cap. */
+    size_t max_output_bytes;
 } gn__kctx;
 
 /* Allocates output k with dtype and shape; *t gets the tensor (data uninitialised). */
@@ -90,6 +100,13 @@ gn_status gn__kctx_output(gn__kctx *c, uint32_t k, int32_t dtype, int32_t rank, 
  * after the gn__tstring array (the kernel fills ptr/len pointing into it). */
 gn_status gn__kctx_output_strings(gn__kctx *c, uint32_t k, int32_t rank, const int64_t *dims, size_t bytes,
                                   gn__tensor **t, char **storage);
+/* "4.0 TiB", "512 B": bytes for messages (1024-based units, one decimal). */
+const char *gn__fmt_bytes(char *buf, size_t n, uint64_t bytes);
+
+/* GN_ERR_LIMIT (naming the node, the output, its elements and bytes) when an
+ * output of `bytes` is over c->max_output_bytes: for a kernel that builds an
+ * output in scratch memory first, before it allocates that. */
+gn_status gn__kctx_check_output(gn__kctx *c, uint32_t k, int32_t dtype, int64_t numel, size_t bytes);
 /* Output k is input i (shared buffer), optionally with another shape of the same element count. */
 gn_status gn__kctx_forward(gn__kctx *c, uint32_t k, uint32_t i);
 gn_status gn__kctx_forward_reshape(gn__kctx *c, uint32_t k, uint32_t i, int32_t rank, const int64_t *dims);

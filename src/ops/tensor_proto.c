@@ -11,6 +11,7 @@
  * malformed). DT_RESOURCE and DT_VARIANT are not supported. */
 #include <stdlib.h>
 
+#include "grapnel/runtime.h"
 #include "ops/kernels/array_impl.h"
 
 typedef struct layout {
@@ -258,6 +259,15 @@ static void set_shape(gn__tensor *t, const layout *l)
     t->dead = false;
 }
 
+/* The proto holds every element (tensor_content, or one typed value per
+ * element): decoding it allocates no more than the proto already takes. */
+static bool carries_all(const Tensorflow__TensorProto *p, const layout *l)
+{
+    if (p->tensor_content.len) return true;
+    const char *field;
+    return (int64_t)typed_count(p, l->dtype, &field) == l->n;
+}
+
 gn_status gn__tensor_from_proto(const Tensorflow__TensorProto *p, gn__tensor *out, gn__err *err)
 {
     memset(out, 0, sizeof *out);
@@ -267,6 +277,15 @@ gn_status gn__tensor_from_proto(const Tensorflow__TensorProto *p, gn__tensor *ou
     bool str = l.dtype == TENSORFLOW__DATA_TYPE__DT_STRING;
     size_t extra = str ? l.str_bytes : 0;
     if (extra > SIZE_MAX - head) return gn__fail(err, GN_ERR_NOMEM, "tensor too large");
+    if (head + extra > GN__TENSOR_EXPAND_MAX && !carries_all(p, &l)) {
+        const char *field;
+        char b1[32], b2[32];
+        size_t m = typed_count(p, l.dtype, &field);
+        return gn__fail(err, GN_ERR_LIMIT,
+                        "tensor of %lld %s elements (%s) given by %zu value%s: expanding it is over the limit of %s",
+                        (long long)l.n, gn_dtype_numpy_name(l.dtype), gn__fmt_bytes(b1, sizeof b1, head + extra), m,
+                        m == 1 ? "" : "s", gn__fmt_bytes(b2, sizeof b2, GN__TENSOR_EXPAND_MAX));
+    }
     gn__buffer *b = gn__buffer_new(head + extra);
     if (!b) return gn__fail(err, GN_ERR_NOMEM, "cannot allocate %zu bytes for a tensor", head + extra);
     proto_fill(p, &l, b->data, str ? (char *)b->data + head : NULL);

@@ -67,6 +67,11 @@ typedef struct gn__engine_stats {
 typedef struct gn__backend_config {
     bool cuda_graph;               /* capture runs into CUDA Graphs and replay them */
     size_t workspace_limit_bytes;  /* cuDNN workspace bound; 0: the backend's default */
+    /* resource bounds of a run (gn_session_options; CPU backend), resolved:
+     * 0 here means no bound */
+    size_t max_tensor_bytes;       /* the most bytes one output a kernel makes may take */
+    uint64_t step_limit;           /* node executions per run */
+    uint64_t time_limit_ms;        /* wall clock per run */
 } gn__backend_config;
 
 typedef struct gn__backend_iface {

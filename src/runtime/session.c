@@ -7,6 +7,7 @@
  * outright (graph constants, caller feeds, string payloads). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "graph/tensor.h"
 #include "ops/registry.h"
@@ -77,6 +78,17 @@ gn_status gn_tensor_alloc(int32_t dtype, int32_t rank, const int64_t *dims, gn_t
 }
 
 /* ---- options and lifetime -------------------------------------------------------------------- */
+/* memory_limit_bytes 0: a quarter of physical memory, so that a tensor at the
+ * limit and a consumer's output of the same size (the elementwise pattern)
+ * stay within half of it; 4 GiB when the size cannot be read. */
+static uint64_t default_memory_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0 || (uint64_t)pages > UINT64_MAX / (uint64_t)page) return (uint64_t)4 << 30;
+    uint64_t q = (uint64_t)pages * (uint64_t)page / 4;
+    return q ? q : (uint64_t)4 << 30;
+}
+
 void gn_session_options_init(gn_session_options *o)
 {
     if (!o) return;
@@ -110,6 +122,10 @@ gn_status gn_session_new(const gn_graph *g, const gn_session_options *o, gn_sess
     GN_TRY(gn__backend_open(d.backend, d.num_threads, &s->be, &s->err));
     if (s->be.iface->configure) {
         gn__backend_config cfg = {.cuda_graph = d.cuda_graph, .workspace_limit_bytes = (size_t)d.workspace_limit_bytes};
+        uint64_t mem = d.memory_limit_bytes ? d.memory_limit_bytes : default_memory_limit();
+        cfg.max_tensor_bytes = mem == UINT64_MAX || mem > SIZE_MAX ? 0 : (size_t)mem;
+        cfg.step_limit = d.step_limit == UINT64_MAX ? 0 : d.step_limit ? d.step_limit : GN_SESSION_DEFAULT_STEP_LIMIT;
+        cfg.time_limit_ms = d.time_limit_ms;
         GN_TRY(s->be.iface->configure(s->be.self, &cfg, &s->err));
     }
     return GN_OK;

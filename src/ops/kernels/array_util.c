@@ -31,6 +31,8 @@ gn_status gn__ak_out_begin(gn__kctx *c, uint32_t k, int32_t dtype, int32_t rank,
     if (dtype == TENSORFLOW__DATA_TYPE__DT_STRING) {
         if ((uint64_t)n > SIZE_MAX / sizeof(gn__tstring))
             return gn__kctx_fail(c, GN_ERR_NOMEM, "tensor too large");
+        /* the element array alone is over the limit: refused before the scratch copy */
+        GN_TRY(gn__kctx_check_output(c, k, dtype, n, (size_t)n * sizeof(gn__tstring)));
         o->tmp = calloc(n ? (size_t)n : 1, sizeof(gn__tstring));
         if (!o->tmp) return gn__kctx_fail(c, GN_ERR_NOMEM, "cannot allocate %lld strings", (long long)n);
         o->data = o->tmp;

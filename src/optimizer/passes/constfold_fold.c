@@ -590,10 +590,17 @@ static gn_status evaluate(cf_state *s, gn_id id, bool *done)
         kc.out = out;
         kc.flags = GN__K_REFERENCE;
         kc.err = &e;
+        /* no output past what the size check below would keep: a Fill, Tile or
+         * Range asking for terabytes fails here without allocating */
+        kc.max_output_bytes = in_bytes > SIZE_MAX - CF_MAX_CONSTANT_SIZE ? SIZE_MAX : in_bytes + CF_MAX_CONSTANT_SIZE;
         gn__err_clear(&e);
         gn_status ks = fn(&kc);
         if (ks == GN_ERR_NOMEM) st = gn__fail(s->c->err, ks, "%s", e.msg);
-        else if (ks != GN_OK) {
+        else if (ks == GN_ERR_LIMIT) {
+            snprintf(whybuf, sizeof whybuf, "its size would be too large: %.500s", e.msg);
+            why = whybuf;
+            s->fl[id] |= CF_NOSIMP;
+        } else if (ks != GN_OK) {
             snprintf(whybuf, sizeof whybuf, "evaluation failed: %.500s", e.msg);
             why = whybuf;
         }
@@ -705,14 +712,17 @@ gn_status gn__cf_fold(cf_state *s, gn_id id, cf_kind k, bool *done)
         for (uint32_t i = 0; i < n->n_in; i++) {
             gn__tinfo t = gn__cf_in_info(s, id, i);
             int64_t ne = gn__shape_fully_defined(&t.shape) ? gn__shape_num_elements(&t.shape) : -1;
-            if (ne >= 0) in_bytes += ne * (int64_t)gn__dtype_size(t.dtype);
+            int64_t esz = (int64_t)gn__dtype_size(t.dtype);
+            if (ne >= 0 && (!esz || ne <= (INT64_MAX - in_bytes) / esz)) in_bytes += ne * esz;
         }
         for (uint32_t k2 = 0; k2 < nso; k2++) {
             gn__tinfo t = gn__cf_out_info(s, id, k2);
             if (!gn__shape_fully_defined(&t.shape)) continue;
             int64_t ne = gn__shape_num_elements(&t.shape);
-            if (ne < 0) continue;
-            int64_t bytes = ne * (int64_t)gn__dtype_size(t.dtype);
+            if (ne == -1) continue;
+            /* -2: the element count overflows int64, as do bytes past INT64_MAX: too large either way */
+            int64_t esz = (int64_t)gn__dtype_size(t.dtype);
+            int64_t bytes = ne < 0 || (esz && ne > INT64_MAX / esz) ? INT64_MAX : ne * esz;
             if (bytes > in_bytes && bytes > (int64_t)CF_MAX_CONSTANT_SIZE) {
                 s->fl[id] |= CF_NOFOLD;
                 char why2[160];

@@ -15,7 +15,15 @@ struct gn__engine {
 
 typedef struct cpu_backend {
     int32_t num_threads;
+    gn__backend_config cfg;       /* the resource bounds of each run */
 } cpu_backend;
+
+static gn_status cpu_configure(void *self, const gn__backend_config *cfg, gn__err *err)
+{
+    (void)err;
+    ((cpu_backend *)self)->cfg = *cfg;
+    return GN_OK;
+}
 
 static bool cpu_supports(void *self, const gn_graph *g, gn_id node, char *why, size_t why_len)
 {
@@ -69,7 +77,7 @@ static cpu_plan *plan_for(gn__engine *e, const gn__tensor *in)
 static gn_status cpu_execute(void *self, gn__engine *e, const gn__tensor *in, gn__tensor *out, uint64_t seed,
                              gn__err *err)
 {
-    (void)self;
+    const cpu_backend *be = self;
     gn__engine_stats *st = &e->stats;
     st->runs++;
     st->arena_allocs = st->dynamic_allocs = st->plan_misses = st->nodes_run = 0;
@@ -79,7 +87,7 @@ static gn_status cpu_execute(void *self, gn__engine *e, const gn__tensor *in, gn
     st->planned = pl && gn__plan_state(pl) == PLAN_READY;
     st->arena_bytes = pl ? gn__plan_arena_bytes(pl) : 0;
     st->planned_bytes = pl ? gn__plan_planned_bytes(pl) : 0;
-    cpu_exec_opts o = {seed, pl, st};
+    cpu_exec_opts o = {seed, pl, st, be->cfg.max_tensor_bytes, be->cfg.step_limit, be->cfg.time_limit_ms};
     gn_status s = gn__xprog_run(e->prog, in, out, &o, err);
     /* nothing handed to the caller may live in an arena */
     for (uint32_t i = 0; s == GN_OK && i < e->prog->n_fetches; i++) {
@@ -137,6 +145,7 @@ static const gn__backend_iface cpu_iface = {
     .engine_free = cpu_engine_free,
     .free = cpu_free,
     .engine_stats = cpu_engine_stats,
+    .configure = cpu_configure,
 };
 
 gn_status gn__cpu_backend_open(int32_t num_threads, gn__backend *out, gn__err *err)

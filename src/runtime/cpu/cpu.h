@@ -149,6 +149,10 @@ typedef struct cpu_exec_opts {
     uint64_t seed;
     cpu_plan *plan;               /* NULL: no planning (nested runs) */
     gn__engine_stats *stats;      /* may be NULL */
+    /* resource bounds (gn__backend_config; 0: none) */
+    size_t max_tensor_bytes;      /* per output a kernel makes */
+    uint64_t step_limit;          /* node executions, nested calls included */
+    uint64_t time_limit_ms;       /* wall clock from the start of the run */
 } cpu_exec_opts;
 
 /* in: n_feeds borrowed tensors; out: n_fetches zeroed tensors, filled with

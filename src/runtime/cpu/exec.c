@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include <strings.h>
+#include <time.h>
 
 #include "ops/registry.h"
 #include "ops/kernels/scoped_alloc.h"
@@ -90,6 +91,11 @@ typedef struct xshared {
     resource *res;
     uint32_t n_res, cap_res;
     uint32_t depth;
+    /* resource bounds (cpu_exec_opts; 0: none) and what the run used of them */
+    size_t max_tensor_bytes;
+    uint64_t step_limit, steps;
+    uint64_t time_limit_ms;
+    uint64_t deadline_ns;         /* CLOCK_MONOTONIC; 0: no time limit */
 } xshared;
 
 typedef struct xrun {
@@ -518,6 +524,7 @@ static gn_status process(xrun *r, tagged t)
         c.alloc = gn__plan_alloc;
         c.alloc_user = r->alloc;
         c.seed = r->sh->seed;
+        c.max_output_bytes = r->sh->max_tensor_bytes;
         if ((x->flags & XN_SA_CONCAT) && r->sh->stats)
             for (uint32_t i = 1; i < x->n_in; i++) {
                 if (gn__sa_concat_in_place(in, i)) r->sh->stats->sa_in_place++;
@@ -794,6 +801,31 @@ static const char *fetch_name(const xprog *p, uint32_t i, char *buf, size_t n)
     return buf;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The run's step and time bounds, before node n runs (the clock is read
+ * every 64 steps). The message names the node that would have run next;
+ * a function call's caller prefixes its own node (run_call). */
+static gn_status check_bounds(xrun *r, uint32_t n)
+{
+    xshared *sh = r->sh;
+    sh->steps++;
+    bool over_steps = sh->step_limit && sh->steps > sh->step_limit;
+    if (!over_steps && !(sh->deadline_ns && (sh->steps & 63) == 0 && now_ns() > sh->deadline_ns)) return GN_OK;
+    char at[600] = "";
+    if (r->p->nodes[n].gid != GN_NONE) snprintf(at, sizeof at, "node '%s' (%s): ", node_name(r, n), node_op(r, n));
+    if (over_steps)
+        return gn__fail(r->err, GN_ERR_LIMIT, "%sthe run reached the session's step limit of %llu node executions", at,
+                        (unsigned long long)sh->step_limit);
+    return gn__fail(r->err, GN_ERR_LIMIT, "%sthe run went past the session's time limit of %llu ms", at,
+                    (unsigned long long)sh->time_limit_ms);
+}
+
 static gn_status xrun_exec(xprog *p, const gn__tensor *in, gn__tensor *out, xshared *sh, cpu_alloc *alloc,
                            cpu_rec *rec, gn__err *err)
 {
@@ -820,6 +852,8 @@ static gn_status xrun_exec(xprog *p, const gn__tensor *in, gn__tensor *out, xsha
         tagged t = r.q[r.qhead];
         r.qhead = (r.qhead + 1) % r.qcap;
         r.qlen--;
+        s = check_bounds(&r, t.node);
+        if (s != GN_OK) break;
         if (rec) gn__rec_step(rec, r.step);
         s = process(&r, t);
         r.step++;
@@ -853,6 +887,13 @@ gn_status gn__xprog_run(xprog *p, const gn__tensor *in, gn__tensor *out, const c
     memset(&sh, 0, sizeof sh);
     sh.seed = o->seed;
     sh.stats = o->stats;
+    sh.max_tensor_bytes = o->max_tensor_bytes;
+    sh.step_limit = o->step_limit;
+    sh.time_limit_ms = o->time_limit_ms;
+    if (o->time_limit_ms) {
+        uint64_t t0 = now_ns(), span = o->time_limit_ms > UINT64_MAX / 1000000u ? UINT64_MAX : o->time_limit_ms * 1000000u;
+        sh.deadline_ns = span > UINT64_MAX - t0 ? UINT64_MAX : t0 + span;
+    }
     cpu_alloc a = {o->plan, NULL, p, 0, o->stats, NULL, 0, 0};
     if (o->plan && gn__plan_state(o->plan) == PLAN_RECORD) {
         a.rec = gn__rec_new(p);   /* NULL (out of memory): the run is simply not recorded */
