@@ -1295,14 +1295,14 @@ static void run_many(uint64_t seed0, long count, double seconds, int nodes, int 
 
 /* The CI smoke: a fixed seed, a bounded count (fewer under the sanitizers). */
 #if defined(__SANITIZE_ADDRESS__)
-#define RG_SMOKE_COUNT 40
+#define RG_SMOKE_COUNT 150
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define RG_SMOKE_COUNT 40
+#define RG_SMOKE_COUNT 150
 #endif
 #endif
 #ifndef RG_SMOKE_COUNT
-#define RG_SMOKE_COUNT 300
+#define RG_SMOKE_COUNT 1000
 #endif
 
 static void test_random_graphs(void **state)
