@@ -163,6 +163,36 @@ static void test_argmin_of_non_strict_monotonic_refused(void **state)
     }
 }
 
+/* constant_folding's ConstantPushDownBiasAdd swapped on ranks alone, as
+ * Grappler does: Add(BiasAdd(x[1,5], b[5]), c[4,1]) became
+ * Add(x, BiasAdd(c, b)), a bias of 5 on a channel of 1 (the optimized graph
+ * failed to run). Found by random graphs (tests/randgraph_test.c). */
+static void test_bias_add_push_down_keeps_shapes(void **state)
+{
+    (void)state;
+    const char *text =
+        PH("x", "dim { size: 1 } dim { size: 5 }")
+        "node { name: 'b' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+        "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 5 } } float_val: [0.5, -1, 2, 0.25, -3] } } } }\n"
+        "node { name: 'ba' op: 'BiasAdd' input: 'x' input: 'b' " TF "}\n"
+        "node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+        "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 4 } dim { size: 1 } } float_val: [1, -2, 3, 0.5] } } } }\n"
+        "node { name: 'out' op: 'Add' input: 'ba' input: 'c' " TF "}\n";
+    gn_graph *g = gn_pt_load_text(text), *orig = gn_pt_load_text(text);
+    const char *fetch[] = {"out"}, *feed[] = {"x"};
+    gn_report *r = NULL;
+    assert_int_equal(optimize(g, k_only_constfold, fetch, 1, feed, 1, NULL, &r), GN_OK);
+    gn_pt_expect_dump(g, "x=Placeholder(); b=Const(); ba=BiasAdd(x, b); c=Const(); out=Add(ba, c)");
+    gn_pt_expect_no_report(r, "constfold.bias_add_push_down");
+    float xv[5] = {0.1f, -0.2f, 0.3f, -0.4f, 0.5f};
+    int64_t dims[] = {1, 5};
+    gn_tensor ft = gn_pt_view(1, xv, sizeof xv, 2, dims);
+    gn_pt_expect_same_results(orig, g, feed, &ft, 1, fetch, 1, 1);
+    gn_report_free(r);
+    gn_graph_free(g);
+    gn_graph_free(orig);
+}
+
 /* A pass that grows the graph without bound is stopped by the guard with an
  * error naming it; the graph is as before the pass and the report has it. */
 static gn_status grow_forever(void *user, gn_graph *g, int32_t *changed, char *err, size_t errlen)
@@ -224,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_dependency_dead_cond_branch_terminates),
         cmocka_unit_test(test_constfold_push_down_makes_no_cycle),
         cmocka_unit_test(test_argmin_of_non_strict_monotonic_refused),
+        cmocka_unit_test(test_bias_add_push_down_keeps_shapes),
         cmocka_unit_test(test_guard_stops_unbounded_growth),
         cmocka_unit_test(test_guard_step_budget),
     };

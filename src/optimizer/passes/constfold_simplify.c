@@ -2,6 +2,7 @@
  * Grappler's order; the first that applies wins. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "graph/tensor.h"
 #include "optimizer/passes/constfold_impl.h"
@@ -1118,6 +1119,70 @@ static gn_status partial_concat(cf_state *s, gn_id id, cf_kind k, bool *done)
 }
 
 /* 23. ConstantPushDownBiasAdd */
+/* numpy broadcasting of two known-rank shapes into out (GN__MAX_RANK dims);
+ * false when they may not broadcast */
+static bool bcast_dims(const gn__shape *a, const gn__shape *b, int64_t *out, int32_t *rank)
+{
+    if (a->rank < 0 || b->rank < 0) return false;
+    int32_t r = a->rank > b->rank ? a->rank : b->rank;
+    for (int32_t i = 0; i < r; i++) {
+        int64_t x = i < r - a->rank ? 1 : a->dims[i - (r - a->rank)];
+        int64_t y = i < r - b->rank ? 1 : b->dims[i - (r - b->rank)];
+        if (x == 1) out[i] = y;
+        else if (y == 1) out[i] = x;
+        else if (x < 0 || y < 0) out[i] = x < 0 ? y : x; /* the known one (both unknown: unknown) */
+        else if (x != y) return false;
+        else out[i] = x;
+    }
+    *rank = r;
+    return true;
+}
+
+/* The output of a BiasAdd (node bn's attrs) of value (rank, dims) and bias
+ * b, into out; false unless the bias's length and the channel dimension
+ * are known and equal. */
+static bool bias_dims(const gn_graph *g, gn_id bn, const int64_t *v, int32_t vr, const gn__shape *b, int64_t *out,
+                      int32_t *rank)
+{
+    if (vr < 2 || b->rank != 1 || b->dims[0] < 0) return false;
+    const char *fmt = NULL;
+    size_t fl = 0;
+    int32_t ch = vr - 1;
+    if (gn__attr_get_string(g, bn, "data_format", &fmt, &fl) && fl >= 3 && memcmp(fmt, "NC", 2) == 0) ch = 1;
+    if (v[ch] != b->dims[0]) return false;
+    memcpy(out, v, sizeof *out * (size_t)vr);
+    *rank = vr;
+    return true;
+}
+
+/* The shapes after the swap still make sense: BiasAdd's bias still matches
+ * its channel dimension, and the parent's output keeps its shape. */
+static bool push_down_bias_shapes(cf_state *s, gn_id id, gn_id child, bool p_bias, bool c_bias, uint32_t swap_in,
+                                  uint32_t cidx, const gn__tinfo *q0, const gn__tinfo *q1, const gn__tinfo *cp)
+{
+    const gn__tinfo *leaf = swap_in == 0 ? q0 : q1;
+    const gn__shape *in0 = swap_in == 0 ? &cp->shape : &q0->shape, *in1 = swap_in == 1 ? &cp->shape : &q1->shape;
+    int64_t cd[GN__MAX_RANK], pd[GN__MAX_RANK];
+    int32_t cr, pr;
+    if (in0->rank > GN__MAX_RANK || in1->rank > GN__MAX_RANK || leaf->shape.rank > GN__MAX_RANK) return false;
+    if (c_bias) {
+        if (!bias_dims(s->g, child, in0->dims, in0->rank, in1, cd, &cr)) return false;
+    } else if (!bcast_dims(in0, in1, cd, &cr)) {
+        return false;
+    }
+    gn__shape cs = {cr, cd};
+    if (p_bias) {
+        if (cidx != 1 || !bias_dims(s->g, id, cd, cr, &leaf->shape, pd, &pr)) return false;
+    } else if (!bcast_dims(&cs, &leaf->shape, pd, &pr)) {
+        return false;
+    }
+    gn__tinfo out = gn__cf_out_info(s, id, 0);
+    if (out.shape.rank != pr) return false;
+    for (int32_t i = 0; i < pr; i++)
+        if (out.shape.dims[i] != pd[i]) return false;
+    return true;
+}
+
 static gn_status push_down_bias(cf_state *s, gn_id id, cf_kind k, bool *done)
 {
     if (!s->en[CF_P_PUSH_DOWN_BIAS] || !s->st) return GN_OK;
@@ -1144,6 +1209,10 @@ static gn_status push_down_bias(cf_state *s, gn_id id, cf_kind k, bool *done)
     if (swap_in < 0) return GN_OK;
     gn__edge leaf = gn__node_at(g, c.op_child)->in[swap_in];
     if (gn__cf_is_const_op(s, leaf.node)) return GN_OK;
+    /* Grappler swaps on ranks alone: Add(BiasAdd(M[1,5], CV[5]), CM[4,1]) became
+     * Add(M, BiasAdd(CM[4,1], CV[5])), whose bias no longer matches */
+    if (!push_down_bias_shapes(s, id, c.op_child, p_bias, c_bias, (uint32_t)swap_in, cidx, &q0, &q1, cp))
+        return GN_OK;
     gn__edge ce = gn__node_at(g, id)->in[cidx];
     GN_TRY(gn__node_set_input(g, id, cidx, leaf));
     GN_TRY(gn__node_set_input(g, c.op_child, (uint32_t)swap_in, ce));
