@@ -272,6 +272,61 @@ static void test_scoped_allocator_last(void **state)
     gn_graph_free(g);
 }
 
+/* ---- both passes are built ----------------------------------------------------------------------- */
+/* The catalogue line of pass `name` (its option key, no "not built yet"),
+ * followed by its pattern id. */
+static void expect_listed(const char *list, const char *name, const char *key, const char *pattern)
+{
+    char head[128], pat[160];
+    snprintf(head, sizeof head, "\n%-28s %-30s ", name, key);
+    snprintf(pat, sizeof pat, "\n    %-44s ", pattern);
+    const char *at = strstr(list, head);
+    if (!at) fail_msg("no line '%s' in:\n%s", head + 1, list);
+    const char *eol = strchr(at + 1, '\n');
+    assert_non_null(eol);
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)(eol - at - 1), at + 1);
+    if (strstr(line, "not built")) fail_msg("'%s' is listed as not built: %s", name, line);
+    if (strncmp(eol, pat, strlen(pat)) != 0) fail_msg("'%s' is not followed by pattern %s in:\n%s", name, pattern, list);
+}
+
+static void test_both_built(void **state)
+{
+    (void)state;
+    /* optimize --list-passes prints this catalogue */
+    char *list = NULL;
+    assert_int_equal(gn_optimizer_list_passes(&list), GN_OK);
+    expect_listed(list, "autoparallel", "auto_parallel", "auto_parallel.replicate");
+    expect_listed(list, "scoped_allocator", "scoped_allocator_optimization", "scoped_allocator.group");
+    gn_free(list);
+
+    /* both keys on, through the dictionary: both passes run, no "not built" note.
+     * auto_mixed_precision_cpu ON makes the report carry a note, so that notes are
+     * known to reach the text this test reads. */
+    gn_graph *g = load("parallel/linear_gd.pb");
+    gn_options o;
+    gn_options_init(&o);
+    char err[256];
+    if (gn_options_parse(&o, "{'auto_parallel': True, 'auto_parallel.num_replicas': 2, "
+                             "'scoped_allocator_optimization': True, 'auto_mixed_precision_cpu': True}",
+                         err, sizeof err) != GN_OK)
+        fail_msg("%s", err);
+    const char *fx[] = {"train"};
+    gn_report *rep = optimize(g, &o, fx, 1, NULL);
+    gn_pt_expect_report(rep, "auto_mixed_precision_cpu: not applicable");
+    gn_pt_expect_no_report(rep, "not built");
+    bool ap = false, sa = false;
+    for (size_t i = 0; i < gn_report_pass_count(rep); i++) {
+        ap |= !strcmp(gn_report_pass_name(rep, i), "autoparallel") && gn_report_pass_changed(rep, i) == 1;
+        sa |= !strcmp(gn_report_pass_name(rep, i), "scoped_allocator");
+    }
+    assert_true(ap);
+    assert_true(sa);
+    assert_int_not_equal(gn__graph_find(g, "AutoParallel-Control-Fetch"), GN_NONE);
+    gn_report_free(rep);
+    gn_graph_free(g);
+}
+
 /* ---- the rewritten graphs run ---------------------------------------------------------------------- */
 static void test_scoped_allocator_runs(void **state)
 {
@@ -316,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_scoped_allocator_declines),
         cmocka_unit_test(test_scoped_allocator_last),
         cmocka_unit_test(test_scoped_allocator_runs),
+        cmocka_unit_test(test_both_built),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

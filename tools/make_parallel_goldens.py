@@ -19,13 +19,22 @@ process, since the scoped allocator numbers its nodes with a per-process
 invocation counter (1 in a fresh process, as grapnel always numbers them).
 
 check (after `build/grapnel` exists) has grapnel optimize each input graph with
-the same settings (grapnel optimize --options ...), then
-  * auto_parallel: TensorFlow runs the original and grapnel's output for STEPS
-    steps, every replica fed the same batch (the queue case: the batch enqueued
-    once per replica each step), and compares every variable (float32, max abs
-    difference <= 1e-6);
-  * scoped_allocator: TensorFlow runs the original and grapnel's output on the
-    same feeds; every fetch must be bit-identical.
+the same settings (grapnel optimize --options ...); TensorFlow then runs the
+GraphDefs as written (one thread, the session's own Grappler off), and
+  * auto_parallel, num_replicas 1 and the manifest's N: STEPS training steps,
+    every replica fed the same batch (the queue case: the batch enqueued once
+    per replica each step), on each graph made "synchronised" (every apply op
+    after every apply op's gradient, control edges only; see synchronised());
+    grapnel's output against the original: every variable within 1e-6 where
+    the semantics are one step (num_replicas 1; gradient descent for any N),
+    the difference printed otherwise (Momentum, Adam: N applies of grad/N);
+    grapnel's output against Grappler's (N only: Grappler CHECK-fails below 2):
+    bit-identical. Unsynchronised figures are printed for information.
+  * scoped_allocator: the fetches of grapnel's output, of Grappler's, and of
+    the original with TensorFlow's own pass run inside the session (as its
+    scoped_allocator_optimizer_test does) must equal the original's bit for
+    bit, the same number of _ScopedAllocator* nodes executed in each.
+Exit status 0 when every check holds.
 """
 import os
 import subprocess
@@ -292,12 +301,47 @@ def grapnel_optimize(name, pass_name, setting, fetches, tmp):
     return gd
 
 
+# Gradient input of each apply op (the pass's table, src/optimizer/passes/auto_parallel.c).
+GRAD_INPUT = {"ApplyGradientDescent": 2, "ApplyProximalGradientDescent": 4, "ApplyAdadelta": 6, "ApplyAdagrad": 3,
+              "ApplyProximalAdagrad": 5, "ApplyAdagradDA": 3, "ApplyFtrl": 3, "ApplyMomentum": 3, "ApplyAdam": 9,
+              "ApplyRMSProp": 7, "ApplyCenteredRMSProp": 8}
+
+
+def run_config():
+    """TensorFlow runs the GraphDef as written: one thread (a fixed schedule),
+    the session's own Grappler off (it would rewrite the graph again: on a
+    scoped-allocator graph its constant folding and arithmetic optimizer replace
+    the producers, which then no longer allocate from the scoped allocator),
+    and the classic graph optimizer at L0."""
+    cfg = config_pb2.ConfigProto(inter_op_parallelism_threads=1, intra_op_parallelism_threads=1)
+    cfg.graph_options.rewrite_options.disable_meta_optimizer = True
+    oo = cfg.graph_options.optimizer_options
+    oo.opt_level = config_pb2.OptimizerOptions.L0
+    oo.do_constant_folding = oo.do_common_subexpression_elimination = oo.do_function_inlining = False
+    return cfg
+
+
+def synchronised(gd):
+    """The same graph with every apply op waiting (control edges) for every apply
+    op's gradient: all gradients of a step, in every replica, are taken before
+    any variable changes. Only the order changes, no value: with ref variables
+    a read (Identity of the ref) aliases the variable's buffer and the apply ops
+    update it in place, so without this the values depend on the schedule,
+    the original graph's included."""
+    out = graph_pb2.GraphDef()
+    out.CopyFrom(gd)
+    applies = [n for n in out.node if n.op in GRAD_INPUT]
+    prods = sorted({n.input[GRAD_INPUT[n.op]].split(":")[0] for n in applies})
+    for n in applies:
+        n.input.extend("^" + p for p in prods)
+    return out
+
+
 def run_train(gd, variables, feeds, enqueue, init, replicas, batches):
     g = tf.Graph()
     with g.as_default():
         tf.graph_util.import_graph_def(gd, name="")
-    cfg = config_pb2.ConfigProto(inter_op_parallelism_threads=1, intra_op_parallelism_threads=1)
-    with tf1.Session(graph=g, config=cfg) as s:
+    with tf1.Session(graph=g, config=run_config()) as s:
         s.run(init)
         for x, y in batches:
             # auto_parallel replicates the placeholders: every replica gets the same batch
@@ -317,55 +361,121 @@ def run_train(gd, variables, feeds, enqueue, init, replicas, batches):
         return [s.run(v + ":0") for v in variables]
 
 
+def run_fetches(gd, fetches, cfg):
+    """Runs fetches; returns (values, number of _ScopedAllocator* nodes in the
+    partition graphs TensorFlow executed)."""
+    g = tf.Graph()
+    with g.as_default():
+        tf.graph_util.import_graph_def(gd, name="")
+    md = config_pb2.RunMetadata()
+    with tf1.Session(graph=g, config=cfg) as s:
+        vals = s.run([f + ":0" for f in fetches], options=config_pb2.RunOptions(output_partition_graphs=True),
+                     run_metadata=md)
+    return vals, sum(1 for pg in md.partition_graphs for n in pg.node if n.op.startswith("_ScopedAllocator"))
+
+
+def maxdiff(a, b):
+    return max(float(np.max(np.abs(u - v))) for u, v in zip(a, b))
+
+
+def same_bits(a, b):
+    return all(u.dtype == v.dtype and u.shape == v.shape and u.tobytes() == v.tobytes() for u, v in zip(a, b))
+
+
+def check_train(name, setting, fetches, tmp):
+    model, opt, queue = next((m, o, q) for n, m, o, q in TRAIN if n == name)
+    _, _, variables, feeds, enqueue, init = build_train(model, opt, queue)
+    batches = [_data(10 + s, 8, 4, 2) for s in range(STEPS)]
+    orig, gp = graph_pb2.GraphDef(), graph_pb2.GraphDef()
+    orig.ParseFromString(open(os.path.join(OUT, name + ".pb"), "rb").read())
+    gp.ParseFromString(open(os.path.join(OUT, name + ".grappler.pb"), "rb").read())
+    ref = run_train(synchronised(orig), variables, feeds, enqueue, init, 0, batches)
+    unsync = run_train(orig, variables, feeds, enqueue, init, 0, batches)
+    ok = True
+    for reps in (1, int(setting)):
+        out = grapnel_optimize(name, "auto_parallel", str(reps), fetches, tmp)
+        mine = run_train(synchronised(out), variables, feeds, enqueue, init, reps, batches)
+        worst = maxdiff(ref, mine)
+        # N replicas on one batch, each applying grad/N after all gradients are
+        # taken: one step exactly where the update is linear in the gradient
+        # (gradient descent: var - lr*g/N, N times); momentum's and Adam's state
+        # take grad/N N times, which is not one step.
+        if reps == 1 or opt == "gd":
+            good = worst <= 1e-6
+            vs_orig = f"{worst:<9.3g} {'ok' if good else 'FAIL'}"
+            ok &= good
+        else:
+            vs_orig = f"{worst:<9.3g} differs ({opt}: {reps} applies of grad/{reps} are not one step)"
+        if reps == int(setting):
+            theirs = run_train(synchronised(gp), variables, feeds, enqueue, init, reps, batches)
+            same = same_bits(mine, theirs)
+            ok &= same
+            vs_gp = "bit-identical" if same else f"DIFFER {maxdiff(mine, theirs):.3g}"
+            free = maxdiff(run_train(out, variables, feeds, enqueue, init, reps, batches),
+                           run_train(gp, variables, feeds, enqueue, init, reps, batches))
+        else:
+            vs_gp = "- (Grappler CHECK-fails below 2)"
+        print(f"{name:16s} {reps:>2d}  {len(orig.node):>3d}->{len(out.node):<3d}  {vs_orig:52s} {vs_gp}")
+    print(f"{'':16s} not synchronised: original vs synchronised original {maxdiff(unsync, ref):.3g}; "
+          f"grapnel vs Grappler (same nodes, another order) {free:.3g}")
+    return ok
+
+
+def check_sa(name, setting, tmp):
+    g, fetches, _ = build_sa(name)
+    orig = g.as_graph_def()
+    out = grapnel_optimize(name, "scoped_allocator", setting, fetches, tmp)
+    gp = graph_pb2.GraphDef()
+    gp.ParseFromString(open(os.path.join(OUT, name + ".grappler.pb"), "rb").read())
+    ref, _ = run_fetches(orig, fetches, run_config())
+    mine, k_mine = run_fetches(out, fetches, run_config())
+    theirs, k_gp = run_fetches(gp, fetches, run_config())
+    # TensorFlow's own pass inside the session, as its scoped_allocator_optimizer_test runs it
+    cfg = run_config()
+    rw = cfg.graph_options.rewrite_options
+    rw.disable_meta_optimizer = False
+    rw.optimizers.append("scoped_allocator")
+    rw.scoped_allocator_opts.enable_op.extend(setting.split(";"))
+    tfs, k_tf = run_fetches(orig, fetches, cfg)
+    res = [same_bits(ref, v) for v in (mine, theirs, tfs)]
+    word = lambda b, k: ("bit-identical" if b else "DIFFER") + f" ({k})"  # noqa: E731
+    print(f"{name:16s} {setting:7s} {len(orig.node):>3d}->{len(out.node):<3d}  {word(res[0], k_mine):20s}"
+          f" {word(res[1], k_gp):20s} {word(res[2], k_tf)}")
+    return all(res) and k_mine == k_gp == k_tf
+
+
+def check_sa_default_session(tmp):
+    """What the session's own Grappler does to a rewritten graph (informative)."""
+    g, fetches, _ = build_sa("sa_abs")
+    out = grapnel_optimize("sa_abs", "scoped_allocator", "Abs", fetches, tmp)
+    try:
+        run_fetches(out, fetches, config_pb2.ConfigProto())
+        print("sa_abs, grapnel's output in a session with TensorFlow's default options: runs")
+    except tf.errors.OpError as e:
+        why = next((ln for ln in str(e).splitlines() if "bound check" in ln), str(e).splitlines()[0])
+        print("sa_abs, grapnel's output in a session with TensorFlow's default options (its Grappler on):\n  "
+              + why.split(" input bounds")[0])
+
+
 def check():
     import tempfile
     tmp = tempfile.mkdtemp(prefix="grapnel_parallel_")
     man = [ln.rstrip("\n").split("\t") for ln in open(os.path.join(OUT, "manifest.txt")) if not ln.startswith("#")]
-    worst_all = 0.0
     ok = True
-    print(f"TensorFlow {tf.__version__}, {STEPS} steps, inter/intra-op threads 1")
+    print(f"TensorFlow {tf.__version__}, CPU, {STEPS} steps, one thread, the session's Grappler off")
+    print("auto_parallel: variables after the steps, every replica fed the same batch, synchronised "
+          "(every apply op after every gradient)")
+    print(f"{'case':16s} {'N':>2s}  {'nodes':8s} {'grapnel vs original (max abs diff)':52s} grapnel vs Grappler")
     for name, pass_name, setting, fetch in man:
-        fetches = fetch.split(",")
         if pass_name == "auto_parallel":
-            model, opt, queue = next((m, o, q) for n, m, o, q in TRAIN if n == name)
-            _, _, variables, feeds, enqueue, init = build_train(model, opt, queue)
-            batches = [_data(10 + s, 8, 4, 2) for s in range(STEPS)]
-            orig = graph_pb2.GraphDef()
-            orig.ParseFromString(open(os.path.join(OUT, name + ".pb"), "rb").read())
-            for reps in (1, int(setting)):
-                out = grapnel_optimize(name, pass_name, str(reps), fetches, tmp)
-                a = run_train(orig, variables, feeds, enqueue, init, 0, batches)
-                b = run_train(out, variables, feeds, enqueue, init, reps, batches)
-                worst = max(float(np.max(np.abs(u - v))) for u, v in zip(a, b))
-                # N copies of a step on one batch, each applying grad/N: the same
-                # as one step only where the update is linear in the gradient
-                # (gradient descent); momentum and Adam apply grad/N N times.
-                expect = reps == 1 or opt == "gd"
-                good = worst <= 1e-6
-                status = ("ok" if good else "FAIL") if expect else "differs (expected: optimizer state is not linear)"
-                ok &= good or not expect
-                if expect:
-                    worst_all = max(worst_all, worst)
-                print(f"{name:18s} num_replicas={reps} nodes {len(orig.node)}->{len(out.node)} "
-                      f"max|var diff|={worst:.3g} {status}")
-        else:
-            g, fetches, feeds = build_sa(name)
-            out = grapnel_optimize(name, pass_name, setting, fetches, tmp)
-            rng = np.random.RandomState(7)
-            vals = {k: (rng.uniform(-3, 3, shp).astype(np.float32) if dt == tf.float32
-                        else rng.randint(-9, 9, shp).astype(np.int32)) for k, (shp, dt) in feeds.items()}
-            res = []
-            for gd in (g.as_graph_def(), out):
-                gg = tf.Graph()
-                with gg.as_default():
-                    tf.graph_util.import_graph_def(gd, name="")
-                with tf1.Session(graph=gg) as s:
-                    res.append(s.run([f + ":0" for f in fetches], {k + ":0": v for k, v in vals.items()}))
-            same = all(np.array_equal(u, v) and u.dtype == v.dtype for u, v in zip(*res))
-            sa = sum(1 for n in out.node if n.op.startswith("_ScopedAllocator"))
-            ok &= same
-            print(f"{name:18s} enable_op={setting} nodes {len(g.as_graph_def().node)}->{len(out.node)} "
-                  f"_ScopedAllocator* nodes {sa}: fetches {'bit-identical' if same else 'DIFFER'}")
+            ok &= check_train(name, setting, fetch.split(","), tmp)
+    print("scoped_allocator: fetches against the original's; (k) = _ScopedAllocator* nodes TensorFlow executed")
+    print(f"{'case':16s} {'ops':7s} {'nodes':8s} {'grapnel output':20s} {'Grappler output':20s} "
+          "TF's own pass in session")
+    for name, pass_name, setting, fetch in man:
+        if pass_name == "scoped_allocator":
+            ok &= check_sa(name, setting, tmp)
+    check_sa_default_session(tmp)
     print("all checks passed" if ok else "SOME CHECKS FAILED")
     return 0 if ok else 1
 

@@ -4,8 +4,10 @@
  *
  *  1. Declines (the graph unchanged, the reason reported) where Grappler's
  *     Initialize fails: no fetches, no variables; and where grapnel would make
- *     a graph that trains nothing: num_replicas below 1 (Grappler builds zero
- *     replicas there).
+ *     a graph that trains nothing: num_replicas below 1. Grappler's
+ *     AutoParallel constructor CHECK-fails (aborts) below 2; grapnel also
+ *     builds the one-replica graph (the step as before, renamed, gradients
+ *     divided by 1).
  *  2. Every apply op (ApplyGradientDescent ... ApplyCenteredRMSProp) gets its
  *     gradient input divided by the replica count:
  *     AutoParallel-Div-<apply> = RealDiv(grad, AutoParallel-Div-Const), T float,
@@ -294,9 +296,9 @@ gn_status gn__pass_auto_parallel(gn__pass_ctx *c, gn_graph *g)
     }
     if (n_rep < 1) {
         gn__pass_refused(c, PAT, g, GN_NONE,
-                         "auto_parallel.num_replicas is %d: set it to 1 or more (Grappler would build %d replicas "
-                         "and a step that trains nothing)",
-                         n_rep, n_rep < 0 ? 0 : n_rep);
+                         "auto_parallel.num_replicas is %d: set it to 1 or more (Grappler CHECK-fails below 2: "
+                         "'Check failed: num_replicas_ >= 2')",
+                         n_rep);
         goto out;
     }
     if (gn__pass_deadline_passed(c)) goto out;
