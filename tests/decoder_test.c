@@ -221,9 +221,10 @@ static void test_optimize_loop(void **state)
     dec_free(&d);
 }
 
-/* loop_optimization AGGRESSIVE: the loop-invariant nodes of the body (the layer norms'
- * Reshapes of their weights, which the frozen graph passes as loop variables) are
- * computed once before the loop, where constant folding finishes them. */
+/* loop_optimization AGGRESSIVE: the 22 frozen weights, which the While carries as loop
+ * variables its body returns unchanged, become Consts in the body (and are no loop
+ * variables any more); constant folding in the body then folds what reads them (the
+ * layer norms' Reshapes of their weights, the weights' ReadVariableOp Identities). */
 static void test_optimize_loop_aggressive(void **state)
 {
     (void)state;
@@ -231,10 +232,17 @@ static void test_optimize_loop_aggressive(void **state)
     dec_load(&k_loop, &d);
     char *rep = NULL;
     gn_graph *g = optimized(&k_loop, &d, "{'loop_optimization': 'AGGRESSIVE'}", &rep);
-    expect_line(rep, "[main it1] loop.invariant_motion_functional: while: 6 loop-invariant node(s) of body '" LOOP_BODY
-                     "' computed once before the loop, 6 new loop variable(s)");
-    expect_line(rep, "constfold.fold: while/LoopOptimizer/while/decoder_step_1_1/layer_normalization_3_1/Reshape: "
-                     "folded into a Const");
+    expect_line(rep, "[main it1] loop.const_var_functional: while: 22 of 30 loop variable(s) constant and returned "
+                     "unchanged: Consts in body '" LOOP_BODY "_const_for_while'");
+    expect_line(rep, "[" LOOP_BODY "_const_for_while it1] constfold.fold: "
+                     "while/decoder_step_1_1/layer_normalization_3_1/Reshape: folded into a Const");
+    expect_line(rep, "[" LOOP_BODY "_const_for_while it1] constfold.fold: "
+                     "while/decoder_step_1_1/dense_7_1/Cast/ReadVariableOp: folded into a Const");
+    for (size_t i = 0; i < gn_graph_node_count(g); i++)
+        if (strcmp(gn_graph_node_op(g, i), "While") == 0) assert_int_equal(gn_graph_node_input_count(g, i), 8);
+    assert_int_equal(count_op(g, "While"), 1);
+    assert_int_equal(function_nodes(g, LOOP_BODY "_const_for_while"), 130);
+    assert_int_equal(gn_graph_function_count(g), 2); /* the originals are gone */
     gn_free(rep);
     expect_tf("optimize AGGRESSIVE", g, &k_loop, &d);
     gn_graph_free(g);
