@@ -489,6 +489,113 @@ static void test_invariant_motion_functional_in_body(void **state)
     gn_graph_free(g);
 }
 
+/* ---- loop.const_var_functional --------------------------------------------------------------------- */
+/* The LICM loop with its scale a Const: cond and body get it as a Const, the
+ * loop variable goes (inputs, T, output_shapes, the While's output 2 read as
+ * the Const), and the body's work on it is left for constant folding. */
+#define CONST_GRAPH                                                                                              \
+    PH("x") FLTC("s", "0.75") INTC("i0", "0", "")                                                                 \
+    "node { name: 'w' op: 'StatelessWhile' input: 'i0' input: 'x' input: 's' "                                    \
+    "attr { key: 'T' value { list { type: DT_INT32 type: DT_FLOAT type: DT_FLOAT } } } "                          \
+    "attr { key: 'cond' value { func { name: 'lcond' } } } attr { key: 'body' value { func { name: 'lbody' } } } " \
+    "attr { key: 'output_shapes' value { list { shape { } shape { dim { size: 6 } } shape { } } } } "             \
+    "attr { key: '_num_original_outputs' value { i: 3 } } "                                                       \
+    "attr { key: 'parallel_iterations' value { i: 10 } } }\n"                                                     \
+    "node { name: 'y' op: 'Neg' input: 'w:1' " TF "}\n"                                                           \
+    "node { name: 'q' op: 'Neg' input: 'w:2' " TF "}\n" LICM_LIB
+
+static void run_const(const gn_graph *g, float *out)
+{
+    gn_tensor t = gn_pt_view(DT_FLOAT, xs, sizeof xs, 1, d6);
+    const char *fn[1] = {"x"}, *xn[2] = {"y", "q"};
+    gn_tensor o[2];
+    gn_pt_run_graph(g, fn, &t, 1, xn, o, 2);
+    memcpy(out, o[0].data, sizeof xs);
+    memcpy(out + 6, o[1].data, sizeof(float));
+    gn_tensor_free(&o[0]);
+    gn_tensor_free(&o[1]);
+}
+
+static void test_const_var_functional(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(CONST_GRAPH);
+    gn_pt_preserve_list(g, "x,y,q");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    run_loop(&f, g, false); /* off unless AGGRESSIVE */
+    f.c.toggle = GN_TOGGLE_AGGRESSIVE;
+    run_loop(&f, g, true);
+    gn_pt_fx_expect_event(&f, "loop.const_var_functional: w: 1 of 3 loop variable(s) constant and returned unchanged: "
+                              "Consts in body 'lbody_const_for_w' and cond 'lcond_const_for_w' (copies of 'lbody' and "
+                              "its cond without them)");
+    gn_pt_expect_dump(g, "x=Placeholder(); s=Const(); i0=Const(); w=StatelessWhile(i0, x); y=Neg(w:1); q=Neg(s)");
+    gn__function *nb = gn__graph_find_function(g, "lbody_const_for_w");
+    gn__function *nc = gn__graph_find_function(g, "lcond_const_for_w");
+    assert_non_null(nb);
+    assert_non_null(nc);
+    gn_pt_expect_dump(nb->body, "i=_Arg(); v=_Arg(); sc=Const(); one=Const(); two=Const(); inc=AddV2(i, one); "
+                                 "neg=Neg(sc); e=Exp(neg); k=Mul(sc, two); mul=Mul(v, e); add=AddV2(mul, k); "
+                                 "sid=Identity(sc); _retval:i2=_Retval(inc); _retval:v2=_Retval(add)");
+    gn_pt_expect_dump(nc->body, "i=_Arg(); v=_Arg(); three=Const(); lt=Less(i, three); _retval:r=_Retval(lt)");
+    assert_int_equal(nb->def->signature->n_input_arg, 2);
+    assert_int_equal(nb->def->signature->n_output_arg, 2);
+    assert_int_equal(nc->def->signature->n_input_arg, 2);
+    gn_id w = gn__graph_find(g, "w");
+    const Tensorflow__AttrValue *t = gn__node_attr(g, w, "T");
+    assert_int_equal(t->list->n_type, 2);
+    assert_int_equal(t->list->type[1], DT_FLOAT);
+    const Tensorflow__AttrValue *os = gn__node_attr(g, w, "output_shapes");
+    assert_int_equal(os->list->n_shape, 2);
+    assert_int_equal(os->list->shape[1]->n_dim, 1);
+    assert_int_equal(gn__node_attr(g, w, "_num_original_outputs")->i, 2);
+    gn_pt_check_valid(g, "constant loop variables");
+    float a[7], b[7];
+    run_const(before, a);
+    run_const(g, b);
+    for (int k = 0; k < 7; k++) assert_float_equal(a[k], b[k], 1e-6f);
+    assert_float_equal(b[6], -0.75f, 0.0f);
+    /* nothing left: a second run changes nothing */
+    run_loop(&f, g, false);
+    gn_pt_fx_free(&f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
+/* Refused: a fetched While (its outputs keep their indices); a constant the body changes. */
+static void test_const_var_functional_refusals(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(CONST_GRAPH);
+    gn_pt_preserve_list(g, "x,y,q,w");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_pass(&f, "loop");
+    f.c.toggle = GN_TOGGLE_AGGRESSIVE;
+    gn_pt_fx_run(&f, gn__pass_loop, g);
+    gn_pt_fx_expect_event(&f, "loop.const_var_functional: w: not pushed in: the While is preserved (its outputs keep "
+                              "their indices)");
+    /* s stays a loop variable (the invariant motion then moves the body's work on it out) */
+    gn_id w = gn__graph_find(g, "w");
+    assert_true(g->nodes[w].n_in >= 3);
+    assert_int_equal(g->nodes[w].in[2].node, gn__graph_find(g, "s"));
+    assert_string_equal(gn__node_attr(g, w, "body")->func->name, "lbody_licm_for_w");
+    gn_pt_fx_free(&f);
+    gn_graph_free(g);
+    /* i0 is a Const too, but the body increments it */
+    g = gn_pt_load_text(LICM_GRAPH(""));
+    gn_pt_preserve_list(g, "x,s,y");
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_pass(&f, "loop");
+    f.c.toggle = GN_TOGGLE_AGGRESSIVE;
+    gn_pt_fx_run(&f, gn__pass_loop, g);
+    gn_pt_fx_expect_event(&f, "loop.const_var_functional: w: not pushed in: no constant input is returned unchanged by "
+                              "the body");
+    gn_pt_fx_free(&f);
+    gn_graph_free(g);
+}
+
 /* ---- corpus ---------------------------------------------------------------------------------------- */
 static void test_corpus(void **state)
 {
@@ -531,6 +638,8 @@ int main(void)
         cmocka_unit_test(test_invariant_motion_functional),
         cmocka_unit_test(test_invariant_motion_functional_pipeline),
         cmocka_unit_test(test_invariant_motion_functional_in_body),
+        cmocka_unit_test(test_const_var_functional),
+        cmocka_unit_test(test_const_var_functional_refusals),
         cmocka_unit_test(test_corpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,11 @@ stay short) is written three ways into OUT/<name>/:
   in0.npy        one input batch; out0.npy TensorFlow's output on it (the
                  frozen graph run by tf.compat.v1.Session, oneDNN off)
 and OUT/zoo.txt lists: name, input tensor, output tensor, per line.
+The decoder models (decoder_step, generate_loop) have several inputs and
+outputs: in0.npy, in1.npy, .. and out0.npy, .. in the order zoo.txt lists
+their tensors, comma-separated; no saved_model/ (they are not Keras models
+with one signature input). tests/data/decoder is their copy for the tests:
+    python tools/model_zoo.py tests/data/decoder --only decoder_step,generate_loop
 
 Usage, in a virtualenv with the packages of tools/requirements-tools.txt:
     python tools/model_zoo.py OUT [--only NAME,...]
@@ -318,6 +323,148 @@ FUSION_MODELS = {
 MODELS.update(FUSION_MODELS)
 
 
+# ---- decoder models: a step with a key/value cache and a greedy generate loop over it ------------
+# Several inputs and outputs each; written by write_decoder() (zoo.txt lists their tensors comma-
+# separated, in0.npy.., out0.npy.. in that order). Small: the frozen graphs are committed under
+# tests/data/decoder (tests/decoder_test.c).
+DEC = {"vocab": 50, "d_model": 32, "heads": 2, "max_len": 16, "batch": 2}
+
+
+class DecoderStep(keras.Model):
+    """One step of a pre-norm transformer decoder over a key/value cache, as a Keras 3 user writes
+    it: token ids [B] and the position (int32 scalar) in, the caches [B, T, H, Dh]; the new token's
+    keys and values written into the caches at `pos` with keras.ops.slice_update, attention over
+    the positions <= pos; returns the logits [B, vocab] and the updated caches."""
+
+    def __init__(self, vocab, d_model, heads, max_len, **kw):
+        super().__init__(**kw)
+        self.h, self.dh, self.t = heads, d_model // heads, max_len
+        self.tok = L.Embedding(vocab, d_model)
+        self.pos = L.Embedding(max_len, d_model)
+        self.ln1 = L.LayerNormalization(epsilon=1e-5)
+        self.ln2 = L.LayerNormalization(epsilon=1e-5)
+        self.lnf = L.LayerNormalization(epsilon=1e-5)
+        self.q, self.k, self.v = (_D(d_model) for _ in range(3))
+        self.o = _D(d_model)
+        self.ff1 = _D(4 * d_model, activation="gelu")
+        self.ff2 = _D(d_model)
+        self.head = _D(vocab)
+
+    def call(self, ids, pos, k_cache, v_cache):
+        ops = keras.ops
+        x = self.tok(ids) + self.pos(pos)                       # [B, d]
+        a = self.ln1(x)
+        split = lambda t: ops.reshape(t, (-1, 1, self.h, self.dh))  # noqa: E731
+        q = ops.reshape(self.q(a), (-1, self.h, self.dh))
+        zero = ops.zeros((), "int32")
+        start = [zero, ops.cast(pos, "int32"), zero, zero]
+        k_cache = ops.slice_update(k_cache, start, split(self.k(a)))
+        v_cache = ops.slice_update(v_cache, start, split(self.v(a)))
+        s = ops.einsum("bhd,bthd->bht", q, k_cache) / float(np.sqrt(self.dh))
+        mask = ops.arange(self.t) <= pos                         # [T]
+        s = ops.where(mask[None, None, :], s, -1e9)
+        p = ops.softmax(s, axis=-1)
+        att = ops.reshape(ops.einsum("bht,bthd->bhd", p, v_cache), (-1, self.h * self.dh))
+        x = x + self.o(att)
+        x = x + self.ff2(self.ff1(self.ln2(x)))
+        return self.head(self.lnf(x)), k_cache, v_cache
+
+
+def _decoder_step_model():
+    tf.keras.utils.set_random_seed(1234)
+    m = DecoderStep(DEC["vocab"], DEC["d_model"], DEC["heads"], DEC["max_len"])
+    b, t, h, dh = DEC["batch"], DEC["max_len"], DEC["heads"], DEC["d_model"] // DEC["heads"]
+    m(np.zeros((b,), np.int32), np.int32(0), np.zeros((b, t, h, dh), np.float32), np.zeros((b, t, h, dh), np.float32))
+    return m
+
+
+def _cache_spec(name):
+    return tf.TensorSpec((None, DEC["max_len"], DEC["heads"], DEC["d_model"] // DEC["heads"]), tf.float32, name=name)
+
+
+def decoder_step():
+    """The step, with a cache already holding 5 positions (from running it on 5 tokens)."""
+    m = _decoder_step_model()
+    fn = tf.function(lambda ids, pos, kc, vc: m(ids, pos, kc, vc),
+                     input_signature=[tf.TensorSpec((None,), tf.int32, name="ids"),
+                                      tf.TensorSpec((), tf.int32, name="pos"), _cache_spec("k_cache"),
+                                      _cache_spec("v_cache")])
+    rng = np.random.default_rng(7)
+    b, shp = DEC["batch"], _cache_spec("c").shape[1:]
+    kc = np.zeros((b,) + tuple(shp), np.float32)
+    vc = np.zeros_like(kc)
+    for i in range(5):
+        _, kc, vc = fn(rng.integers(0, DEC["vocab"], size=(b,)).astype(np.int32), np.int32(i), kc, vc)
+        kc, vc = kc.numpy(), vc.numpy()
+    feeds = [rng.integers(0, DEC["vocab"], size=(b,)).astype(np.int32), np.int32(5), kc, vc]
+    return fn.get_concrete_function(), feeds, True
+
+
+def generate_loop():
+    """Greedy generation: tf.while_loop over the step for max_len - 1 steps, the caches, the last
+    token and the generated ids (written with slice_update) as loop variables. Returns the ids
+    [B, T] (the start tokens first) and the last step's logits."""
+    m = _decoder_step_model()
+    t, vocab = DEC["max_len"], DEC["vocab"]
+
+    @tf.function(input_signature=[tf.TensorSpec((None,), tf.int32, name="start")])
+    def generate(start):
+        ops = keras.ops
+        b = tf.shape(start)[0]
+        kc = tf.zeros(tf.stack([b, t, DEC["heads"], DEC["d_model"] // DEC["heads"]]), tf.float32)
+        out = ops.slice_update(tf.zeros(tf.stack([b, t]), tf.int32), [0, 0], start[:, None])
+        logits = tf.zeros(tf.stack([b, vocab]), tf.float32)
+
+        def body(i, tok, kc, vc, out, logits):
+            logits, kc, vc = m(tok, i, kc, vc)
+            nxt = ops.cast(ops.argmax(logits, axis=-1), "int32")
+            out = ops.slice_update(out, [0, i + 1], nxt[:, None])
+            return i + 1, nxt, kc, vc, out, logits
+
+        _, _, _, _, out, logits = tf.while_loop(lambda i, *_: i < t - 1, body,
+                                                (tf.constant(0), start, kc, kc, out, logits))
+        return out, logits
+
+    rng = np.random.default_rng(7)
+    return generate.get_concrete_function(), [rng.integers(0, vocab, size=(DEC["batch"],)).astype(np.int32)], False
+
+
+DECODER_MODELS = {"decoder_step": decoder_step, "generate_loop": generate_loop}
+
+
+def write_decoder(name, out):
+    """Freezes decoder model NAME into OUT/NAME (frozen.pb, in<k>.npy, out<k>.npy; the While kept
+    functional, lower_control_flow=False, for the loop) and returns its zoo.txt line."""
+    cf, feeds, lower = DECODER_MODELS[name]()
+    frozen = convert_variables_to_constants_v2(cf, lower_control_flow=lower)
+    gd = frozen.graph.as_graph_def()
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "frozen.pb"), "wb") as f:
+        f.write(gd.SerializeToString())
+    in_names = [t.name for t in frozen.inputs]
+    out_names = [t.name for t in frozen.outputs]
+    g = tf.Graph()
+    with g.as_default():
+        tf.compat.v1.import_graph_def(gd, name="")
+    with tf.compat.v1.Session(graph=g) as sess:
+        ys = sess.run(out_names, dict(zip(in_names, feeds)))
+    refs = [np.asarray(r) for r in cf(*[tf.constant(x) for x in feeds])]
+    errs = []
+    for y, r in zip(ys, refs):
+        if y.dtype.kind == "f":
+            errs.append("%.1e" % (np.linalg.norm(y - r) / max(np.linalg.norm(r), 1e-30)))
+        else:
+            errs.append("exact" if np.array_equal(y, r) else "DIFFERENT")
+    for k, x in enumerate(feeds):
+        np.save(os.path.join(d, "in%d.npy" % k), np.asarray(x))
+    for k, y in enumerate(ys):
+        np.save(os.path.join(d, "out%d.npy" % k), y)
+    print("%-20s %6d nodes  in %s out %s  frozen vs eager %s" % (name, len(gd.node), ",".join(in_names),
+                                                                 ",".join(out_names), " ".join(errs)), flush=True)
+    return "%s %s %s" % (name, ",".join(in_names), ",".join(out_names))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -362,7 +509,13 @@ def main():
         lines.append("%s %s %s" % (name, in_name, out_name))
         print("%-20s %6d nodes  in %s out %s  frozen vs keras rel L2 %.2e" % (name, len(gd.node), in_name, out_name, err),
               flush=True)
-    with open(os.path.join(args.out, "zoo.txt"), "a" if only else "w") as f:
+    lines += [write_decoder(name, args.out) for name in DECODER_MODELS if only is None or name in only]
+    # with --only: the other models' lines stay, the rewritten ones are replaced
+    zt = os.path.join(args.out, "zoo.txt")
+    done = {l.split()[0] for l in lines}
+    keep = [l.rstrip("\n") for l in open(zt)] if only and os.path.exists(zt) else []
+    lines = [l for l in keep if l.split() and l.split()[0] not in done] + lines
+    with open(zt, "w") as f:
         f.write("".join(l + "\n" for l in lines))
 
 

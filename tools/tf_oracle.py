@@ -89,10 +89,12 @@ def zoo_models(zoo):
             p = line.split()
             if len(p) != 3:
                 continue
-            name, feed, fetch = p
+            name, feed, fetch = p   # several feeds / fetches comma-separated (the decoder models)
             d = os.path.join(zoo, name)
-            out[name] = {"name": name, "graph": os.path.join(d, "frozen.pb"), "feeds": [feed], "fetches": [fetch],
-                         "inputs": [os.path.join(d, "in0.npy")], "source": "zoo"}
+            feeds = feed.split(",")
+            out[name] = {"name": name, "graph": os.path.join(d, "frozen.pb"), "feeds": feeds,
+                         "fetches": fetch.split(","), "source": "zoo",
+                         "inputs": [os.path.join(d, "in%d.npy" % k) for k in range(len(feeds))]}
     return list(out.values())
 
 

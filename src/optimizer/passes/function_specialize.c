@@ -95,40 +95,41 @@ typedef struct spec {
 
 #define FAILG(G) gn__fail(S->c->err, s, "specializing '%s': %s", gn__node_name(S->g, S->call), (G)->err.msg)
 
-/* The specialized FunctionDef (signature cut), built in g's value blob. */
-static gn_status make_def(spec *S, Tensorflow__FunctionDef **out)
+/* See function_impl.h. */
+Tensorflow__FunctionDef *gn__fn_def_cut(gn_graph *g, const Tensorflow__FunctionDef *od, const char *name,
+                                        const uint8_t *keep_in, size_t nin, const uint8_t *keep_out, size_t nout)
 {
-    gn_graph *g = S->g;
-    const Tensorflow__FunctionDef *od = S->fn->def;
     const Tensorflow__OpDef *os = od->signature;
     Tensorflow__FunctionDef *fd = gn__graph_value_alloc(g, sizeof *fd);
     Tensorflow__OpDef *sig = gn__graph_value_alloc(g, sizeof *sig);
-    Tensorflow__OpDef__ArgDef **ia = gn__graph_value_alloc(g, (S->nin ? S->nin : 1) * sizeof *ia);
-    Tensorflow__OpDef__ArgDef **oa = gn__graph_value_alloc(g, (S->nout ? S->nout : 1) * sizeof *oa);
-    size_t nname = strlen(S->name);
+    Tensorflow__OpDef__ArgDef **ia = gn__graph_value_alloc(g, (nin ? nin : 1) * sizeof *ia);
+    Tensorflow__OpDef__ArgDef **oa = gn__graph_value_alloc(g, (nout ? nout : 1) * sizeof *oa);
+    size_t nname = strlen(name);
     char *nm = gn__graph_value_alloc(g, nname + 1);
     Tensorflow__FunctionDef__ArgAttrEntry **aa =
         gn__graph_value_alloc(g, (od->n_arg_attr ? od->n_arg_attr : 1) * sizeof *aa);
     Tensorflow__FunctionDef__ResourceArgUniqueIdEntry **ru =
         gn__graph_value_alloc(g, (od->n_resource_arg_unique_id ? od->n_resource_arg_unique_id : 1) * sizeof *ru);
-    if (!fd || !sig || !ia || !oa || !nm || !aa || !ru) return gn__fail(S->c->err, GN_ERR_NOMEM, "out of memory");
+    uint32_t *newi = malloc((nin ? nin : 1) * sizeof *newi);
+    if (!fd || !sig || !ia || !oa || !nm || !aa || !ru || !newi) {
+        free(newi);
+        return NULL;
+    }
     *fd = *od;
     *sig = *os;
-    memcpy(nm, S->name, nname + 1);
+    memcpy(nm, name, nname + 1);
     sig->name = nm;
     /* new index of each kept input */
-    uint32_t *newi = malloc((S->nin ? S->nin : 1) * sizeof *newi);
-    if (!newi) return gn__fail(S->c->err, GN_ERR_NOMEM, "out of memory");
     size_t w = 0;
-    for (size_t i = 0; i < S->nin; i++) {
-        newi[i] = S->is_const[i] ? UINT32_MAX : (uint32_t)w;
-        if (!S->is_const[i]) ia[w++] = os->input_arg[i];
+    for (size_t i = 0; i < nin; i++) {
+        newi[i] = keep_in[i] ? (uint32_t)w : UINT32_MAX;
+        if (keep_in[i]) ia[w++] = os->input_arg[i];
     }
     sig->n_input_arg = w;
     sig->input_arg = ia;
     w = 0;
-    for (size_t i = 0; i < S->nout; i++)
-        if (S->used[i]) oa[w++] = os->output_arg[i];
+    for (size_t i = 0; i < nout; i++)
+        if (keep_out[i]) oa[w++] = os->output_arg[i];
     sig->n_output_arg = w;
     sig->output_arg = oa;
     fd->signature = sig;
@@ -136,11 +137,11 @@ static gn_status make_def(spec *S, Tensorflow__FunctionDef **out)
     size_t na = 0;
     for (size_t i = 0; i < od->n_arg_attr; i++) {
         uint32_t k = od->arg_attr[i]->key;
-        if (k >= S->nin || newi[k] == UINT32_MAX) continue;
+        if (k >= nin || newi[k] == UINT32_MAX) continue;
         Tensorflow__FunctionDef__ArgAttrEntry *e = gn__graph_value_alloc(g, sizeof *e);
         if (!e) {
             free(newi);
-            return gn__fail(S->c->err, GN_ERR_NOMEM, "out of memory");
+            return NULL;
         }
         *e = *od->arg_attr[i];
         e->key = newi[k];
@@ -151,11 +152,11 @@ static gn_status make_def(spec *S, Tensorflow__FunctionDef **out)
     na = 0;
     for (size_t i = 0; i < od->n_resource_arg_unique_id; i++) {
         uint32_t k = od->resource_arg_unique_id[i]->key;
-        if (k >= S->nin || newi[k] == UINT32_MAX) continue;
+        if (k >= nin || newi[k] == UINT32_MAX) continue;
         Tensorflow__FunctionDef__ResourceArgUniqueIdEntry *e = gn__graph_value_alloc(g, sizeof *e);
         if (!e) {
             free(newi);
-            return gn__fail(S->c->err, GN_ERR_NOMEM, "out of memory");
+            return NULL;
         }
         *e = *od->resource_arg_unique_id[i];
         e->key = newi[k];
@@ -164,30 +165,28 @@ static gn_status make_def(spec *S, Tensorflow__FunctionDef **out)
     fd->n_resource_arg_unique_id = na;
     fd->resource_arg_unique_id = ru;
     free(newi);
-    *out = fd;
-    return GN_OK;
+    return fd;
 }
 
-/* The specialized body: a clone with constant _Args turned into Consts and
- * unused _Retvals removed. */
-static gn_status make_body(spec *S, gn_graph **out)
+/* See function_impl.h. */
+gn_status gn__fn_body_cut(gn__pass_ctx *c, gn_graph *g, const gn__function *fn, const gn_id *consts,
+                          const uint8_t *keep_out, const char *what, gn_graph **out)
 {
-    gn_graph *g = S->g;
-    const gn_graph *ob = S->fn->body;
-    const Tensorflow__OpDef *os = S->fn->def->signature;
+    const gn_graph *ob = fn->body;
+    const Tensorflow__OpDef *os = fn->def->signature;
     gn_graph *b = NULL;
     gn_status s = gn__graph_clone(ob, &b);
-    if (s != GN_OK) return gn__fail(S->c->err, s, "specializing '%s': cannot copy the body", gn__node_name(g, S->call));
+    if (s != GN_OK) return gn__fail(c->err, s, "%s: cannot copy the body", what);
     /* the constants' values live in g's blobs */
     for (uint32_t k = 0; k < g->n_blobs && s == GN_OK; k++) s = gn__graph_adopt_blob(b, g->blobs[k]);
     uint32_t w = 0;
-    for (size_t i = 0; i < S->nin && s == GN_OK; i++) {
+    for (size_t i = 0; i < os->n_input_arg && s == GN_OK; i++) {
         gn_id a = gn__graph_find(b, os->input_arg[i]->name);
-        if (!S->is_const[i]) {
+        if (consts[i] == GN_NONE) {
             s = gn__node_set_attr(b, a, "index", int_attr(b, w++));
             continue;
         }
-        gn_id p = g->nodes[S->call].in[i].node;
+        gn_id p = consts[i];
         b->nodes[a].flags &= ~GN__NODE_FN_ARG;
         s = gn__node_set_op(b, a, "Const");
         if (s == GN_OK) s = gn__node_remove_attr(b, a, "index");
@@ -196,16 +195,16 @@ static gn_status make_body(spec *S, gn_graph **out)
         if (s == GN_OK) s = gn__node_set_attr(b, a, "value", gn__node_attr(g, p, "value"));
     }
     w = 0;
-    for (size_t i = 0; i < S->nout && s == GN_OK; i++) {
+    for (size_t i = 0; i < os->n_output_arg && s == GN_OK; i++) {
         char rn[4096];
         snprintf(rn, sizeof rn, "_retval:%s", os->output_arg[i]->name);
         gn_id r = gn__graph_find(b, rn);
-        if (S->used[i]) s = gn__node_set_attr(b, r, "index", int_attr(b, w++));
+        if (keep_out[i]) s = gn__node_set_attr(b, r, "index", int_attr(b, w++));
         else s = gn__node_remove(b, r);
     }
     if (s == GN_OK) s = gn__graph_compact(b);
     if (s != GN_OK) {
-        s = FAILG(b);
+        s = gn__fail(c->err, s, "%s: %s", what, b->err.msg);
         gn_graph_free(b);
         return s;
     }
@@ -218,14 +217,30 @@ static gn_status specialize_one(spec *S)
     gn_graph *g = S->g;
     gn_id call = S->call;
     const char *fname = gn__str(g, S->fn->name);
-    Tensorflow__FunctionDef *fd = NULL;
+    uint8_t *kin = malloc(S->nin ? S->nin : 1);
+    gn_id *consts = malloc((S->nin ? S->nin : 1) * sizeof *consts);
+    if (!kin || !consts) {
+        free(kin);
+        free(consts);
+        return gn__fail(S->c->err, GN_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < S->nin; i++) {
+        kin[i] = !S->is_const[i];
+        consts[i] = S->is_const[i] ? g->nodes[call].in[i].node : GN_NONE;
+    }
+    Tensorflow__FunctionDef *fd = gn__fn_def_cut(g, S->fn->def, S->name, kin, S->nin, S->used, S->nout);
     gn_graph *body = NULL;
-    GN_TRY(make_def(S, &fd));
-    GN_TRY(make_body(S, &body));
+    char what[1200];
+    snprintf(what, sizeof what, "specializing '%s'", gn__node_name(g, call));
+    gn_status s = fd ? gn__fn_body_cut(S->c, g, S->fn, consts, S->used, what, &body)
+                     : gn__fail(S->c->err, GN_ERR_NOMEM, "out of memory");
+    free(kin);
+    free(consts);
+    GN_TRY(s);
     /* control returns, by name in the new body */
     const gn__function of = *S->fn;
     gn__function *nf = NULL;
-    gn_status s = gn__graph_add_function(g, S->name, fd, body, &nf);
+    s = gn__graph_add_function(g, S->name, fd, body, &nf);
     if (s != GN_OK) {
         gn_graph_free(body);
         return FAILG(g);

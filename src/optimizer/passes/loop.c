@@ -52,6 +52,23 @@
  *      matching the loop variables, a copy's name already taken, an unknown
  *      dtype. As with TensorFlow's loop-invariant motion, a moved node runs
  *      even when the loop runs zero times.
+ *  loop.const_var_functional  Beyond Grappler, AGGRESSIVE only, at the top
+ *      level, before the invariant motion: a functional While / StatelessWhile
+ *      loop variable whose input is a Const (not preserved, output 0) and that
+ *      the body returns unchanged (as above) is the same constant on every
+ *      iteration. In copies of the body and cond, "<f>_const_for_<while, '/'
+ *      -> '_'>", its _Arg becomes a Const of the same name and value (as
+ *      function.specialize does for a call's constant inputs: gn__fn_def_cut,
+ *      gn__fn_body_cut), its _Retval goes, a Const nothing reads goes; the
+ *      While loses the input (the Const's control inputs move to it), its
+ *      consumers of that output read the Const, the later outputs are
+ *      renumbered; T, output_shapes, _output_shapes (when they list every loop
+ *      variable), _read_only_resource_inputs and _num_original_outputs follow.
+ *      A frozen TF2 While carries its weights as such loop variables; as
+ *      Consts in the body, constant folding and the fusions there see them.
+ *      Refused: a While inside a function body, a preserved While (a fetched
+ *      "while:k" must keep its meaning), every loop variable constant, a copy's
+ *      name taken.
  *
  * Every rewrite keeps the fetched values: the dead-branch rewrites only delete
  * nodes that can never produce a value. */
@@ -62,6 +79,7 @@
 #include "ops/kernel.h"
 #include "ops/registry.h"
 #include "optimizer/pass.h"
+#include "optimizer/passes/function_impl.h"
 
 const gn__pattern gn__patterns_loop[] = {
     {"loop.stack_push_removal", "StackPush on a stack nobody pops becomes an Identity"},
@@ -69,6 +87,7 @@ const gn__pattern gn__patterns_loop[] = {
     {"loop.dead_branch_functional", "If/Case on a constant: replaced by a call of the taken branch"},
     {"loop.invariant_motion", "loop-invariant nodes moved out of the while frame (AGGRESSIVE only)"},
     {"loop.invariant_motion_functional", "loop-invariant nodes moved out of a functional While's body (AGGRESSIVE only)"},
+    {"loop.const_var_functional", "constant loop variables of a functional While become Consts in its body and cond (AGGRESSIVE only)"},
     {NULL, NULL},
 };
 
@@ -648,6 +667,24 @@ static void licm_free(licm *L)
     free(L->order);
 }
 
+/* Loop variable k of a While whose body is b (signature sig): 1 when the body returns
+ * its argument k as it came (directly or through Identities without control inputs),
+ * 0 when not, -1 when the body has no such argument / return; *arg gets the _Arg. */
+static int invariant_var(const gn_graph *b, const Tensorflow__OpDef *sig, uint32_t k, gn_id *arg)
+{
+    gn_id a = gn__graph_find(b, sig->input_arg[k]->name);
+    char rn[1200];
+    snprintf(rn, sizeof rn, "_retval:%s", sig->output_arg[k]->name);
+    gn_id r = gn__graph_find(b, rn);
+    if (a == GN_NONE || r == GN_NONE || !(b->nodes[a].flags & GN__NODE_FN_ARG) || b->nodes[r].n_in != 1) return -1;
+    *arg = a;
+    gn__edge e = b->nodes[r].in[0];
+    while (e.node != a && e.index == 0 && strcmp(gn__node_op(b, e.node), "Identity") == 0 &&
+           b->nodes[e.node].n_in == 1 && b->nodes[e.node].n_ctrl == 0)
+        e = b->nodes[e.node].in[0];
+    return e.node == a && e.index == 0;
+}
+
 /* Classifies the body's nodes; false with why when the While is refused. */
 static bool licm_analyze(licm *L, const gn__function *bf, const char **why)
 {
@@ -665,19 +702,13 @@ static bool licm_analyze(licm *L, const gn__function *bf, const char **why)
     }
     /* loop variable k is invariant when the body returns its argument k as it came (through Identities) */
     for (uint32_t k = 0; k < L->n; k++) {
-        gn_id a = gn__graph_find(b, sig->input_arg[k]->name);
-        char rn[1200];
-        snprintf(rn, sizeof rn, "_retval:%s", sig->output_arg[k]->name);
-        gn_id r = gn__graph_find(b, rn);
-        if (a == GN_NONE || r == GN_NONE || !(b->nodes[a].flags & GN__NODE_FN_ARG) || b->nodes[r].n_in != 1) {
+        gn_id a = GN_NONE;
+        int inv = invariant_var(b, sig, k, &a);
+        if (inv < 0) {
             *why = "the body's arguments do not match the loop variables";
             return false;
         }
-        gn__edge e = b->nodes[r].in[0];
-        while (e.node != a && e.index == 0 && strcmp(gn__node_op(b, e.node), "Identity") == 0 &&
-               b->nodes[e.node].n_in == 1 && b->nodes[e.node].n_ctrl == 0)
-            e = b->nodes[e.node].in[0];
-        if (e.node == a && e.index == 0) {
+        if (inv) {
             L->st[a] = LV_PASS;
             L->pass_arg[a] = k;
         }
@@ -1073,6 +1104,27 @@ out:
     return s;
 }
 
+/* The body and cond of While w and their names; NULL, or why they do not fit the loop variables. */
+static const char *while_fns(gn_graph *g, gn_id w, const Tensorflow__NameAttrList **bl,
+                             const Tensorflow__NameAttrList **cl, gn__function **bf, gn__function **cf)
+{
+    *bl = func_attr(g, w, "body");
+    *cl = func_attr(g, w, "cond");
+    const Tensorflow__AttrValue *t = gn__node_attr(g, w, "T");
+    *bf = *bl ? gn__graph_find_function(g, (*bl)->name) : NULL;
+    *cf = *cl ? gn__graph_find_function(g, (*cl)->name) : NULL;
+    const uint32_t n = g->nodes[w].n_in;
+    const gn__function *b = *bf, *c = *cf;
+    if (!b || !c || !b->body || !c->body || !b->def || !c->def || !b->def->signature || !c->def->signature)
+        return "the cond or body function is not in the library";
+    if (!t || t->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !t->list || t->list->n_type != n)
+        return "T does not match the inputs";
+    if (b->def->signature->n_input_arg != n || b->def->signature->n_output_arg != n ||
+        c->def->signature->n_input_arg != n)
+        return "the cond / body signatures do not match the loop variables";
+    return NULL;
+}
+
 static gn_status functional_invariant_motion(gn__pass_ctx *c, gn_graph *g)
 {
     const char *pat = "loop.invariant_motion_functional";
@@ -1086,19 +1138,10 @@ static gn_status functional_invariant_motion(gn__pass_ctx *c, gn_graph *g)
                                            "the functions the rewrite needs)");
             continue;
         }
-        const Tensorflow__NameAttrList *bl = func_attr(g, w, "body"), *cl = func_attr(g, w, "cond");
-        const Tensorflow__AttrValue *t = gn__node_attr(g, w, "T");
-        gn__function *bf = bl ? gn__graph_find_function(g, bl->name) : NULL;
-        gn__function *cf = cl ? gn__graph_find_function(g, cl->name) : NULL;
+        const Tensorflow__NameAttrList *bl = NULL, *cl = NULL;
+        gn__function *bf = NULL, *cf = NULL;
         const uint32_t n = g->nodes[w].n_in;
-        const char *why = NULL;
-        if (!bf || !cf || !bf->body || !cf->body || !bf->def || !cf->def || !bf->def->signature || !cf->def->signature)
-            why = "the cond or body function is not in the library";
-        else if (!t || t->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !t->list || t->list->n_type != n)
-            why = "T does not match the inputs";
-        else if (bf->def->signature->n_input_arg != n || bf->def->signature->n_output_arg != n ||
-                 cf->def->signature->n_input_arg != n)
-            why = "the cond / body signatures do not match the loop variables";
+        const char *why = while_fns(g, w, &bl, &cl, &bf, &cf);
         if (why) {
             gn__pass_refused(c, pat, g, w, "not moved: %s", why);
             continue;
@@ -1147,12 +1190,253 @@ static gn_status functional_invariant_motion(gn__pass_ctx *c, gn_graph *g)
     return GN_OK;
 }
 
+/* ---- loop.const_var_functional ------------------------------------------------------------- */
+/* A copy of list attr v (types, or shapes) keeping the n entries keep marks. */
+static const Tensorflow__AttrValue *cut_list(gn_graph *g, const Tensorflow__AttrValue *v, const uint8_t *keep,
+                                             uint32_t n, bool types)
+{
+    Tensorflow__AttrValue *nv = gn__graph_value_alloc(g, sizeof *nv);
+    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
+    if (!nv || !l) return NULL;
+    *nv = *v;
+    *l = *v->list;
+    size_t w = 0;
+    if (types) {
+        Tensorflow__DataType *t = gn__graph_value_alloc(g, (n ? n : 1) * sizeof *t);
+        if (!t) return NULL;
+        for (uint32_t i = 0; i < n; i++)
+            if (keep[i]) t[w++] = v->list->type[i];
+        l->type = t;
+        l->n_type = w;
+    } else {
+        Tensorflow__TensorShapeProto **sh = gn__graph_value_alloc(g, (n ? n : 1) * sizeof *sh);
+        if (!sh) return NULL;
+        for (uint32_t i = 0; i < n; i++)
+            if (keep[i]) sh[w++] = v->list->shape[i];
+        l->shape = sh;
+        l->n_shape = w;
+    }
+    nv->list = l;
+    return nv;
+}
+
+/* A list of input indices (_read_only_resource_inputs) with the dropped ones gone, the others renumbered. */
+static const Tensorflow__AttrValue *cut_indices(gn_graph *g, const Tensorflow__AttrValue *v, const uint8_t *keep,
+                                                uint32_t n)
+{
+    Tensorflow__AttrValue *nv = gn__graph_value_alloc(g, sizeof *nv);
+    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
+    int64_t *ix = gn__graph_value_alloc(g, (v->list->n_i ? v->list->n_i : 1) * sizeof *ix);
+    if (!nv || !l || !ix) return NULL;
+    *nv = *v;
+    *l = *v->list;
+    size_t w = 0;
+    for (size_t i = 0; i < v->list->n_i; i++) {
+        int64_t k = v->list->i[i];
+        if (k < 0 || k >= (int64_t)n) {
+            ix[w++] = k;
+            continue;
+        }
+        if (!keep[k]) continue;
+        int64_t nk = 0;
+        for (int64_t j = 0; j < k; j++) nk += keep[j];
+        ix[w++] = nk;
+    }
+    l->i = ix;
+    l->n_i = w;
+    nv->list = l;
+    return nv;
+}
+
+static bool const_input(const gn_graph *g, gn__edge e)
+{
+    return e.index == 0 && op_is(g, e.node, "Const") && !(g->nodes[e.node].flags & GN__NODE_PRESERVE) &&
+           gn__node_attr(g, e.node, "value") && gn__node_attr(g, e.node, "dtype");
+}
+
+/* The While's edits once its new functions exist: consumers of a dropped output read the
+ * Const, the others the output's new index; the constant inputs go; the list attrs shrink. */
+static gn_status const_vars_while(gn__pass_ctx *c, gn_graph *g, gn_id w, const uint8_t *keep, const gn_id *consts,
+                                  uint32_t n, uint32_t m, const char *bname, const char *cname)
+{
+    gn_status s = GN_OK;
+    uint32_t nu = g->nodes[w].n_use;
+    gn__use *uses = malloc((nu ? nu : 1) * sizeof *uses);
+    uint32_t *newo = malloc((n ? n : 1) * sizeof *newo);
+    if (!uses || !newo) {
+        free(uses);
+        free(newo);
+        return gn__fail(c->err, GN_ERR_NOMEM, "loop: out of memory");
+    }
+    uint32_t k2 = 0;
+    for (uint32_t k = 0; k < n; k++) newo[k] = keep[k] ? k2++ : UINT32_MAX;
+    if (nu) memcpy(uses, g->nodes[w].use, nu * sizeof *uses);
+    for (uint32_t u = 0; u < nu && s == GN_OK; u++) {
+        gn__edge e = g->nodes[uses[u].node].in[uses[u].slot];
+        if (e.index >= n) continue;
+        if (!keep[e.index]) s = gn__node_set_input(g, uses[u].node, uses[u].slot, (gn__edge){consts[e.index], 0});
+        else if (newo[e.index] != e.index) s = gn__node_set_input(g, uses[u].node, uses[u].slot, (gn__edge){w, newo[e.index]});
+    }
+    free(uses);
+    free(newo);
+    for (uint32_t k = n; k-- > 0 && s == GN_OK;) {
+        if (keep[k]) continue;
+        gn_id p = consts[k];
+        s = gn__node_remove_input(g, w, k);
+        for (uint32_t j = 0; s == GN_OK && j < g->nodes[p].n_ctrl; j++) s = gn__node_add_control(g, w, g->nodes[p].ctrl[j]);
+    }
+    static const char *const lists[] = {"T", "output_shapes", "_output_shapes"};
+    for (size_t k = 0; k < 3 && s == GN_OK; k++) {
+        const Tensorflow__AttrValue *v = gn__node_attr(g, w, lists[k]);
+        if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !v->list) continue;
+        if ((k == 0 ? v->list->n_type : v->list->n_shape) != n) continue; /* an empty output_shapes stays empty */
+        const Tensorflow__AttrValue *nv = cut_list(g, v, keep, n, k == 0);
+        s = nv ? gn__node_set_attr(g, w, lists[k], nv) : GN_ERR_NOMEM;
+    }
+    const Tensorflow__AttrValue *ro = gn__node_attr(g, w, "_read_only_resource_inputs");
+    if (s == GN_OK && ro && ro->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && ro->list && ro->list->n_i) {
+        const Tensorflow__AttrValue *nv = cut_indices(g, ro, keep, n);
+        s = nv ? gn__node_set_attr(g, w, "_read_only_resource_inputs", nv) : GN_ERR_NOMEM;
+    }
+    const Tensorflow__AttrValue *no = gn__node_attr(g, w, "_num_original_outputs");
+    if (s == GN_OK && no && no->value_case == TENSORFLOW__ATTR_VALUE__VALUE_I && no->i == (int64_t)n) {
+        Tensorflow__AttrValue *nv = lattr_new(g, TENSORFLOW__ATTR_VALUE__VALUE_I);
+        if (nv) nv->i = n - m;
+        s = nv ? gn__node_set_attr(g, w, "_num_original_outputs", nv) : GN_ERR_NOMEM;
+    }
+    if (s == GN_OK) {
+        const Tensorflow__AttrValue *bv = renamed_func(g, gn__node_attr(g, w, "body"), bname);
+        const Tensorflow__AttrValue *cv = renamed_func(g, gn__node_attr(g, w, "cond"), cname);
+        s = bv && cv ? gn__node_set_attr(g, w, "body", bv) : GN_ERR_NOMEM;
+        if (s == GN_OK) s = gn__node_set_attr(g, w, "cond", cv);
+    }
+    if (s != GN_OK) return gn__fail(c->err, s, "loop: constant loop variables of '%s': %s", gn__node_name(g, w), g->err.msg);
+    return GN_OK;
+}
+
+static gn_status const_vars_one(gn__pass_ctx *c, gn_graph *g, gn_id w, const char *pat)
+{
+    const uint32_t n = g->nodes[w].n_in;
+    const Tensorflow__NameAttrList *bl = NULL, *cl = NULL;
+    gn__function *bf = NULL, *cf = NULL;
+    const char *why = while_fns(g, w, &bl, &cl, &bf, &cf);
+    if (!why && (g->nodes[w].flags & GN__NODE_PRESERVE)) why = "the While is preserved (its outputs keep their indices)";
+    if (why) {
+        gn__pass_refused(c, pat, g, w, "not pushed in: %s", why);
+        return GN_OK;
+    }
+    const size_t ncout = cf->def->signature->n_output_arg;
+    uint8_t *keep = malloc(n ? n : 1), *ones = malloc(ncout ? ncout : 1);
+    gn_id *consts = malloc((n ? n : 1) * sizeof *consts);
+    if (!keep || !ones || !consts) {
+        free(keep);
+        free(ones);
+        free(consts);
+        return gn__fail(c->err, GN_ERR_NOMEM, "loop: out of memory");
+    }
+    memset(ones, 1, ncout ? ncout : 1);
+    uint32_t m = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        gn_id a = GN_NONE;
+        gn__edge e = g->nodes[w].in[k];
+        bool drop = const_input(g, e) && invariant_var(bf->body, bf->def->signature, k, &a) == 1;
+        keep[k] = !drop;
+        consts[k] = drop ? e.node : GN_NONE;
+        m += drop;
+    }
+    char wn[1024], bname[2200], cname[2200];
+    snprintf(wn, sizeof wn, "%s", gn__node_name(g, w));
+    for (char *p = wn; *p; p++)
+        if (*p == '/') *p = '_';
+    snprintf(bname, sizeof bname, "%s_const_for_%s", bl->name, wn);
+    snprintf(cname, sizeof cname, "%s_const_for_%s", cl->name, wn);
+    if (m == 0) why = "no constant input is returned unchanged by the body";
+    else if (m == n) why = "every loop variable is constant";
+    else if (gn__graph_find_function(g, bname) || gn__graph_find_function(g, cname) || strcmp(bname, cname) == 0)
+        why = "a function of the new name exists already";
+    gn_status s = GN_OK;
+    if (why) {
+        gn__pass_refused(c, pat, g, w, "not pushed in: %s", why);
+        goto out;
+    }
+    char what[1200];
+    snprintf(what, sizeof what, "loop: constant loop variables of '%s'", gn__node_name(g, w));
+    Tensorflow__FunctionDef *bfd = gn__fn_def_cut(g, bf->def, bname, keep, n, keep, n);
+    Tensorflow__FunctionDef *cfd = gn__fn_def_cut(g, cf->def, cname, keep, n, ones, ncout);
+    gn_graph *nb = NULL, *nc = NULL;
+    if (!bfd || !cfd) s = gn__fail(c->err, GN_ERR_NOMEM, "loop: out of memory");
+    if (s == GN_OK) s = gn__fn_body_cut(c, g, bf, consts, keep, what, &nb);
+    if (s == GN_OK) s = gn__fn_body_cut(c, g, cf, consts, ones, what, &nc);
+    /* the Consts nothing reads (a cond that ignores the weights) go */
+    for (int f = 0; f < 2 && s == GN_OK; f++) {
+        gn_graph *fb = f ? nc : nb;
+        const Tensorflow__OpDef *sig = (f ? cf : bf)->def->signature;
+        for (uint32_t k = 0; k < n && s == GN_OK; k++) {
+            gn_id a = keep[k] ? GN_NONE : gn__graph_find(fb, sig->input_arg[k]->name);
+            if (a != GN_NONE && !fb->nodes[a].n_use && !fb->nodes[a].n_cuse) s = gn__node_remove(fb, a);
+        }
+        if (s == GN_OK) s = gn__graph_compact(fb);
+        if (s != GN_OK) s = gn__fail(c->err, s, "%s: %s", what, fb->err.msg);
+    }
+    if (s != GN_OK) {
+        gn_graph_free(nb);
+        gn_graph_free(nc);
+        goto out;
+    }
+    char oldb[1024];
+    snprintf(oldb, sizeof oldb, "%s", bl->name);
+    licm L;
+    memset(&L, 0, sizeof L);
+    L.c = c;
+    L.g = g;
+    L.w = w;
+    const gn__function cf_copy = *cf;
+    s = add_fn(&L, bname, bfd, nb, bf); /* bf, cf may move from here on */
+    if (s == GN_OK) s = add_fn(&L, cname, cfd, nc, &cf_copy);
+    else gn_graph_free(nc);
+    if (s == GN_OK) s = const_vars_while(c, g, w, keep, consts, n, m, bname, cname);
+    if (s == GN_OK) {
+        c->changed = true;
+        gn__pass_rewrote(c, pat, g, w,
+                         "%u of %u loop variable(s) constant and returned unchanged: Consts in body '%s' and cond "
+                         "'%s' (copies of '%s' and its cond without them)",
+                         m, n, bname, cname, oldb);
+    }
+out:
+    free(keep);
+    free(ones);
+    free(consts);
+    return s;
+}
+
+static gn_status functional_const_vars(gn__pass_ctx *c, gn_graph *g)
+{
+    const char *pat = "loop.const_var_functional";
+    if (c->toggle != GN_TOGGLE_AGGRESSIVE || !gn__pattern_enabled(c, pat)) return GN_OK;
+    uint32_t n0 = g->n_nodes;
+    for (gn_id w = 0; w < n0; w++) {
+        if (!gn__node_live(g, w) || !(op_is(g, w, "While") || op_is(g, w, "StatelessWhile"))) continue;
+        if (gn__pass_deadline_passed(c)) break;
+        bool any = false;
+        for (uint32_t k = 0; k < g->nodes[w].n_in && !any; k++) any = const_input(g, g->nodes[w].in[k]);
+        if (!any) continue;
+        if (g->kind != GN__GRAPH_TOP) {
+            gn__pass_refused(c, pat, g, w, "not pushed in: the While is inside a function body (a body cannot add "
+                                           "the functions the rewrite needs)");
+            continue;
+        }
+        GN_TRY(const_vars_one(c, g, w, pat));
+    }
+    return GN_OK;
+}
+
 gn_status gn__pass_loop(gn__pass_ctx *c, gn_graph *g)
 {
     GN_TRY(stack_pushes(c, g));
     GN_TRY(dead_branches(c, g));
     GN_TRY(functional_branches(c, g));
     GN_TRY(invariant_motion(c, g));
+    GN_TRY(functional_const_vars(c, g));
     GN_TRY(functional_invariant_motion(c, g));
     return GN_OK;
 }
