@@ -30,7 +30,11 @@ static const xcase cases[] = {
     {"dot_batch", 2, 1, 1e-6},  {"dot_t", 2, 1, 1e-6},        {"reduce_sum", 1, 1, 1e-6},
     {"reduce_max", 1, 1, 0},    {"reduce_prod_i32", 1, 1, 0}, {"sort", 1, 1, 0},
     {"variadic_sort", 2, 2, 0}, {"einsum", 2, 1, 1e-6},       {"sharding", 1, 1, 0},
-    {"barrier", 2, 2, 0},
+    {"barrier", 2, 2, 0},       {"dyn_set", 1, 1, 0},         {"dyn_sum", 1, 1, 1e-6},
+    {"dyn_remove", 1, 1, 0},    {"vreduce", 2, 2, 1e-6},      {"vreduce_i32", 1, 1, 0},
+    {"rwin_max", 1, 1, 0},      {"rwin_sum", 1, 1, 1e-6},     {"sas", 2, 1, 1e-6},
+    {"sas_ties", 2, 1, 1e-6},   {"conv_nhwc", 2, 1, 1e-6},    {"conv_group", 2, 1, 1e-6},
+    {"conv_lhsdil", 2, 1, 1e-6},
 };
 
 static void read_npy(const char *name, const char *kind, uint32_t k, gn_tensor *t)

@@ -82,5 +82,19 @@ typedef struct gn__xla_fn {
  * Refuses other bodies naming the op in the body. */
 bool gn__xla_fn_attr(const gn_graph *g, gn_id id, const char *key, bool comparator, gn__xla_fn *f, char *why);
 const char *gn__xla_fn_name(gn__xla_fn_kind k);
+/* A variadic reducer of n_ops operands (XlaVariadicReduceV2): 2 * n_ops
+ * arguments (accumulators, then values) and n_ops results, result k one op of
+ * ADD .. OR applied to arguments k and n_ops + k; kinds[k] gets it. */
+bool gn__xla_variadic_fn_attr(const gn_graph *g, gn_id id, const char *key, int32_t n_ops, gn__xla_fn_kind *kinds,
+                              char *why);
+
+/* ConvolutionDimensionNumbers (fields 3..12), checked against the ranks
+ * (lhs rank = rhs rank = spatial dims + 2; every dim used once). */
+typedef struct gn__xla_conv_dims {
+    int64_t in_batch, in_feature, k_in_feature, k_out_feature, out_batch, out_feature;
+    gn__xla_ints in_spatial, k_spatial, out_spatial;
+} gn__xla_conv_dims;
+bool gn__xla_conv_attr(const gn_graph *g, gn_id id, int32_t lhs_rank, int32_t rhs_rank, gn__xla_conv_dims *d,
+                       char *why);
 
 #endif
