@@ -138,6 +138,74 @@ static void test_bad_attrs(void **state)
                  "attr { key: 'reducer' value { func { name: 'nope' } } } attr { key: 'dimensions_to_reduce' value { "
                  "list { i: 0 } } }",
                  red, 1, "node 'n' (XlaReduce): attr 'reducer' names function 'nope', which is not in the library");
+    /* XlaReduceWindow: padding of rank 1 where [2, 2] is wanted */
+    int32_t ones[2] = {1, 1}, pad1[2] = {0, 0}, two = 2;
+    int64_t d22[2] = {2, 2};
+    gn__tensor vec2 = gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_INT32, 1, d2, ones);
+    gn__tensor rw[7] = {in[0], red[1], vec2, vec2, vec2, vec2,
+                        gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_INT32, 1, d2, pad1)};
+    expect_error("XlaReduceWindow", 7, "attr { key: 'computation' value { func { name: 'nope' } } }", rw, 1,
+                 "node 'n' (XlaReduceWindow): padding must be of shape [2, 2] (the operand's rank)");
+    /* XlaSelectAndScatter: window_dimensions of rank 2 */
+    gn__tensor sas[6] = {in[0], in[1], vec2, gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_INT32, 2, d22, x), in[0], red[1]};
+    expect_error("XlaSelectAndScatter", 6, "", sas, 1,
+                 "node 'n' (XlaSelectAndScatter): window_dimensions must be a vector, not of rank 2");
+    /* XlaConvV2: a ConvolutionDimensionNumbers whose field 6 is cut short, then
+     * well-formed numbers (NWC, WIO, NWC) against a rank-2 lhs */
+    gn__tensor conv[7] = {in[0], in[0], vec2, vec2, vec2, vec2, gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_INT32, 0, NULL, &two)};
+    expect_error("XlaConvV2", 7, "attr { key: 'dimension_numbers' value { s: '\\062\\003\\000' } }", conv, 1,
+                 "node 'n' (XlaConvV2): attr 'dimension_numbers' does not parse as xla.ConvolutionDimensionNumbers: "
+                 "field 6 is truncated at byte 0");
+    expect_error("XlaConvV2", 7,
+                 "attr { key: 'dimension_numbers' value { s: "
+                 "'\\030\\001\\040\\002\\062\\001\\000\\100\\002\\120\\002\\132\\001\\001\\142\\001\\001' } }",
+                 conv, 1,
+                 "node 'n' (XlaConvV2): attr 'dimension_numbers': 1 spatial dimensions need lhs and rhs of rank 3, not 2 "
+                 "and 2");
+    /* XlaSetDynamicDimensionSize: dim_index past the rank */
+    gn__tensor dyn[3] = {in[0], gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_INT32, 0, NULL, &two),
+                         gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_INT32, 0, NULL, &two)};
+    expect_error("XlaSetDynamicDimensionSize", 3, "", dyn, 1,
+                 "node 'n' (XlaSetDynamicDimensionSize): dim_index 2 is out of range for rank 2");
+}
+
+/* A TensorFlow graph whose variadic reducer is not a supported form: the
+ * session refuses it naming the node, the attr and what the function computes. */
+static void test_refused_computation(void **state)
+{
+    (void)state;
+    char path[4096];
+    gn_test_data("xla/bad_vreduce.pb", path, sizeof path);
+    gn_graph *g = NULL;
+    if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("%s", gn_graph_errmsg(g));
+    gn_session_options o;
+    gn_session_options_init(&o);
+    gn_session *s = NULL;
+    float x[12] = {0};
+    int64_t d34[2] = {3, 4};
+    gn_tensor in[2];
+    memset(in, 0, sizeof in);
+    for (int k = 0; k < 2; k++) {
+        in[k].dtype = 1; /* DT_FLOAT */
+        in[k].rank = 2;
+        memcpy(in[k].dims, d34, sizeof d34);
+        in[k].data = x;
+        in[k].nbytes = sizeof x;
+    }
+    const char *feeds[2] = {"x0:0", "x1:0"}, *fetch[1] = {"out0:0"};
+    gn_tensor out[1];
+    memset(out, 0, sizeof out);
+    gn_status st = gn_session_new(g, &o, &s);
+    if (st == GN_OK) st = gn_session_run(s, feeds, in, 2, fetch, out, 1);
+    assert_int_not_equal(st, GN_OK);
+    const char *msg = gn_session_errmsg(s);
+    if (!msg || !*msg) msg = gn_graph_errmsg(g);
+    if (!strstr(msg, "node 'XlaVariadicReduceV2' (XlaVariadicReduceV2): attr 'reducer' holds function '") ||
+        !strstr(msg, "' whose result 0 is Sub of other values; supported: each result k Add, Mul, Maximum, Minimum, "
+                     "LogicalAnd or LogicalOr of arguments k and 2+k"))
+        fail_msg("got '%s'", msg);
+    gn_session_free(s);
+    gn_graph_free(g);
 }
 
 int main(void)
@@ -145,6 +213,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_goldens),
         cmocka_unit_test(test_bad_attrs),
+        cmocka_unit_test(test_refused_computation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,6 +54,15 @@ def save(name, fn, ins, jit=False):
         np.save(os.path.join(OUT, "%s_out%d.npy" % (name, k)), t.numpy())
 
 
+def save_graph(name, fn, ins):
+    """Only the GraphDef: a graph grapnel must refuse (its computation is not one
+    of the forms that run), so there is no output to compare."""
+    sig = [tf.TensorSpec(a.shape, tf.as_dtype(a.dtype), name="x%d" % k) for k, a in enumerate(ins)]
+    cf = tf.function(lambda *xs: tf.identity(fn(*xs)[0], name="out0")).get_concrete_function(*sig)
+    with open(os.path.join(OUT, name + ".pb"), "wb") as f:
+        f.write(cf.graph.as_graph_def().SerializeToString())
+
+
 def gdims(offset, collapsed, start_map, ivd):
     d = xla_data_pb2.GatherDimensionNumbers()
     d.offset_dims.extend(offset)
@@ -188,6 +197,11 @@ def main():
     lhsdil = conv(cdims(1, "NWC", "WIO", "NCW"), [1], [[2, 2]], [2], [1], pet=tf.float32)
     save("conv_lhsdil", lambda a, b: lhsdil(tf.cast(a, tf.bfloat16), tf.cast(b, tf.bfloat16)),
          [f32(2, 5, 3), f32(3, 3, 2)])
+    # refused: a variadic reducer whose first result is a difference
+    sub_max = tf.function(lambda a, b, c, d: (a - c, tf.maximum(b, d))).get_concrete_function(
+        *[tf.TensorSpec([], tf.float32)] * 4)
+    save_graph("bad_vreduce", lambda x, y: xla.variadic_reduce([x, y], [tf.constant(0.0), tf.constant(0.0)], [1],
+                                                               sub_max), [f32(3, 4), f32(3, 4)])
 
 
 if __name__ == "__main__":

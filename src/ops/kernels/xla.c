@@ -933,14 +933,14 @@ static gn_status k_reduce_window(gn__kctx *c)
     GN_TRY(need(c, 7));
     const gn__tensor *x = &c->in[0], *init = &c->in[1];
     GN_TRY(check_init(c, x, init, "init_value"));
+    window w;
+    GN_TRY(read_window(c, x, 2, 3, 4, 5, 6, &w));
     gn__xla_fn f;
     char why[GN__XLA_WHY];
     if (!gn__xla_fn_attr(c->g, c->node, "computation", false, &f, why)) return attr_fail(c, why);
     if (f.kind == GN__XLA_FN_REPLACE)
         return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "attr 'computation' returns its second argument; not a reduction");
     GN_TRY(check_combiner(c, x->dtype, &f, "computation"));
-    window w;
-    GN_TRY(read_window(c, x, 2, 3, 4, 5, 6, &w));
     gn__tensor *o;
     GN_TRY(gn__kctx_output(c, 0, x->dtype, w.r, w.out, &o));
     size_t es = esize(c, x->dtype);
@@ -966,6 +966,8 @@ static gn_status k_select_and_scatter(gn__kctx *c)
     if (src->dtype != x->dtype)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "source is %s, operand is %s", gn__dtype_name(src->dtype),
                              gn__dtype_name(x->dtype));
+    window w;
+    GN_TRY(read_window(c, x, 1, 2, -1, -1, 3, &w));
     gn__xla_fn sel, sc;
     char why[GN__XLA_WHY];
     if (!gn__xla_fn_attr(c->g, c->node, "select", true, &sel, why)) return attr_fail(c, why);
@@ -974,8 +976,6 @@ static gn_status k_select_and_scatter(gn__kctx *c)
     if (!gn__xla_fn_attr(c->g, c->node, "scatter", false, &sc, why)) return attr_fail(c, why);
     GN_TRY(check_combiner(c, x->dtype, &sc, "scatter"));
     if (!is_float(x->dtype) && !is_int(x->dtype)) return gn__km_bad_dtype(c, x->dtype);
-    window w;
-    GN_TRY(read_window(c, x, 1, 2, -1, -1, 3, &w));
     bool same = src->rank == w.r;
     for (int32_t i = 0; same && i < w.r; i++) same = src->dims[i] == w.out[i];
     if (!same)
