@@ -208,12 +208,67 @@ static void test_refused_computation(void **state)
     gn_graph_free(g);
 }
 
+/* ---- constant folding through XLA ops -------------------------------------------------------- */
+#define XC(name, dt, shape, vals)                                                                           \
+    "node { name: '" name "' op: 'Const' attr { key: 'dtype' value { type: " dt " } } attr { key: 'value' " \
+    "value { tensor { dtype: " dt " tensor_shape { " shape " } " vals " } } } } "
+#define XDIM(n) "dim { size: " #n " } "
+#define XT(k, dt) "attr { key: '" k "' value { type: " dt " } } "
+
+/* A 2x2 max pool (XlaReduceWindow with a Maximum computation from the
+ * library) of a constant, then an XlaDynamicSlice of its second row: both fold
+ * into one Const with the values XLA gives ([14, 16]); the graph computes the
+ * same before and after. */
+static void test_constfold(void **state)
+{
+    (void)state;
+    const char *text =
+        XC("x", "DT_FLOAT", XDIM(4) XDIM(4),
+           "float_val: 1 float_val: 2 float_val: 3 float_val: 4 float_val: 5 float_val: 6 float_val: 7 float_val: 8 "
+           "float_val: 9 float_val: 10 float_val: 11 float_val: 12 float_val: 13 float_val: 14 float_val: 15 "
+           "float_val: 16")
+        XC("init", "DT_FLOAT", "", "float_val: -100") XC("two", "DT_INT32", XDIM(2), "int_val: 2")
+        XC("one", "DT_INT32", XDIM(2), "int_val: 1") XC("pad", "DT_INT32", XDIM(2) XDIM(2), "int_val: 0")
+        XC("start", "DT_INT32", XDIM(2), "int_val: 1 int_val: 0") XC("size", "DT_INT32", XDIM(2), "int_val: 1 int_val: 2")
+        "node { name: 'rw' op: 'XlaReduceWindow' input: 'x' input: 'init' input: 'two' input: 'two' input: 'one' "
+        "input: 'one' input: 'pad' " XT("T", "DT_FLOAT") XT("Tindices", "DT_INT32")
+        "attr { key: 'computation' value { func { name: 'mx' } } } } "
+        "node { name: 'ds' op: 'XlaDynamicSlice' input: 'rw' input: 'start' input: 'size' " XT("T", "DT_FLOAT")
+        XT("Tindices", "DT_INT32") "} "
+        "node { name: 'y' op: 'Placeholder' " XT("dtype", "DT_FLOAT") "} "
+        "node { name: 'out' op: 'AddV2' input: 'y' input: 'ds' " XT("T", "DT_FLOAT") "} "
+        "library { function { signature { name: 'mx' input_arg { name: 'a' type: DT_FLOAT } input_arg { name: 'b' "
+        "type: DT_FLOAT } output_arg { name: 'r' type: DT_FLOAT } } node_def { name: 'm' op: 'Maximum' input: 'a' "
+        "input: 'b' " XT("T", "DT_FLOAT") "} ret { key: 'r' value: 'm:z:0' } } }";
+    gn_graph *g = gn_pt_load_text(text);
+    gn_pt_preserve(g, "out");
+    gn_graph *orig = gn_pt_clone(g);
+    gn_report *r = gn_pt_new_report();
+    assert_true(gn_pt_run_pass_on(gn__pass_constfold, "constfold", g, g, NULL, r, NULL, GN_TOGGLE_DEFAULT));
+    gn_pt_expect_report(r, "constfold.fold: ds: folded into a Const");
+    gn_pt_expect_dump(g, "ds=Const(); y=Placeholder(); out=AddV2(y, ds)");
+    float zero[2] = {0, 0}, *got;
+    int64_t d12[2] = {1, 2};
+    gn_tensor ft = gn_pt_view(1, zero, sizeof zero, 2, d12), out;
+    const char *fn[1] = {"y"}, *xn[1] = {"out"};
+    gn_pt_expect_same_results(orig, g, fn, &ft, 1, xn, 1, 8);
+    gn_pt_run_graph(g, fn, &ft, 1, xn, &out, 1);
+    got = out.data;
+    assert_int_equal(gn_tensor_numel(&out), 2);
+    assert_true(got[0] == 14.0f && got[1] == 16.0f);
+    gn_tensor_free(&out);
+    gn_report_free(r);
+    gn_graph_free(orig);
+    gn_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_goldens),
         cmocka_unit_test(test_bad_attrs),
         cmocka_unit_test(test_refused_computation),
+        cmocka_unit_test(test_constfold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
