@@ -262,6 +262,181 @@ static void test_constfold(void **state)
     gn_graph_free(g);
 }
 
+static void expect_str_attr_x(const gn_graph *g, const char *node, const char *key, const char *want)
+{
+    gn_id id = gn__graph_find(g, node);
+    if (id == GN_NONE) fail_msg("no node '%s'", node);
+    const char *v = NULL;
+    size_t n = 0;
+    if (!gn__attr_get_string(g, id, key, &v, &n)) fail_msg("%s: no attr %s", node, key);
+    if (n != strlen(want) || memcmp(v, want, n)) fail_msg("%s.%s = '%.*s', want '%s'", node, key, (int)n, v, want);
+}
+
+/* ---- what the passes know of XLA ops ---------------------------------------------------------- */
+#define XPH(name, shape) "node { name: '" name "' op: 'Placeholder' " XT("dtype", "DT_FLOAT") \
+    "attr { key: 'shape' value { shape { " shape " } } } } "
+#define XMAX_LIB                                                                                                \
+    "library { function { signature { name: 'mx' input_arg { name: 'a' type: DT_FLOAT } input_arg { name: 'b' " \
+    "type: DT_FLOAT } output_arg { name: 'r' type: DT_FLOAT } } node_def { name: 'm' op: 'Maximum' input: 'a' "  \
+    "input: 'b' " XT("T", "DT_FLOAT") "} ret { key: 'r' value: 'm:z:0' } } }"
+#define XCONV(name, in, w)                                                                                    \
+    "node { name: '" name "' op: 'Conv2D' input: '" in "' input: '" w "' " XT("T", "DT_FLOAT")                  \
+    "attr { key: 'data_format' value { s: 'NHWC' } } attr { key: 'padding' value { s: 'SAME' } } "              \
+    "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } } "
+
+/* Feeds of the given names, each [d0, d1, d2, d3] (d3 = 0: 2-D), filled from a seed. */
+typedef struct xfeeds {
+    gn_tensor t[4];
+    float buf[4][256];
+} xfeeds;
+
+static void xfeed(xfeeds *f, int k, int64_t d0, int64_t d1, int64_t d2, int64_t d3)
+{
+    int64_t dims[4] = {d0, d1, d2, d3};
+    int rank = d3 ? 4 : 2;
+    int64_t n = d0 * d1 * (d3 ? d2 * d3 : 1);
+    uint32_t st = 2463534242u + (uint32_t)k;
+    for (int64_t i = 0; i < n; i++) {
+        st ^= st << 13;
+        st ^= st >> 17;
+        st ^= st << 5;
+        f->buf[k][i] = (float)(st % 2001) / 1000.0f - 1.0f;
+    }
+    f->t[k] = gn_pt_view(1, f->buf[k], (size_t)n * sizeof(float), rank, dims);
+}
+
+static uint32_t xcount(const gn_graph *g, const char *op)
+{
+    uint32_t n = 0;
+    for (gn_id i = 0; i < g->n_nodes; i++)
+        if (gn__node_live(g, i) && !strcmp(gn__node_op(g, i), op)) n++;
+    return n;
+}
+
+/* The layout optimizer on a GPU turns NHWC convolutions to NCHW; an XLA op
+ * after them (its window, dimension numbers or indices name NHWC dims) is not
+ * layout-agnostic: it reads its input back in NHWC through a Transpose and
+ * keeps its window inputs, and the graph computes the same. */
+static void test_layout_leaves_xla_ops(void **state)
+{
+    (void)state;
+    const char *text =
+        XPH("x", XDIM(1) XDIM(6) XDIM(6) XDIM(2)) XPH("w1", XDIM(3) XDIM(3) XDIM(2) XDIM(2))
+        XPH("w2", XDIM(3) XDIM(3) XDIM(2) XDIM(2)) XCONV("c1", "x", "w1") XCONV("c2", "c1", "w2")
+        XC("init", "DT_FLOAT", "", "float_val: -100") XC("win", "DT_INT32", XDIM(4), "int_val: 1 int_val: 2 int_val: 2 int_val: 1")
+        XC("one", "DT_INT32", XDIM(4), "int_val: 1") XC("pad", "DT_INT32", XDIM(4) XDIM(2), "int_val: 0")
+        "node { name: 'rw' op: 'XlaReduceWindow' input: 'c2' input: 'init' input: 'win' input: 'win' input: 'one' "
+        "input: 'one' input: 'pad' " XT("T", "DT_FLOAT") XT("Tindices", "DT_INT32")
+        "attr { key: 'computation' value { func { name: 'mx' } } } } "
+        "node { name: 'out' op: 'Identity' input: 'rw' " XT("T", "DT_FLOAT") "} " XMAX_LIB;
+    gn_graph *g = gn_pt_load_text(text);
+    gn_pt_preserve_list(g, "x,w1,w2,out");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    f.target.kind = GN_TARGET_GPU;
+    f.target.compute_capability = 90;
+    f.target.num_gpus = 1;
+    gn_pt_fx_pass(&f, "layout");
+    assert_true(gn_pt_fx_run(&f, gn__pass_layout, g));
+    expect_str_attr_x(g, "c2", "data_format", "NCHW");
+    gn_id rw = gn__graph_find(g, "rw");
+    assert_int_not_equal(rw, GN_NONE);
+    const gn__node *n = gn__node_at(g, rw);
+    assert_string_equal(gn__node_op(g, n->in[0].node), "Transpose");
+    assert_string_equal(gn__node_name(g, n->in[2].node), "win");
+    assert_string_equal(gn__node_name(g, n->in[6].node), "pad");
+    assert_int_equal(xcount(g, "Transpose"), 2);
+    gn_pt_fx_expect_no_event(&f, "layout.agnostic: rw");
+    xfeeds fd;
+    xfeed(&fd, 0, 1, 6, 6, 2);
+    xfeed(&fd, 1, 3, 3, 2, 2);
+    xfeed(&fd, 2, 3, 3, 2, 2);
+    const char *fn[3] = {"x", "w1", "w2"}, *xn[1] = {"out"};
+    gn_pt_expect_same_results(before, g, fn, fd.t, 3, xn, 1, 8);
+    gn_pt_fx_free(&f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
+/* Auto mixed precision: TensorFlow's lists (auto_mixed_precision_lists.h) hold
+ * no XLA op, so an XLA op after a float16 MatMul stays float32 with a Cast
+ * before it, and the Relu after it (clear list) stays float32 too. */
+static void test_amp_keeps_xla_float32(void **state)
+{
+    (void)state;
+    const char *text =
+        XPH("x", XDIM(4) XDIM(8)) XPH("w", XDIM(8) XDIM(8))
+        "node { name: 'mm' op: 'MatMul' input: 'x' input: 'w' " XT("T", "DT_FLOAT") "} "
+        XC("start", "DT_INT32", XDIM(2), "int_val: 1 int_val: 2") XC("size", "DT_INT32", XDIM(2), "int_val: 3 int_val: 4")
+        "node { name: 'ds' op: 'XlaDynamicSlice' input: 'mm' input: 'start' input: 'size' " XT("T", "DT_FLOAT")
+        XT("Tindices", "DT_INT32") "} "
+        "node { name: 'r' op: 'Relu' input: 'ds' " XT("T", "DT_FLOAT") "} "
+        "node { name: 'y' op: 'Identity' input: 'r' " XT("T", "DT_FLOAT") "} ";
+    gn_graph *g = gn_pt_load_text(text);
+    gn_pt_preserve_list(g, "x,w,y");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_pass(&f, "auto_mixed_precision");
+    f.target.kind = GN_TARGET_GPU;
+    f.target.compute_capability = 90;
+    f.target.num_gpus = 1;
+    f.c.toggle = GN_TOGGLE_ON;
+    assert_true(gn_pt_fx_run(&f, gn__pass_amp, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); w=Placeholder(); mm=MatMul(x-0-CastToFp16-AutoMixedPrecision, "
+                         "w-0-CastToFp16-AutoMixedPrecision); start=Const(); size=Const(); "
+                         "ds=XlaDynamicSlice(mm-0-CastToFp32-AutoMixedPrecision, start, size); r=Relu(ds); y=Identity(r); "
+                         "x-0-CastToFp16-AutoMixedPrecision=Cast(x); w-0-CastToFp16-AutoMixedPrecision=Cast(w); "
+                         "mm-0-CastToFp32-AutoMixedPrecision=Cast(mm)");
+    int dt = 0;
+    assert_true(gn__attr_get_type(g, gn__graph_find(g, "ds"), "T", &dt));
+    assert_int_equal(dt, 1);
+    xfeeds fd;
+    xfeed(&fd, 0, 4, 8, 0, 0);
+    xfeed(&fd, 1, 8, 8, 0, 0);
+    gn_tensor a, b;
+    const char *fn[2] = {"x", "w"}, *xn[1] = {"y"};
+    gn_pt_run_graph(before, fn, fd.t, 2, xn, &a, 1);
+    gn_pt_run_graph(g, fn, fd.t, 2, xn, &b, 1);
+    gn_compare_result cr;
+    assert_int_equal(gn_tensor_compare(&b, &a, 1e-2, &cr), GN_OK);
+    if (!cr.match) fail_msg("y differs: %s (rel L2 %g)", cr.why, cr.rel_l2_err);
+    gn_tensor_free(&a);
+    gn_tensor_free(&b);
+    gn_pt_fx_free(&f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
+/* Arithmetic: Neg(Neg(x)) is x, but not across an XlaOptimizationBarrier or an
+ * XlaSharding (not value-preserving ops the involution stage looks through),
+ * and two XlaSharding in a row are not merged (no idempotence): the graph is
+ * left as it is. */
+static void test_arithmetic_leaves_xla_ops(void **state)
+{
+    (void)state;
+    const char *text =
+        XPH("x", XDIM(2) XDIM(3))
+        "node { name: 'n1' op: 'Neg' input: 'x' " XT("T", "DT_FLOAT") "} "
+        "node { name: 'b' op: 'XlaOptimizationBarrier' input: 'n1' attr { key: 'T' value { list { type: DT_FLOAT } } } } "
+        "node { name: 'n2' op: 'Neg' input: 'b' " XT("T", "DT_FLOAT") "} "
+        "node { name: 's1' op: 'XlaSharding' input: 'n2' " XT("T", "DT_FLOAT") "} "
+        "node { name: 's2' op: 'XlaSharding' input: 's1' " XT("T", "DT_FLOAT") "} "
+        "node { name: 'n3' op: 'Neg' input: 's2' " XT("T", "DT_FLOAT") "} "
+        "node { name: 'y' op: 'Identity' input: 'n3' " XT("T", "DT_FLOAT") "} ";
+    gn_graph *g = gn_pt_load_text(text);
+    gn_pt_preserve_list(g, "x,y");
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_pass(&f, "arithmetic");
+    assert_false(gn_pt_fx_run(&f, gn__pass_arithmetic, g));
+    gn_pt_expect_dump(g, "x=Placeholder(); n1=Neg(x); b=XlaOptimizationBarrier(n1); n2=Neg(b); s1=XlaSharding(n2); "
+                         "s2=XlaSharding(s1); n3=Neg(s2); y=Identity(n3)");
+    gn_pt_fx_free(&f);
+    gn_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +444,9 @@ int main(void)
         cmocka_unit_test(test_bad_attrs),
         cmocka_unit_test(test_refused_computation),
         cmocka_unit_test(test_constfold),
+        cmocka_unit_test(test_layout_leaves_xla_ops),
+        cmocka_unit_test(test_amp_keeps_xla_float32),
+        cmocka_unit_test(test_arithmetic_leaves_xla_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
