@@ -37,6 +37,10 @@ static const xcase cases[] = {
     {"conv_lhsdil", 2, 1, 1e-6},
 };
 
+#define XC_SCALAR                                                                                                     \
+    "node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { tensor { " \
+    "dtype: DT_FLOAT tensor_shape { } float_val: 2 } } } }"
+
 static void read_npy(const char *name, const char *kind, uint32_t k, gn_tensor *t)
 {
     char rel[256], path[4096], err[512];
@@ -45,47 +49,83 @@ static void read_npy(const char *name, const char *kind, uint32_t k, gn_tensor *
     if (gn_npy_read(path, t, err, sizeof err) != GN_OK) fail_msg("%s", err);
 }
 
+/* Runs case xc on backend ("cpu", "cuda") and compares with TensorFlow's outputs. */
+static void run_case(const xcase *xc, const char *backend)
+{
+    char rel[256], path[4096], fnames[4][16], onames[4][16];
+    snprintf(rel, sizeof rel, "xla/%s.pb", xc->name);
+    gn_test_data(rel, path, sizeof path);
+    gn_graph *g = NULL;
+    if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("%s: %s", xc->name, gn_graph_errmsg(g));
+    gn_tensor in[4], ref[4], out[4];
+    const char *feeds[4], *fetches[4];
+    memset(out, 0, sizeof out);
+    for (uint32_t k = 0; k < xc->n_in; k++) {
+        read_npy(xc->name, "in", k, &in[k]);
+        snprintf(fnames[k], sizeof fnames[k], "x%u:0", k);
+        feeds[k] = fnames[k];
+    }
+    for (uint32_t k = 0; k < xc->n_out; k++) {
+        read_npy(xc->name, "out", k, &ref[k]);
+        snprintf(onames[k], sizeof onames[k], "out%u:0", k);
+        fetches[k] = onames[k];
+    }
+    gn_session_options o;
+    gn_session_options_init(&o);
+    o.backend = backend;
+    gn_session *s = NULL;
+    if (gn_session_new(g, &o, &s) != GN_OK) fail_msg("%s on %s: session: %s", xc->name, backend, gn_session_errmsg(s));
+    if (gn_session_run(s, feeds, in, xc->n_in, fetches, out, xc->n_out) != GN_OK)
+        fail_msg("%s on %s: run: %s", xc->name, backend, gn_session_errmsg(s));
+    for (uint32_t k = 0; k < xc->n_out; k++) {
+        gn_compare_result r;
+        assert_int_equal(gn_tensor_compare(&out[k], &ref[k], xc->tol, &r), GN_OK);
+        if (!r.match) fail_msg("%s output %u: %s (rel L2 %g)", xc->name, k, r.why, r.rel_l2_err);
+        if (xc->tol == 0 && r.n_diff) fail_msg("%s output %u: %lld elements differ", xc->name, k, (long long)r.n_diff);
+        gn_tensor_free(&out[k]);
+        gn_tensor_free(&ref[k]);
+    }
+    for (uint32_t k = 0; k < xc->n_in; k++) gn_tensor_free(&in[k]);
+    gn_session_free(s);
+    gn_graph_free(g);
+}
+
 static void test_goldens(void **state)
 {
     (void)state;
-    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-        const xcase *xc = &cases[ci];
-        char rel[256], path[4096], fnames[4][16], onames[4][16];
-        snprintf(rel, sizeof rel, "xla/%s.pb", xc->name);
-        gn_test_data(rel, path, sizeof path);
-        gn_graph *g = NULL;
-        if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("%s: %s", xc->name, gn_graph_errmsg(g));
-        gn_tensor in[4], ref[4], out[4];
-        const char *feeds[4], *fetches[4];
-        memset(out, 0, sizeof out);
-        for (uint32_t k = 0; k < xc->n_in; k++) {
-            read_npy(xc->name, "in", k, &in[k]);
-            snprintf(fnames[k], sizeof fnames[k], "x%u:0", k);
-            feeds[k] = fnames[k];
-        }
-        for (uint32_t k = 0; k < xc->n_out; k++) {
-            read_npy(xc->name, "out", k, &ref[k]);
-            snprintf(onames[k], sizeof onames[k], "out%u:0", k);
-            fetches[k] = onames[k];
-        }
-        gn_session_options o;
-        gn_session_options_init(&o);
-        gn_session *s = NULL;
-        if (gn_session_new(g, &o, &s) != GN_OK) fail_msg("%s: session: %s", xc->name, gn_session_errmsg(s));
-        if (gn_session_run(s, feeds, in, xc->n_in, fetches, out, xc->n_out) != GN_OK)
-            fail_msg("%s: run: %s", xc->name, gn_session_errmsg(s));
-        for (uint32_t k = 0; k < xc->n_out; k++) {
-            gn_compare_result r;
-            assert_int_equal(gn_tensor_compare(&out[k], &ref[k], xc->tol, &r), GN_OK);
-            if (!r.match) fail_msg("%s output %u: %s (rel L2 %g)", xc->name, k, r.why, r.rel_l2_err);
-            if (xc->tol == 0 && r.n_diff) fail_msg("%s output %u: %lld elements differ", xc->name, k, (long long)r.n_diff);
-            gn_tensor_free(&out[k]);
-            gn_tensor_free(&ref[k]);
-        }
-        for (uint32_t k = 0; k < xc->n_in; k++) gn_tensor_free(&in[k]);
-        gn_session_free(s);
-        gn_graph_free(g);
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) run_case(&cases[ci], "cpu");
+}
+
+/* Why the CUDA backend cannot open here (no device, not built in), NULL when it can. */
+static const char *cuda_missing(char *why, size_t n)
+{
+    gn_graph *g = gn_pt_load_text(XC_SCALAR);
+    gn_session_options o;
+    gn_session_options_init(&o);
+    o.backend = "cuda";
+    gn_session *s = NULL;
+    why[0] = 0;
+    if (gn_session_new(g, &o, &s) != GN_OK) snprintf(why, n, "%s", gn_session_errmsg(s));
+    gn_session_free(s);
+    gn_graph_free(g);
+    return why[0] ? why : NULL;
+}
+
+/* The CUDA kernels of the data-movement ops (src/runtime/cuda/xla_kernels.cu)
+ * on the same graphs: exact. Skipped without a CUDA device
+ * (scripts/gpu-check.sh runs this suite on a GPU machine). */
+static void test_goldens_cuda(void **state)
+{
+    (void)state;
+    char why[512];
+    if (cuda_missing(why, sizeof why)) {
+        print_message("skipped: %s\n", why);
+        skip();
     }
+    static const char *const names[] = {"dus", "dus_clamp", "dus_i32", "dslice", "pad", "gather_rows", "gather_points"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+            if (!strcmp(cases[ci].name, names[i])) run_case(&cases[ci], "cuda");
 }
 
 /* A one-node graph of op with attrs, run on in: must fail with exactly msg. */
@@ -441,6 +481,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_goldens),
+        cmocka_unit_test(test_goldens_cuda),
         cmocka_unit_test(test_bad_attrs),
         cmocka_unit_test(test_refused_computation),
         cmocka_unit_test(test_constfold),

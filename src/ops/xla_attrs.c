@@ -173,6 +173,65 @@ bool gn__xla_gather_attr(const gn_graph *g, gn_id id, int32_t operand_rank, int3
     return true;
 }
 
+bool gn__xla_gather_shape(const gn__xla_gather_dims *d, int32_t r, const int64_t *xd, int32_t ir, const int64_t *id,
+                          const int64_t *ss, gn__xla_gather_geom *g, char *why)
+{
+    int64_t ivd = d->index_vector_dim;
+    int64_t nidx = ivd < ir ? id[ivd] : 1;
+    if (nidx != d->start_index_map.n) {
+        snprintf(why, GN__XLA_WHY, "attr 'dimension_numbers': start_index_map has %d entries, the index vector %lld",
+                 d->start_index_map.n, (long long)nidx);
+        return false;
+    }
+    bool collapsed[GN__XLA_MAXN] = {false};
+    for (int32_t i = 0; i < d->collapsed_slice_dims.n; i++)
+        if (d->collapsed_slice_dims.v[i] >= 0 && d->collapsed_slice_dims.v[i] < GN__XLA_MAXN)
+            collapsed[d->collapsed_slice_dims.v[i]] = true;
+    for (int32_t i = 0; i < r; i++) {
+        if (ss[i] < 0 || ss[i] > xd[i]) {
+            snprintf(why, GN__XLA_WHY, "slice_sizes[%d] = %lld is out of range for dimension size %lld", i,
+                     (long long)ss[i], (long long)xd[i]);
+            return false;
+        }
+        if (collapsed[i] && ss[i] != 1) {
+            snprintf(why, GN__XLA_WHY, "slice_sizes[%d] must be 1 for a collapsed dimension, not %lld", i,
+                     (long long)ss[i]);
+            return false;
+        }
+    }
+    int32_t orank = (int32_t)(ir - (ivd < ir ? 1 : 0)) + d->offset_dims.n;
+    int32_t nnc = 0, noncol[GN__XLA_MAXN];
+    for (int32_t i = 0; i < r && i < GN__XLA_MAXN; i++)
+        if (!collapsed[i]) noncol[nnc++] = i;
+    if (orank > GN__XLA_MAXN || d->offset_dims.n != nnc) {
+        snprintf(why, GN__XLA_WHY,
+                 "attr 'dimension_numbers': %d offset_dims for %d dimensions not collapsed, output rank %d (at most %d)",
+                 d->offset_dims.n, nnc, orank, GN__XLA_MAXN);
+        return false;
+    }
+    bool is_off[GN__XLA_MAXN] = {false};
+    for (int32_t i = 0; i < d->offset_dims.n; i++) {
+        if (d->offset_dims.v[i] < 0 || d->offset_dims.v[i] >= orank) {
+            snprintf(why, GN__XLA_WHY, "attr 'dimension_numbers': offset_dims[%d] = %lld is out of range", i,
+                     (long long)d->offset_dims.v[i]);
+            return false;
+        }
+        is_off[d->offset_dims.v[i]] = true;
+    }
+    g->out_rank = orank;
+    for (int32_t i = 0, bi = 0, oi = 0; i < orank; i++) {
+        if (is_off[i]) {
+            g->out_map[i] = noncol[oi++];
+            g->out_dims[i] = ss[g->out_map[i]];
+        } else {
+            if (bi == ivd) bi++;
+            g->out_map[i] = -1 - bi;
+            g->out_dims[i] = id[bi++];
+        }
+    }
+    return true;
+}
+
 bool gn__xla_scatter_attr(const gn_graph *g, gn_id id, int32_t operand_rank, int32_t indices_rank,
                           int32_t updates_rank, gn__xla_scatter_dims *d, char *why)
 {

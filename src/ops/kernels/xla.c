@@ -349,45 +349,17 @@ static gn_status k_gather(gn__kctx *c)
     int64_t ss[MAXD];
     GN_TRY(read_vec(c, 2, "slice_sizes", r, ss, NULL));
     int64_t ivd = d.index_vector_dim;
-    int64_t nidx = ivd < idx->rank ? idx->dims[ivd] : 1;
-    if (nidx != d.start_index_map.n)
-        return gn__kctx_fail(c, GN_ERR_GRAPH,
-                             "attr 'dimension_numbers': start_index_map has %d entries, the index vector %lld",
-                             d.start_index_map.n, (long long)nidx);
-    bool collapsed[MAXD] = {false};
-    for (int32_t i = 0; i < d.collapsed_slice_dims.n; i++) collapsed[d.collapsed_slice_dims.v[i]] = true;
-    for (int32_t i = 0; i < r; i++) {
-        if (ss[i] < 0 || ss[i] > x->dims[i])
-            return gn__kctx_fail(c, GN_ERR_GRAPH, "slice_sizes[%d] = %lld is out of range for dimension size %lld", i,
-                                 (long long)ss[i], (long long)x->dims[i]);
-        if (collapsed[i] && ss[i] != 1)
-            return gn__kctx_fail(c, GN_ERR_GRAPH, "slice_sizes[%d] must be 1 for a collapsed dimension, not %lld", i,
-                                 (long long)ss[i]);
-    }
-    /* output shape */
-    int32_t orank = (int32_t)(idx->rank - (ivd < idx->rank ? 1 : 0)) + d.offset_dims.n;
+    gn__xla_gather_geom geo;
+    if (!gn__xla_gather_shape(&d, r, x->dims, idx->rank, idx->dims, ss, &geo, why)) return attr_fail(c, why);
+    int32_t orank = geo.out_rank;
     if (orank > MAXD) return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "output rank %d is over %d", orank, MAXD);
-    bool is_off[MAXD] = {false};
-    for (int32_t i = 0; i < d.offset_dims.n; i++) {
-        if (d.offset_dims.v[i] >= orank)
-            return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'dimension_numbers': offset_dims[%d] = %lld is out of range", i,
-                                 (long long)d.offset_dims.v[i]);
-        is_off[d.offset_dims.v[i]] = true;
-    }
-    int64_t od[MAXD];
+    const int64_t *od = geo.out_dims;
+    bool is_off[MAXD];
     int32_t bmap[MAXD], omap[MAXD];   /* output dim -> indices dim / operand dim */
-    int32_t bi = 0, oi = 0, noncol[MAXD], nnc = 0;
-    for (int32_t i = 0; i < r; i++)
-        if (!collapsed[i]) noncol[nnc++] = i;
     for (int32_t i = 0; i < orank; i++) {
-        if (is_off[i]) {
-            omap[i] = noncol[oi++];
-            od[i] = ss[omap[i]];
-        } else {
-            if (bi == ivd) bi++;
-            bmap[i] = bi;
-            od[i] = idx->dims[bi++];
-        }
+        is_off[i] = geo.out_map[i] >= 0;
+        omap[i] = geo.out_map[i];
+        bmap[i] = -1 - geo.out_map[i];
     }
     gn__tensor *o;
     GN_TRY(gn__kctx_output(c, 0, x->dtype, orank, od, &o));
