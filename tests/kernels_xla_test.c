@@ -14,6 +14,7 @@
 #include "grapnel/runtime.h"
 #include "graph/ir.h"
 #include "ops/kernel.h"
+#include "ops/shape.h"
 #include "passtest.h"
 #include "testutil.h"
 
@@ -94,6 +95,58 @@ static void test_goldens(void **state)
 {
     (void)state;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) run_case(&cases[ci], "cpu");
+}
+
+/* Shape inference (the shape functions of src/ops/shape_xla.inc) gives every
+ * golden output its exact static shape: the inputs have static shapes and the
+ * window, size and padding inputs are constants. */
+static void test_shapes(void **state)
+{
+    (void)state;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const xcase *xc = &cases[ci];
+        char rel[256], path[4096], name[16], b1[128], b2[128];
+        snprintf(rel, sizeof rel, "xla/%s.pb", xc->name);
+        gn_test_data(rel, path, sizeof path);
+        gn_graph *g = NULL;
+        if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("%s: %s", xc->name, gn_graph_errmsg(g));
+        if (gn__graph_infer_shapes(g) != GN_OK) fail_msg("%s: shapes: %s", xc->name, gn_graph_errmsg(g));
+        for (uint32_t k = 0; k < xc->n_out; k++) {
+            gn_tensor ref;
+            read_npy(xc->name, "out", k, &ref);
+            snprintf(name, sizeof name, "out%u", k);
+            const gn__tinfo *t = gn__shape_of(g, gn__graph_find(g, name), 0);
+            assert_non_null(t);
+            gn__shape want = {ref.rank, ref.dims};
+            if (!gn__shape_equal(&t->shape, &want))
+                fail_msg("%s output %u: inferred %s, TensorFlow gives %s", xc->name, k, gn__shape_str(&t->shape, b1, sizeof b1),
+                         gn__shape_str(&want, b2, sizeof b2));
+            gn_tensor_free(&ref);
+        }
+        gn_graph_free(g);
+    }
+}
+
+/* XlaBroadcastHelper whose broadcast_dims are fed: the lower-rank operand's
+ * output has the higher rank, its dims unknown (and inference does not fail). */
+static void test_shape_fed_broadcast_dims(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(
+        "node { name: 'l' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'shape' value "
+        "{ shape { dim { size: 3 } } } } } "
+        "node { name: 'r' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'shape' value "
+        "{ shape { dim { size: 2 } dim { size: 3 } } } } } "
+        "node { name: 'bd' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'shape' "
+        "value { shape { dim { size: 1 } } } } } "
+        "node { name: 'b' op: 'XlaBroadcastHelper' input: 'l' input: 'r' input: 'bd' attr { key: 'T' value { type: "
+        "DT_FLOAT } } attr { key: 'Tindices' value { type: DT_INT32 } } }");
+    assert_int_equal(gn__graph_infer_shapes(g), GN_OK);
+    char buf[128];
+    gn_id b = gn__graph_find(g, "b");
+    assert_string_equal(gn__shape_str(&gn__shape_of(g, b, 0)->shape, buf, sizeof buf), "[?,?]");
+    assert_string_equal(gn__shape_str(&gn__shape_of(g, b, 1)->shape, buf, sizeof buf), "[2,3]");
+    gn_graph_free(g);
 }
 
 /* Why the CUDA backend cannot open here (no device, not built in), NULL when it can. */
@@ -482,6 +535,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_goldens),
         cmocka_unit_test(test_goldens_cuda),
+        cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_shape_fed_broadcast_dims),
         cmocka_unit_test(test_bad_attrs),
         cmocka_unit_test(test_refused_computation),
         cmocka_unit_test(test_constfold),
