@@ -158,7 +158,7 @@ elif [ "$mode" = configure-only ]; then
   grep -E "grapnel:|Found" "$root/build-gpu/configure.log"
   echo "gpu-check: configured $BUILD (--configure-only)"
   exit 0
-elif "$CMAKE" --build "$BUILD" -j"$jobs" --target grapnel grapnel_cuda grapnel_cli cuda_test cuda_module_test runtime_test gen_models gpu_bench \
+elif "$CMAKE" --build "$BUILD" -j"$jobs" --target grapnel grapnel_cuda grapnel_cli cuda_test cuda_module_test runtime_test kernels_xla_test gen_models gpu_bench \
      > "$root/build-gpu/build.log" 2>&1; then
   status_build="ok"
 else
@@ -179,6 +179,10 @@ if [ "$status_build" = ok ]; then
   echo "libgrapnel_cuda.so needs: $(readelf -d "$BUILD/libgrapnel_cuda.so" | awk '/NEEDED/ {printf "%s ", $NF}')"
   (cd "$BUILD" && timeout 60 ./cuda_module_test) > "$root/build-gpu/cuda_module_test.log" 2>&1 && cm=ok || cm=FAILED
   echo "cuda_module_test: $cm"
+  # the XLA data-movement ops (dynamic slice / update, gather, pad) on CUDA against TensorFlow's outputs
+  (cd "$BUILD" && timeout 60 ./kernels_xla_test) > "$root/build-gpu/kernels_xla_test.log" 2>&1 && xk=ok || xk=FAILED
+  grep -q "SKIPPED.*test_goldens_cuda" "$root/build-gpu/kernels_xla_test.log" && xk="$xk (CUDA case skipped)"
+  echo "kernels_xla_test: $xk"
   test_summary="$(grep -E '^\[  (PASSED|FAILED|SKIPPED) \] [0-9]' "$root/build-gpu/cuda_test.log" | tr '\n' ' ')"
   say "runtime_test (CPU backend still fine in this build)"
   (cd "$BUILD" && timeout 120 ./runtime_test) > "$root/build-gpu/runtime_test.log" 2>&1 && rt=ok || rt=FAILED
@@ -298,6 +302,7 @@ printf '%-24s %s\n' "cudnn" "${CUDNN_LIB:-not found}"
 printf '%-24s %s\n' "torch" "${torch_ver:-absent}"
 printf '%-24s %s\n' "build (GRAPNEL_CUDA=ON)" "$status_build"
 printf '%-24s %s %s\n' "cuda_test" "$status_test" "$test_summary"
+printf '%-24s %s\n' "kernels_xla_test" "${xk:-not run}"
 for r in "${bench_rows[@]}"; do printf '%-24s %s\n' "${r%%|*}" "${r#*|}"; done
 if [ "$status_build" = ok ] && [ -n "$PY" ]; then
   "$PY" "$root/bench/gpu_table.py" "$root/build-gpu/bench/ours.txt" "$root/build-gpu/bench/torch.jsonl"

@@ -32,7 +32,9 @@ def fn2(dtype, body):
     return tf.function(body).get_concrete_function(spec, spec)
 
 
-def save(name, fn, ins):
+def save(name, fn, ins, jit=False):
+    """jit: compute TensorFlow's outputs with the whole function compiled by XLA
+    (ops that have no kernel outside a compiled cluster)."""
     sig = [tf.TensorSpec(a.shape, tf.as_dtype(a.dtype), name="x%d" % k) for k, a in enumerate(ins)]
 
     def wrapped(*xs):
@@ -44,11 +46,21 @@ def save(name, fn, ins):
     cf = tf.function(wrapped).get_concrete_function(*sig)
     with open(os.path.join(OUT, name + ".pb"), "wb") as f:
         f.write(cf.graph.as_graph_def().SerializeToString())
-    outs = cf(*[tf.constant(a) for a in ins])
+    run = tf.function(wrapped, jit_compile=True).get_concrete_function(*sig) if jit else cf
+    outs = run(*[tf.constant(a) for a in ins])
     for k, a in enumerate(ins):
         np.save(os.path.join(OUT, "%s_in%d.npy" % (name, k)), a)
     for k, t in enumerate(outs):
         np.save(os.path.join(OUT, "%s_out%d.npy" % (name, k)), t.numpy())
+
+
+def save_graph(name, fn, ins):
+    """Only the GraphDef: a graph grapnel must refuse (its computation is not one
+    of the forms that run), so there is no output to compare."""
+    sig = [tf.TensorSpec(a.shape, tf.as_dtype(a.dtype), name="x%d" % k) for k, a in enumerate(ins)]
+    cf = tf.function(lambda *xs: tf.identity(fn(*xs)[0], name="out0")).get_concrete_function(*sig)
+    with open(os.path.join(OUT, name + ".pb"), "wb") as f:
+        f.write(cf.graph.as_graph_def().SerializeToString())
 
 
 def gdims(offset, collapsed, start_map, ivd):
@@ -75,6 +87,23 @@ def ddims(lc, rc, lb, rb):
     d.rhs_contracting_dimensions.extend(rc)
     d.lhs_batch_dimensions.extend(lb)
     d.rhs_batch_dimensions.extend(rb)
+    return d
+
+
+def cdims(n_spatial, lhs, rhs, out):
+    """ConvolutionDimensionNumbers from layout strings such as "NHWC", "HWIO",
+    "NHWC" (N batch, C feature, I/O kernel features, other letters spatial)."""
+    d = xla_data_pb2.ConvolutionDimensionNumbers()
+    d.input_batch_dimension = lhs.index("N")
+    d.input_feature_dimension = lhs.index("C")
+    d.input_spatial_dimensions.extend(i for i, ch in enumerate(lhs) if ch not in "NC")
+    d.kernel_input_feature_dimension = rhs.index("I")
+    d.kernel_output_feature_dimension = rhs.index("O")
+    d.kernel_spatial_dimensions.extend(i for i, ch in enumerate(rhs) if ch not in "IO")
+    d.output_batch_dimension = out.index("N")
+    d.output_feature_dimension = out.index("C")
+    d.output_spatial_dimensions.extend(i for i, ch in enumerate(out) if ch not in "NC")
+    assert len(d.input_spatial_dimensions) == n_spatial
     return d
 
 
@@ -129,6 +158,50 @@ def main():
     save("sharding", lambda x: xla.sharding(x, sharding=xla_data_pb2.OpSharding(
         type=xla_data_pb2.OpSharding.REPLICATED).SerializeToString()) * 2.0, [f32(3, 2)])
     save("barrier", lambda x, y: xla.optimization_barrier(x, y), [f32(2, 2), f32(3)])
+    # dynamic dimension sizes: a dynamic size is the valid prefix (what TensorFlow
+    # returns, and what a reduction sees); the full size and its removal are identities
+    save("dyn_set", lambda x: xla.set_dynamic_dimension_size(x, 0, 3), [f32(5, 2)], jit=True)
+    save("dyn_sum", lambda x: tf.reduce_sum(xla.set_dynamic_dimension_size(x, 1, 2), axis=1), [f32(3, 4)], jit=True)
+    save("dyn_remove", lambda x: xla.remove_dynamic_dimension_size(xla.set_dynamic_dimension_size(x, 1, 4), 1),
+         [f32(3, 4)], jit=True)
+    # variadic reduce: a sum and a max at once, and one operand (as XlaReduce)
+    add_max = tf.function(lambda a, b, c, d: (a + c, tf.maximum(b, d))).get_concrete_function(
+        *[tf.TensorSpec([], tf.float32)] * 4)
+    save("vreduce", lambda x, y: xla.variadic_reduce([x, y], [tf.constant(0.0), tf.constant(-np.inf)], [1], add_max),
+         [f32(3, 4, 2), f32(3, 4, 2)])
+    imin = tf.function(lambda a, b: tf.minimum(a, b)).get_concrete_function(*[tf.TensorSpec([], tf.int32)] * 2)
+    save("vreduce_i32", lambda x: xla.variadic_reduce([x], [tf.constant(1000)], [0, 1], imin),
+         [rng.integers(-50, 50, (4, 5)).astype(np.int32)])
+    # reduce window: max pool 3x3 stride 2 SAME-style padding; sum with base and window dilation
+    save("rwin_max", lambda x: xla.reduce_window(x, tf.constant(-np.inf, tf.float32), mx, [1, 3, 3, 1],
+                                                 [1, 2, 2, 1], padding=[(0, 0), (1, 1), (0, 1), (0, 0)]),
+         [f32(2, 7, 6, 3)])
+    save("rwin_sum", lambda x: xla.reduce_window(x, tf.constant(0.0), add, [2, 3], [1, 2], base_dilations=[2, 1],
+                                                 window_dilations=[1, 2], padding=[(1, 0), (2, 1)]), [f32(4, 9)])
+    # select and scatter: the max-pool gradient (select GreaterEqual, scatter Add)
+    ge = fn2(tf.float32, lambda a, b: a >= b)
+    save("sas", lambda x, s: xla.select_and_scatter(x, [1, 3, 3, 1], [1, 2, 2, 1], [[0, 0], [1, 1], [0, 1], [0, 0]],
+                                                    s, tf.constant(0.0), ge, add),
+         [f32(2, 7, 6, 3), f32(2, 4, 3, 3)])
+    ties = np.round(f32(6, 6)).astype(np.float32)   # ties: the first element of a window wins
+    save("sas_ties", lambda x, s: xla.select_and_scatter(x, [2, 2], [2, 2], [[0, 0], [0, 0]], s, tf.constant(0.0),
+                                                         ge, add), [ties, f32(3, 3)])
+    # conv: NHWC/HWIO with strides, padding and dilations; NCHW/OIHW grouped; lhs dilation
+    # (a transposed conv) with bfloat16 inputs accumulated into float32
+    conv = lambda dn, s, p, ld, rd, g=1, pet=None: (lambda a, b: xla.conv(
+        a, b, s, p, ld, rd, dn, feature_group_count=g, preferred_element_type=pet, use_v2=True))
+    save("conv_nhwc", conv(cdims(2, "NHWC", "HWIO", "NHWC"), [2, 1], [[1, 1], [0, 2]], [1, 1], [1, 2]),
+         [f32(2, 7, 8, 3), f32(3, 3, 3, 4)])
+    save("conv_group", conv(cdims(2, "NCHW", "OIHW", "NCHW"), [1, 1], [[0, 0], [1, 1]], [1, 1], [1, 1], g=2),
+         [f32(1, 4, 5, 5), f32(6, 2, 3, 3)])
+    lhsdil = conv(cdims(1, "NWC", "WIO", "NCW"), [1], [[2, 2]], [2], [1], pet=tf.float32)
+    save("conv_lhsdil", lambda a, b: lhsdil(tf.cast(a, tf.bfloat16), tf.cast(b, tf.bfloat16)),
+         [f32(2, 5, 3), f32(3, 3, 2)])
+    # refused: a variadic reducer whose first result is a difference
+    sub_max = tf.function(lambda a, b, c, d: (a - c, tf.maximum(b, d))).get_concrete_function(
+        *[tf.TensorSpec([], tf.float32)] * 4)
+    save_graph("bad_vreduce", lambda x, y: xla.variadic_reduce([x, y], [tf.constant(0.0), tf.constant(0.0)], [1],
+                                                               sub_max), [f32(3, 4), f32(3, 4)])
 
 
 if __name__ == "__main__":

@@ -173,6 +173,65 @@ bool gn__xla_gather_attr(const gn_graph *g, gn_id id, int32_t operand_rank, int3
     return true;
 }
 
+bool gn__xla_gather_shape(const gn__xla_gather_dims *d, int32_t r, const int64_t *xd, int32_t ir, const int64_t *id,
+                          const int64_t *ss, gn__xla_gather_geom *g, char *why)
+{
+    int64_t ivd = d->index_vector_dim;
+    int64_t nidx = ivd < ir ? id[ivd] : 1;
+    if (nidx != d->start_index_map.n) {
+        snprintf(why, GN__XLA_WHY, "attr 'dimension_numbers': start_index_map has %d entries, the index vector %lld",
+                 d->start_index_map.n, (long long)nidx);
+        return false;
+    }
+    bool collapsed[GN__XLA_MAXN] = {false};
+    for (int32_t i = 0; i < d->collapsed_slice_dims.n; i++)
+        if (d->collapsed_slice_dims.v[i] >= 0 && d->collapsed_slice_dims.v[i] < GN__XLA_MAXN)
+            collapsed[d->collapsed_slice_dims.v[i]] = true;
+    for (int32_t i = 0; i < r; i++) {
+        if (ss[i] < 0 || ss[i] > xd[i]) {
+            snprintf(why, GN__XLA_WHY, "slice_sizes[%d] = %lld is out of range for dimension size %lld", i,
+                     (long long)ss[i], (long long)xd[i]);
+            return false;
+        }
+        if (collapsed[i] && ss[i] != 1) {
+            snprintf(why, GN__XLA_WHY, "slice_sizes[%d] must be 1 for a collapsed dimension, not %lld", i,
+                     (long long)ss[i]);
+            return false;
+        }
+    }
+    int32_t orank = (int32_t)(ir - (ivd < ir ? 1 : 0)) + d->offset_dims.n;
+    int32_t nnc = 0, noncol[GN__XLA_MAXN];
+    for (int32_t i = 0; i < r && i < GN__XLA_MAXN; i++)
+        if (!collapsed[i]) noncol[nnc++] = i;
+    if (orank > GN__XLA_MAXN || d->offset_dims.n != nnc) {
+        snprintf(why, GN__XLA_WHY,
+                 "attr 'dimension_numbers': %d offset_dims for %d dimensions not collapsed, output rank %d (at most %d)",
+                 d->offset_dims.n, nnc, orank, GN__XLA_MAXN);
+        return false;
+    }
+    bool is_off[GN__XLA_MAXN] = {false};
+    for (int32_t i = 0; i < d->offset_dims.n; i++) {
+        if (d->offset_dims.v[i] < 0 || d->offset_dims.v[i] >= orank) {
+            snprintf(why, GN__XLA_WHY, "attr 'dimension_numbers': offset_dims[%d] = %lld is out of range", i,
+                     (long long)d->offset_dims.v[i]);
+            return false;
+        }
+        is_off[d->offset_dims.v[i]] = true;
+    }
+    g->out_rank = orank;
+    for (int32_t i = 0, bi = 0, oi = 0; i < orank; i++) {
+        if (is_off[i]) {
+            g->out_map[i] = noncol[oi++];
+            g->out_dims[i] = ss[g->out_map[i]];
+        } else {
+            if (bi == ivd) bi++;
+            g->out_map[i] = -1 - bi;
+            g->out_dims[i] = id[bi++];
+        }
+    }
+    return true;
+}
+
 bool gn__xla_scatter_attr(const gn_graph *g, gn_id id, int32_t operand_rank, int32_t indices_rank,
                           int32_t updates_rank, gn__xla_scatter_dims *d, char *why)
 {
@@ -247,6 +306,53 @@ bool gn__xla_proto_attr_ok(const gn_graph *g, gn_id id, const char *key, const c
     size_t n;
     if (!gn__attr_get_string(g, id, key, &s, &n)) return true;
     return read_msg((const uint8_t *)s, n, key, msg_name, NULL, 0, why);
+}
+
+bool gn__xla_conv_attr(const gn_graph *g, gn_id id, int32_t lhs_rank, int32_t rhs_rank, gn__xla_conv_dims *d,
+                       char *why)
+{
+    const char *key = "dimension_numbers";
+    const uint8_t *p;
+    size_t n;
+    if (!string_attr(g, id, key, &p, &n, why)) return false;
+    const field f[] = {
+        {3, "kernel_input_feature_dimension", NULL, &d->k_in_feature},
+        {4, "kernel_output_feature_dimension", NULL, &d->k_out_feature},
+        {6, "kernel_spatial_dimensions", &d->k_spatial, NULL},
+        {7, "input_batch_dimension", NULL, &d->in_batch},
+        {8, "input_feature_dimension", NULL, &d->in_feature},
+        {9, "output_batch_dimension", NULL, &d->out_batch},
+        {10, "output_feature_dimension", NULL, &d->out_feature},
+        {11, "input_spatial_dimensions", &d->in_spatial, NULL},
+        {12, "output_spatial_dimensions", &d->out_spatial, NULL},
+    };
+    if (!read_msg(p, n, key, "xla.ConvolutionDimensionNumbers", f, GN__ARRAY_LEN(f), why)) return false;
+    int32_t ns = d->in_spatial.n;
+    if (d->k_spatial.n != ns || d->out_spatial.n != ns) {
+        snprintf(why, GN__XLA_WHY,
+                 "attr '%s': input, kernel and output must have as many spatial dimensions (%d, %d, %d)", key, ns,
+                 d->k_spatial.n, d->out_spatial.n);
+        return false;
+    }
+    if ((lhs_rank >= 0 && lhs_rank != ns + 2) || (rhs_rank >= 0 && rhs_rank != ns + 2)) {
+        snprintf(why, GN__XLA_WHY, "attr '%s': %d spatial dimensions need lhs and rhs of rank %d, not %d and %d", key,
+                 ns, ns + 2, lhs_rank, rhs_rank);
+        return false;
+    }
+    gn__xla_ints in = d->in_spatial, k = d->k_spatial, o = d->out_spatial;
+    if (ns + 2 > GN__XLA_MAXN) {
+        snprintf(why, GN__XLA_WHY, "attr '%s': %d spatial dimensions, over %d", key, ns, GN__XLA_MAXN - 2);
+        return false;
+    }
+    in.v[in.n++] = d->in_batch;
+    in.v[in.n++] = d->in_feature;
+    k.v[k.n++] = d->k_in_feature;
+    k.v[k.n++] = d->k_out_feature;
+    o.v[o.n++] = d->out_batch;
+    o.v[o.n++] = d->out_feature;
+    return dims_ok(&in, ns + 2, key, "input dimensions", "lhs", why) &&
+           dims_ok(&k, ns + 2, key, "kernel dimensions", "rhs", why) &&
+           dims_ok(&o, ns + 2, key, "output dimensions", "output", why);
 }
 
 /* ---- computations ----------------------------------------------------------------- */
@@ -366,4 +472,73 @@ bool gn__xla_fn_attr(const gn_graph *g, gn_id id, const char *key, bool comparat
                         : "Add, Mul, Maximum, Minimum, LogicalAnd or LogicalOr of its two arguments, or its second "
                           "argument");
     return false;
+}
+
+bool gn__xla_variadic_fn_attr(const gn_graph *g, gn_id id, const char *key, int32_t n_ops, gn__xla_fn_kind *kinds,
+                              char *why)
+{
+    const Tensorflow__AttrValue *v = gn__node_attr(g, id, key);
+    if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_FUNC || !v->func || !v->func->name) {
+        snprintf(why, GN__XLA_WHY, "attr '%s' is missing or not a function", key);
+        return false;
+    }
+    const char *fname = v->func->name;
+    const gn__function *f = gn__graph_find_function(g->lib ? g->lib : g, fname);
+    const Tensorflow__OpDef *sig = f && f->def ? f->def->signature : NULL;
+    if (!f || !f->body || !sig) {
+        snprintf(why, GN__XLA_WHY, "attr '%s' names function '%s', which is not in the library", key, fname);
+        return false;
+    }
+    if ((int64_t)sig->n_input_arg != 2 * (int64_t)n_ops || (int64_t)sig->n_output_arg != n_ops) {
+        snprintf(why, GN__XLA_WHY,
+                 "attr '%s' holds function '%s' with %zu arguments and %zu results; %d operands need %d and %d", key,
+                 fname, sig->n_input_arg, sig->n_output_arg, (int)n_ops, (int)(2 * n_ops), (int)n_ops);
+        return false;
+    }
+    const gn_graph *b = f->body;
+    for (int32_t k = 0; k < n_ops; k++) {
+        /* the _Retval of output argument k: "_retval:" + its name */
+        gn_id ret = GN_NONE;
+        for (gn_id i = 0; i < b->n_nodes && ret == GN_NONE; i++)
+            if (gn__node_live(b, i) && (gn__node_at(b, i)->flags & GN__NODE_FN_RET) && gn__node_at(b, i)->n_in >= 1 &&
+                strncmp(gn__node_name(b, i), "_retval:", 8) == 0 &&
+                strcmp(gn__node_name(b, i) + 8, sig->output_arg[k]->name) == 0)
+                ret = i;
+        if (ret == GN_NONE) {
+            snprintf(why, GN__XLA_WHY, "attr '%s' holds function '%s' without a body for result %d", key, fname,
+                     (int)k);
+            return false;
+        }
+        gn__edge r = through_identity(b, gn__node_at(b, ret)->in[0]);
+        const char *op = gn__node_live(b, r.node) ? gn__node_op(b, r.node) : "?";
+        const gn__node *rn = gn__node_at(b, r.node);
+        int32_t a0 = -1, a1 = -1;
+        if (rn->n_in == 2 && !rn->n_ctrl) {
+            a0 = arg_index(f, b, through_identity(b, rn->in[0]));
+            a1 = arg_index(f, b, through_identity(b, rn->in[1]));
+        }
+        static const struct {
+            const char *op;
+            gn__xla_fn_kind kind;
+        } forms[] = {
+            {"Add", GN__XLA_FN_ADD},         {"AddV2", GN__XLA_FN_ADD},  {"Mul", GN__XLA_FN_MUL},
+            {"Maximum", GN__XLA_FN_MAX},     {"Minimum", GN__XLA_FN_MIN}, {"LogicalAnd", GN__XLA_FN_AND},
+            {"LogicalOr", GN__XLA_FN_OR},
+        };
+        bool found = false;
+        bool pair = (a0 == k && a1 == n_ops + k) || (a1 == k && a0 == n_ops + k);
+        for (size_t i = 0; i < GN__ARRAY_LEN(forms) && pair && !found; i++)
+            if (strcmp(op, forms[i].op) == 0) {
+                kinds[k] = forms[i].kind;
+                found = true;
+            }
+        if (!found) {
+            snprintf(why, GN__XLA_WHY,
+                     "attr '%s' holds function '%s' whose result %d is %s of other values; supported: each result "
+                     "k Add, Mul, Maximum, Minimum, LogicalAnd or LogicalOr of arguments k and %d+k",
+                     key, fname, (int)k, op, (int)n_ops);
+            return false;
+        }
+    }
+    return true;
 }

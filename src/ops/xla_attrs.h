@@ -38,6 +38,20 @@ typedef struct gn__xla_gather_dims {
     int64_t index_vector_dim;
 } gn__xla_gather_dims;
 
+/* A gather's output: dims and, per output dim, the operand dim it walks (an
+ * offset dim, >= 0) or -1 - the start_indices dim it takes (a batch dim). */
+typedef struct gn__xla_gather_geom {
+    int32_t out_rank;
+    int64_t out_dims[GN__XLA_MAXN];
+    int32_t out_map[GN__XLA_MAXN];
+} gn__xla_gather_geom;
+/* The output of a gather with dims d of an operand (rank r, dims xd) by
+ * start_indices (rank ir, dims id) and slice_sizes ss (r entries): checks the
+ * index vector against start_index_map and the slice sizes against the
+ * operand (collapsed dims 1). False with why (without the node). */
+bool gn__xla_gather_shape(const gn__xla_gather_dims *d, int32_t r, const int64_t *xd, int32_t ir, const int64_t *id,
+                          const int64_t *ss, gn__xla_gather_geom *g, char *why);
+
 /* ScatterDimensionNumbers (fields 1..6). */
 typedef struct gn__xla_scatter_dims {
     gn__xla_ints update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims, input_batching_dims,
@@ -82,5 +96,19 @@ typedef struct gn__xla_fn {
  * Refuses other bodies naming the op in the body. */
 bool gn__xla_fn_attr(const gn_graph *g, gn_id id, const char *key, bool comparator, gn__xla_fn *f, char *why);
 const char *gn__xla_fn_name(gn__xla_fn_kind k);
+/* A variadic reducer of n_ops operands (XlaVariadicReduceV2): 2 * n_ops
+ * arguments (accumulators, then values) and n_ops results, result k one op of
+ * ADD .. OR applied to arguments k and n_ops + k; kinds[k] gets it. */
+bool gn__xla_variadic_fn_attr(const gn_graph *g, gn_id id, const char *key, int32_t n_ops, gn__xla_fn_kind *kinds,
+                              char *why);
+
+/* ConvolutionDimensionNumbers (fields 3..12), checked against the ranks
+ * (lhs rank = rhs rank = spatial dims + 2; every dim used once). */
+typedef struct gn__xla_conv_dims {
+    int64_t in_batch, in_feature, k_in_feature, k_out_feature, out_batch, out_feature;
+    gn__xla_ints in_spatial, k_spatial, out_spatial;
+} gn__xla_conv_dims;
+bool gn__xla_conv_attr(const gn_graph *g, gn_id id, int32_t lhs_rank, int32_t rhs_rank, gn__xla_conv_dims *d,
+                       char *why);
 
 #endif

@@ -1,8 +1,10 @@
 /* CPU kernels of TensorFlow's XLA ops (tf2xla) that TensorFlow-backend Keras 3
  * and jit_compile functions write into graphs: XlaDynamicSlice,
- * XlaDynamicUpdateSlice, XlaPad, XlaGather, XlaScatter, XlaDotV2, XlaReduce,
- * XlaSort, XlaVariadicSort, XlaBroadcastHelper, XlaEinsum, XlaSharding and
- * XlaOptimizationBarrier. Semantics are XLA's (the operation semantics of
+ * XlaDynamicUpdateSlice, XlaPad, XlaGather, XlaScatter, XlaDotV2, XlaConvV2,
+ * XlaReduce, XlaVariadicReduceV2, XlaReduceWindow, XlaSelectAndScatter,
+ * XlaSort, XlaVariadicSort, XlaBroadcastHelper, XlaEinsum, XlaSharding,
+ * XlaOptimizationBarrier, XlaSetDynamicDimensionSize and
+ * XlaRemoveDynamicDimensionSize. Semantics are XLA's (the operation semantics of
  * XLA's HLO): start indices are clamped into the operand, XlaPad takes negative
  * (cropping) and interior padding, out-of-bounds scatter windows are skipped.
  *
@@ -347,45 +349,17 @@ static gn_status k_gather(gn__kctx *c)
     int64_t ss[MAXD];
     GN_TRY(read_vec(c, 2, "slice_sizes", r, ss, NULL));
     int64_t ivd = d.index_vector_dim;
-    int64_t nidx = ivd < idx->rank ? idx->dims[ivd] : 1;
-    if (nidx != d.start_index_map.n)
-        return gn__kctx_fail(c, GN_ERR_GRAPH,
-                             "attr 'dimension_numbers': start_index_map has %d entries, the index vector %lld",
-                             d.start_index_map.n, (long long)nidx);
-    bool collapsed[MAXD] = {false};
-    for (int32_t i = 0; i < d.collapsed_slice_dims.n; i++) collapsed[d.collapsed_slice_dims.v[i]] = true;
-    for (int32_t i = 0; i < r; i++) {
-        if (ss[i] < 0 || ss[i] > x->dims[i])
-            return gn__kctx_fail(c, GN_ERR_GRAPH, "slice_sizes[%d] = %lld is out of range for dimension size %lld", i,
-                                 (long long)ss[i], (long long)x->dims[i]);
-        if (collapsed[i] && ss[i] != 1)
-            return gn__kctx_fail(c, GN_ERR_GRAPH, "slice_sizes[%d] must be 1 for a collapsed dimension, not %lld", i,
-                                 (long long)ss[i]);
-    }
-    /* output shape */
-    int32_t orank = (int32_t)(idx->rank - (ivd < idx->rank ? 1 : 0)) + d.offset_dims.n;
+    gn__xla_gather_geom geo;
+    if (!gn__xla_gather_shape(&d, r, x->dims, idx->rank, idx->dims, ss, &geo, why)) return attr_fail(c, why);
+    int32_t orank = geo.out_rank;
     if (orank > MAXD) return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "output rank %d is over %d", orank, MAXD);
-    bool is_off[MAXD] = {false};
-    for (int32_t i = 0; i < d.offset_dims.n; i++) {
-        if (d.offset_dims.v[i] >= orank)
-            return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'dimension_numbers': offset_dims[%d] = %lld is out of range", i,
-                                 (long long)d.offset_dims.v[i]);
-        is_off[d.offset_dims.v[i]] = true;
-    }
-    int64_t od[MAXD];
+    const int64_t *od = geo.out_dims;
+    bool is_off[MAXD];
     int32_t bmap[MAXD], omap[MAXD];   /* output dim -> indices dim / operand dim */
-    int32_t bi = 0, oi = 0, noncol[MAXD], nnc = 0;
-    for (int32_t i = 0; i < r; i++)
-        if (!collapsed[i]) noncol[nnc++] = i;
     for (int32_t i = 0; i < orank; i++) {
-        if (is_off[i]) {
-            omap[i] = noncol[oi++];
-            od[i] = ss[omap[i]];
-        } else {
-            if (bi == ivd) bi++;
-            bmap[i] = bi;
-            od[i] = idx->dims[bi++];
-        }
+        is_off[i] = geo.out_map[i] >= 0;
+        omap[i] = geo.out_map[i];
+        bmap[i] = -1 - geo.out_map[i];
     }
     gn__tensor *o;
     GN_TRY(gn__kctx_output(c, 0, x->dtype, orank, od, &o));
@@ -502,24 +476,14 @@ static gn_status k_scatter(gn__kctx *c)
     return GN_OK;
 }
 
-/* ---- XlaReduce ------------------------------------------------------------------------------ */
-static gn_status k_reduce(gn__kctx *c)
+/* ---- XlaReduce / XlaVariadicReduceV2 ------------------------------------------------------- */
+/* The dimensions_to_reduce attr against rank r into red[]. */
+static gn_status reduce_dims(gn__kctx *c, int32_t r, bool *red)
 {
-    GN_TRY(need(c, 2));
-    const gn__tensor *x = &c->in[0], *init = &c->in[1];
-    if (init->dtype != x->dtype || init->rank != 0)
-        return gn__kctx_fail(c, GN_ERR_GRAPH, "init_value must be a %s scalar", gn__dtype_name(x->dtype));
-    gn__xla_fn f;
-    char why[GN__XLA_WHY];
-    if (!gn__xla_fn_attr(c->g, c->node, "reducer", false, &f, why)) return attr_fail(c, why);
-    if (f.kind == GN__XLA_FN_REPLACE)
-        return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "attr 'reducer' returns its second argument; not a reduction");
-    GN_TRY(check_combiner(c, x->dtype, &f, "reducer"));
     const Tensorflow__AttrValue *av = gn__node_attr(c->g, c->node, "dimensions_to_reduce");
     if (!av || av->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'dimensions_to_reduce' is missing");
-    int32_t r = x->rank;
-    bool red[MAXD] = {false};
+    for (int32_t i = 0; i < r; i++) red[i] = false;
     for (size_t i = 0; i < av->list->n_i; i++) {
         int64_t dd = av->list->i[i];
         if (dd < 0 || dd >= r || red[dd])
@@ -527,12 +491,20 @@ static gn_status k_reduce(gn__kctx *c)
                                  (long long)dd, (int)r);
         red[dd] = true;
     }
+    return GN_OK;
+}
+
+/* Output k = the reduction of x over red[] by kind from init. */
+static gn_status reduce_into(gn__kctx *c, uint32_t k_out, const gn__tensor *x, const gn__tensor *init,
+                             gn__xla_fn_kind kind, const bool *red)
+{
+    int32_t r = x->rank;
     int64_t od[MAXD], xs[MAXD], ostr[MAXD] = {0};
     int32_t orank = 0;
     for (int32_t i = 0; i < r; i++)
         if (!red[i]) od[orank++] = x->dims[i];
     gn__tensor *o;
-    GN_TRY(gn__kctx_output(c, 0, x->dtype, orank, od, &o));
+    GN_TRY(gn__kctx_output(c, k_out, x->dtype, orank, od, &o));
     size_t es = esize(c, x->dtype);
     int64_t n = gn__tensor_numel(o);
     for (int64_t k = 0; k < n; k++) memcpy((char *)o->data + k * (int64_t)es, init->data, es);
@@ -545,9 +517,58 @@ static gn_status k_reduce(gn__kctx *c)
     do {
         int64_t off = 0;
         for (int32_t i = 0; i < r; i++) off += ix[i] * map[i];
-        combine_at(f.kind, x->dtype, o->data, off, x->data, k);
+        combine_at(kind, x->dtype, o->data, off, x->data, k);
         k++;
     } while (next_index(r, x->dims, ix));
+    return GN_OK;
+}
+
+static gn_status check_init(gn__kctx *c, const gn__tensor *x, const gn__tensor *init, const char *what)
+{
+    if (init->dtype != x->dtype || init->rank != 0)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "%s must be a %s scalar", what, gn__dtype_name(x->dtype));
+    return GN_OK;
+}
+
+static gn_status k_reduce(gn__kctx *c)
+{
+    GN_TRY(need(c, 2));
+    const gn__tensor *x = &c->in[0], *init = &c->in[1];
+    GN_TRY(check_init(c, x, init, "init_value"));
+    gn__xla_fn f;
+    char why[GN__XLA_WHY];
+    if (!gn__xla_fn_attr(c->g, c->node, "reducer", false, &f, why)) return attr_fail(c, why);
+    if (f.kind == GN__XLA_FN_REPLACE)
+        return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "attr 'reducer' returns its second argument; not a reduction");
+    GN_TRY(check_combiner(c, x->dtype, &f, "reducer"));
+    bool red[MAXD];
+    GN_TRY(reduce_dims(c, x->rank, red));
+    return reduce_into(c, 0, x, init, f.kind, red);
+}
+
+static gn_status k_variadic_reduce(gn__kctx *c)
+{
+    uint32_t n = c->n_in / 2;
+    if (!n || c->n_in != 2 * n || c->n_out != n || n > GN__XLA_MAXN)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "%u inputs and %u outputs: N inputs, N init values and N outputs wanted",
+                             c->n_in, c->n_out);
+    GN_TRY(need(c, c->n_in));
+    gn__xla_fn_kind kinds[GN__XLA_MAXN];
+    char why[GN__XLA_WHY];
+    if (!gn__xla_variadic_fn_attr(c->g, c->node, "reducer", (int32_t)n, kinds, why)) return attr_fail(c, why);
+    const gn__tensor *x0 = &c->in[0];
+    bool red[MAXD];
+    GN_TRY(reduce_dims(c, x0->rank, red));
+    for (uint32_t k = 0; k < n; k++) {
+        const gn__tensor *x = &c->in[k];
+        bool same = x->rank == x0->rank;
+        for (int32_t i = 0; same && i < x->rank; i++) same = x->dims[i] == x0->dims[i];
+        if (!same) return gn__kctx_fail(c, GN_ERR_GRAPH, "input %u has another shape than input 0", k);
+        GN_TRY(check_init(c, x, &c->in[n + k], "init_values"));
+        gn__xla_fn f = {kinds[k], 0, 2};
+        GN_TRY(check_combiner(c, x->dtype, &f, "reducer"));
+    }
+    for (uint32_t k = 0; k < n; k++) GN_TRY(reduce_into(c, k, &c->in[k], &c->in[n + k], kinds[k], red));
     return GN_OK;
 }
 
@@ -774,10 +795,282 @@ static gn_status k_variadic_sort(gn__kctx *c)
     return sort_common(c, n_ops, dim, &key);
 }
 
+/* ---- XlaSetDynamicDimensionSize / XlaRemoveDynamicDimensionSize ------------------------------ */
+static gn_status dim_index(gn__kctx *c, int64_t *d)
+{
+    GN_TRY(gn__ak_read_scalar_int(c, 1, "dim_index", d));
+    if (*d < 0 || *d >= c->in[0].rank)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "dim_index %lld is out of range for rank %d", (long long)*d,
+                             (int)c->in[0].rank);
+    return GN_OK;
+}
+
+/* A dynamic size is the valid prefix of the dimension: what TensorFlow returns
+ * for it and what the ops after it read, so the kernel slices to it. */
+static gn_status k_set_dynamic_dimension_size(gn__kctx *c)
+{
+    GN_TRY(need(c, 3));
+    const gn__tensor *x = &c->in[0];
+    int64_t d, size;
+    GN_TRY(dim_index(c, &d));
+    GN_TRY(gn__ak_read_scalar_int(c, 2, "size", &size));
+    if (size < 0 || size > x->dims[d])
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "size %lld is out of range for dimension %lld of size %lld",
+                             (long long)size, (long long)d, (long long)x->dims[d]);
+    if (size == x->dims[d]) return gn__kctx_forward(c, 0, 0);
+    int64_t od[MAXD], xs[MAXD], os[MAXD];
+    memcpy(od, x->dims, sizeof(int64_t) * (size_t)x->rank);
+    od[d] = size;
+    gn__tensor *o;
+    GN_TRY(gn__kctx_output(c, 0, x->dtype, x->rank, od, &o));
+    strides(x->rank, x->dims, xs);
+    strides(x->rank, od, os);
+    if (gn__tensor_numel(o)) gn__ak_copy_nd(o->data, os, x->data, xs, x->rank, od, esize(c, x->dtype));
+    return GN_OK;
+}
+
+static gn_status k_remove_dynamic_dimension_size(gn__kctx *c)
+{
+    GN_TRY(need(c, 2));
+    int64_t d;
+    GN_TRY(dim_index(c, &d));
+    return gn__kctx_forward(c, 0, 0);
+}
+
+/* ---- windows: XlaReduceWindow, XlaSelectAndScatter ----------------------------------------------- */
+/* A [rank, 2] int padding input into lo / hi. */
+static gn_status read_padding(gn__kctx *c, uint32_t in, int32_t r, int64_t *lo, int64_t *hi)
+{
+    const gn__tensor *t = &c->in[in];
+    if (t->dtype != GN_DT_I32 && t->dtype != GN_DT_I64)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "padding must be int32 or int64, not %s", gn__dtype_name(t->dtype));
+    if (t->rank != 2 || t->dims[0] != r || t->dims[1] != 2)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "padding must be of shape [%d, 2] (the operand's rank)", (int)r);
+    for (int32_t i = 0; i < r; i++) {
+        lo[i] = gn__km_int_at(t, 2 * i);
+        hi[i] = gn__km_int_at(t, 2 * i + 1);
+    }
+    return GN_OK;
+}
+
+typedef struct window {
+    int32_t r;
+    int64_t dims[MAXD], stride[MAXD], bdil[MAXD], wdil[MAXD], lo[MAXD], hi[MAXD], out[MAXD];
+} window;
+
+/* Window inputs at (dims, strides, base dilations, window dilations, padding);
+ * a negative index: all ones (or no padding). */
+static gn_status read_window(gn__kctx *c, const gn__tensor *x, int in_dims, int in_str, int in_bd, int in_wd,
+                             int in_pad, window *w)
+{
+    int32_t r = x->rank;
+    w->r = r;
+    GN_TRY(read_vec(c, (uint32_t)in_dims, "window_dimensions", r, w->dims, NULL));
+    GN_TRY(read_vec(c, (uint32_t)in_str, "window_strides", r, w->stride, NULL));
+    for (int32_t i = 0; i < r; i++) w->bdil[i] = w->wdil[i] = 1;
+    if (in_bd >= 0) GN_TRY(read_vec(c, (uint32_t)in_bd, "base_dilations", r, w->bdil, NULL));
+    if (in_wd >= 0) GN_TRY(read_vec(c, (uint32_t)in_wd, "window_dilations", r, w->wdil, NULL));
+    GN_TRY(read_padding(c, (uint32_t)in_pad, r, w->lo, w->hi));
+    for (int32_t i = 0; i < r; i++) {
+        if (w->dims[i] < 1 || w->stride[i] < 1 || w->bdil[i] < 1 || w->wdil[i] < 1)
+            return gn__kctx_fail(c, GN_ERR_GRAPH,
+                                 "dimension %d: window %lld, stride %lld and dilations %lld, %lld must be positive", i,
+                                 (long long)w->dims[i], (long long)w->stride[i], (long long)w->bdil[i],
+                                 (long long)w->wdil[i]);
+        int64_t base = x->dims[i] ? (x->dims[i] - 1) * w->bdil[i] + 1 : 0;
+        int64_t padded = base + w->lo[i] + w->hi[i], span = (w->dims[i] - 1) * w->wdil[i] + 1;
+        w->out[i] = padded >= span ? (padded - span) / w->stride[i] + 1 : 0;
+    }
+    return GN_OK;
+}
+
+/* The operand offset of window element wix of the window at oix; false in padding or holes. */
+static bool window_at(const window *w, const gn__tensor *x, const int64_t *xs, const int64_t *oix,
+                      const int64_t *wix, int64_t *off)
+{
+    int64_t o = 0;
+    for (int32_t i = 0; i < w->r; i++) {
+        int64_t p = oix[i] * w->stride[i] + wix[i] * w->wdil[i] - w->lo[i];
+        if (p < 0 || p % w->bdil[i]) return false;
+        p /= w->bdil[i];
+        if (p >= x->dims[i]) return false;
+        o += p * xs[i];
+    }
+    *off = o;
+    return true;
+}
+
+static gn_status k_reduce_window(gn__kctx *c)
+{
+    GN_TRY(need(c, 7));
+    const gn__tensor *x = &c->in[0], *init = &c->in[1];
+    GN_TRY(check_init(c, x, init, "init_value"));
+    window w;
+    GN_TRY(read_window(c, x, 2, 3, 4, 5, 6, &w));
+    gn__xla_fn f;
+    char why[GN__XLA_WHY];
+    if (!gn__xla_fn_attr(c->g, c->node, "computation", false, &f, why)) return attr_fail(c, why);
+    if (f.kind == GN__XLA_FN_REPLACE)
+        return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "attr 'computation' returns its second argument; not a reduction");
+    GN_TRY(check_combiner(c, x->dtype, &f, "computation"));
+    gn__tensor *o;
+    GN_TRY(gn__kctx_output(c, 0, x->dtype, w.r, w.out, &o));
+    size_t es = esize(c, x->dtype);
+    int64_t n = gn__tensor_numel(o), xs[MAXD], oix[MAXD] = {0};
+    if (!n) return GN_OK;
+    strides(w.r, x->dims, xs);
+    for (int64_t k = 0; k < n; k++) {
+        memcpy((char *)o->data + k * (int64_t)es, init->data, es);
+        int64_t wix[MAXD] = {0}, off;
+        do
+            if (window_at(&w, x, xs, oix, wix, &off)) combine_at(f.kind, x->dtype, o->data, k, x->data, off);
+        while (next_index(w.r, w.dims, wix));
+        next_index(w.r, w.out, oix);
+    }
+    return GN_OK;
+}
+
+static gn_status k_select_and_scatter(gn__kctx *c)
+{
+    GN_TRY(need(c, 6));
+    const gn__tensor *x = &c->in[0], *src = &c->in[4], *init = &c->in[5];
+    GN_TRY(check_init(c, x, init, "init_value"));
+    if (src->dtype != x->dtype)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "source is %s, operand is %s", gn__dtype_name(src->dtype),
+                             gn__dtype_name(x->dtype));
+    window w;
+    GN_TRY(read_window(c, x, 1, 2, -1, -1, 3, &w));
+    gn__xla_fn sel, sc;
+    char why[GN__XLA_WHY];
+    if (!gn__xla_fn_attr(c->g, c->node, "select", true, &sel, why)) return attr_fail(c, why);
+    if (sel.n_args != 2)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'select' takes %d arguments; 2 wanted", sel.n_args);
+    if (!gn__xla_fn_attr(c->g, c->node, "scatter", false, &sc, why)) return attr_fail(c, why);
+    GN_TRY(check_combiner(c, x->dtype, &sc, "scatter"));
+    if (!is_float(x->dtype) && !is_int(x->dtype)) return gn__km_bad_dtype(c, x->dtype);
+    bool same = src->rank == w.r;
+    for (int32_t i = 0; same && i < w.r; i++) same = src->dims[i] == w.out[i];
+    if (!same)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "source must have the shape of the windows (rank %d, dimension 0 %lld)",
+                             (int)w.r, (long long)(w.r ? w.out[0] : 0));
+    gn__tensor *o;
+    GN_TRY(gn__kctx_output(c, 0, x->dtype, x->rank, x->dims, &o));
+    size_t es = esize(c, x->dtype);
+    int64_t n = gn__tensor_numel(o), xs[MAXD], oix[MAXD] = {0};
+    for (int64_t k = 0; k < n; k++) memcpy((char *)o->data + k * (int64_t)es, init->data, es);
+    int64_t ns = gn__tensor_numel(src);
+    if (!ns) return GN_OK;
+    strides(w.r, x->dims, xs);
+    sort_key key = {x, sel.kind};
+    for (int64_t k = 0; k < ns; k++) {
+        int64_t wix[MAXD] = {0}, off, best = -1;
+        do
+            if (window_at(&w, x, xs, oix, wix, &off) && (best < 0 || !before(&key, best, off))) best = off;
+        while (next_index(w.r, w.dims, wix));
+        if (best >= 0) combine_at(sc.kind, x->dtype, o->data, best, src->data, k);
+        next_index(w.r, w.out, oix);
+    }
+    return GN_OK;
+}
+
+/* ---- XlaConvV2 -------------------------------------------------------------------------------- */
+static double ld_any(const gn__tensor *t, int64_t i)
+{
+    return is_float(t->dtype) ? ldf(t->data, t->dtype, i) : (double)ldi(t->data, t->dtype, i);
+}
+
+static int64_t ld_int(const gn__tensor *t, int64_t i)
+{
+    return is_float(t->dtype) ? (int64_t)ldf(t->data, t->dtype, i) : ldi(t->data, t->dtype, i);
+}
+
+static gn_status k_conv(gn__kctx *c)
+{
+    GN_TRY(need(c, 7));
+    const gn__tensor *a = &c->in[0], *b = &c->in[1];
+    gn__xla_conv_dims d;
+    char why[GN__XLA_WHY];
+    if (!gn__xla_conv_attr(c->g, c->node, a->rank, b->rank, &d, why)) return attr_fail(c, why);
+    if (!gn__xla_proto_attr_ok(c->g, c->node, "precision_config", "xla.PrecisionConfig", why)) return attr_fail(c, why);
+    int64_t bgc = gn__km_attr_int(c, "batch_group_count", 1);
+    if (bgc != 1)
+        return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "attr 'batch_group_count' is %lld; only 1 is supported",
+                             (long long)bgc);
+    int32_t odt = gn__km_attr_type(c, "preferred_element_type", a->dtype);
+    if (!is_float(a->dtype) && !is_int(a->dtype)) return gn__km_bad_dtype(c, a->dtype);
+    if (!is_float(b->dtype) && !is_int(b->dtype)) return gn__km_bad_dtype(c, b->dtype);
+    if (!is_float(odt) && !is_int(odt)) return gn__km_bad_dtype(c, odt);
+    int32_t ns = d.in_spatial.n;
+    int64_t st[MAXD], lo[MAXD], hi[MAXD], ld[MAXD], rd[MAXD], groups;
+    GN_TRY(read_vec(c, 2, "window_strides", ns, st, NULL));
+    GN_TRY(read_padding(c, 3, ns, lo, hi));
+    GN_TRY(read_vec(c, 4, "lhs_dilation", ns, ld, NULL));
+    GN_TRY(read_vec(c, 5, "rhs_dilation", ns, rd, NULL));
+    GN_TRY(gn__ak_read_scalar_int(c, 6, "feature_group_count", &groups));
+    int64_t nb = a->dims[d.in_batch], fin = a->dims[d.in_feature], kin = b->dims[d.k_in_feature],
+            fout = b->dims[d.k_out_feature];
+    if (groups < 1 || fin % groups || fout % groups || kin * groups != fin)
+        return gn__kctx_fail(c, GN_ERR_GRAPH,
+                             "feature_group_count %lld: the lhs has %lld features, the kernel %lld input and %lld "
+                             "output features",
+                             (long long)groups, (long long)fin, (long long)kin, (long long)fout);
+    int64_t od[MAXD], ksz[MAXD];
+    od[d.out_batch] = nb;
+    od[d.out_feature] = fout;
+    for (int32_t i = 0; i < ns; i++) {
+        if (st[i] < 1 || ld[i] < 1 || rd[i] < 1)
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "spatial dimension %d: strides and dilations must be positive", i);
+        int64_t in = a->dims[d.in_spatial.v[i]];
+        ksz[i] = b->dims[d.k_spatial.v[i]];
+        int64_t base = in ? (in - 1) * ld[i] + 1 : 0, padded = base + lo[i] + hi[i];
+        int64_t span = ksz[i] ? (ksz[i] - 1) * rd[i] + 1 : 0;
+        od[d.out_spatial.v[i]] = padded >= span ? (padded - span) / st[i] + 1 : 0;
+    }
+    gn__tensor *o;
+    GN_TRY(gn__kctx_output(c, 0, odt, ns + 2, od, &o));
+    int64_t n = gn__tensor_numel(o);
+    if (!n) return GN_OK;
+    int64_t as[MAXD], bs[MAXD], os[MAXD];
+    strides(a->rank, a->dims, as);
+    strides(b->rank, b->dims, bs);
+    strides(ns + 2, od, os);
+    bool fl = is_float(odt), empty_kernel = false;
+    for (int32_t i = 0; i < ns; i++) empty_kernel = empty_kernel || ksz[i] == 0;
+    int64_t fout_g = fout / groups;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t ob = (k / os[d.out_batch]) % nb, of = (k / os[d.out_feature]) % fout, osp[MAXD];
+        for (int32_t i = 0; i < ns; i++) osp[i] = (k / os[d.out_spatial.v[i]]) % od[d.out_spatial.v[i]];
+        int64_t g = of / fout_g;
+        double accf = 0;
+        int64_t acci = 0;
+        int64_t kix[MAXD] = {0};
+        if (!empty_kernel) do {
+            int64_t pa = ob * as[d.in_batch], pb = of * bs[d.k_out_feature];
+            bool ok = true;
+            for (int32_t i = 0; i < ns && ok; i++) {
+                int64_t p = osp[i] * st[i] + kix[i] * rd[i] - lo[i];
+                ok = p >= 0 && p % ld[i] == 0 && p / ld[i] < a->dims[d.in_spatial.v[i]];
+                pa += (p / ld[i]) * as[d.in_spatial.v[i]];
+                pb += kix[i] * bs[d.k_spatial.v[i]];
+            }
+            if (!ok) continue;
+            for (int64_t ic = 0; ic < kin; ic++) {
+                int64_t ia = pa + (g * kin + ic) * as[d.in_feature], ib = pb + ic * bs[d.k_in_feature];
+                if (fl) accf += ld_any(a, ia) * ld_any(b, ib);
+                else acci = (int64_t)((uint64_t)acci + (uint64_t)ld_int(a, ia) * (uint64_t)ld_int(b, ib));
+            }
+        } while (next_index(ns, ksz, kix));
+        if (fl) stf(o->data, odt, k, accf);
+        else sti(o->data, odt, k, acci);
+    }
+    return GN_OK;
+}
+
 static gn_status k_einsum(gn__kctx *c) { return gn__nn_k_einsum(c); }
 
 const gn__kernel_entry gn__kernels_xla[] = {
     {"XlaBroadcastHelper", k_broadcast_helper},
+    {"XlaConvV2", k_conv},
     {"XlaDotV2", k_dot},
     {"XlaDynamicSlice", k_dynamic_slice},
     {"XlaDynamicUpdateSlice", k_dynamic_update_slice},
@@ -786,9 +1079,14 @@ const gn__kernel_entry gn__kernels_xla[] = {
     {"XlaOptimizationBarrier", k_optimization_barrier},
     {"XlaPad", k_pad},
     {"XlaReduce", k_reduce},
+    {"XlaReduceWindow", k_reduce_window},
+    {"XlaRemoveDynamicDimensionSize", k_remove_dynamic_dimension_size},
     {"XlaScatter", k_scatter},
+    {"XlaSelectAndScatter", k_select_and_scatter},
+    {"XlaSetDynamicDimensionSize", k_set_dynamic_dimension_size},
     {"XlaSharding", k_sharding},
     {"XlaSort", k_sort},
+    {"XlaVariadicReduceV2", k_variadic_reduce},
     {"XlaVariadicSort", k_variadic_sort},
 };
 const uint32_t gn__kernels_xla_count = GN__ARRAY_LEN(gn__kernels_xla);

@@ -22,6 +22,7 @@
 
 #include "convert/engine_asset.h"
 #include "runtime/backend.h"
+#include "ops/xla_attrs.h"
 #include "runtime/cuda/cuda.h"
 #include "runtime/prune.h"
 #include "runtime/quant.h"
@@ -92,8 +93,10 @@ typedef struct cu_backend {
 enum {
     OP_NOOP, OP_ALIAS, OP_RESHAPE, OP_SQUEEZE, OP_EXPAND, OP_UNARY, OP_CAST, OP_BINARY, OP_BIAS_ADD, OP_MATMUL,
     OP_BMM, OP_CONV, OP_POOL, OP_BN, OP_SOFTMAX, OP_TRANSPOSE, OP_CONCAT, OP_REDUCE, OP_PAD, OP_SLICE, OP_SPLIT,
-    OP_GATHER, OP_HOST, OP_EINSUM, OP_ENGINE,
+    OP_GATHER, OP_HOST, OP_EINSUM, OP_ENGINE, OP_XLA,
 };
+/* OP_XLA subs: the XLA data-movement ops (xla_kernels.cu) */
+enum { XLA_DSLICE, XLA_DUS, XLA_GATHER, XLA_PAD };
 enum { NEED_NONE = 0, NEED_BLAS = 1, NEED_DNN = 2 };
 
 typedef struct op_info {
@@ -167,6 +170,10 @@ static const op_info k_ops[] = {   /* sorted by name (strcmp) */
     {"Tanh", OP_UNARY, GN__CU_TANH, 0},
     {"Transpose", OP_TRANSPOSE, 0, 0},
     {"Unpack", OP_SPLIT, 2, 0},
+    {"XlaDynamicSlice", OP_XLA, XLA_DSLICE, 0},
+    {"XlaDynamicUpdateSlice", OP_XLA, XLA_DUS, 0},
+    {"XlaGather", OP_XLA, XLA_GATHER, 0},
+    {"XlaPad", OP_XLA, XLA_PAD, 0},
     {"_FusedConv2D", OP_CONV, 2, NEED_DNN},
     {"_FusedDepthwiseConv2dNative", OP_CONV, 3, NEED_DNN},
     {"_FusedMatMul", OP_MATMUL, 1, NEED_BLAS},
@@ -397,6 +404,7 @@ static void arity(const cnode *n, uint32_t *min, uint32_t *max)
     case OP_SPLIT: k = n->op->sub == 2 ? 1 : n->op->sub == 1 ? 3 : 2; break;
     case OP_GATHER: k = 3; break;
     case OP_PAD: k = n->op->sub == 1 ? 3 : 2; break;
+    case OP_XLA: k = n->op->sub == XLA_PAD ? 5 : 3; break;
     case OP_ENGINE: *min = 0, *max = UINT32_MAX; return;
     default: k = (n->epi == EPI_BN ? 6 : n->has_bias ? 3 : 2) + (n->side ? 1 : 0); break;
     }
@@ -518,6 +526,19 @@ static bool parse_node(const cu_backend *b, const gn_graph *g, gn_id id, cnode *
         }
         n->idx64 = t == DT_I64;
         return need_host_inputs(g, id, 2, 2, hc, why, why_len);
+    }
+    case OP_XLA: {
+        /* indices are read on the device; what sets the output's shape is known on the host */
+        int t = DT_I32;
+        gn__attr_get_type(g, id, "Tindices", &t);
+        if (t != DT_I32 && t != DT_I64) {
+            snprintf(why, why_len, "Tindices must be int32 or int64");
+            return false;
+        }
+        n->idx64 = t == DT_I64;
+        if (op->sub == XLA_DSLICE || op->sub == XLA_GATHER) return need_host_inputs(g, id, 2, 2, hc, why, why_len);
+        if (op->sub == XLA_PAD) return need_host_inputs(g, id, 2, 4, hc, why, why_len);
+        return true;
     }
     case OP_SQUEEZE: {
         const Tensorflow__AttrValue__ListValue *l = attr_list(g, id, "squeeze_dims");
@@ -1490,6 +1511,104 @@ static gn_status plan_q8(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
     return GN_OK;
 }
 
+/* An XLA data-movement node's output shape (set in the plan), checked as the
+ * CPU kernels check it; the launch parameters of XlaPad (pad) and XlaGather
+ * (gather) when asked for. */
+static gn_status plan_xla(const gn__engine *e, cplan *p, const cnode *n, gn__cu_xpad *pad, gn__cu_xgather *gather,
+                          gn__err *err)
+{
+    uint32_t x = n->in[0], o = n->out, iv = n->in[n->op->sub == XLA_DUS ? 2 : 1];   /* the indices (XlaPad: unused) */
+    int64_t *od = vdims(p, o), *xd = vdims(p, x), v[3][GN__MAX_DIMS], cnt = 0;
+    int32_t xr = p->rank[x];
+    char s1[160];
+    if (n->op->sub != XLA_PAD && p->dtype[iv] != (n->idx64 ? DT_I64 : DT_I32))
+        return node_fail(e, n, err, GN_ERR_GRAPH, "indices are %s, not Tindices", gn_dtype_numpy_name(p->dtype[iv]));
+    if (xr > GN__CU_MAX_DIMS) return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "rank %d is over %d", xr, GN__CU_MAX_DIMS);
+    switch (n->op->sub) {
+    case XLA_DSLICE:
+        if (p->rank[iv] != 1 || vdims(p, iv)[0] != xr)
+            return node_fail(e, n, err, GN_ERR_GRAPH, "start_indices must be a vector of %d entries", xr);
+        GN_TRY(const_ints(e, p, n, n->in[2], v[0], GN__MAX_DIMS, &cnt, err));
+        if (cnt != xr) return node_fail(e, n, err, GN_ERR_GRAPH, "size_indices has %lld entries; the operand has rank %d", (long long)cnt, xr);
+        for (int32_t d = 0; d < xr; d++) {
+            if (v[0][d] < 0 || v[0][d] > xd[d])
+                return node_fail(e, n, err, GN_ERR_GRAPH, "size_indices[%d] = %lld is out of range for %s", d, (long long)v[0][d], shape_str(p, x, s1, sizeof s1));
+            od[d] = v[0][d];
+        }
+        return GN_OK;
+    case XLA_DUS: {
+        uint32_t u = n->in[1];
+        if (p->dtype[u] != p->dtype[x] || p->rank[u] != xr)
+            return node_fail(e, n, err, GN_ERR_GRAPH, "update %s does not match the operand %s", shape_str(p, u, s1, sizeof s1), gn_dtype_numpy_name(p->dtype[x]));
+        for (int32_t d = 0; d < xr; d++)
+            if (vdims(p, u)[d] > xd[d]) return node_fail(e, n, err, GN_ERR_GRAPH, "update dimension %d is larger than the operand's", d);
+        if (p->rank[iv] != 1 || vdims(p, iv)[0] != xr)
+            return node_fail(e, n, err, GN_ERR_GRAPH, "indices must be a vector of %d entries", xr);
+        return GN_OK;
+    }
+    case XLA_PAD: {
+        if (p->dtype[n->in[1]] != p->dtype[x] || numel_of(p, n->in[1]) != 1)
+            return node_fail(e, n, err, GN_ERR_GRAPH, "padding_value must be one %s value", gn_dtype_numpy_name(p->dtype[x]));
+        for (int k = 0; k < 3; k++) {
+            GN_TRY(const_ints(e, p, n, n->in[2 + k], v[k], GN__MAX_DIMS, &cnt, err));
+            if (cnt != xr) return node_fail(e, n, err, GN_ERR_GRAPH, "padding input %d has %lld entries; the operand has rank %d", 2 + k, (long long)cnt, xr);
+        }
+        for (int32_t d = 0; d < xr; d++) {
+            if (v[2][d] < 0) return node_fail(e, n, err, GN_ERR_GRAPH, "padding_interior[%d] is negative", d);
+            od[d] = v[0][d] + v[1][d] + xd[d] + (xd[d] > 0 ? (xd[d] - 1) * v[2][d] : 0);
+            if (od[d] < 0) return node_fail(e, n, err, GN_ERR_GRAPH, "padding gives dimension %d a negative size", d);
+        }
+        if (pad) {
+            pad->rank = xr;
+            for (int32_t d = 0; d < xr; d++) {
+                pad->in_dims[d] = xd[d];
+                pad->out_dims[d] = od[d];
+                pad->lo[d] = v[0][d];
+                pad->interior[d] = v[2][d];
+            }
+        }
+        return GN_OK;
+    }
+    default: {
+        int32_t ir = p->rank[iv];
+        const int64_t *id = vdims(p, iv);
+        gn__xla_gather_dims d;
+        gn__xla_gather_geom geo;
+        char why[GN__XLA_WHY];
+        GN_TRY(const_ints(e, p, n, n->in[2], v[0], GN__MAX_DIMS, &cnt, err));
+        if (cnt != xr) return node_fail(e, n, err, GN_ERR_GRAPH, "slice_sizes has %lld entries; the operand has rank %d", (long long)cnt, xr);
+        if (!gn__xla_gather_attr(e->g, n->id, xr, ir, &d, why) || !gn__xla_gather_shape(&d, xr, xd, ir, id, v[0], &geo, why))
+            return node_fail(e, n, err, GN_ERR_GRAPH, "%s", why);
+        if (geo.out_rank > GN__CU_MAX_DIMS || ir > GN__CU_MAX_DIMS)
+            return node_fail(e, n, err, GN_ERR_UNSUPPORTED, "output rank %d is over %d", geo.out_rank, GN__CU_MAX_DIMS);
+        p->rank[o] = geo.out_rank;
+        memcpy(od, geo.out_dims, sizeof(int64_t) * (size_t)geo.out_rank);
+        if (gather) {
+            memset(gather, 0, sizeof *gather);
+            gather->out_rank = geo.out_rank;
+            gather->op_rank = xr;
+            gather->n_index = d.start_index_map.n;
+            int64_t m = 1;
+            for (int32_t k = ir - 1; k >= 0; k--) gather->idx_stride[k] = m, m *= id[k];
+            gather->ivd_stride = d.index_vector_dim < ir ? gather->idx_stride[d.index_vector_dim] : 0;
+            m = 1;
+            for (int32_t k = xr - 1; k >= 0; k--) {
+                gather->op_dims[k] = xd[k];
+                gather->op_stride[k] = m;
+                gather->slice[k] = v[0][k];
+                m *= xd[k];
+            }
+            for (int32_t k = 0; k < geo.out_rank; k++) {
+                gather->out_dims[k] = geo.out_dims[k];
+                gather->out_map[k] = geo.out_map[k];
+            }
+            for (int32_t j = 0; j < d.start_index_map.n; j++) gather->start_map[j] = (int32_t)d.start_index_map.v[j];
+        }
+        return GN_OK;
+    }
+    }
+}
+
 static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
 {
     cu_backend *b = e->b;
@@ -1927,6 +2046,10 @@ static gn_status plan_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
         p->rank[o] = r;
         break;
     }
+    case OP_XLA:
+        need_float = false;
+        GN_TRY(plan_xla(e, p, n, NULL, NULL, err));
+        break;
     default: return node_fail(e, n, err, GN_ERR_INTERNAL, "unhandled op");
     }
     if (need_float && !is_float(p->dtype[x]))
@@ -2686,6 +2809,24 @@ static gn_status run_node(gn__engine *e, cplan *p, uint32_t k, gn__err *err)
         for (int32_t d = (int32_t)a + 1; d < xr; d++) inner *= xd[d];
         CK_CUDA(gn__cu_gather((int)gn_dtype_size(p->dtype[x]), n->idx64, outer, xd[a], inner, numel_of(p, n->in[1]), xp,
                               vptr(e, p, n->in[1]), yp, s));
+        break;
+    }
+    case OP_XLA: {
+        int es = (int)gn_dtype_size(p->dtype[x]);
+        if (n->op->sub == XLA_DSLICE) {
+            CK_CUDA(gn__cu_xla_dynamic_slice(es, n->idx64, xr, xd, od, vptr(e, p, n->in[1]), xp, yp, s));
+        } else if (n->op->sub == XLA_DUS) {
+            CK_CUDA(gn__cu_xla_dynamic_update_slice(es, n->idx64, xr, xd, vdims(p, n->in[1]), vptr(e, p, n->in[2]), xp,
+                                                    vptr(e, p, n->in[1]), yp, s));
+        } else if (n->op->sub == XLA_PAD) {
+            gn__cu_xpad pad;
+            GN_TRY(plan_xla(e, p, n, &pad, NULL, err));
+            CK_CUDA(gn__cu_xla_pad(es, &pad, vptr(e, p, n->in[1]), xp, yp, s));
+        } else {
+            gn__cu_xgather gather;
+            GN_TRY(plan_xla(e, p, n, NULL, &gather, err));
+            CK_CUDA(gn__cu_xla_gather(es, n->idx64, &gather, xp, vptr(e, p, n->in[1]), yp, s));
+        }
         break;
     }
     default: return node_fail(e, n, err, GN_ERR_INTERNAL, "unhandled op");

@@ -5,6 +5,7 @@
  *            of input shapes: host-side shapes, one device arena with
  *            buffers placed by lifetime, cuDNN descriptors and algorithms),
  *            execute (one stream, feeds copied in, fetches copied out).
+ * xla_kernels.cu  the XLA data-movement ops (dynamic slice and update, gather, pad).
  * kernels.cu our own kernels (elementwise with broadcasting, epilogues,
  *            Cast, Transpose, Pad, reductions, Softmax, batch norm, pooling,
  *            and the INT8 engines' quantize, im2col, GEMM fallback,
@@ -99,6 +100,39 @@ cudaError_t gn__cu_slice_copy(int esize, const gn__cu_slice *sl, const void *x, 
  * [0, n) gives zeros (as TensorFlow's GPU kernel). */
 cudaError_t gn__cu_gather(int esize, int idx64, int64_t outer, int64_t n, int64_t inner, int64_t nidx,
                           const void *params, const void *idx, void *y, cudaStream_t s);
+
+/* XLA data movement (xla_kernels.cu). Start indices are int32 (idx64 == 0)
+ * or int64 on the device, clamped into the operand as XLA does. */
+/* y = the box of `sizes` at `starts` (rank entries) of x of `dims`. */
+cudaError_t gn__cu_xla_dynamic_slice(int esize, int idx64, int32_t rank, const int64_t *dims, const int64_t *sizes,
+                                     const void *starts, const void *x, void *y, cudaStream_t s);
+/* y = x (copied unless y == x) with `update` written at `starts`. */
+cudaError_t gn__cu_xla_dynamic_update_slice(int esize, int idx64, int32_t rank, const int64_t *dims,
+                                            const int64_t *update_dims, const void *starts, const void *x,
+                                            const void *update, void *y, cudaStream_t s);
+/* XlaPad: output element o of dim d reads input (o - lo[d]) / (interior[d] + 1)
+ * where that divides and falls inside, else the padding value (one element on
+ * the device); lo may be negative (cropping). */
+typedef struct gn__cu_xpad {
+    int32_t rank;
+    int64_t in_dims[GN__CU_MAX_DIMS], out_dims[GN__CU_MAX_DIMS], lo[GN__CU_MAX_DIMS], interior[GN__CU_MAX_DIMS];
+} gn__cu_xpad;
+cudaError_t gn__cu_xla_pad(int esize, const gn__cu_xpad *p, const void *value, const void *x, void *y,
+                           cudaStream_t s);
+/* XlaGather: output dim d is an offset dim of operand dim out_map[d] (>= 0)
+ * or a batch dim of start_indices dim -1 - out_map[d]; index entry j (at
+ * ivd_stride apart) starts operand dim start_map[j], clamped so that the
+ * slice (slice[d] wide) fits. */
+typedef struct gn__cu_xgather {
+    int32_t out_rank, op_rank, n_index;
+    int64_t out_dims[GN__CU_MAX_DIMS];
+    int32_t out_map[GN__CU_MAX_DIMS];
+    int64_t op_dims[GN__CU_MAX_DIMS], op_stride[GN__CU_MAX_DIMS], slice[GN__CU_MAX_DIMS];
+    int64_t idx_stride[GN__CU_MAX_DIMS], ivd_stride;
+    int32_t start_map[GN__CU_MAX_DIMS];
+} gn__cu_xgather;
+cudaError_t gn__cu_xla_gather(int esize, int idx64, const gn__cu_xgather *g, const void *x, const void *idx, void *y,
+                              cudaStream_t s);
 
 /* A fused run of elementwise ops: one kernel computes, per output element,
  * a short program over up to GN__CU_FUSE_MAX_IN inputs, each read with its
