@@ -21,8 +21,8 @@
 #include <cudnn.h>
 
 #include "convert/engine_asset.h"
-#include "runtime/backend.h"
 #include "ops/xla_attrs.h"
+#include "runtime/backend.h"
 #include "runtime/cuda/cuda.h"
 #include "runtime/prune.h"
 #include "runtime/quant.h"
