@@ -877,7 +877,11 @@ gn_status gn__pass_cse(gn__pass_ctx *c, gn_graph *g)
     gn_id *order = NULL;
     uint32_t n_order = 0;
     gn_status st = gn__graph_topo(g, &order, &n_order);
-    if (st != GN_OK) return c->err ? gn__fail(c->err, st, "%s", g->err.msg) : st;
+    if (st != GN_OK) {
+        free(s.op_inplace);
+        free(s.op_info);
+        return c->err ? gn__fail(c->err, st, "%s", g->err.msg) : st;
+    }
     uint32_t nb = 16;
     while (nb < 2 * (uint64_t)n_order && nb < (1u << 31)) nb <<= 1;
     s.mask = nb - 1;

@@ -1128,6 +1128,10 @@ static gn_status build_keys(dp *d, bool host, devkey *k)
     free(task);
     free(seen);
     free(devs.v);
+    if (s != GN_OK) {
+        free(k->key);
+        k->key = NULL;
+    }
     return s;
 }
 
