@@ -415,17 +415,17 @@ static int fuzz_run(const uint8_t *d, size_t n)
     memset(fetches, 0, sizeof fetches);
     for (size_t i = 0; i < nn; i++) {
         const char *op = gn_graph_node_op(g, i);
-        if (denied_op(op)) goto out;
+        if (denied_op(op)) goto out_feeds;
         int32_t no = gn_graph_node_output_count(g, i);
         for (int32_t k = 0; k < no; k++) {
             int64_t dims[8];
             int32_t rank = gn_graph_node_output_shape(g, i, k, dims, 8);
-            if (rank < 0 || rank > 8) goto out;
+            if (rank < 0 || rank > 8) goto out_feeds;
             int64_t numel = 1;
             for (int32_t j = 0; j < rank; j++) {
-                if (dims[j] < 0 || dims[j] > RUN_MAX_ELEMS) goto out;
+                if (dims[j] < 0 || dims[j] > RUN_MAX_ELEMS) goto out_feeds;
                 numel *= dims[j];
-                if (numel > RUN_MAX_ELEMS) goto out;
+                if (numel > RUN_MAX_ELEMS) goto out_feeds;
             }
         }
         if (!strcmp(op, "Placeholder")) {

@@ -915,7 +915,7 @@ static gn_status decode(wdec *w, bool *empty)
     w->in_start[n_nodes] = (uint32_t)w->n_in;
     for (size_t k = 0; k < n_nodes; k++)
         if (!w->done[k])
-            GN_TRY(gn__graph_resolve_inputs(g, (gn_id)k, w->in + w->in_start[k], w->in_start[k + 1] - w->in_start[k],
+            GN_TRY(gn__graph_resolve_inputs(g, (gn_id)k, w->in ? w->in + w->in_start[k] : NULL, w->in_start[k + 1] - w->in_start[k],
                                             (uint32_t)k, w->src));
     return gn__graph_build_fanouts(g);
 }
