@@ -998,6 +998,12 @@ gn_status gn__ar_max_min_of_monotonic(gn__ar *a, gn_id red, gn__ar_res *r)
         gn__ar_refuse(a, P, red, "'%s' has other consumers", NM(a, f));
         return GN_OK;
     }
+    /* a control edge from f (to the reduction itself or elsewhere) would make a
+     * cycle once f consumes the reduction, or order its node before the wrong one */
+    if (gn__ar_node(a, f)->n_cuse) {
+        gn__ar_refuse(a, P, red, "'%s' has control consumers", NM(a, f));
+        return GN_OK;
+    }
     if (!inc && pool) {
         gn__ar_refuse(a, P, red, "%s decreases and there is no MinPool", OPN(a, f));
         return GN_OK;
