@@ -82,6 +82,10 @@ typedef struct opt_args {
     const char **fetches, **feeds;
     int n_fetches, n_feeds;
     int verify, list, checked;
+    /* a SavedModel input's signature arguments as "key=tensor", for the
+     * SavedModel written: its signature keeps the input's keys */
+    const char **save_fetches, **save_feeds;
+    int n_save_fetches, n_save_feeds;
 } opt_args;
 
 static int parse_args(int argc, char **argv, opt_args *a)
@@ -267,7 +271,8 @@ static bool out_is_dir(const char *out)
 
 /* A SavedModel input: *g becomes the frozen graph of the signature, and
  * without --fetch/--feed the signature's outputs and inputs are the fetches and
- * feeds (their names go to names, owned by the caller). */
+ * feeds (their names go to names, owned by the caller), and, as "key=tensor",
+ * the SavedModel's signature arguments when OUT is one (the keys kept). */
 static int freeze_input(const char *cmd, opt_args *a, gn_graph **g, char ***names, const char **sig_out)
 {
     const char *sig = a->signature ? a->signature : gn_graph_default_signature(*g);
@@ -277,8 +282,11 @@ static int freeze_input(const char *cmd, opt_args *a, gn_graph **g, char ***name
         fprintf(stderr, "grapnel %s: %s\n", cmd, gn_graph_errmsg(*g));
         return 1;
     }
-    *names = calloc(n_in + n_out + 1, sizeof **names);
+    *names = calloc(2 * (n_in + n_out) + 1, sizeof **names);
     if (!*names) return 1;
+    a->save_feeds = calloc(n_in + 1, sizeof *a->save_feeds);
+    a->save_fetches = calloc(n_out + 1, sizeof *a->save_fetches);
+    if (!a->save_feeds || !a->save_fetches) return 1;
     /* the feed and fetch arrays were sized for the command line; a signature
      * can name more tensors than that */
     const char **fe = realloc(a->feeds, ((size_t)a->n_feeds + n_in + 1) * sizeof *fe);
@@ -295,6 +303,17 @@ static int freeze_input(const char *cmd, opt_args *a, gn_graph **g, char ***name
             if (gn_graph_signature_arg(*g, sig, o, j, &arg) != GN_OK || !((*names)[k] = strdup(arg.tensor))) return 1;
             if (o) a->fetches[a->n_fetches++] = (*names)[k];
             else a->feeds[a->n_feeds++] = (*names)[k];
+            k++;
+            /* a key with '=' cannot be given so: the tensor's name is its key then */
+            size_t len = strlen(arg.key) + strlen(arg.tensor) + 2;
+            if (!strchr(arg.key, '=')) {
+                if (!((*names)[k] = malloc(len))) return 1;
+                snprintf((*names)[k], len, "%s=%s", arg.key, arg.tensor);
+            } else if (!((*names)[k] = strdup(arg.tensor))) {
+                return 1;
+            }
+            if (o) a->save_fetches[a->n_save_fetches++] = (*names)[k];
+            else a->save_feeds[a->n_save_feeds++] = (*names)[k];
             k++;
         }
     }
@@ -405,10 +424,10 @@ int gn_cli_optimize(int argc, char **argv)
         /* a SavedModel: the serving signature from the fetches and feeds */
         gn_save_params sp;
         gn_save_params_init(&sp);
-        sp.feeds = a.feeds;
-        sp.n_feeds = (size_t)a.n_feeds;
-        sp.fetches = a.fetches;
-        sp.n_fetches = (size_t)a.n_fetches;
+        sp.feeds = a.n_save_feeds ? a.save_feeds : a.feeds;
+        sp.n_feeds = (size_t)(a.n_save_feeds ? a.n_save_feeds : a.n_feeds);
+        sp.fetches = a.n_save_fetches ? a.save_fetches : a.fetches;
+        sp.n_fetches = (size_t)(a.n_save_fetches ? a.n_save_fetches : a.n_fetches);
         sp.signature_key = sig;
         if (gn_savedmodel_save(g, a.out, NULL, &sp) != GN_OK) {
             fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
@@ -451,6 +470,8 @@ out:
     free(sig_names);
     free(a.fetches);
     free(a.feeds);
+    free(a.save_fetches);
+    free(a.save_feeds);
     return rc;
 }
 
