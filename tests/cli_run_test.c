@@ -244,7 +244,8 @@ static void test_optimize_signature_many_inputs(void **state)
 
 /* optimize on a SavedModel, written as a SavedModel: the signature keeps its key
  * and its arguments' keys (input 'x', output 'y', not the tensors' names), so
- * clients calling it by key still can; a --fetch given is keyed by its name. */
+ * clients calling it by key still can; a --fetch given is keyed by its name; the
+ * MetaGraphDef keeps the input's tags. */
 static void test_optimize_savedmodel_keeps_keys(void **state)
 {
     (void)state;
@@ -293,6 +294,21 @@ static void test_optimize_savedmodel_keeps_keys(void **state)
            "    output StatefulPartitionedCall_5: StatefulPartitionedCall_5:0 float [1]\n"
            "init op: (none)\n");
     gn_test_rm_tree(tmp("hp2_opt"));
+    /* a MetaGraphDef tagged 'transform' whose only signature is not serving_default:
+     * both kept (TensorFlow's loaders find the model by its tags) */
+    if (!gn_test_corpus("tensorflow__tfx/tfx__components__testdata__transform__transform_graph__transform_fn", dir,
+                        sizeof dir))
+        return;
+    gn_test_rm_tree(tmp("tft_opt"));
+    snprintf(cmd, sizeof cmd, "optimize '%s' -o %s", dir, tmp("tft_opt"));
+    expect(cmd, 0, "");
+    snprintf(cmd, sizeof cmd, "inspect --signatures %s", tmp("tft_opt"));
+    expect_contains(cmd, 0,
+                    "SavedModel tags: transform\n"
+                    "signatures: 1\n"
+                    "  transform_signature (tensorflow/serving/predict)\n"
+                    "    input  company: transform/inputs/company/company_1:0 string ");
+    gn_test_rm_tree(tmp("tft_opt"));
 }
 
 static void test_verify(void **state)

@@ -86,6 +86,7 @@ typedef struct opt_args {
      * SavedModel written: its signature keeps the input's keys */
     const char **save_fetches, **save_feeds;
     int n_save_fetches, n_save_feeds;
+    const char *save_tags;   /* and its tags (the input's MetaGraphDef's) */
 } opt_args;
 
 static int parse_args(int argc, char **argv, opt_args *a)
@@ -276,14 +277,18 @@ static bool out_is_dir(const char *out)
 static int freeze_input(const char *cmd, opt_args *a, gn_graph **g, char ***names, const char **sig_out)
 {
     const char *sig = a->signature ? a->signature : gn_graph_default_signature(*g);
-    *sig_out = sig;
     size_t n_in = 0, n_out = 0;
     if (gn_graph_signature_args(*g, sig, 0, &n_in) != GN_OK || gn_graph_signature_args(*g, sig, 1, &n_out) != GN_OK) {
         fprintf(stderr, "grapnel %s: %s\n", cmd, gn_graph_errmsg(*g));
         return 1;
     }
-    *names = calloc(2 * (n_in + n_out) + 1, sizeof **names);
+    *names = calloc(2 * (n_in + n_out) + 3, sizeof **names);
     if (!*names) return 1;
+    /* the key and the tags outlive the graph they come from (freed below) */
+    size_t k = 0;
+    if (!((*names)[k++] = strdup(sig)) || !((*names)[k++] = strdup(gn_graph_tags(*g)))) return 1;
+    *sig_out = (*names)[0];
+    a->save_tags = (*names)[1][0] ? (*names)[1] : NULL;
     a->save_feeds = calloc(n_in + 1, sizeof *a->save_feeds);
     a->save_fetches = calloc(n_out + 1, sizeof *a->save_fetches);
     if (!a->save_feeds || !a->save_fetches) return 1;
@@ -294,7 +299,6 @@ static int freeze_input(const char *cmd, opt_args *a, gn_graph **g, char ***name
     const char **ft = realloc(a->fetches, ((size_t)a->n_fetches + n_out + 1) * sizeof *ft);
     if (ft) a->fetches = ft;
     if (!fe || !ft) return 1;
-    size_t k = 0;
     for (int32_t o = 0; o <= 1; o++) {
         size_t n = o ? n_out : n_in;
         bool want = o ? a->n_fetches == 0 : a->n_feeds == 0;
@@ -429,6 +433,7 @@ int gn_cli_optimize(int argc, char **argv)
         sp.fetches = a.n_save_fetches ? a.save_fetches : a.fetches;
         sp.n_fetches = (size_t)(a.n_save_fetches ? a.n_save_fetches : a.n_fetches);
         sp.signature_key = sig;
+        sp.tags = a.save_tags;
         if (gn_savedmodel_save(g, a.out, NULL, &sp) != GN_OK) {
             fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
             rc = 1;
