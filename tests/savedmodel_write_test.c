@@ -21,6 +21,7 @@
 #include "tensorflow/tools/proto_splitter/chunk.pb-c.h"
 #include "io/pbcanon.h"
 #include "tensorflow/core/framework/graph_debug_info.pb-c.h"
+#include "tensorflow/core/framework/variable.pb-c.h"
 #include "tensorflow/core/protobuf/fingerprint.pb-c.h"
 #include "tensorflow/core/protobuf/saved_model.pb-c.h"
 #include "testutil.h"
@@ -1119,6 +1120,62 @@ static void test_skip_saver(void **state)
     gn_graph_free(g);
 }
 
+static bool has_node(const Tensorflow__GraphDef *gd, const char *tensor)
+{
+    size_t n = strcspn(tensor, ":");
+    for (size_t i = 0; i < gd->n_node; i++)
+        if (strlen(gd->node[i]->name) == n && strncmp(gd->node[i]->name, tensor, n) == 0) return true;
+    return false;
+}
+
+/* experimental_skip_saver on a TF1 estimator export (resource variables): the
+ * variables' snapshots ('dnn/hiddenlayer_0/kernel/Read/ReadVariableOp'), read
+ * only by the save op, stay, since the variables collection names them and
+ * TensorFlow's loader (tf.saved_model.load) looks them up there; the save and
+ * restore ops go. */
+static void test_skip_saver_keeps_collection_nodes(void **state)
+{
+    (void)state;
+    char src[1024];
+    if (!gn_test_corpus("tensorflow__tfx/tfx__components__testdata__trainer__current__Format-Serving__export__chicago-taxi__"
+                        "1646034756",
+                        src, sizeof src))
+        skip();
+    gn_graph *g = load(src);
+    char *d0 = tmp("skipc_off"), *d1 = tmp("skipc_on");
+    save_ok(g, d0, NULL, NULL);
+    save_ok(g, d1, "{'experimental_skip_saver': True}", NULL);
+    Tensorflow__SavedModel *s0 = read_sm(d0), *s1 = read_sm(d1);
+    const Tensorflow__MetaGraphDef *m0 = s0->meta_graphs[0], *m1 = s1->meta_graphs[0];
+    assert_non_null(m0->saver_def);
+    assert_null(m1->saver_def);
+    assert_true(has_op(m0->graph_def, "SaveV2"));
+    assert_false(has_op(m1->graph_def, "SaveV2") || has_op(m1->graph_def, "RestoreV2"));
+    assert_true(has_node(m1->graph_def, "dnn/hiddenlayer_0/kernel/Read/ReadVariableOp:0"));
+    /* every name of every VariableDef of the collections is a node of what was written */
+    size_t checked = 0;
+    for (size_t i = 0; i < m1->n_collection_def; i++) {
+        const Tensorflow__CollectionDef *cd = m1->collection_def[i]->value;
+        if (strcmp(m1->collection_def[i]->key, "variables") != 0) continue;
+        assert_int_equal(cd->kind_case, TENSORFLOW__COLLECTION_DEF__KIND_BYTES_LIST);
+        for (size_t k = 0; k < cd->bytes_list->n_value; k++) {
+            Tensorflow__VariableDef *vd = tensorflow__variable_def__unpack(NULL, cd->bytes_list->value[k].len,
+                                                                            cd->bytes_list->value[k].data);
+            assert_non_null(vd);
+            const char *names[4] = {vd->variable_name, vd->initializer_name, vd->initial_value_name, vd->snapshot_name};
+            for (int n = 0; n < 4; n++)
+                if (*names[n] && !has_node(m1->graph_def, names[n]))
+                    fail_msg("the variables collection names %s, which was dropped", names[n]);
+            checked++;
+            tensorflow__variable_def__free_unpacked(vd, NULL);
+        }
+    }
+    assert_true(checked >= 8);
+    tensorflow__saved_model__free_unpacked(s0, NULL);
+    tensorflow__saved_model__free_unpacked(s1, NULL);
+    gn_graph_free(g);
+}
+
 /* The sorted file names of dir (without . and ..), joined by ' '. */
 static void list_dir(const char *dir, char *out, size_t cap)
 {
@@ -1441,6 +1498,7 @@ int main(void)
         cmocka_unit_test(test_riegeli_blocks),
         cmocka_unit_test(test_image_format_chunked),
         cmocka_unit_test(test_skip_saver),
+        cmocka_unit_test(test_skip_saver_keeps_collection_nodes),
         cmocka_unit_test(test_sharding_callback),
         cmocka_unit_test(test_max_shard_size_like_tensorflow),
         cmocka_unit_test(test_extra_tags),

@@ -37,6 +37,7 @@
 #include "ops/registry.h"
 #include "ops/shape.h"
 #include "tensorflow/core/framework/graph_debug_info.pb-c.h"
+#include "tensorflow/core/framework/variable.pb-c.h"
 #include "tensorflow/core/protobuf/fingerprint.pb-c.h"
 #include "tensorflow/core/protobuf/saved_model.pb-c.h"
 
@@ -196,9 +197,44 @@ static void protect_sig_tensors(const Tensorflow__MetaGraphDef *mg, gn_graph *w,
     }
 }
 
+/* The nodes the MetaGraphDef's collections name: a node_list's names, and the
+ * VariableDefs of bytes_list collections (variables, trainable_variables, ...):
+ * the variable, its initializer, initial value and snapshot. A TF1 SavedModel's
+ * variable snapshot ('kernel/Read/ReadVariableOp') may be read only by the save
+ * op, yet TensorFlow's loaders look it up by that name. */
+static gn_status protect_collection_nodes(wctx *c, uint8_t *keep)
+{
+    const Tensorflow__MetaGraphDef *mg = c->src;
+    for (size_t i = 0; i < mg->n_collection_def; i++) {
+        const Tensorflow__CollectionDef *cd = mg->collection_def[i]->value;
+        if (!cd) continue;
+        if (cd->kind_case == TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST) {
+            for (size_t k = 0; k < cd->node_list->n_value; k++) {
+                gn_id id = node_of_tensor(c->w, cd->node_list->value[k]);
+                if (id != GN_NONE) keep[id] = 1;
+            }
+        } else if (cd->kind_case == TENSORFLOW__COLLECTION_DEF__KIND_BYTES_LIST) {
+            for (size_t k = 0; k < cd->bytes_list->n_value; k++) {
+                const ProtobufCBinaryData *b = &cd->bytes_list->value[k];
+                Tensorflow__VariableDef *vd = tensorflow__variable_def__unpack(&c->pa, b->len, b->data);
+                if (!vd && c->a.oom) return fail(c, GN_ERR_NOMEM, "out of memory");
+                if (!vd) continue;   /* not a VariableDef */
+                const char *names[4] = {vd->variable_name, vd->initializer_name, vd->initial_value_name,
+                                        vd->snapshot_name};
+                for (int n = 0; n < 4; n++) {
+                    gn_id id = node_of_tensor(c->w, names[n]);
+                    if (id != GN_NONE) keep[id] = 1;
+                }
+            }
+        }
+    }
+    return GN_OK;
+}
+
 /* The save and restore ops are the SaverDef's save tensor, restore op and
  * filename tensor, and every node all of whose consumers are such ops
- * (variables, signature tensors and asset tensors excepted). */
+ * (variables, signature tensors, asset tensors and the nodes collections name
+ * excepted). */
 static gn_status remove_saver(wctx *c)
 {
     const Tensorflow__SaverDef *sd = c->src ? c->src->saver_def : NULL;
@@ -215,6 +251,7 @@ static gn_status remove_saver(wctx *c)
         goto out;
     }
     protect_sig_tensors(c->src, w, keep);
+    if ((s = protect_collection_nodes(c, keep)) != GN_OK) goto out;
     for (gn_id i = 0; i < n; i++)
         if (gn__node_live(w, i) && is_variable_op(gn__node_op(w, i))) keep[i] = 1;
     uint32_t sp = 0;
