@@ -245,7 +245,7 @@ static void test_optimize_signature_many_inputs(void **state)
 /* optimize on a SavedModel, written as a SavedModel: the signature keeps its key
  * and its arguments' keys (input 'x', output 'y', not the tensors' names), so
  * clients calling it by key still can; a --fetch given is keyed by its name; the
- * MetaGraphDef keeps the input's tags. */
+ * MetaGraphDef keeps the input's tags, and a sparse argument its three tensors. */
 static void test_optimize_savedmodel_keeps_keys(void **state)
 {
     (void)state;
@@ -307,7 +307,28 @@ static void test_optimize_savedmodel_keeps_keys(void **state)
                     "SavedModel tags: transform\n"
                     "signatures: 1\n"
                     "  transform_signature (tensorflow/serving/predict)\n"
-                    "    input  company: transform/inputs/company/company_1:0 string ");
+                    "    input  company: transform/inputs/company/company_1:0 string [?, ?]\n");
+    /* its inputs are sparse: each keeps its indices and dense shape (coo_sparse),
+     * which TensorFlow's loaders need to feed them */
+    gn_graph *r = NULL;
+    if (gn_graph_load(tmp("tft_opt"), NULL, &r) != GN_OK) fail_msg("load %s", tmp("tft_opt"));
+    size_t n = 0, sparse = 0;
+    assert_int_equal(gn_graph_signature_args(r, "transform_signature", 0, &n), GN_OK);
+    assert_int_equal(n, 18);
+    for (size_t k = 0; k < n; k++) {
+        gn_signature_arg arg;
+        const char *ind = NULL, *shp = NULL;
+        assert_int_equal(gn_graph_signature_arg(r, "transform_signature", 0, k, &arg), GN_OK);
+        assert_int_equal(gn_graph_signature_arg_sparse(r, "transform_signature", 0, k, &ind, &shp), GN_OK);
+        if (!strcmp(arg.key, "company")) {
+            assert_string_equal(arg.tensor, "transform/inputs/company/company_1:0");
+            assert_string_equal(ind, "transform/inputs/company/company:0");
+            assert_string_equal(shp, "transform/inputs/company/company_2:0");
+        }
+        sparse += ind != NULL;
+    }
+    assert_int_equal(sparse, 18);
+    gn_graph_free(r);
     gn_test_rm_tree(tmp("tft_opt"));
 }
 

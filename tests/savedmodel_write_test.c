@@ -474,6 +474,64 @@ static gn_save_params fetch_params(const char *const *fetches, size_t n)
     return p;
 }
 
+/* A sparse (COO) signature argument, "KEY=values,indices,dense_shape": written as
+ * TensorFlow writes a SparseTensor's TensorInfo (coo_sparse, the values' dtype,
+ * the dense shape's rank with unknown dims), read back by the loader's accessors;
+ * a malformed one is refused naming it. */
+static void test_sparse_signature_arg(void **state)
+{
+    (void)state;
+    gn_graph *g = load_text(
+        "node { name: 'i' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT64 } }\n"
+        "  attr { key: 'shape' value { shape { dim { size: -1 } dim { size: 2 } } } } }\n"
+        "node { name: 'v' op: 'Placeholder' attr { key: 'dtype' value { type: DT_STRING } }\n"
+        "  attr { key: 'shape' value { shape { dim { size: -1 } } } } }\n"
+        "node { name: 's' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT64 } }\n"
+        "  attr { key: 'shape' value { shape { dim { size: 2 } } } } }\n"
+        "node { name: 'y' op: 'Identity' input: 'v' attr { key: 'T' value { type: DT_STRING } } }\n");
+    const char *feeds[] = {"words=v:0,i:0,s"};
+    const char *fetch[] = {"out=y"};
+    gn_save_params p = fetch_params(fetch, 1);
+    p.feeds = feeds;
+    p.n_feeds = 1;
+    char *d = tmp("sparse_arg");
+    save_ok(g, d, NULL, &p);
+    Tensorflow__SavedModel *sm = read_sm(d);
+    const Tensorflow__SignatureDef *sd = sm->meta_graphs[0]->signature_def[0]->value;
+    assert_int_equal(sd->n_inputs, 1);
+    assert_string_equal(sd->inputs[0]->key, "words");
+    const Tensorflow__TensorInfo *ti = sd->inputs[0]->value;
+    assert_int_equal(ti->encoding_case, TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE);
+    assert_string_equal(ti->coo_sparse->values_tensor_name, "v:0");
+    assert_string_equal(ti->coo_sparse->indices_tensor_name, "i:0");
+    assert_string_equal(ti->coo_sparse->dense_shape_tensor_name, "s:0");
+    assert_int_equal(ti->dtype, 7);   /* DT_STRING */
+    assert_false(ti->tensor_shape->unknown_rank);
+    assert_int_equal(ti->tensor_shape->n_dim, 2);
+    assert_int_equal(ti->tensor_shape->dim[0]->size, -1);
+    assert_int_equal(ti->tensor_shape->dim[1]->size, -1);
+    tensorflow__saved_model__free_unpacked(sm, NULL);
+    /* the loader's view: the values tensor, and the other two */
+    gn_graph *r = load(d);
+    gn_signature_arg a;
+    const char *ind = NULL, *shp = NULL;
+    assert_int_equal(gn_graph_signature_arg(r, "serving_default", 0, 0, &a), GN_OK);
+    assert_string_equal(a.key, "words");
+    assert_string_equal(a.tensor, "v:0");
+    assert_int_equal(gn_graph_signature_arg_sparse(r, "serving_default", 0, 0, &ind, &shp), GN_OK);
+    assert_string_equal(ind, "i:0");
+    assert_string_equal(shp, "s:0");
+    assert_int_equal(gn_graph_signature_arg_sparse(r, "serving_default", 1, 0, &ind, &shp), GN_OK);
+    assert_null(ind);
+    assert_null(shp);
+    gn_graph_free(r);
+    const char *bad[] = {"words=v,i"};
+    p.feeds = bad;
+    save_fails(g, tmp("sparse_bad"), NULL, &p, GN_ERR_ARG,
+               "feed 'v,i': a sparse argument is three tensors, values,indices,dense_shape");
+    gn_graph_free(g);
+}
+
 static void test_namespace_whitelist(void **state)
 {
     (void)state;
@@ -1499,6 +1557,7 @@ int main(void)
         cmocka_unit_test(test_image_format_chunked),
         cmocka_unit_test(test_skip_saver),
         cmocka_unit_test(test_skip_saver_keeps_collection_nodes),
+        cmocka_unit_test(test_sparse_signature_arg),
         cmocka_unit_test(test_sharding_callback),
         cmocka_unit_test(test_max_shard_size_like_tensorflow),
         cmocka_unit_test(test_extra_tags),

@@ -282,7 +282,7 @@ static int freeze_input(const char *cmd, opt_args *a, gn_graph **g, char ***name
         fprintf(stderr, "grapnel %s: %s\n", cmd, gn_graph_errmsg(*g));
         return 1;
     }
-    *names = calloc(2 * (n_in + n_out) + 3, sizeof **names);
+    *names = calloc(4 * (n_in + n_out) + 3, sizeof **names);
     if (!*names) return 1;
     /* the key and the tags outlive the graph they come from (freed below) */
     size_t k = 0;
@@ -294,9 +294,9 @@ static int freeze_input(const char *cmd, opt_args *a, gn_graph **g, char ***name
     if (!a->save_feeds || !a->save_fetches) return 1;
     /* the feed and fetch arrays were sized for the command line; a signature
      * can name more tensors than that */
-    const char **fe = realloc(a->feeds, ((size_t)a->n_feeds + n_in + 1) * sizeof *fe);
+    const char **fe = realloc(a->feeds, ((size_t)a->n_feeds + 3 * n_in + 1) * sizeof *fe);
     if (fe) a->feeds = fe;
-    const char **ft = realloc(a->fetches, ((size_t)a->n_fetches + n_out + 1) * sizeof *ft);
+    const char **ft = realloc(a->fetches, ((size_t)a->n_fetches + 3 * n_out + 1) * sizeof *ft);
     if (ft) a->fetches = ft;
     if (!fe || !ft) return 1;
     for (int32_t o = 0; o <= 1; o++) {
@@ -308,17 +308,25 @@ static int freeze_input(const char *cmd, opt_args *a, gn_graph **g, char ***name
             if (o) a->fetches[a->n_fetches++] = (*names)[k];
             else a->feeds[a->n_feeds++] = (*names)[k];
             k++;
-            /* a key with '=' cannot be given so: the tensor's name is its key then */
-            size_t len = strlen(arg.key) + strlen(arg.tensor) + 2;
-            if (!strchr(arg.key, '=')) {
-                if (!((*names)[k] = malloc(len))) return 1;
-                snprintf((*names)[k], len, "%s=%s", arg.key, arg.tensor);
-            } else if (!((*names)[k] = strdup(arg.tensor))) {
-                return 1;
-            }
+            /* a key with '=' cannot be given so: the tensor's name is its key then;
+             * a sparse argument is its values, indices and dense shape */
+            const char *ind = NULL, *shp = NULL;
+            if (gn_graph_signature_arg_sparse(*g, sig, o, j, &ind, &shp) != GN_OK) return 1;
+            size_t len = strlen(arg.key) + strlen(arg.tensor) + (ind ? strlen(ind) + strlen(shp) + 2 : 0) + 2;
+            if (!((*names)[k] = malloc(len))) return 1;
+            snprintf((*names)[k], len, "%s%s%s%s%s%s%s", strchr(arg.key, '=') ? "" : arg.key,
+                     strchr(arg.key, '=') ? "" : "=", arg.tensor, ind ? "," : "", ind ? ind : "", ind ? "," : "",
+                     shp ? shp : "");
             if (o) a->save_fetches[a->n_save_fetches++] = (*names)[k];
             else a->save_feeds[a->n_save_feeds++] = (*names)[k];
             k++;
+            /* the sparse argument's indices and dense shape are feeds (fetches) too */
+            for (int p = 0; ind && p < 2; p++) {
+                if (!((*names)[k] = strdup(p ? shp : ind))) return 1;
+                if (o) a->fetches[a->n_fetches++] = (*names)[k];
+                else a->feeds[a->n_feeds++] = (*names)[k];
+                k++;
+            }
         }
     }
     gn_graph *fz = NULL;

@@ -314,6 +314,57 @@ out:
 }
 
 /* ---- signatures from feeds and fetches ---------------------------------------------------- */
+static gn_status tensor_info(wctx *c, const char *name, const char *what, char **key, Tensorflow__TensorInfo **out);
+
+/* "values,indices,dense_shape": a sparse (COO) argument, keyed by its values
+ * tensor unless key_len; its shape the dense shape's rank (dims unknown). */
+static gn_status coo_tensor_info(wctx *c, const char *name, const char *key, size_t key_len, const char *what,
+                                 char **key_out, Tensorflow__TensorInfo **out)
+{
+    const char *c1 = strchr(name, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+    if (!c1 || !c2 || strchr(c2 + 1, ','))
+        return fail(c, GN_ERR_ARG, "%s '%s': a sparse argument is three tensors, values,indices,dense_shape", what,
+                    name);
+    char *parts[3] = {az(c, (size_t)(c1 - name) + 1), az(c, (size_t)(c2 - c1)), adup(c, c2 + 1)};
+    if (!parts[0] || !parts[1] || !parts[2]) return fail(c, GN_ERR_NOMEM, "out of memory");
+    memcpy(parts[0], name, (size_t)(c1 - name));
+    memcpy(parts[1], c1 + 1, (size_t)(c2 - c1 - 1));
+    Tensorflow__TensorInfo *ti[3];
+    char *keys[3];
+    for (int i = 0; i < 3; i++) GN_TRY(tensor_info(c, parts[i], what, &keys[i], &ti[i]));
+    Tensorflow__TensorInfo__CooSparse *coo = az(c, sizeof *coo);
+    Tensorflow__TensorShapeProto *sh = az(c, sizeof *sh);
+    if (!coo || !sh) return fail(c, GN_ERR_NOMEM, "out of memory");
+    tensorflow__tensor_info__coo_sparse__init(coo);
+    tensorflow__tensor_shape_proto__init(sh);
+    coo->values_tensor_name = ti[0]->name;
+    coo->indices_tensor_name = ti[1]->name;
+    coo->dense_shape_tensor_name = ti[2]->name;
+    const Tensorflow__TensorShapeProto *ds = ti[2]->tensor_shape;
+    if (ds && !ds->unknown_rank && ds->n_dim == 1 && ds->dim[0]->size >= 0) {
+        sh->n_dim = (size_t)ds->dim[0]->size;
+        sh->dim = az(c, (sh->n_dim ? sh->n_dim : 1) * sizeof *sh->dim);
+        if (!sh->dim) return fail(c, GN_ERR_NOMEM, "out of memory");
+        for (size_t d = 0; d < sh->n_dim; d++) {
+            if (!(sh->dim[d] = az(c, sizeof *sh->dim[d]))) return fail(c, GN_ERR_NOMEM, "out of memory");
+            tensorflow__tensor_shape_proto__dim__init(sh->dim[d]);
+            sh->dim[d]->size = -1;
+        }
+    } else {
+        sh->unknown_rank = 1;
+    }
+    ti[0]->encoding_case = TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE;
+    ti[0]->coo_sparse = coo;
+    ti[0]->tensor_shape = sh;
+    *key_out = keys[0];
+    if (key_len) {
+        if (!(*key_out = az(c, key_len + 1))) return fail(c, GN_ERR_NOMEM, "out of memory");
+        memcpy(*key_out, key, key_len);
+    }
+    *out = ti[0];
+    return GN_OK;
+}
+
 static gn_status tensor_info(wctx *c, const char *name, const char *what, char **key, Tensorflow__TensorInfo **out)
 {
     gn_graph *w = c->w;
@@ -327,6 +378,8 @@ static gn_status tensor_info(wctx *c, const char *name, const char *what, char *
         name = eq + 1;
         if (!given_len) return fail(c, GN_ERR_ARG, "%s '%s': empty signature key before '='", what, given_key);
     }
+    /* "values,indices,dense_shape" (',' is in no node name either) */
+    if (strchr(name, ',')) return coo_tensor_info(c, name, given_key, given_len, what, key, out);
     const char *colon = strrchr(name, ':');
     size_t nl = colon ? (size_t)(colon - name) : strlen(name);
     long k = 0;
