@@ -242,6 +242,96 @@ static void test_optimize_signature_many_inputs(void **state)
     expect_contains(cmd, 0, "inputs (54):");
 }
 
+/* optimize on a SavedModel, written as a SavedModel: the signature keeps its key
+ * and its arguments' keys (input 'x', output 'y', not the tensors' names), so
+ * clients calling it by key still can; a --fetch given is keyed by its name; the
+ * MetaGraphDef keeps the input's tags, and a sparse argument its three tensors. */
+static void test_optimize_savedmodel_keeps_keys(void **state)
+{
+    (void)state;
+    char dir[2048], cmd[8192];
+    if (!gn_test_corpus("tensorflow__serving/"
+                        "tensorflow_serving__servables__tensorflow__testdata__saved_model_half_plus_two_tf2_cpu__00000123",
+                        dir, sizeof dir))
+        skip();
+    gn_test_rm_tree(tmp("hp2_opt"));
+    snprintf(cmd, sizeof cmd, "optimize '%s' -o %s", dir, tmp("hp2_opt"));
+    expect(cmd, 0, "");
+    snprintf(cmd, sizeof cmd, "inspect --signatures %s", tmp("hp2_opt"));
+    expect(cmd, 0,
+           "SavedModel tags: serve\n"
+           "signatures: 1\n"
+           "  serving_default (tensorflow/serving/predict)\n"
+           "    input  x: serving_default_x:0 float [1]\n"
+           "    output y: StatefulPartitionedCall_5:0 float [1]\n"
+           "init op: (none)\n");
+    /* run by the keys: half plus two */
+    float x = 4;
+    int64_t d1 = 1;
+    write_npy(tmp("hp2_x.npy"), DT_FLOAT, &x, sizeof x, 1, &d1);
+    snprintf(cmd, sizeof cmd, "run %s --feed x=%s --fetch y", tmp("hp2_opt"), tmp("hp2_x.npy"));
+    expect(cmd, 0, "y: float32 (1,)\n[4.]\n");
+    gn_test_rm_tree(tmp("hp2_opt"));
+    snprintf(cmd, sizeof cmd, "optimize '%s' -o %s --signature regress_x2_to_y3", dir, tmp("hp2_opt"));
+    expect(cmd, 0, "");
+    snprintf(cmd, sizeof cmd, "inspect --signatures %s", tmp("hp2_opt"));
+    expect(cmd, 0,
+           "SavedModel tags: serve\n"
+           "signatures: 1\n"
+           "  regress_x2_to_y3 (tensorflow/serving/predict)\n"
+           "    input  inputs: regress_x2_to_y3_inputs:0 float [1]\n"
+           "    output outputs: StatefulPartitionedCall_2:0 float [1]\n"
+           "init op: (none)\n");
+    gn_test_rm_tree(tmp("hp2_opt"));
+    snprintf(cmd, sizeof cmd, "optimize '%s' -o %s --fetch StatefulPartitionedCall_5", dir, tmp("hp2_opt"));
+    expect(cmd, 0, "");
+    snprintf(cmd, sizeof cmd, "inspect --signatures %s", tmp("hp2_opt"));
+    expect(cmd, 0,
+           "SavedModel tags: serve\n"
+           "signatures: 1\n"
+           "  serving_default (tensorflow/serving/predict)\n"
+           "    input  x: serving_default_x:0 float [1]\n"
+           "    output StatefulPartitionedCall_5: StatefulPartitionedCall_5:0 float [1]\n"
+           "init op: (none)\n");
+    gn_test_rm_tree(tmp("hp2_opt"));
+    /* a MetaGraphDef tagged 'transform' whose only signature is not serving_default:
+     * both kept (TensorFlow's loaders find the model by its tags) */
+    if (!gn_test_corpus("tensorflow__tfx/tfx__components__testdata__transform__transform_graph__transform_fn", dir,
+                        sizeof dir))
+        return;
+    gn_test_rm_tree(tmp("tft_opt"));
+    snprintf(cmd, sizeof cmd, "optimize '%s' -o %s", dir, tmp("tft_opt"));
+    expect(cmd, 0, "");
+    snprintf(cmd, sizeof cmd, "inspect --signatures %s", tmp("tft_opt"));
+    expect_contains(cmd, 0,
+                    "SavedModel tags: transform\n"
+                    "signatures: 1\n"
+                    "  transform_signature (tensorflow/serving/predict)\n"
+                    "    input  company: transform/inputs/company/company_1:0 string [?, ?]\n");
+    /* its inputs are sparse: each keeps its indices and dense shape (coo_sparse),
+     * which TensorFlow's loaders need to feed them */
+    gn_graph *r = NULL;
+    if (gn_graph_load(tmp("tft_opt"), NULL, &r) != GN_OK) fail_msg("load %s", tmp("tft_opt"));
+    size_t n = 0, sparse = 0;
+    assert_int_equal(gn_graph_signature_args(r, "transform_signature", 0, &n), GN_OK);
+    assert_int_equal(n, 18);
+    for (size_t k = 0; k < n; k++) {
+        gn_signature_arg arg;
+        const char *ind = NULL, *shp = NULL;
+        assert_int_equal(gn_graph_signature_arg(r, "transform_signature", 0, k, &arg), GN_OK);
+        assert_int_equal(gn_graph_signature_arg_sparse(r, "transform_signature", 0, k, &ind, &shp), GN_OK);
+        if (!strcmp(arg.key, "company")) {
+            assert_string_equal(arg.tensor, "transform/inputs/company/company_1:0");
+            assert_string_equal(ind, "transform/inputs/company/company:0");
+            assert_string_equal(shp, "transform/inputs/company/company_2:0");
+        }
+        sparse += ind != NULL;
+    }
+    assert_int_equal(sparse, 18);
+    gn_graph_free(r);
+    gn_test_rm_tree(tmp("tft_opt"));
+}
+
 static void test_verify(void **state)
 {
     (void)state;
@@ -318,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_run_shape_needed),
         cmocka_unit_test(test_run_usage),
         cmocka_unit_test(test_optimize_signature_many_inputs),
+        cmocka_unit_test(test_optimize_savedmodel_keeps_keys),
         cmocka_unit_test(test_verify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

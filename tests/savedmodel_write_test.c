@@ -21,6 +21,7 @@
 #include "tensorflow/tools/proto_splitter/chunk.pb-c.h"
 #include "io/pbcanon.h"
 #include "tensorflow/core/framework/graph_debug_info.pb-c.h"
+#include "tensorflow/core/framework/variable.pb-c.h"
 #include "tensorflow/core/protobuf/fingerprint.pb-c.h"
 #include "tensorflow/core/protobuf/saved_model.pb-c.h"
 #include "testutil.h"
@@ -471,6 +472,64 @@ static gn_save_params fetch_params(const char *const *fetches, size_t n)
     p.fetches = fetches;
     p.n_fetches = n;
     return p;
+}
+
+/* A sparse (COO) signature argument, "KEY=values,indices,dense_shape": written as
+ * TensorFlow writes a SparseTensor's TensorInfo (coo_sparse, the values' dtype,
+ * the dense shape's rank with unknown dims), read back by the loader's accessors;
+ * a malformed one is refused naming it. */
+static void test_sparse_signature_arg(void **state)
+{
+    (void)state;
+    gn_graph *g = load_text(
+        "node { name: 'i' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT64 } }\n"
+        "  attr { key: 'shape' value { shape { dim { size: -1 } dim { size: 2 } } } } }\n"
+        "node { name: 'v' op: 'Placeholder' attr { key: 'dtype' value { type: DT_STRING } }\n"
+        "  attr { key: 'shape' value { shape { dim { size: -1 } } } } }\n"
+        "node { name: 's' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT64 } }\n"
+        "  attr { key: 'shape' value { shape { dim { size: 2 } } } } }\n"
+        "node { name: 'y' op: 'Identity' input: 'v' attr { key: 'T' value { type: DT_STRING } } }\n");
+    const char *feeds[] = {"words=v:0,i:0,s"};
+    const char *fetch[] = {"out=y"};
+    gn_save_params p = fetch_params(fetch, 1);
+    p.feeds = feeds;
+    p.n_feeds = 1;
+    char *d = tmp("sparse_arg");
+    save_ok(g, d, NULL, &p);
+    Tensorflow__SavedModel *sm = read_sm(d);
+    const Tensorflow__SignatureDef *sd = sm->meta_graphs[0]->signature_def[0]->value;
+    assert_int_equal(sd->n_inputs, 1);
+    assert_string_equal(sd->inputs[0]->key, "words");
+    const Tensorflow__TensorInfo *ti = sd->inputs[0]->value;
+    assert_int_equal(ti->encoding_case, TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE);
+    assert_string_equal(ti->coo_sparse->values_tensor_name, "v:0");
+    assert_string_equal(ti->coo_sparse->indices_tensor_name, "i:0");
+    assert_string_equal(ti->coo_sparse->dense_shape_tensor_name, "s:0");
+    assert_int_equal(ti->dtype, 7);   /* DT_STRING */
+    assert_false(ti->tensor_shape->unknown_rank);
+    assert_int_equal(ti->tensor_shape->n_dim, 2);
+    assert_int_equal(ti->tensor_shape->dim[0]->size, -1);
+    assert_int_equal(ti->tensor_shape->dim[1]->size, -1);
+    tensorflow__saved_model__free_unpacked(sm, NULL);
+    /* the loader's view: the values tensor, and the other two */
+    gn_graph *r = load(d);
+    gn_signature_arg a;
+    const char *ind = NULL, *shp = NULL;
+    assert_int_equal(gn_graph_signature_arg(r, "serving_default", 0, 0, &a), GN_OK);
+    assert_string_equal(a.key, "words");
+    assert_string_equal(a.tensor, "v:0");
+    assert_int_equal(gn_graph_signature_arg_sparse(r, "serving_default", 0, 0, &ind, &shp), GN_OK);
+    assert_string_equal(ind, "i:0");
+    assert_string_equal(shp, "s:0");
+    assert_int_equal(gn_graph_signature_arg_sparse(r, "serving_default", 1, 0, &ind, &shp), GN_OK);
+    assert_null(ind);
+    assert_null(shp);
+    gn_graph_free(r);
+    const char *bad[] = {"words=v,i"};
+    p.feeds = bad;
+    save_fails(g, tmp("sparse_bad"), NULL, &p, GN_ERR_ARG,
+               "feed 'v,i': a sparse argument is three tensors, values,indices,dense_shape");
+    gn_graph_free(g);
 }
 
 static void test_namespace_whitelist(void **state)
@@ -1119,6 +1178,62 @@ static void test_skip_saver(void **state)
     gn_graph_free(g);
 }
 
+static bool has_node(const Tensorflow__GraphDef *gd, const char *tensor)
+{
+    size_t n = strcspn(tensor, ":");
+    for (size_t i = 0; i < gd->n_node; i++)
+        if (strlen(gd->node[i]->name) == n && strncmp(gd->node[i]->name, tensor, n) == 0) return true;
+    return false;
+}
+
+/* experimental_skip_saver on a TF1 estimator export (resource variables): the
+ * variables' snapshots ('dnn/hiddenlayer_0/kernel/Read/ReadVariableOp'), read
+ * only by the save op, stay, since the variables collection names them and
+ * TensorFlow's loader (tf.saved_model.load) looks them up there; the save and
+ * restore ops go. */
+static void test_skip_saver_keeps_collection_nodes(void **state)
+{
+    (void)state;
+    char src[1024];
+    if (!gn_test_corpus("tensorflow__tfx/tfx__components__testdata__trainer__current__Format-Serving__export__chicago-taxi__"
+                        "1646034756",
+                        src, sizeof src))
+        skip();
+    gn_graph *g = load(src);
+    char *d0 = tmp("skipc_off"), *d1 = tmp("skipc_on");
+    save_ok(g, d0, NULL, NULL);
+    save_ok(g, d1, "{'experimental_skip_saver': True}", NULL);
+    Tensorflow__SavedModel *s0 = read_sm(d0), *s1 = read_sm(d1);
+    const Tensorflow__MetaGraphDef *m0 = s0->meta_graphs[0], *m1 = s1->meta_graphs[0];
+    assert_non_null(m0->saver_def);
+    assert_null(m1->saver_def);
+    assert_true(has_op(m0->graph_def, "SaveV2"));
+    assert_false(has_op(m1->graph_def, "SaveV2") || has_op(m1->graph_def, "RestoreV2"));
+    assert_true(has_node(m1->graph_def, "dnn/hiddenlayer_0/kernel/Read/ReadVariableOp:0"));
+    /* every name of every VariableDef of the collections is a node of what was written */
+    size_t checked = 0;
+    for (size_t i = 0; i < m1->n_collection_def; i++) {
+        const Tensorflow__CollectionDef *cd = m1->collection_def[i]->value;
+        if (strcmp(m1->collection_def[i]->key, "variables") != 0) continue;
+        assert_int_equal(cd->kind_case, TENSORFLOW__COLLECTION_DEF__KIND_BYTES_LIST);
+        for (size_t k = 0; k < cd->bytes_list->n_value; k++) {
+            Tensorflow__VariableDef *vd = tensorflow__variable_def__unpack(NULL, cd->bytes_list->value[k].len,
+                                                                            cd->bytes_list->value[k].data);
+            assert_non_null(vd);
+            const char *names[4] = {vd->variable_name, vd->initializer_name, vd->initial_value_name, vd->snapshot_name};
+            for (int n = 0; n < 4; n++)
+                if (*names[n] && !has_node(m1->graph_def, names[n]))
+                    fail_msg("the variables collection names %s, which was dropped", names[n]);
+            checked++;
+            tensorflow__variable_def__free_unpacked(vd, NULL);
+        }
+    }
+    assert_true(checked >= 8);
+    tensorflow__saved_model__free_unpacked(s0, NULL);
+    tensorflow__saved_model__free_unpacked(s1, NULL);
+    gn_graph_free(g);
+}
+
 /* The sorted file names of dir (without . and ..), joined by ' '. */
 static void list_dir(const char *dir, char *out, size_t cap)
 {
@@ -1441,6 +1556,8 @@ int main(void)
         cmocka_unit_test(test_riegeli_blocks),
         cmocka_unit_test(test_image_format_chunked),
         cmocka_unit_test(test_skip_saver),
+        cmocka_unit_test(test_skip_saver_keeps_collection_nodes),
+        cmocka_unit_test(test_sparse_signature_arg),
         cmocka_unit_test(test_sharding_callback),
         cmocka_unit_test(test_max_shard_size_like_tensorflow),
         cmocka_unit_test(test_extra_tags),

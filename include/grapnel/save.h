@@ -89,7 +89,8 @@ typedef struct gn_save_params {
     /* For a GraphDef input: the serving signature's inputs and outputs as
      * tensor names ("x", "x:0", "node:1"). Keys are the node names with '/'
      * replaced by '_' and ":k" (k > 0) appended as "_k", unless the name
-     * is given as "KEY=tensor" ("x=serving_default_x:0"). No feeds: every
+     * is given as "KEY=tensor" ("x=serving_default_x:0"); a sparse (COO)
+     * argument is its three tensors, "KEY=values,indices,dense_shape". No feeds: every
      * Placeholder. A SavedModel input keeps its signatures; feeds/fetches
      * given for it replace signature_key's signature. */
     size_t n_feeds;

@@ -40,6 +40,11 @@ typedef struct gn_signature_arg {
 GN_API gn_status gn_graph_signature_args(const gn_graph *g, const char *sig, int32_t outputs, size_t *count);
 GN_API gn_status gn_graph_signature_arg(const gn_graph *g, const char *sig, int32_t outputs, size_t k,
                                         gn_signature_arg *out);
+/* A sparse (COO) argument's other two tensors (its gn_signature_arg.tensor is
+ * the values tensor): *indices and *dense_shape, borrowed from g; both NULL for
+ * a dense argument. */
+GN_API gn_status gn_graph_signature_arg_sparse(const gn_graph *g, const char *sig, int32_t outputs, size_t k,
+                                               const char **indices, const char **dense_shape);
 
 /* ---- variables (the SavedModel's variables/ tensor bundle) ------------------ */
 typedef struct gn_variable_info {

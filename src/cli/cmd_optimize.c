@@ -82,6 +82,11 @@ typedef struct opt_args {
     const char **fetches, **feeds;
     int n_fetches, n_feeds;
     int verify, list, checked;
+    /* a SavedModel input's signature arguments as "key=tensor", for the
+     * SavedModel written: its signature keeps the input's keys */
+    const char **save_fetches, **save_feeds;
+    int n_save_fetches, n_save_feeds;
+    const char *save_tags;   /* and its tags (the input's MetaGraphDef's) */
 } opt_args;
 
 static int parse_args(int argc, char **argv, opt_args *a)
@@ -267,26 +272,33 @@ static bool out_is_dir(const char *out)
 
 /* A SavedModel input: *g becomes the frozen graph of the signature, and
  * without --fetch/--feed the signature's outputs and inputs are the fetches and
- * feeds (their names go to names, owned by the caller). */
+ * feeds (their names go to names, owned by the caller), and, as "key=tensor",
+ * the SavedModel's signature arguments when OUT is one (the keys kept). */
 static int freeze_input(const char *cmd, opt_args *a, gn_graph **g, char ***names, const char **sig_out)
 {
     const char *sig = a->signature ? a->signature : gn_graph_default_signature(*g);
-    *sig_out = sig;
     size_t n_in = 0, n_out = 0;
     if (gn_graph_signature_args(*g, sig, 0, &n_in) != GN_OK || gn_graph_signature_args(*g, sig, 1, &n_out) != GN_OK) {
         fprintf(stderr, "grapnel %s: %s\n", cmd, gn_graph_errmsg(*g));
         return 1;
     }
-    *names = calloc(n_in + n_out + 1, sizeof **names);
+    *names = calloc(4 * (n_in + n_out) + 3, sizeof **names);
     if (!*names) return 1;
+    /* the key and the tags outlive the graph they come from (freed below) */
+    size_t k = 0;
+    if (!((*names)[k++] = strdup(sig)) || !((*names)[k++] = strdup(gn_graph_tags(*g)))) return 1;
+    *sig_out = (*names)[0];
+    a->save_tags = (*names)[1][0] ? (*names)[1] : NULL;
+    a->save_feeds = calloc(n_in + 1, sizeof *a->save_feeds);
+    a->save_fetches = calloc(n_out + 1, sizeof *a->save_fetches);
+    if (!a->save_feeds || !a->save_fetches) return 1;
     /* the feed and fetch arrays were sized for the command line; a signature
      * can name more tensors than that */
-    const char **fe = realloc(a->feeds, ((size_t)a->n_feeds + n_in + 1) * sizeof *fe);
+    const char **fe = realloc(a->feeds, ((size_t)a->n_feeds + 3 * n_in + 1) * sizeof *fe);
     if (fe) a->feeds = fe;
-    const char **ft = realloc(a->fetches, ((size_t)a->n_fetches + n_out + 1) * sizeof *ft);
+    const char **ft = realloc(a->fetches, ((size_t)a->n_fetches + 3 * n_out + 1) * sizeof *ft);
     if (ft) a->fetches = ft;
     if (!fe || !ft) return 1;
-    size_t k = 0;
     for (int32_t o = 0; o <= 1; o++) {
         size_t n = o ? n_out : n_in;
         bool want = o ? a->n_fetches == 0 : a->n_feeds == 0;
@@ -296,6 +308,25 @@ static int freeze_input(const char *cmd, opt_args *a, gn_graph **g, char ***name
             if (o) a->fetches[a->n_fetches++] = (*names)[k];
             else a->feeds[a->n_feeds++] = (*names)[k];
             k++;
+            /* a key with '=' cannot be given so: the tensor's name is its key then;
+             * a sparse argument is its values, indices and dense shape */
+            const char *ind = NULL, *shp = NULL;
+            if (gn_graph_signature_arg_sparse(*g, sig, o, j, &ind, &shp) != GN_OK) return 1;
+            size_t len = strlen(arg.key) + strlen(arg.tensor) + (ind ? strlen(ind) + strlen(shp) + 2 : 0) + 2;
+            if (!((*names)[k] = malloc(len))) return 1;
+            snprintf((*names)[k], len, "%s%s%s%s%s%s%s", strchr(arg.key, '=') ? "" : arg.key,
+                     strchr(arg.key, '=') ? "" : "=", arg.tensor, ind ? "," : "", ind ? ind : "", ind ? "," : "",
+                     shp ? shp : "");
+            if (o) a->save_fetches[a->n_save_fetches++] = (*names)[k];
+            else a->save_feeds[a->n_save_feeds++] = (*names)[k];
+            k++;
+            /* the sparse argument's indices and dense shape are feeds (fetches) too */
+            for (int p = 0; ind && p < 2; p++) {
+                if (!((*names)[k] = strdup(p ? shp : ind))) return 1;
+                if (o) a->fetches[a->n_fetches++] = (*names)[k];
+                else a->feeds[a->n_feeds++] = (*names)[k];
+                k++;
+            }
         }
     }
     gn_graph *fz = NULL;
@@ -405,11 +436,12 @@ int gn_cli_optimize(int argc, char **argv)
         /* a SavedModel: the serving signature from the fetches and feeds */
         gn_save_params sp;
         gn_save_params_init(&sp);
-        sp.feeds = a.feeds;
-        sp.n_feeds = (size_t)a.n_feeds;
-        sp.fetches = a.fetches;
-        sp.n_fetches = (size_t)a.n_fetches;
+        sp.feeds = a.n_save_feeds ? a.save_feeds : a.feeds;
+        sp.n_feeds = (size_t)(a.n_save_feeds ? a.n_save_feeds : a.n_feeds);
+        sp.fetches = a.n_save_fetches ? a.save_fetches : a.fetches;
+        sp.n_fetches = (size_t)(a.n_save_fetches ? a.n_save_fetches : a.n_fetches);
         sp.signature_key = sig;
+        sp.tags = a.save_tags;
         if (gn_savedmodel_save(g, a.out, NULL, &sp) != GN_OK) {
             fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
             rc = 1;
@@ -451,6 +483,8 @@ out:
     free(sig_names);
     free(a.fetches);
     free(a.feeds);
+    free(a.save_fetches);
+    free(a.save_feeds);
     return rc;
 }
 

@@ -506,7 +506,8 @@ static const command commands[] = {
      "  --target T            cpu (default), gpu, gpu:sm_90, gpu:sm_90x4 (four GPUs) or auto\n"
      "  --signature NAME      SavedModel IN: the signature frozen, then optimized with its outputs as\n"
      "                        fetches and inputs as feeds (default serving_default)\n"
-     "  OUT ending in .pb/.pbtxt is a GraphDef; any other OUT a SavedModel directory\n",
+     "  OUT ending in .pb/.pbtxt is a GraphDef; any other OUT a SavedModel directory (from a\n"
+     "  SavedModel IN: the signature's key and its argument keys kept)\n",
      gn_cli_optimize},
     {"freeze", "freeze a SavedModel signature into a self-contained GraphDef",
      "usage: grapnel freeze DIR -o OUT.pb [--signature NAME] [--tag TAGS]\n"

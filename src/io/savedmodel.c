@@ -186,6 +186,24 @@ gn_status gn_graph_signature_arg(const gn_graph *g, const char *sig, int32_t out
     return GN_OK;
 }
 
+gn_status gn_graph_signature_arg_sparse(const gn_graph *g, const char *sig, int32_t outputs, size_t k,
+                                        const char **indices, const char **dense_shape)
+{
+    *indices = *dense_shape = NULL;
+    const Tensorflow__SignatureDef *s = gn__savedmodel_signature(g, sig);
+    if (!s) return g ? sig_not_found((gn_graph *)g, sig) : GN_ERR_ARG;
+    const char *key = NULL;
+    const Tensorflow__TensorInfo *ti = gn__savedmodel_sig_arg(s, outputs, k, &key);
+    if (!ti)
+        return gn__fail(&((gn_graph *)g)->err, GN_ERR_ARG, "signature '%s': %s %zu out of range (%zu)", sig,
+                        outputs ? "output" : "input", k, sig_n(s, outputs));
+    if (ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE && ti->coo_sparse) {
+        *indices = ti->coo_sparse->indices_tensor_name ? ti->coo_sparse->indices_tensor_name : "";
+        *dense_shape = ti->coo_sparse->dense_shape_tensor_name ? ti->coo_sparse->dense_shape_tensor_name : "";
+    }
+    return GN_OK;
+}
+
 /* ---- variables ------------------------------------------------------------------ */
 char *gn__savedmodel_bundle_prefix(const gn__savedmodel *s)
 {

@@ -37,6 +37,7 @@
 #include "ops/registry.h"
 #include "ops/shape.h"
 #include "tensorflow/core/framework/graph_debug_info.pb-c.h"
+#include "tensorflow/core/framework/variable.pb-c.h"
 #include "tensorflow/core/protobuf/fingerprint.pb-c.h"
 #include "tensorflow/core/protobuf/saved_model.pb-c.h"
 
@@ -196,9 +197,44 @@ static void protect_sig_tensors(const Tensorflow__MetaGraphDef *mg, gn_graph *w,
     }
 }
 
+/* The nodes the MetaGraphDef's collections name: a node_list's names, and the
+ * VariableDefs of bytes_list collections (variables, trainable_variables, ...):
+ * the variable, its initializer, initial value and snapshot. A TF1 SavedModel's
+ * variable snapshot ('kernel/Read/ReadVariableOp') may be read only by the save
+ * op, yet TensorFlow's loaders look it up by that name. */
+static gn_status protect_collection_nodes(wctx *c, uint8_t *keep)
+{
+    const Tensorflow__MetaGraphDef *mg = c->src;
+    for (size_t i = 0; i < mg->n_collection_def; i++) {
+        const Tensorflow__CollectionDef *cd = mg->collection_def[i]->value;
+        if (!cd) continue;
+        if (cd->kind_case == TENSORFLOW__COLLECTION_DEF__KIND_NODE_LIST) {
+            for (size_t k = 0; k < cd->node_list->n_value; k++) {
+                gn_id id = node_of_tensor(c->w, cd->node_list->value[k]);
+                if (id != GN_NONE) keep[id] = 1;
+            }
+        } else if (cd->kind_case == TENSORFLOW__COLLECTION_DEF__KIND_BYTES_LIST) {
+            for (size_t k = 0; k < cd->bytes_list->n_value; k++) {
+                const ProtobufCBinaryData *b = &cd->bytes_list->value[k];
+                Tensorflow__VariableDef *vd = tensorflow__variable_def__unpack(&c->pa, b->len, b->data);
+                if (!vd && c->a.oom) return fail(c, GN_ERR_NOMEM, "out of memory");
+                if (!vd) continue;   /* not a VariableDef */
+                const char *names[4] = {vd->variable_name, vd->initializer_name, vd->initial_value_name,
+                                        vd->snapshot_name};
+                for (int n = 0; n < 4; n++) {
+                    gn_id id = node_of_tensor(c->w, names[n]);
+                    if (id != GN_NONE) keep[id] = 1;
+                }
+            }
+        }
+    }
+    return GN_OK;
+}
+
 /* The save and restore ops are the SaverDef's save tensor, restore op and
  * filename tensor, and every node all of whose consumers are such ops
- * (variables, signature tensors and asset tensors excepted). */
+ * (variables, signature tensors, asset tensors and the nodes collections name
+ * excepted). */
 static gn_status remove_saver(wctx *c)
 {
     const Tensorflow__SaverDef *sd = c->src ? c->src->saver_def : NULL;
@@ -215,6 +251,7 @@ static gn_status remove_saver(wctx *c)
         goto out;
     }
     protect_sig_tensors(c->src, w, keep);
+    if ((s = protect_collection_nodes(c, keep)) != GN_OK) goto out;
     for (gn_id i = 0; i < n; i++)
         if (gn__node_live(w, i) && is_variable_op(gn__node_op(w, i))) keep[i] = 1;
     uint32_t sp = 0;
@@ -277,6 +314,57 @@ out:
 }
 
 /* ---- signatures from feeds and fetches ---------------------------------------------------- */
+static gn_status tensor_info(wctx *c, const char *name, const char *what, char **key, Tensorflow__TensorInfo **out);
+
+/* "values,indices,dense_shape": a sparse (COO) argument, keyed by its values
+ * tensor unless key_len; its shape the dense shape's rank (dims unknown). */
+static gn_status coo_tensor_info(wctx *c, const char *name, const char *key, size_t key_len, const char *what,
+                                 char **key_out, Tensorflow__TensorInfo **out)
+{
+    const char *c1 = strchr(name, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+    if (!c1 || !c2 || strchr(c2 + 1, ','))
+        return fail(c, GN_ERR_ARG, "%s '%s': a sparse argument is three tensors, values,indices,dense_shape", what,
+                    name);
+    char *parts[3] = {az(c, (size_t)(c1 - name) + 1), az(c, (size_t)(c2 - c1)), adup(c, c2 + 1)};
+    if (!parts[0] || !parts[1] || !parts[2]) return fail(c, GN_ERR_NOMEM, "out of memory");
+    memcpy(parts[0], name, (size_t)(c1 - name));
+    memcpy(parts[1], c1 + 1, (size_t)(c2 - c1 - 1));
+    Tensorflow__TensorInfo *ti[3];
+    char *keys[3];
+    for (int i = 0; i < 3; i++) GN_TRY(tensor_info(c, parts[i], what, &keys[i], &ti[i]));
+    Tensorflow__TensorInfo__CooSparse *coo = az(c, sizeof *coo);
+    Tensorflow__TensorShapeProto *sh = az(c, sizeof *sh);
+    if (!coo || !sh) return fail(c, GN_ERR_NOMEM, "out of memory");
+    tensorflow__tensor_info__coo_sparse__init(coo);
+    tensorflow__tensor_shape_proto__init(sh);
+    coo->values_tensor_name = ti[0]->name;
+    coo->indices_tensor_name = ti[1]->name;
+    coo->dense_shape_tensor_name = ti[2]->name;
+    const Tensorflow__TensorShapeProto *ds = ti[2]->tensor_shape;
+    if (ds && !ds->unknown_rank && ds->n_dim == 1 && ds->dim[0]->size >= 0) {
+        sh->n_dim = (size_t)ds->dim[0]->size;
+        sh->dim = az(c, (sh->n_dim ? sh->n_dim : 1) * sizeof *sh->dim);
+        if (!sh->dim) return fail(c, GN_ERR_NOMEM, "out of memory");
+        for (size_t d = 0; d < sh->n_dim; d++) {
+            if (!(sh->dim[d] = az(c, sizeof *sh->dim[d]))) return fail(c, GN_ERR_NOMEM, "out of memory");
+            tensorflow__tensor_shape_proto__dim__init(sh->dim[d]);
+            sh->dim[d]->size = -1;
+        }
+    } else {
+        sh->unknown_rank = 1;
+    }
+    ti[0]->encoding_case = TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE;
+    ti[0]->coo_sparse = coo;
+    ti[0]->tensor_shape = sh;
+    *key_out = keys[0];
+    if (key_len) {
+        if (!(*key_out = az(c, key_len + 1))) return fail(c, GN_ERR_NOMEM, "out of memory");
+        memcpy(*key_out, key, key_len);
+    }
+    *out = ti[0];
+    return GN_OK;
+}
+
 static gn_status tensor_info(wctx *c, const char *name, const char *what, char **key, Tensorflow__TensorInfo **out)
 {
     gn_graph *w = c->w;
@@ -290,6 +378,8 @@ static gn_status tensor_info(wctx *c, const char *name, const char *what, char *
         name = eq + 1;
         if (!given_len) return fail(c, GN_ERR_ARG, "%s '%s': empty signature key before '='", what, given_key);
     }
+    /* "values,indices,dense_shape" (',' is in no node name either) */
+    if (strchr(name, ',')) return coo_tensor_info(c, name, given_key, given_len, what, key, out);
     const char *colon = strrchr(name, ':');
     size_t nl = colon ? (size_t)(colon - name) : strlen(name);
     long k = 0;
