@@ -5,7 +5,7 @@ tests/savedmodel_write_test.c, which saves the same models through the C API
 and checks that TensorFlow could load them and that our CPU runtime gives the
 same outputs for the same inputs.
 
-usage: /root/tfvenv/bin/python tools/check_saved_with_tf.py GRAPNEL_BIN [CORPUS_DIR]
+usage: PY=$(tools/tfvenv.sh); $PY tools/check_saved_with_tf.py GRAPNEL_BIN [CORPUS_DIR]
 
 Per case the SavedModel is written with `grapnel save SOURCE DIR [--feed ..]
 [--fetch ..] --save-options OPTIONS`, then
