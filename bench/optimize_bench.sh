@@ -19,7 +19,7 @@
 # Progress on stderr, markdown tables on stdout.
 #
 # Environment:
-#   GN_TF_PYTHON      python with TensorFlow   (default /root/tfvenv/bin/python)
+#   GN_TF_PYTHON      python with TensorFlow   (default: what tools/tfvenv.sh prints)
 #   GN_CORPUS_DIR     the corpus               (default ../shared/corpus)
 #   GN_BENCH_KINDS    synthetic families       (default "conv transformer dag chain")
 #   GN_BENCH_SIZES    synthetic node counts    (default "1000 10000 100000 1000000")
@@ -41,7 +41,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 build=${1:-build}
 case $build in /*) ;; *) build=$root/$build ;; esac
-py=${GN_TF_PYTHON:-/root/tfvenv/bin/python}
+py=${GN_TF_PYTHON:-$("$root/tools/tfvenv.sh")}
 corpus=${GN_CORPUS_DIR:-$(dirname "$root")/shared/corpus}
 kinds=${GN_BENCH_KINDS:-"conv transformer dag chain"}
 sizes=${GN_BENCH_SIZES:-"1000 10000 100000 1000000"}

@@ -89,7 +89,7 @@ static void expect_same_tensor(const char *key, const gn__tensor *a, const gn__t
     }
 }
 
-/* The corpus checkpoints of reference/trt_savedmodel.md §B3. */
+/* The corpus checkpoints of docs/reference_formats.md §B3. */
 typedef struct corpus_ckpt {
     const char *dir;
     size_t entries;
@@ -153,7 +153,7 @@ static void test_crc32c(void **state)
     for (size_t cut = 0; cut <= strlen(s); cut++)
         assert_int_equal(gn__crc32c(gn__crc32c(0, s, cut), s + cut, strlen(s) - cut), whole);
     assert_int_equal(gn__crc32c_mask(0), 0xA282EAD8u);
-    /* §B3: mask(CRC-32C(00 00 00 00)) = 0x3A117BA6, CRC 0x48674BC7 */
+    /* docs/reference_formats.md §B3: mask(CRC-32C(00 00 00 00)) = 0x3A117BA6, CRC 0x48674BC7 */
     assert_int_equal(gn__crc32c(0, "\0\0\0\0", 4), 0x48674BC7u);
     assert_int_equal(gn__crc32c_mask(0x48674BC7u), 0x3A117BA6u);
     assert_int_equal(gn__crc32c_unmask(0x3A117BA6u), 0x48674BC7u);
@@ -225,7 +225,7 @@ static void test_corpus_reads(void **state)
         for (const char *p = CORPUS[c].dtypes; *p; p++) assert_non_null(strchr(seen_dt, *p));
         gn__bundle_close(b);
     }
-    if (seen == GN__ARRAY_LEN(CORPUS)) assert_int_equal(total, 243);   /* §B3: all 243 entries */
+    if (seen == GN__ARRAY_LEN(CORPUS)) assert_int_equal(total, 243);   /* docs/reference_formats.md §B3 */
     else if (seen == 0) skip();
 }
 
@@ -284,7 +284,8 @@ static void test_corpus_values(void **state)
     gn__tensor_release(&t);
     gn__bundle_close(b);
 
-    assert_true(corpus_prefix(&CORPUS[5], p, sizeof p));   /* §B3's DT_STRING example */
+    /* the DT_STRING example of docs/reference_formats.md §B3 */
+    assert_true(corpus_prefix(&CORPUS[5], p, sizeof p));
     b = open_ok(p);
     read_ok(b, "_CHECKPOINTABLE_OBJECT_GRAPH", &t);
     const gn__tstring *s = t.data;

@@ -1,5 +1,5 @@
 /* Every corpus model loads, round-trips byte-exactly through binary and text,
- * and reports the node and function counts PROVENANCE.md gives. */
+ * and reports its node and function counts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,9 @@ typedef struct corpus_entry {
     int nodes, fns, fn_nodes;
 } corpus_entry;
 
-/* From ../shared/corpus/PROVENANCE.md: nodes, functions, nodes inside functions. */
+/* Per model: nodes of the top-level GraphDef (the first MetaGraph's for a SavedModel),
+ * FunctionDefs in its library, and node_defs inside those functions, as the corpus's
+ * own provenance list records them for each file. */
 static const corpus_entry corpus[] = {
     {"ARM-software__ML-KWS-for-MCU/Pretrained_models__DS_CNN__DS_CNN_S.pb", 152, 0, 0},
     {"ARM-software__ML-KWS-for-MCU/Pretrained_models__CRNN__CRNN_S.pb", 151, 0, 0},

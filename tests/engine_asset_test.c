@@ -1,5 +1,5 @@
 /* Engines built ahead of time (gn_engines_build) and saved into a
- * SavedModel's assets, then reloaded (reference/trt_savedmodel.md A9). */
+ * SavedModel's assets, then reloaded (docs/reference_formats.md §A9). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* INT8 engine conversion (reference/trt_savedmodel.md A8): the quantization
+/* INT8 engine conversion (docs/reference_formats.md §A8): the quantization
  * kernels, the calibration run and its table, ranges from FakeQuant /
  * QuantizeAndDequantize nodes and the error for a missing one, FP16 engines
  * when INT8 has neither, the CPU backend's int8 engines (exact int8 arithmetic

@@ -345,6 +345,18 @@ static void test_gzip(void **state)
     free(o);
 }
 
+/* gn_version() is made from the macros of include/grapnel/version.h, and CMake's
+ * project version (the shared library's, grapnel.pc's) is read from the same file. */
+static void test_version_is_the_macros(void **state)
+{
+    (void)state;
+    char want[64];
+    snprintf(want, sizeof want, "%d.%d.%d", GN_VERSION_MAJOR, GN_VERSION_MINOR, GN_VERSION_PATCH);
+    assert_string_equal(gn_version(), want);
+    assert_string_equal(GN_VERSION_STRING, want);
+    assert_string_equal(gn_version(), GN_PROJECT_VERSION);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_cli_bad_input_leaves_nothing),
         cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_gzip),
+        cmocka_unit_test(test_version_is_the_macros),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,7 +19,7 @@ typedef struct key_info {
     const char *name;
     int kind;
     size_t offset, width;
-    int64_t tf_default; /* RewriterConfig's proto default (grappler.md 1.3) */
+    int64_t tf_default; /* RewriterConfig's proto default (docs/reference_grappler.md §1.3) */
 } key_info;
 
 #define KEY(name, kind) {#name, T_##kind, offsetof(gn_options, name), sizeof(((gn_options *)0)->name), 0}

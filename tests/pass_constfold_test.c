@@ -165,8 +165,8 @@ static float X6[6] = {1.5f, -2, 3.25f, 4, -5.5f, 6};
 static int64_t DIMS23[2] = {2, 3};
 
 /* ---- constfold.fold ---------------------------------------------------------------------------------- */
-/* grappler.md's example: c = Add(2, 3) becomes Const(5) in place; the control
- * inputs of the constant inputs and of the node are kept (Grappler's order). */
+/* docs/reference_grappler.md §3.6.4's example: c = Add(2, 3) becomes Const(5)
+ * in place; the control inputs of the constant inputs and of the node are kept (Grappler's order). */
 static void test_fold(void **state)
 {
     (void)state;

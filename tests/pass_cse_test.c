@@ -43,7 +43,7 @@ static bool run_pass(gn_graph *g, gn_report *r, const char *disabled)
 #define DIM2 "dim { size: 2 } dim { size: 3 }"
 
 /* ---- cse.dedup -------------------------------------------------------------------------------- */
-/* grappler.md's example: Mul(x,y) and Mul(y,x) are one value; Add(a,b) becomes Add(a,a). */
+/* docs/reference_grappler.md §3.4's example: Mul(x,y) and Mul(y,x) are one value; Add(a,b) becomes Add(a,a). */
 static void test_commutative(void **state)
 {
     (void)state;

@@ -1522,7 +1522,7 @@ static void test_cli(void **state)
 static void test_fingerprint64(void **state)
 {
     (void)state;
-    /* §B9: TensorFlow's stored values for the TF 2.14 half_plus_two export */
+    /* docs/reference_formats.md §B9: TensorFlow's stored values for the TF 2.14 half_plus_two export */
     char src[1024];
     if (!gn_test_corpus(HP2_TF2, src, sizeof src)) skip();
     size_t n;

@@ -5,7 +5,7 @@ tests/savedmodel_write_test.c, which saves the same models through the C API
 and checks that TensorFlow could load them and that our CPU runtime gives the
 same outputs for the same inputs.
 
-usage: /root/tfvenv/bin/python tools/check_saved_with_tf.py GRAPNEL_BIN [CORPUS_DIR]
+usage: PY=$(tools/tfvenv.sh); $PY tools/check_saved_with_tf.py GRAPNEL_BIN [CORPUS_DIR]
 
 Per case the SavedModel is written with `grapnel save SOURCE DIR [--feed ..]
 [--fetch ..] --save-options OPTIONS`, then
@@ -15,7 +15,7 @@ Per case the SavedModel is written with `grapnel save SOURCE DIR [--feed ..]
   - every signature whose inputs are all float is run on fixed inputs, with
     both loaders; outputs saved as .npy ("run error: ..." when running fails);
   - TensorFlow's own fingerprint of the directory (CreateFingerprintDef:
-    saved_model_checksum and checkpoint_hash, §B9) is recorded.
+    saved_model_checksum and checkpoint_hash, docs/reference_formats.md §B9) is recorded.
 
 A case saved as the chunked saved_model.cpb (experimental_image_format, with
 `--chunk-max-size` so a small model splits) cannot be loaded by TensorFlow's

@@ -19,7 +19,9 @@ TensorFlow's registry) and are merged into the same table.
 
 Usage (from the repository root):
     tools/gen_ops.py [OPS_PBTXT [OUT_INC]]
-defaults: ../shared/reference/tf_ops.pbtxt and src/ops/op_table.inc.
+OPS_PBTXT is TensorFlow's tensorflow/core/ops/ops.pbtxt (the committed table
+was made from a copy of it, 1,563 ops, named tf_ops.pbtxt; default
+../shared/reference/tf_ops.pbtxt); OUT_INC defaults to src/ops/op_table.inc.
 Re-run whenever traits.def or internal_ops.inc changes (tests/ops_test.c
 fails on a stale table).
 """

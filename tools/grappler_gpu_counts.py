@@ -14,8 +14,8 @@ capability. Without a GPU this script:
     precision rewrites as it would on a real GPU.
 It needs the `tensorflow` wheel (built with CUDA: its GPU kernels are
 registered, which the remapper checks), not `tensorflow-cpu`:
-    python3 -m venv /tmp/tfgpu && /tmp/tfgpu/bin/pip install tensorflow numpy
-    /tmp/tfgpu/bin/python tools/grappler_gpu_counts.py
+    PY=$(tools/tfvenv.sh --gpu)
+    $PY tools/grappler_gpu_counts.py
 
 Three configurations per model (every other pass as grappler_counts.py: the
 passes grapnel builds on, min_graph_nodes -1):

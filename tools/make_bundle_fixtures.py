@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Tensor-bundle fixtures for tests/bundle_test.c, written and read by TensorFlow.
 
-    /root/tfvenv/bin/python tools/make_bundle_fixtures.py write   # TF-written bundles
-    /root/tfvenv/bin/python tools/make_bundle_fixtures.py verify  # TF reads ours
+    PY=$(tools/tfvenv.sh)
+    $PY tools/make_bundle_fixtures.py write   # TF-written bundles
+    $PY tools/make_bundle_fixtures.py verify  # TF reads ours
 
 `write` makes, under tests/data/bundle/:
   partitioned/model.*   TF1 Saver: two variables split by fixed_size_partitioner

@@ -8,7 +8,8 @@ through the v1 loader in a session (feeds and fetches by the signature's
 tensor names). Unknown dims are 2. Floats are uniform in [-1, 1) from
 RandomState(seed), seed fixed per model.
 
-    /root/tfvenv/bin/python tools/make_savedmodel_goldens.py
+    PY=$(tools/tfvenv.sh)
+    $PY tools/make_savedmodel_goldens.py
 
 `make_savedmodel_goldens.py keras3` instead writes tests/data/savedmodel_keras3/: a
 small Keras 3 model saved with tf.saved_model.save, whose serving function calls a
@@ -32,7 +33,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-CORPUS = "/work/shared/corpus"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.environ.get("GN_CORPUS_DIR", os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
 MODEL = None
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "savedmodel")
 

@@ -5,9 +5,10 @@ tests/savedmodel_test.c: writes tests/data/savedmodel/<model>/serving_default/
 in_<key>.npy (fixed inputs) and out_<key>.npy (what TensorFlow computes), the
 same layout as tools/make_savedmodel_goldens.py.
 
-    /root/tfgpu/bin/python tools/make_table_goldens.py          # write the goldens
-    /root/tfgpu/bin/python tools/make_table_goldens.py --show   # also print TF's frozen graph
-    /root/tfgpu/bin/python tools/make_table_goldens.py --check-frozen OUT.pb
+    PY=$(tools/tfvenv.sh --gpu)
+    $PY tools/make_table_goldens.py          # write the goldens
+    $PY tools/make_table_goldens.py --show   # also print TF's frozen graph
+    $PY tools/make_table_goldens.py --check-frozen OUT.pb
 
 Models:
   static_hashtable  tensorflow/cc/saved_model/testdata/StaticHashTableModule:
@@ -50,7 +51,8 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-CORPUS = os.environ.get("GN_CORPUS_DIR", "/work/shared/corpus")
+CORPUS = os.environ.get("GN_CORPUS_DIR", os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "shared", "corpus"))
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "savedmodel")
 
 STATIC = "tensorflow__tensorflow/tensorflow__cc__saved_model__testdata__StaticHashTableModule"

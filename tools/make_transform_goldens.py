@@ -8,7 +8,8 @@ in_<key>_dense_shape.npy (the three component tensors of each input) and
 out_<key>.npy (what TensorFlow's v1 loader and session compute, after
 tf.compat.v1.tables_initializer()).
 
-    /root/tfgpu/bin/python tools/make_transform_goldens.py
+    PY=$(tools/tfvenv.sh --gpu)
+    $PY tools/make_transform_goldens.py
 
 Five rows, row 3 left empty in every feature (the dense default), strings in
 and out of the vocabularies.

@@ -78,7 +78,7 @@ Usage (from the repository root, after a Release build):
     PY=$(tools/tfvenv.sh)
     $PY tools/model_zoo.py ~/.cache/grapnel/zoo          # once
     $PY tools/tf_oracle.py --build build --zoo ~/.cache/grapnel/zoo \\
-        --corpus ../shared/corpus --gpu-py ~/.cache/grapnel/tfgpu-venv/bin/python \\
+        --corpus ../shared/corpus --gpu-py "$(tools/tfvenv.sh --gpu)" \\
         --md bench/TF_ORACLE.md [--only NAME,...] [--source zoo,golden,corpus,corpus-sm] [--work DIR]
 Exit status 1 when any check fails.
 """
@@ -990,7 +990,10 @@ def main():
     print("\n".join(text))
     if args.md:
         with open(args.md, "w") as f:
-            f.write(HEADER % " ".join(sys.argv[1:]).replace(os.path.expanduser("~"), "~"))
+            # the command as it runs from a clone: the GPU virtualenv is the one tools/tfvenv.sh makes
+            argv = ['"$(tools/tfvenv.sh --gpu)"' if sys.argv[i - 1] == "--gpu-py" else a
+                    for i, a in enumerate(sys.argv) if i > 0]
+            f.write(HEADER % " ".join(argv).replace(os.path.expanduser("~"), "~"))
             f.write("\n".join(text) + "\n")
     return 1 if fails else 0
 
@@ -1022,7 +1025,7 @@ of TensorFlow's loaders that loads the original; see the tool's docstring).
 The zoo and the CUDA-built wheel, once, outside the repository:
 
     $PY tools/model_zoo.py ~/.cache/grapnel/zoo-full
-    python3 -m venv ~/.cache/grapnel/tfgpu-venv && ~/.cache/grapnel/tfgpu-venv/bin/pip install tensorflow==2.21.0
+    tools/tfvenv.sh --gpu
 
 """
 

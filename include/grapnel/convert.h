@@ -1,5 +1,5 @@
 /* Engine conversion, as TF-TRT does it: TensorFlow's ConversionParams, the
- * segmenter, and Grapnel>EngineOp nodes (reference/trt_savedmodel.md part A).
+ * segmenter, and Grapnel>EngineOp nodes (docs/reference_formats.md part A).
  *
  * gn_segment finds the subgraphs a backend supports (the backend's `supports`
  * gives the reason for every refusal), grows clusters with union-find in
@@ -71,7 +71,7 @@ GN_API void gn_segment_params_init(gn_segment_params *p);
 GN_API gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segment_params *sp,
                             char **report, size_t *n_engines);
 
-/* ---- INT8 (reference A8) -----------------------------------------------------------------
+/* ---- INT8 (docs/reference_formats.md §A8) ----------------------------------------------
  * With precision_mode INT8 an engine op's `calibration_data` attr holds its
  * calibration table, this text:
  *
@@ -110,7 +110,7 @@ GN_API gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn
 GN_API gn_status gn_calibrate(gn_graph *g, const char *const *feed_names, size_t n_feeds, const gn_tensor *batches,
                               size_t n_batches, char **report);
 
-/* ---- engines built ahead of time, and saved with a SavedModel (reference A9) ----------------
+/* ---- engines built ahead of time, and saved with a SavedModel (docs/reference_formats.md §A9) ---
  * TF-TRT's build(): runs g once on `backend` ("cpu"; NULL: "cpu") with the
  * given feeds (zero tensors of the wanted shapes will do: gn_tensor_alloc),
  * every top-level engine op building its engine for the input shapes it

@@ -77,7 +77,7 @@ GN_API gn_status gn_graph_errcode(const gn_graph *g);
 
 /* Structural copy sharing tensor payloads. */
 GN_API gn_status gn_graph_clone(const gn_graph *g, gn_graph **out);
-/* Validates structure (see DESIGN.md); the message names the node. */
+/* Validates structure (docs/architecture.md, "Graph validation"); the message names the node. */
 GN_API gn_status gn_graph_validate(gn_graph *g);
 /* Infers every node's output dtypes and (partial) shapes, function bodies included. */
 GN_API gn_status gn_graph_infer_shapes(gn_graph *g);

@@ -11,14 +11,12 @@
 #include "grapnel/optimizer.h"
 #include "grapnel/savedmodel.h"
 #include "grapnel/save.h"
-
-#define GN_VERSION_MAJOR 0
-#define GN_VERSION_MINOR 1
-#define GN_VERSION_PATCH 0
+#include "grapnel/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* GN_VERSION_STRING of the library actually linked (include/grapnel/version.h). */
 GN_API const char *gn_version(void);
 #ifdef __cplusplus
 }

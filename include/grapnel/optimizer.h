@@ -18,7 +18,7 @@ typedef struct gn_custom_pass {
     void *user;
 } gn_custom_pass;
 
-/* The machine the graph will run on (DESIGN.md, Target). Nodes placed on a
+/* The machine the graph will run on (docs/architecture.md, "Target"). Nodes placed on a
  * device (`/device:GPU:0`, `/device:CPU:0`) stay there; a node with an empty
  * device runs on the target's default: the first GPU for a GPU target. */
 typedef enum gn_target_kind { GN_TARGET_CPU = 0, GN_TARGET_GPU = 1 } gn_target_kind;

@@ -1,5 +1,5 @@
 /* Writing SavedModels: gn_savedmodel_save with every tf.saved_model.SaveOptions
- * field (reference/trt_savedmodel.md part B, §B1, §B6-B9).
+ * field (docs/reference_formats.md §B1, §B6-§B9).
  *
  * The directory written holds saved_model.pb (or, with
  * experimental_image_format and a SavedModel of 1 GiB or more, the chunked

@@ -1,4 +1,4 @@
-/* INT8 calibration (reference/trt_savedmodel.md A8; TF-TRT's calibration run):
+/* INT8 calibration (docs/reference_formats.md §A8; TF-TRT's calibration run):
  * the segmented graph runs on the CPU backend over the caller's batches, the
  * INT8 engine ops being calibrated running their native segments; each such
  * op's native segment then runs on the inputs it received with every float

@@ -21,9 +21,6 @@
 #define ENGINE_OP "Grapnel>EngineOp"
 static const char *const k_backend[] = {"cpu", "cuda"};   /* by gn__engine_backend */
 static const char *const k_device[] = {"host", "gpu"};
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define GN_VERSION_STRING STR(GN_VERSION_MAJOR) "." STR(GN_VERSION_MINOR) "." STR(GN_VERSION_PATCH)
 
 /* ---- the store ----------------------------------------------------------------------------- */
 void gn__engine_shapes_free(gn__engine_shapes *s)

@@ -1,5 +1,5 @@
 /* Engines built ahead of time and engine assets (private;
- * reference/trt_savedmodel.md §A7, §A9, §B5).
+ * docs/reference_formats.md §A7, §A9, §B5).
  *
  * gn_engines_build records, per Grapnel>EngineOp of a graph, the input shapes
  * it built engines for (the cache keys) in the graph's engine store. A session
@@ -9,7 +9,7 @@
  * gn_savedmodel_save writes from the store (or copies from the SavedModel the
  * graph was loaded from).
  *
- * The asset is a TFRecord file (§B5: uint64 LE length, uint32 LE masked
+ * The asset is a TFRecord file (docs/reference_formats.md §B5: uint64 LE length, uint32 LE masked
  * CRC-32C of the length bytes, payload, uint32 LE masked CRC-32C of the
  * payload), one record per cached engine. A record's payload, little-endian:
  *

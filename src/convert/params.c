@@ -1,5 +1,5 @@
 /* ConversionParams: TensorFlow's six fields, their defaults, validation and
- * the dictionary text (reference/trt_savedmodel.md A1). */
+ * the dictionary text (docs/reference_formats.md §A1). */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>

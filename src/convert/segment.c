@@ -1,4 +1,4 @@
-/* The segmenter (reference/trt_savedmodel.md A4, A5; TF-TRT's segment.cc and
+/* The segmenter (docs/reference_formats.md §A4, §A5; TF-TRT's segment.cc and
  * convert_graph.cc), with a backend's `supports` as the candidate test.
  *
  * 1. Candidates: live nodes the backend supports, not preserved, placed on
@@ -679,7 +679,7 @@ static gn_status fp16_body(seg *S, const gn_graph *b32, gn_graph **out)
     return GN_OK;
 }
 
-/* ---- INT8 without calibration: ranges from quantization nodes (reference A8) ------------------- */
+/* ---- INT8 without calibration: ranges from quantization nodes (docs/reference_formats.md §A8) --- */
 static bool is_qdq_op(const char *op)
 {
     return !strcmp(op, "FakeQuantWithMinMaxVars") || !strcmp(op, "FakeQuantWithMinMaxArgs") ||
@@ -1217,7 +1217,8 @@ gn_status gn_segment(gn_graph *g, const gn_conversion_params *p, const gn_segmen
     if (s == GN_OK) {
         for (uint32_t i = 0; i < n_order; i++) S.nd[order[i]].pos = i;
         /* INT8 without calibration: ranges from the quantization nodes; with none in
-         * the whole graph the engines are FP16, as TF-TRT does (A3) */
+         * the whole graph the engines are FP16, as TF-TRT does
+         * (docs/reference_formats.md §A3) */
         if (p->precision_mode == GN_PRECISION_INT8 && !p->use_calibration && p->minimum_segment_size != -1) {
             bool any = false;
             for (uint32_t i = 0; i < n_order && !any; i++) any = is_qdq_op(gn__node_op(g, order[i]));

@@ -1,6 +1,6 @@
 /* Tensor bundles (private): TensorFlow's checkpoint format, the
  * `variables/variables.index` + `variables.data-NNNNN-of-NNNNN` pair of a
- * SavedModel (reference/trt_savedmodel.md part B, §B3-B5;
+ * SavedModel (docs/reference_formats.md §B3-§B5;
  * tensorflow/core/util/tensor_bundle/tensor_bundle.cc,
  * tensorflow/core/lib/io/table*.cc, format.cc, block*.cc).
  *

@@ -2,7 +2,7 @@
  * table.cc / block.cc / format.cc) read in one pass into a sorted key array,
  * and BundleReader's value decoding (tensor_bundle.cc): fixed-size tensors,
  * DT_STRING, byte swapping for big-endian writers, partitioned tensors
- * assembled from their slices. Layout: reference/trt_savedmodel.md §B3-§B5.
+ * assembled from their slices. Layout: docs/reference_formats.md §B3-§B5.
  * Every length and offset read from a file is bounds-checked before use. */
 #include "io/bundle.h"
 

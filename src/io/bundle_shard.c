@@ -1,6 +1,6 @@
 /* Writing a checkpoint as TensorFlow's MaxShardSizePolicy splits it
  * (tensorflow/python/checkpoint/sharding/sharding_policies.py, then
- * MergeV2Checkpoints in tensor_bundle.cc; reference/trt_savedmodel.md §B3, §B7).
+ * MergeV2Checkpoints in tensor_bundle.cc; docs/reference_formats.md §B3, §B7).
  *
  * The policy walks the tensors in save order with a running "remaining"
  * budget of the current shard. Sizes: elements x dtype size; for strings the

@@ -4,7 +4,7 @@
  * index block), the BundleHeaderProto under the empty key, entries in key
  * order. One data shard unless gn__bundle_writer_set_shard chose others: the
  * layout MergeV2Checkpoints leaves after a sharded save. Layout:
- * reference/trt_savedmodel.md §B3-§B5. */
+ * docs/reference_formats.md §B3-§B5. */
 #include "io/bundle.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), slicing-by-8 over
  * constant tables generated offline (no global mutable state). Check value:
- * CRC-32C("123456789") = 0xE3069283 (reference/trt_savedmodel.md §B5). */
+ * CRC-32C("123456789") = 0xE3069283 (docs/reference_formats.md §B5). */
 #include "io/bundle.h"
 
 static const uint32_t crc_tab[8][256] = {

@@ -1,6 +1,6 @@
 /* FarmHash Fingerprint64 (farmhashna::Hash64), as
  * TensorFlow's tensorflow/core/platform/fingerprint.h computes them (private).
- * Used for fingerprint.pb (reference/trt_savedmodel.md §B9). */
+ * Used for fingerprint.pb (docs/reference_formats.md §B9). */
 #ifndef GN_IO_FARMHASH_H
 #define GN_IO_FARMHASH_H
 

@@ -1,5 +1,5 @@
 /* Freezing a SavedModel signature into a self-contained inference graph
- * (reference/trt_savedmodel.md §B10; TensorFlow's convert_to_constants.py).
+ * (docs/reference_formats.md §B10; TensorFlow's convert_to_constants.py).
  *
  *  1. The signature's outputs (and inputs) must name tensors of the graph.
  *  2. Variable nodes are mapped to checkpoint keys on the loaded graph: TF2

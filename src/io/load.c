@@ -24,7 +24,7 @@ void gn_load_options_init(gn_load_options *o)
     o->validate = 1;
 }
 
-const char *gn_version(void) { return "0.1.0"; }
+const char *gn_version(void) { return GN_VERSION_STRING; }
 
 /* ---- sniffing ---------------------------------------------------------------------- */
 bool gn__is_blank_text(const uint8_t *d, size_t n)

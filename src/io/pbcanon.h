@@ -1,6 +1,6 @@
 /* Deterministic protobuf serialization (private): what TensorFlow's C++
  * SerializeToString(deterministic) gives, so fingerprint.pb's
- * saved_model_checksum is TensorFlow's (reference/trt_savedmodel.md §B9). */
+ * saved_model_checksum is TensorFlow's (docs/reference_formats.md §B9). */
 #ifndef GN_IO_PBCANON_H
 #define GN_IO_PBCANON_H
 

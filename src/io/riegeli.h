@@ -1,6 +1,6 @@
 /* Riegeli/records files (private): the container of saved_model.cpb
  * (github.com/google/riegeli, doc/riegeli_records_file_format.md;
- * reference/trt_savedmodel.md §B8).
+ * docs/reference_formats.md §B8).
  *
  * A file is a sequence of chunks, each a 40-byte header (HighwayHash-64 of
  * the rest of the header, data size, data hash, chunk type and record count,

@@ -1,4 +1,4 @@
-/* The chunked SavedModel image, saved_model.cpb (reference/trt_savedmodel.md
+/* The chunked SavedModel image, saved_model.cpb (docs/reference_formats.md
  * §B8): what TensorFlow's proto splitter (tensorflow/tools/proto_splitter:
  * SavedModelSplitter, GraphDefSplitter, split.py) writes with
  * SaveOptions(experimental_image_format=True), and its reader (merge.cc).

@@ -1,4 +1,4 @@
-/* Writing SavedModels (include/grapnel/save.h; reference/trt_savedmodel.md
+/* Writing SavedModels (include/grapnel/save.h; docs/reference_formats.md
  * part B: §B1 layout and write order, §B2 messages, §B6 SaveOptions, §B7
  * sharding, §B9 fingerprint).
  *

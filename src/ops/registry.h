@@ -1,7 +1,8 @@
 /* The op registry (private).
  *
  * One entry per op: TensorFlow's public ops come from its op list
- * (../shared/reference/tf_ops.pbtxt) through tools/gen_ops.py, which writes
+ * (tensorflow/core/ops/ops.pbtxt of the TensorFlow source tree) through
+ * tools/gen_ops.py, which writes
  * src/ops/op_table.inc (generated, committed); the internal ops the passes
  * produce (_FusedConv2D, _FusedMatMul, _Arg, _Retval, ...) are added by hand
  * in src/ops/internal_ops.inc. Traits come from src/ops/traits.def and shape
@@ -75,7 +76,7 @@ enum {
     GN__T_FUNCTION_CALL = 1u << 14,   /* PartitionedCall, StatefulPartitionedCall, ... */
 };
 
-/* Mixed-precision lists (grappler.md 3.8) */
+/* Mixed-precision lists (docs/reference_grappler.md §3.8) */
 typedef enum gn__amp_list {
     GN__AMP_NONE = 0, GN__AMP_ALLOW, GN__AMP_INFER, GN__AMP_CLEAR, GN__AMP_DENY,
 } gn__amp_list;

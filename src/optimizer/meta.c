@@ -2,7 +2,7 @@
  * main graph and then every function body, for the configured iterations,
  * with timing, rollback and an optional validation after every pass; and the
  * report. After tensorflow/core/grappler/optimizers/meta_optimizer.cc
- * (grappler.md section 2). */
+ * (docs/reference_grappler.md §2). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -259,7 +259,7 @@ static int32_t opt_value(const gn_options *o, const pass_row *p)
     return *(const int32_t *)((const char *)o + p->key_offset);
 }
 
-/* Grappler's three toggle rules (grappler.md 1.2). */
+/* Grappler's three toggle rules (docs/reference_grappler.md §1.2). */
 static bool pass_enabled(const gn_options *o, const pass_row *p, size_t idx)
 {
     int32_t v = opt_value(o, p);

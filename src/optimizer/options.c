@@ -61,7 +61,7 @@ static const opt_row k_rows[] = {
 #define N_ROWS GN__ARRAY_LEN(k_rows)
 
 /* Keys tf.config.optimizer.get_experimental_options() always reports
- * (grappler.md 1.4: the two bools); every other key is printed when it differs
+ * (docs/reference_grappler.md §1.4: the two bools); every other key is printed when it differs
  * from its default, which for the dictionary's toggles is "non-DEFAULT" and for
  * min_graph_nodes "non-zero", as TensorFlow prints them. */
 static const char *const k_always_printed[] = {"disable_model_pruning", "disable_meta_optimizer"};

@@ -1,4 +1,4 @@
-/* The backend interface (private for now; DESIGN.md "Runtime"): a const
+/* The backend interface (private for now; docs/architecture.md "Runtime"): a const
  * table of function pointers plus a context, the same for CPU and CUDA.
  * A backend says which nodes it supports (with a reason when not), compiles
  * a graph into an engine, executes an engine on input tensors, and frees it.

@@ -1,5 +1,5 @@
 /* Auto mixed precision (Grappler's auto_mixed_precision in CUDA mode,
- * grappler.md 3.8): float16 for numerically safe, compute-heavy work on GPUs of
+ * docs/reference_grappler.md §3.8): float16 for numerically safe, compute-heavy work on GPUs of
  * compute capability 7.0 and newer.
  *
  * As TensorFlow's AutoMixedPrecisionImpl::Optimize:

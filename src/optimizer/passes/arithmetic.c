@@ -1,4 +1,4 @@
-/* Arithmetic optimization (Grappler's ArithmeticOptimizer, grappler.md 3.10).
+/* Arithmetic optimization (Grappler's ArithmeticOptimizer, docs/reference_grappler.md §3.10).
  *
  * Every stage of Grappler's pipeline is a pattern "arithmetic.<stage>", run in
  * Grappler's order on each node taken from a worklist (Grappler's node queue:

@@ -8,7 +8,7 @@
 #include "ops/shape.h"
 #include "optimizer/pass.h"
 
-/* ---- patterns, in Grappler's pipeline order (grappler.md 3.10) ----------------------- */
+/* ---- patterns, in Grappler's pipeline order (docs/reference_grappler.md §3.10) ------- */
 #define GN__AR_PATTERNS(X)                                                                       \
     X(ADD_OPS_REWRITE, "add_ops_rewrite")                                                        \
     X(FOLD_CONJ_TRANSPOSE, "fold_conjugate_into_transpose")                                      \

@@ -1,4 +1,5 @@
-/* Auto-parallel (Grappler's auto_parallel.cc, grappler.md 3.16): data-parallel
+/* Auto-parallel (Grappler's auto_parallel.cc, docs/reference_grappler.md §3.16):
+ * data-parallel
  * replication of a TF1 training step, on when auto_parallel is set, with
  * auto_parallel.num_replicas copies.
  *

@@ -1,6 +1,7 @@
-/* Constant folding — "constfold" (grappler.md 3.6): the driver, the pattern
- * table, and the helpers the rules share. The rules live in constfold_fold.c
- * (materialization and folding) and constfold_simplify.c (3.6.6). */
+/* Constant folding — "constfold" (docs/reference_grappler.md §3.6): the
+ * driver, the pattern table, and the helpers the rules share. The rules live
+ * in constfold_fold.c (materialization and folding) and constfold_simplify.c
+ * (§3.6.6). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* Constant folding: materialization from inferred shapes (grappler.md 3.6.3) and
- * folding by evaluation (3.6.4, 3.6.5). */
+/* Constant folding: materialization from inferred shapes
+ * (docs/reference_grappler.md §3.6.3) and folding by evaluation (§3.6.4, §3.6.5). */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,4 +1,5 @@
-/* Constant folding (grappler.md 3.6), private to src/optimizer/passes/constfold*.c.
+/* Constant folding (docs/reference_grappler.md §3.6), private to
+ * src/optimizer/passes/constfold*.c.
  *
  * One invocation of the pass:
  *   1. infers shapes once (the table is taken over from the graph, so that the

@@ -1,5 +1,5 @@
-/* Constant folding: the simplifications of grappler.md 3.6.6, tried in
- * Grappler's order; the first that applies wins. */
+/* Constant folding: the simplifications of docs/reference_grappler.md
+ * §3.6.6, tried in Grappler's order; the first that applies wins. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  *   cse.dedup_const  the same for Const nodes (value compared by content)
  * Needs no shapes; never changes numerics.
  * Grappler: tensorflow/core/grappler/optimizers/common_subgraph_elimination.cc
- * (grappler.md 3.4).
+ * (docs/reference_grappler.md §3.4).
  *
  * One sweep in topological order: each node's signature (op, device, inputs,
  * control inputs, attrs) is looked up in a hash table of representatives;

@@ -1,4 +1,4 @@
-/* Debug stripper (Grappler's debug_stripper, grappler.md 3.5).
+/* Debug stripper (Grappler's debug_stripper, docs/reference_grappler.md §3.5).
  *
  *  - Assert and PrintV2 become NoOp: their regular attrs go (attrs starting
  *    with '_' stay), their data inputs become control inputs (the dependency

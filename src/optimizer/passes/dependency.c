@@ -1,4 +1,4 @@
-/* Dependency optimization (Grappler's dependency_optimizer, grappler.md 3.14).
+/* Dependency optimization (Grappler's dependency_optimizer, docs/reference_grappler.md §3.14).
  *
  * Two rounds of:
  *  1. dependency.transitive_reduction: a control edge u -> v goes when another

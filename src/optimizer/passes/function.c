@@ -1,4 +1,4 @@
-/* Function optimizer (Grappler's function_optimizer, grappler.md 3.3).
+/* Function optimizer (Grappler's function_optimizer, docs/reference_grappler.md §3.3).
  *
  *  - function.inline: every call (PartitionedCall, StatefulPartitionedCall, an
  *    op named after a library function) is inlined as TensorFlow's

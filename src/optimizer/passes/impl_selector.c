@@ -1,5 +1,5 @@
 /* Implementation selector (Grappler's implementation_selector with
- * function_api_info, grappler.md 3.2).
+ * function_api_info, docs/reference_grappler.md §3.2).
  *
  * Library functions carrying the attr `api_implements` (an interface name)
  * and optionally `api_preferred_device` ("CPU", "GPU") are interchangeable

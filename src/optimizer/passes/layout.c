@@ -1,5 +1,5 @@
-/* The layout optimizer (Grappler's GenericLayoutOptimizer, reference
- * grappler.md §3.11): moves 4-D image work from one data format to the other,
+/* The layout optimizer (Grappler's GenericLayoutOptimizer,
+ * docs/reference_grappler.md §3.11): moves 4-D image work from one data format to the other,
  * NHWC to NCHW for GPU-placed work by default.
  *
  * Plan, then rewrite. The plan walks the graph in topological order with the

@@ -1,4 +1,4 @@
-/* Loop optimizer (Grappler's loop_optimizer.cc, grappler.md 3.13).
+/* Loop optimizer (Grappler's loop_optimizer.cc, docs/reference_grappler.md §3.13).
  *
  *  loop.stack_push_removal  A Stack/StackV2 whose handle (followed through
  *      Identity, Enter, Switch, Merge, Exit) reaches no StackPop/StackPopV2:

@@ -1,4 +1,5 @@
-/* Pin to host (Grappler's pin_to_host_optimizer, grappler.md 3.9): on a GPU
+/* Pin to host (Grappler's pin_to_host_optimizer, docs/reference_grappler.md
+ * §3.9): on a GPU
  * target, small integer / shape computations move to the host CPU of the same
  * job/replica/task, so no tiny GPU kernels and host-device copies run.
  *

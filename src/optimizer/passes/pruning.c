@@ -1,4 +1,4 @@
-/* Model pruning (Grappler's model_pruner, grappler.md 3.1).
+/* Model pruning (Grappler's model_pruner, docs/reference_grappler.md §3.1).
  *
  * 1. pruning.unreachable: keep only the transitive fan-in of the roots and
  *    delete the rest. The roots are the preserved nodes (fetches, feeds, and

@@ -1,5 +1,5 @@
-/* The remapper (Grappler's "remapping", grappler.md §3.12): fuses op patterns
- * into single kernels.
+/* The remapper (Grappler's "remapping", docs/reference_grappler.md §3.12):
+ * fuses op patterns into single kernels.
  *
  *  remap.fold_batchnorm        Conv2D / DepthwiseConv2dNative (+ BiasAdd of a
  *                              constant) + inference FusedBatchNorm[V2|V3] whose

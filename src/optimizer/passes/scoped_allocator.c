@@ -1,5 +1,5 @@
-/* Scoped allocator (Grappler's scoped_allocator_optimizer.cc, grappler.md
- * 3.17): on when scoped_allocator_optimization is ON; the meta-optimizer runs
+/* Scoped allocator (Grappler's scoped_allocator_optimizer.cc,
+ * docs/reference_grappler.md §3.17): on when scoped_allocator_optimization is ON; the meta-optimizer runs
  * it last and once. The ops of scoped_allocator_opts.enable_op (default
  * CollectiveReduce) are grouped by device, op, name scope (all of the name but
  * its last component) and frame; each group of two or more, ordered by name

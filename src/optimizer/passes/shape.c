@@ -9,7 +9,7 @@
  * Needs shapes (gn__graph_infer_shapes); never changes numerics (an int
  * division of sizes that would divide by zero becomes a constant, as in
  * Grappler).
- * Grappler: tensorflow/core/grappler/optimizers/shape_optimizer.cc (grappler.md 3.7),
+ * Grappler: tensorflow/core/grappler/optimizers/shape_optimizer.cc (docs/reference_grappler.md §3.7),
  * with the ratio of tensorflow/core/grappler/utils/symbolic_shapes.cc ComputeSizeRatio.
  *
  * Symbolic dims: TensorFlow's shape inference gives every unknown dim a
