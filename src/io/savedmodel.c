@@ -163,17 +163,26 @@ gn_status gn_graph_signature_args(const gn_graph *g, const char *sig, int32_t ou
     return GN_OK;
 }
 
+/* The k-th input (outputs 0) or output of signature SIG, and its key. */
+static gn_status sig_arg_info(const gn_graph *g, const char *sig, int32_t outputs, size_t k,
+                              const Tensorflow__TensorInfo **ti, const char **key)
+{
+    const Tensorflow__SignatureDef *s = gn__savedmodel_signature(g, sig);
+    if (!s) return g ? sig_not_found((gn_graph *)g, sig) : GN_ERR_ARG;
+    *ti = gn__savedmodel_sig_arg(s, outputs, k, key);
+    if (!*ti)
+        return gn__fail(&((gn_graph *)g)->err, GN_ERR_ARG, "signature '%s': %s %zu out of range (%zu)", sig,
+                        outputs ? "output" : "input", k, sig_n(s, outputs));
+    return GN_OK;
+}
+
 gn_status gn_graph_signature_arg(const gn_graph *g, const char *sig, int32_t outputs, size_t k,
                                  gn_signature_arg *out)
 {
     memset(out, 0, sizeof *out);
-    const Tensorflow__SignatureDef *s = gn__savedmodel_signature(g, sig);
-    if (!s) return g ? sig_not_found((gn_graph *)g, sig) : GN_ERR_ARG;
     const char *key = NULL;
-    const Tensorflow__TensorInfo *ti = gn__savedmodel_sig_arg(s, outputs, k, &key);
-    if (!ti)
-        return gn__fail(&((gn_graph *)g)->err, GN_ERR_ARG, "signature '%s': %s %zu out of range (%zu)", sig,
-                        outputs ? "output" : "input", k, sig_n(s, outputs));
+    const Tensorflow__TensorInfo *ti = NULL;
+    GN_TRY(sig_arg_info(g, sig, outputs, k, &ti, &key));
     out->key = key;
     out->tensor = gn__savedmodel_tensor_name(ti);
     out->dtype = (int32_t)ti->dtype;
@@ -190,13 +199,9 @@ gn_status gn_graph_signature_arg_sparse(const gn_graph *g, const char *sig, int3
                                         const char **indices, const char **dense_shape)
 {
     *indices = *dense_shape = NULL;
-    const Tensorflow__SignatureDef *s = gn__savedmodel_signature(g, sig);
-    if (!s) return g ? sig_not_found((gn_graph *)g, sig) : GN_ERR_ARG;
     const char *key = NULL;
-    const Tensorflow__TensorInfo *ti = gn__savedmodel_sig_arg(s, outputs, k, &key);
-    if (!ti)
-        return gn__fail(&((gn_graph *)g)->err, GN_ERR_ARG, "signature '%s': %s %zu out of range (%zu)", sig,
-                        outputs ? "output" : "input", k, sig_n(s, outputs));
+    const Tensorflow__TensorInfo *ti = NULL;
+    GN_TRY(sig_arg_info(g, sig, outputs, k, &ti, &key));
     if (ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_COO_SPARSE && ti->coo_sparse) {
         *indices = ti->coo_sparse->indices_tensor_name ? ti->coo_sparse->indices_tensor_name : "";
         *dense_shape = ti->coo_sparse->dense_shape_tensor_name ? ti->coo_sparse->dense_shape_tensor_name : "";
