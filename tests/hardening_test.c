@@ -230,6 +230,61 @@ static void test_monotonic_swap_keeps_control_edges_acyclic(void **state)
     }
 }
 
+/* Random graph seed 7101995, reduced: a TF1 cond whose predicate is
+ * Less(Sum(Softmax(c)), 1) on constants. The sum is 1 within one ulp, so the
+ * branch taken depends on the last bit of the softmax: constant folding must
+ * compute it as the CPU backend does (the same exp), or the folded graph takes
+ * the other branch (rel L2 1.02 before the fix). */
+static void test_folded_predicate_takes_the_runtime_branch(void **state)
+{
+    (void)state;
+    const char *text =
+        PH("x", "dim { size: 3 }")
+        "node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+        "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } } float_val: 0.575221598 float_val: 0.531909883 "
+        "float_val: 0.667390704 } } } }\n"
+        "node { name: 'sm' op: 'Softmax' input: 'c' " TF "}\n"
+        "node { name: 'one' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+        "tensor { dtype: DT_FLOAT tensor_shape { } float_val: 1 } } } }\n"
+        "node { name: 'ax' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
+        "tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 0 } } } }\n"
+        "node { name: 'sum' op: 'Sum' input: 'sm' input: 'ax' " TF
+        "attr { key: 'Tidx' value { type: DT_INT32 } } attr { key: 'keep_dims' value { b: false } } }\n"
+        "node { name: 'pred' op: 'Less' input: 'sum' input: 'one' " TF "}\n"
+        "node { name: 'sw' op: 'Switch' input: 'sm' input: 'pred' " TF "}\n"
+        "node { name: 'f' op: 'Neg' input: 'sw' " TF "}\n"
+        "node { name: 't' op: 'Relu' input: 'sw:1' " TF "}\n"
+        "node { name: 'mg' op: 'Merge' input: 'f' input: 't' " TF "attr { key: 'N' value { i: 2 } } }\n"
+        "node { name: 'out' op: 'AddV2' input: 'x' input: 'mg' " TF "}\n";
+    gn_graph *g = gn_pt_load_text(text), *orig = gn_pt_load_text(text);
+    const char *fetch[] = {"out"}, *feed[] = {"x"};
+    gn_report *r = NULL;
+    assert_int_equal(optimize(g, k_only_constfold, fetch, 1, feed, 1, NULL, &r), GN_OK);
+    /* the whole cond folded away: the branch is decided at optimization time */
+    gn_pt_expect_report(r, "[main it1] constfold.fold: pred: folded into a Const");
+    float xv[3] = {0.0f, 0.0f, 0.0f};
+    int64_t dims[] = {3};
+    gn_tensor ft = gn_pt_view(1, xv, sizeof xv, 1, dims);
+    float a[3], b[3];
+    gn_tensor oa = {0}, ob = {0};
+    gn_pt_run_graph(orig, feed, &ft, 1, fetch, &oa, 1);
+    gn_pt_run_graph(g, feed, &ft, 1, fetch, &ob, 1);
+    assert_int_equal(oa.rank, 1);
+    assert_int_equal(ob.rank, 1);
+    assert_int_equal(oa.dims[0], 3);
+    assert_int_equal(ob.dims[0], 3);
+    memcpy(a, oa.data, sizeof a);
+    memcpy(b, ob.data, sizeof b);
+    /* bit for bit: the same branch (Relu of the softmax, all positive) on both */
+    assert_memory_equal(a, b, sizeof a);
+    assert_true(a[0] > 0 && a[1] > 0 && a[2] > 0);
+    gn_tensor_free(&oa);
+    gn_tensor_free(&ob);
+    gn_report_free(r);
+    gn_graph_free(g);
+    gn_graph_free(orig);
+}
+
 /* A pass that grows the graph without bound is stopped by the guard with an
  * error naming it; the graph is as before the pass and the report has it. */
 static gn_status grow_forever(void *user, gn_graph *g, int32_t *changed, char *err, size_t errlen)
@@ -293,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_argmin_of_non_strict_monotonic_refused),
         cmocka_unit_test(test_bias_add_push_down_keeps_shapes),
         cmocka_unit_test(test_monotonic_swap_keeps_control_edges_acyclic),
+        cmocka_unit_test(test_folded_predicate_takes_the_runtime_branch),
         cmocka_unit_test(test_guard_stops_unbounded_growth),
         cmocka_unit_test(test_guard_step_budget),
     };

@@ -446,12 +446,12 @@ static void test_binary_misc(void **state)
     kt_ok(&t, "MulNoNan"); /* y == 0 wins over inf and NaN */
     float mnw2[4] = {0, 0, 0, 2};
     expect_f32(&t.out[0], mnw2, 4);
-    /* the reference path of Pow is double rounded once */
+    /* the exact-math path of Pow is double rounded once */
     float pb[2] = {2, 10}, pe[2] = {0.5f, -1.5f};
     int64_t d2[1] = {2};
     kt_in(&t, 0, DT_F32, 1, d2, pb);
     kt_in(&t, 1, DT_F32, 1, d2, pe);
-    assert_int_equal(kt_run(&t, "Pow", GN__K_REFERENCE), GN_OK);
+    assert_int_equal(kt_run(&t, "Pow", GN__K_EXACT_MATH), GN_OK);
     assert_true(((float *)t.out[0].data)[0] == (float)pow(2.0, 0.5));
     assert_true(((float *)t.out[0].data)[1] == (float)pow(10.0, -1.5));
     kt_free(&t);
@@ -601,7 +601,7 @@ static void test_unary_misc(void **state)
     float sg[5] = {1, 1, -1, 0, 1};
     expect_f32(&t.out[0], sg, 5);
 
-    /* transcendental: within 1e-6 relative of libm double; the reference
+    /* transcendental: within 1e-6 relative of libm double; the exact-math
      * path is double rounded once, so it matches (float)exp(x) exactly */
     float e[4] = {-1, 0, 0.5f, 3};
     int64_t de[1] = {4};
@@ -609,7 +609,7 @@ static void test_unary_misc(void **state)
     kt_ok(&t, "Exp");
     double ew[4] = {exp(-1.0), 1, exp(0.5), exp(3.0)};
     expect_f32_near(&t.out[0], ew, 4, 1e-6);
-    assert_int_equal(kt_run(&t, "Exp", GN__K_REFERENCE), GN_OK);
+    assert_int_equal(kt_run(&t, "Exp", GN__K_EXACT_MATH), GN_OK);
     for (int i = 0; i < 4; i++) assert_true(((float *)t.out[0].data)[i] == (float)exp((double)e[i]));
     kt_ok(&t, "Sigmoid");
     double sgw[4] = {1 / (1 + exp(1.0)), 0.5, 1 / (1 + exp(-0.5)), 1 / (1 + exp(-3.0))};
@@ -662,7 +662,7 @@ static void test_fast_transcendentals(void **state)
         int64_t d[1] = {N};
         kt_in(&t, 0, DT_F32, 1, d, x);
         for (int ref = 0; ref < 2; ref++) {
-            assert_int_equal(kt_run(&t, ops[k], ref ? GN__K_REFERENCE : 0), GN_OK);
+            assert_int_equal(kt_run(&t, ops[k], ref ? GN__K_EXACT_MATH : 0), GN_OK);
             const float *o = t.out[0].data;
             double worst = 0, worst_x = 0;
             for (int i = 0; i < N; i++) {
@@ -1199,7 +1199,7 @@ static void test_softmax(void **state)
     double lw[6];
     for (int i = 0; i < 6; i++) lw[i] = log(want[i]);
     expect_f32_near(&t.out[0], lw, 6, 1e-6);
-    assert_int_equal(kt_run(&t, "Softmax", GN__K_REFERENCE), GN_OK);
+    assert_int_equal(kt_run(&t, "Softmax", GN__K_EXACT_MATH), GN_OK);
     expect_f32_near(&t.out[0], want, 6, 1e-6);
     kt_free(&t);
 }

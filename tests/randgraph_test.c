@@ -1011,7 +1011,9 @@ typedef struct rg_result {
     int gen_error;    /* the original itself did not load or run: a generator bug */
     size_t config;
     long changed;     /* configurations that changed the graph */
+    long fp16;        /* AMP configurations whose mismatch is float16's own (fp16_inherent) */
     char msg[1024];
+    char fp16_msg[512];
 } rg_result;
 
 static int run_graph(const gn_graph *g, const rg_feeds *f, gn_tensor *out, char *err, size_t errlen)
@@ -1047,6 +1049,102 @@ static int cancellation(const gn_tensor *out, const gn_tensor *ref, const gn_com
     for (int64_t i = 0; i < gn_tensor_numel(ref); i++)
         if (fabs((double)r[i]) > scale) scale = fabs((double)r[i]);
     return cr->max_abs_err <= tol * scale;
+}
+
+/* One tensor of g (NAME or NAME:k) on the feeds; 0 when it cannot be fetched
+ * (a dead branch, a node the rewrite removed). */
+static int fetch_one(const gn_graph *g, const rg_feeds *f, const char *name, gn_tensor *out)
+{
+    gn_session *s = NULL;
+    int ok = gn_session_new(g, NULL, &s) == GN_OK && gn_session_run(s, f->fn, f->ft, f->nf, &name, out, 1) == GN_OK;
+    gn_session_free(s);
+    return ok;
+}
+
+static int find_node(const gn_graph *g, const char *name)
+{
+    for (size_t i = 0; i < gn_graph_node_count(g); i++)
+        if (strcmp(gn_graph_node_name(g, i), name) == 0) return (int)i;
+    return -1;
+}
+
+/* With auto_mixed_precision, float16's range and rounding rather than the
+ * rewrite (TensorFlow's AMP computes the same float16 values):
+ *  - overflow: a node AMP made float16 holds, in the float32 original, a value
+ *    within the AMP tolerance (1e-2) of float16's largest (65504) or past it,
+ *    so the float16 graph, rounding on the way, sees Inf;
+ *  - a comparison decided differently (a cond predicate) whose two operands,
+ *    in the float32 original, are within the AMP tolerance (1e-2 of their
+ *    scale, max(1, |a|, |b|)) of each other.
+ * Returns 1 and says which in why; 0 when neither explains the mismatch. */
+static int fp16_inherent(const gn_graph *orig, gn_graph *amp, const rg_feeds *f, char *why, size_t n)
+{
+    gn_graph_infer_shapes(amp); /* the output dtypes below; a failure leaves them unknown (0) */
+    for (size_t i = 0; i < gn_graph_node_count(amp); i++) {
+        if (gn_graph_node_output_count(amp, i) < 1 || gn_graph_node_output_dtype(amp, i, 0) != 19 /* DT_HALF */)
+            continue;
+        const char *name = gn_graph_node_name(amp, i);
+        gn_tensor t;
+        if (find_node(orig, name) < 0 || !fetch_one(orig, f, name, &t)) continue;
+        int over = 0;
+        if (t.dtype == DT_FLOAT)
+            for (int64_t k = 0; k < gn_tensor_numel(&t) && !over; k++) over = fabsf(((const float *)t.data)[k]) > 65504.0f / (1 + 1e-2f);
+        gn_tensor_free(&t);
+        if (over) {
+            snprintf(why, n, "float16 overflow: '%s' reaches 65504 / 1.01 in the float32 graph", name);
+            return 1;
+        }
+    }
+    static const char *const cmp_ops[] = {"Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual"};
+    for (size_t i = 0; i < gn_graph_node_count(orig); i++) {
+        int is_cmp = 0;
+        for (size_t c = 0; c < sizeof cmp_ops / sizeof cmp_ops[0]; c++) is_cmp |= !strcmp(gn_graph_node_op(orig, i), cmp_ops[c]);
+        if (!is_cmp || gn_graph_node_input_count(orig, i) < 2) continue;
+        const char *name = gn_graph_node_name(orig, i);
+        gn_tensor p32, p16, a, b;
+        if (!fetch_one(orig, f, name, &p32)) continue;
+        if (!fetch_one(amp, f, name, &p16)) {
+            gn_tensor_free(&p32);
+            continue;
+        }
+        char an[256], bn[256];
+        int flipped = 0;
+        if (gn_tensor_numel(&p32) == gn_tensor_numel(&p16) &&
+            memcmp(p32.data, p16.data, (size_t)gn_tensor_numel(&p32)) != 0 &&
+            gn_graph_node_input(orig, i, 0, an, sizeof an) == GN_OK &&
+            gn_graph_node_input(orig, i, 1, bn, sizeof bn) == GN_OK && fetch_one(orig, f, an, &a)) {
+            if (fetch_one(orig, f, bn, &b)) {
+                int64_t na = gn_tensor_numel(&a), nb = gn_tensor_numel(&b), np = gn_tensor_numel(&p32);
+                const uint8_t *x = p32.data, *y = p16.data;
+                flipped = a.dtype == DT_FLOAT && b.dtype == DT_FLOAT && (na == np || na == 1) && (nb == np || nb == 1);
+                for (int64_t k = 0; k < np && flipped; k++) {
+                    if (x[k] == y[k]) continue;
+                    double va = ((const float *)a.data)[na == 1 ? 0 : k], vb = ((const float *)b.data)[nb == 1 ? 0 : k];
+                    double scale = fmax(1.0, fmax(fabs(va), fabs(vb)));
+                    flipped = fabs(va - vb) <= 1e-2 * scale;
+                }
+                gn_tensor_free(&b);
+            }
+            gn_tensor_free(&a);
+        }
+        gn_tensor_free(&p32);
+        gn_tensor_free(&p16);
+        if (flipped) {
+            snprintf(why, n, "float16 rounding: '%s' (%s) compares operands within float16's precision of each other",
+                     name, gn_graph_node_op(orig, i));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* An AMP failure that float16 itself explains is counted apart, not failed. */
+static void amp_excuse(const gn_graph *orig, gn_graph *g, const rg_feeds *f, int amp, rg_result *res)
+{
+    if (amp && fp16_inherent(orig, g, f, res->fp16_msg, sizeof res->fp16_msg)) {
+        res->failed = 0;
+        res->fp16++;
+    }
 }
 
 /* One configuration (or all when only < 0) on the graph keep selects. */
@@ -1112,6 +1210,7 @@ static void check_graph(const rg_graph *rg, const int *keep, uint64_t seed, int 
             if (!run_graph(g, &f, out, err, sizeof err)) {
                 res->failed = 1;
                 snprintf(res->msg, sizeof res->msg, "%s: optimized graph fails: %s", cf->name, err);
+                amp_excuse(orig, g, &f, cf->amp, res);
             } else {
                 for (size_t k = 0; k < f.nx; k++) {
                     gn_compare_result cr;
@@ -1124,6 +1223,7 @@ static void check_graph(const rg_graph *rg, const int *keep, uint64_t seed, int 
                     }
                     gn_tensor_free(&out[k]);
                 }
+                if (res->failed) amp_excuse(orig, g, &f, cf->amp, res);
             }
         }
         gn_graph_free(g);
@@ -1228,7 +1328,7 @@ static void reduce(rg_graph *g, uint64_t seed, size_t c)
 
 /* ---- the driver ------------------------------------------------------------------------------------- */
 typedef struct rg_stats {
-    long graphs, nodes, runs, changed, failures, gen_errors;
+    long graphs, nodes, runs, changed, failures, gen_errors, fp16;
 } rg_stats;
 
 static long env_long(const char *name, long dflt)
@@ -1265,6 +1365,9 @@ static void run_many(uint64_t seed0, long count, double seconds, int nodes, int 
         st->nodes += g.nn;
         st->runs += res.failed ? (long)res.config + 1 : (long)RG_NCONFIGS;
         st->changed += res.changed;
+        st->fp16 += res.fp16;
+        if (res.fp16 && getenv("GN_RANDGRAPH_VERBOSE"))
+            fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, res.fp16_msg);
         if (!res.failed && !res.gen_error) continue;
         if (res.gen_error) st->gen_errors++;
         else st->failures++;
@@ -1318,8 +1421,9 @@ static void test_random_graphs(void **state)
     double t0 = now_s();
     run_many(seed, count, seconds, nodes, keep_going, &st, &failure);
     printf("randgraph: seed %llu: %ld graphs (%ld nodes), %ld optimizer runs (%ld changed the graph), %ld failures, %ld generator errors, "
-           "%.1f s\n",
-           (unsigned long long)seed, st.graphs, st.nodes, st.runs, st.changed, st.failures, st.gen_errors, now_s() - t0);
+           "%ld float16 mismatches under AMP, %.1f s\n",
+           (unsigned long long)seed, st.graphs, st.nodes, st.runs, st.changed, st.failures, st.gen_errors, st.fp16,
+           now_s() - t0);
     if (failure) {
         fprintf(stderr, "%s\n", failure);
         free(failure);
@@ -1330,10 +1434,35 @@ static void test_random_graphs(void **state)
     assert_true(st.graphs > 0);
 }
 
+/* The seeds the long runs failed on (bench/RANDGRAPH.md), each once more: no
+ * failure now; the three AMP seeds are float16's own (a predicate within
+ * float16's precision of its threshold, an overflow), counted apart. */
+static void test_seeds_once_failed(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t seed;
+        long fp16;
+    } k_seeds[] = {{7083159, 0}, {7087832, 0}, {7101995, 0}, {7271812, 2}, {7295112, 1}, {7414311, 2}};
+    for (size_t i = 0; i < sizeof k_seeds / sizeof k_seeds[0]; i++) {
+        rg_stats st;
+        char *failure = NULL;
+        run_many(k_seeds[i].seed, 1, 0, 0, 0, &st, &failure);
+        if (failure) {
+            fprintf(stderr, "%s\n", failure);
+            free(failure);
+            fail_msg("seed %llu failed again", (unsigned long long)k_seeds[i].seed);
+        }
+        assert_int_equal(st.failures, 0);
+        assert_int_equal(st.fp16, k_seeds[i].fp16);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_graphs),
+        cmocka_unit_test(test_seeds_once_failed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,7 +67,8 @@ gn_status gn__tensor_to_proto(const gn__tensor *t, ProtobufCAllocator *alloc, Te
                               gn__err *err);
 
 enum {
-    GN__K_REFERENCE = 1u << 0,   /* bit-reproducible path (constant folding) */
+    GN__K_REFERENCE = 1u << 0,   /* bit-reproducible path (constant folding): no BLAS, fixed order */
+    GN__K_EXACT_MATH = 1u << 1,  /* float transcendentals in double libm, rounded once (tests) */
 };
 
 struct gn__run;                  /* executor state (runtime/executor.h); opaque to plain kernels */

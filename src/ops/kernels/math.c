@@ -5,13 +5,14 @@
  * (integer division by zero is an error, Maximum propagates NaN, Round is
  * half-to-even, ...), our own loops. All of it compiles with
  * -ffp-contract=off and never calls BLAS. Sums run in a fixed blocked pairwise
- * order on both paths, so reductions give the same bits everywhere. Under
- * GN__K_REFERENCE, float32 / float16 transcendentals are evaluated with libm in
- * double and rounded once, so no CPU-dependent float code path can show
- * through (double libm itself is glibc's, which may pick FMA variants: a
- * result can only change where the double lands within about 1e-16 of a float
- * rounding boundary). Without the flag they use the vectorized float
- * approximations of math_internal.h (within 3 ulp). */
+ * order on both paths, so reductions give the same bits everywhere.
+ * float32 / float16 transcendentals use the vectorized float approximations
+ * of math_internal.h (within 3 ulp) on every path, constant folding included:
+ * a folded value is the one the CPU backend computes for the unfolded graph,
+ * so a comparison that sits within an ulp of its threshold (a cond predicate
+ * on a softmax's sum) takes the same branch folded or not. Under
+ * GN__K_EXACT_MATH (tests only) they are evaluated with libm in double and
+ * rounded once. */
 #include "ops/kernels/math_internal.h"
 
 #include <stdio.h>

@@ -22,7 +22,7 @@ typedef void (*bin_fn)(const void *a, const void *b, void *o, int64_t n, int mod
 typedef struct bin_impl {
     int32_t dtype;
     bin_fn fn;
-    bin_fn ref;   /* GN__K_REFERENCE variant; NULL: fn */
+    bin_fn ref;   /* GN__K_EXACT_MATH variant; NULL: fn */
 } bin_impl;
 
 enum { ERR_DIV_ZERO = 1, ERR_NEG_POW = 2 };
@@ -395,7 +395,7 @@ static gn_status run_binary(gn__kctx *c, const bin_impl *impl, size_t n_impl, bo
     if (bc.numel == 0) return GN_OK;
 
     row_ctx r;
-    r.fn = (c->flags & GN__K_REFERENCE) && im->ref ? im->ref : im->fn;
+    r.fn = (c->flags & GN__K_EXACT_MATH) && im->ref ? im->ref : im->fn;
     r.a = a->data;
     r.b = b->data;
     r.o = o->data;

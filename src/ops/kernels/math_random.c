@@ -340,7 +340,7 @@ static gn_status run(gn__kctx *c, const gn__tensor *shape, dist *d, const philox
     GN_TRY(gn__km_read_shape(c, shape, "shape", &rank, dims));
     gn__tensor *o;
     GN_TRY(gn__kctx_output(c, 0, d->dtype, rank, dims, &o));
-    d->ref = (c->flags & GN__K_REFERENCE) != 0;
+    d->ref = (c->flags & GN__K_EXACT_MATH) != 0;
     fill(d, g, o->data, gn__tensor_numel(o));
     return GN_OK;
 }

@@ -643,7 +643,7 @@ static gn_status softmax(gn__kctx *c, bool logsm)
     int64_t n = x->dims[x->rank - 1], total = gn__tensor_numel(x);
     if (total == 0) return GN_OK;
     int64_t rows = total / n;
-    bool ref = (c->flags & GN__K_REFERENCE) != 0;
+    bool ref = (c->flags & GN__K_EXACT_MATH) != 0;
     void *e = malloc(8 * (size_t)n);
     if (!e) return gn__kctx_fail(c, GN_ERR_NOMEM, "cannot allocate softmax buffer");
     for (int64_t r = 0; r < rows; r++) {

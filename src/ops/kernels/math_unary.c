@@ -22,7 +22,7 @@ typedef void (*un_fn)(const void *x, void *o, int64_t n, const un_args *p);
 typedef struct un_impl {
     int32_t dtype;
     un_fn fn;
-    un_fn ref;   /* GN__K_REFERENCE variant; NULL: fn */
+    un_fn ref;   /* GN__K_EXACT_MATH variant; NULL: fn */
 } un_impl;
 
 #define UN_LOOP_X(NAME, TI, TC, UT, TO, LD, ST, EXPR)                         \
@@ -189,7 +189,7 @@ static const un_impl *find_impl(const un_impl *impl, size_t n, int32_t dtype)
 
 static un_fn pick(const gn__kctx *c, const un_impl *im)
 {
-    return (c->flags & GN__K_REFERENCE) && im->ref ? im->ref : im->fn;
+    return (c->flags & GN__K_EXACT_MATH) && im->ref ? im->ref : im->fn;
 }
 
 static gn_status run_unary(gn__kctx *c, const un_impl *impl, size_t n_impl, bool to_bool, const un_args *args)

@@ -588,6 +588,7 @@ static gn_status evaluate(cf_state *s, gn_id id, bool *done)
         kc.in = in;
         kc.n_out = (uint32_t)nout;
         kc.out = out;
+        /* no BLAS, fixed-order gemms; transcendentals as the CPU backend computes them */
         kc.flags = GN__K_REFERENCE;
         kc.err = &e;
         /* no output past what the size check below would keep: a Fill, Tile or
