@@ -6,7 +6,7 @@
  * (namespace check, debug stripper, skip_saver, io_device), the MetaGraphDef
  * is assembled (the loaded SavedModel's signatures, saver_def, object graph,
  * assets and meta_info_def kept; a GraphDef gets a serving signature from the
- * feeds and fetches) and everything is written into DIR.tmp-XXXXXX, renamed
+ * feeds and fetches) and everything is written into DIR.tmp-HOST-PID-XXXXXX, renamed
  * to DIR at the end. Variables are the loaded SavedModel's checkpoint files,
  * copied byte for byte, except under MaxShardSizePolicy, which rewrites them
  * split across shards as TensorFlow does (src/io/bundle_shard.c). With
@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -670,6 +671,53 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 
 static void remove_tree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
+/* This host's name as it goes into a temporary directory's name: letters,
+ * digits, '.' and '_' only, at most 32 characters. */
+static void host_tag(char *out, size_t n)
+{
+    char h[256] = "";
+    if (gethostname(h, sizeof h - 1) != 0 || !h[0]) snprintf(h, sizeof h, "host");
+    size_t k = 0;
+    for (const char *p = h; *p && k + 1 < n && k < 32; p++)
+        out[k++] = (char)((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.'
+                              ? *p
+                              : '_');
+    out[k] = 0;
+}
+
+/* A writer killed mid-way (SIGKILL, an OOM kill) leaves its directory
+ * DIR.tmp-HOST-PID-XXXXXX beside DIR: the next save to DIR on the same host
+ * removes those whose process is gone. Those of live processes (a concurrent
+ * save), of other hosts (a shared file system) and any other name are kept. */
+static void sweep_stale_temporaries(const char *dir, size_t dl, const char *host)
+{
+    const char *slash = NULL;
+    for (size_t i = 0; i < dl; i++)
+        if (dir[i] == '/') slash = dir + i;
+    char parent[4096], prefix[512];
+    if (!slash) snprintf(parent, sizeof parent, ".");
+    else if (slash == dir) snprintf(parent, sizeof parent, "/");
+    else snprintf(parent, sizeof parent, "%.*s", (int)(slash - dir), dir);
+    const char *base = slash ? slash + 1 : dir;
+    int pl = snprintf(prefix, sizeof prefix, "%.*s.tmp-%s-", (int)(dir + dl - base), base, host);
+    if (pl <= 0 || (size_t)pl >= sizeof prefix) return;
+    DIR *d = opendir(parent);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, (size_t)pl) != 0) continue;
+        char *end = NULL;
+        errno = 0;
+        long pid = strtol(e->d_name + pl, &end, 10);
+        if (errno || end == e->d_name + pl || *end != '-' || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;   /* alive, or not ours to ask */
+        char path[4096 + 256];
+        snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+        remove_tree(path);
+    }
+    closedir(d);
+}
+
 static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 typedef struct var_ref {
@@ -988,9 +1036,13 @@ static gn_status save(wctx *c, const char *dir)
     /* the files, in a fresh sibling directory renamed at the end */
     size_t dl = strlen(dir);
     while (dl > 1 && dir[dl - 1] == '/') dl--;
-    char *tmp = gn__arena_alloc(&c->a, dl + 16, 1);
+    char host[40];
+    host_tag(host, sizeof host);
+    sweep_stale_temporaries(dir, dl, host);
+    size_t tmpl = dl + strlen(host) + 40;
+    char *tmp = gn__arena_alloc(&c->a, tmpl, 1);
     if (!tmp) return fail(c, GN_ERR_NOMEM, "out of memory");
-    snprintf(tmp, dl + 16, "%.*s.tmp-XXXXXX", (int)dl, dir);
+    snprintf(tmp, tmpl, "%.*s.tmp-%s-%ld-XXXXXX", (int)dl, dir, host, (long)getpid());
     if (!mkdtemp(tmp)) return fail(c, GN_ERR_IO, "%s: cannot create a directory beside it: %s", dir, strerror(errno));
     chmod(tmp, 0755);
     uint64_t index_fp = 0, sm_fp = 0;
