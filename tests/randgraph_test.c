@@ -31,6 +31,7 @@
 
 #include "testutil.h"
 #include "passtest.h"
+#include "ops/kernels/nn_internal.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_INT32 TENSORFLOW__DATA_TYPE__DT_INT32
@@ -842,7 +843,21 @@ static void node_name(const rg_graph *g, int i, char *buf, size_t n)
     snprintf(buf, n, "n%d", i);
 }
 
-static void emit(const rg_graph *g, const int *keep, gn_pt_text *t)
+/* x rounded to the nearest float16, back in float */
+static float round16(float x)
+{
+    gn__f16 h;
+    float r;
+    gn__nn_f32_to_f16(&x, &h, 1);
+    gn__nn_f16_to_f32(&h, &r, 1);
+    return r;
+}
+
+/* The graph as text; with r16, every float constant rounded to float16. */
+static void emit_r(const rg_graph *g, const int *keep, gn_pt_text *t, int r16);
+static void emit(const rg_graph *g, const int *keep, gn_pt_text *t) { emit_r(g, keep, t, 0); }
+
+static void emit_r(const rg_graph *g, const int *keep, gn_pt_text *t, int r16)
 {
     for (int i = 0; i < g->nn; i++) {
         if (!keep[i]) continue;
@@ -866,7 +881,7 @@ static void emit(const rg_graph *g, const int *keep, gn_pt_text *t)
             int64_t ne = numel(n->rank, n->dims);
             for (int64_t e = 0; e < ne; e++) {
                 if (n->kind == RG_CONST_F)
-                    gn_pt_text_add(t, " float_val: %.9g", (double)n->fval[e]);
+                    gn_pt_text_add(t, " float_val: %.9g", (double)(r16 ? round16(n->fval[e]) : n->fval[e]));
                 else if (n->kind == RG_CONST_I)
                     gn_pt_text_add(t, " int_val: %d", (int)n->ival[e]);
                 else
@@ -1138,6 +1153,55 @@ static int fp16_inherent(const gn_graph *orig, gn_graph *amp, const rg_feeds *f,
     return 0;
 }
 
+/* The graph's own sensitivity to float16: run once more with only its float
+ * inputs and constants rounded to float16 (every operation still in float32).
+ * When that alone moves each mismatching fetch by at least half as much as
+ * AMP moved it (relative L2 against the float32 run), the mismatch is the
+ * graph's conditioning (a sum that cancels, then squared), which any float16
+ * evaluation shows; a wrong rewrite on a well-conditioned graph does not pass. */
+static int fp16_conditioning(const rg_graph *rg, const int *keep, const rg_feeds *f, const gn_tensor *ref,
+                             const gn_tensor *out, char *why, size_t n)
+{
+    gn_pt_text t = {0};
+    emit_r(rg, keep, &t, 1);
+    gn_graph *g16 = NULL;
+    rg_feeds *f16 = malloc(sizeof *f16);
+    int ok = f16 && gn_graph_load_buffer(t.s, t.n, "rand16.pbtxt", NULL, &g16) == GN_OK;
+    gn_tensor r16[8];
+    char err[512];
+    if (ok) {
+        memcpy(f16, f, sizeof *f16);
+        for (size_t k = 0; k < f16->nf; k++) {
+            f16->ft[k].data = f16->data[k];
+            for (int64_t e = 0; e < gn_tensor_numel(&f16->ft[k]); e++) f16->data[k][e] = round16(f16->data[k][e]);
+        }
+        ok = run_graph(g16, f16, r16, err, sizeof err);
+    }
+    if (ok) {
+        double worst_amp = 0, worst16 = 0;
+        for (size_t k = 0; k < f->nx && ok; k++) {
+            gn_compare_result ca, c16;
+            if (gn_tensor_compare(&out[k], &ref[k], 1e-2, &ca) != GN_OK || gn_tensor_compare(&r16[k], &ref[k], 1e-2, &c16) != GN_OK ||
+                ca.n_nan_mismatch || c16.n_nan_mismatch)
+                ok = 0;
+            else if (!ca.match && c16.rel_l2_err < 0.5 * ca.rel_l2_err)
+                ok = 0;
+            else if (!ca.match) {
+                worst_amp = fmax(worst_amp, ca.rel_l2_err);
+                worst16 = fmax(worst16, c16.rel_l2_err);
+            }
+        }
+        for (size_t k = 0; k < f->nx; k++) gn_tensor_free(&r16[k]);
+        if (ok)
+            snprintf(why, n, "float16 conditioning: rounding only the inputs and constants to float16 moves the outputs by "
+                     "rel L2 %.3g, AMP by %.3g", worst16, worst_amp);
+    }
+    free(f16);
+    gn_graph_free(g16);
+    gn_pt_text_free(&t);
+    return ok;
+}
+
 /* An AMP failure that float16 itself explains is counted apart, not failed. */
 static void amp_excuse(const gn_graph *orig, gn_graph *g, const rg_feeds *f, int amp, rg_result *res)
 {
@@ -1221,9 +1285,13 @@ static void check_graph(const rg_graph *rg, const int *keep, uint64_t seed, int 
                         snprintf(res->msg, sizeof res->msg, "%s: fetch '%s' differs: %s (rel L2 %g, tol %g)", cf->name,
                                  f.xn[k], cr.why, cr.rel_l2_err, tol);
                     }
-                    gn_tensor_free(&out[k]);
                 }
                 if (res->failed) amp_excuse(orig, g, &f, cf->amp, res);
+                if (res->failed && cf->amp && fp16_conditioning(rg, keep, &f, ref, out, res->fp16_msg, sizeof res->fp16_msg)) {
+                    res->failed = 0;
+                    res->fp16++;
+                }
+                for (size_t k = 0; k < f.nx; k++) gn_tensor_free(&out[k]);
             }
         }
         gn_graph_free(g);
@@ -1435,15 +1503,16 @@ static void test_random_graphs(void **state)
 }
 
 /* The seeds the long runs failed on (bench/RANDGRAPH.md), each once more: no
- * failure now; the three AMP seeds are float16's own (a predicate within
- * float16's precision of its threshold, an overflow), counted apart. */
+ * failure now; the four AMP seeds are float16's own (a predicate within
+ * float16's precision of its threshold, an overflow, a cancelling sum),
+ * counted apart. */
 static void test_seeds_once_failed(void **state)
 {
     (void)state;
     static const struct {
         uint64_t seed;
         long fp16;
-    } k_seeds[] = {{7083159, 0}, {7087832, 0}, {7101995, 0}, {7271812, 2}, {7295112, 1}, {7414311, 2}};
+    } k_seeds[] = {{7083159, 0}, {7087832, 0}, {7101995, 0}, {7271812, 2}, {7295112, 1}, {7414311, 2}, {9004037, 1}};
     for (size_t i = 0; i < sizeof k_seeds / sizeof k_seeds[0]; i++) {
         rg_stats st;
         char *failure = NULL;
