@@ -70,7 +70,7 @@ enum {
     GN__K_REFERENCE = 1u << 0,   /* bit-reproducible path (constant folding) */
 };
 
-struct gn__run;                  /* executor state (runtime/executor.h); opaque to plain kernels */
+struct gn__run;                  /* executor state (ops/executor.h); opaque to plain kernels */
 
 typedef struct gn__kctx {
     const gn_graph *g;
