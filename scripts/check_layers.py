@@ -10,9 +10,13 @@ each file to its layer by folder, and fails on
   - a circle between files of different folders,
   - a circle among the files of one split pass (constfold*, arithmetic*).
 
+In circles, a header's inline function calling into a file that includes the
+header (a private header and the helpers it fronts) does not count.
+
 Each offending edge is printed as `src/a/x.c -> src/b/y.c (gn__fn)`.
 A function use is resolved when exactly one file outside the user defines a
-non-static function of that name (a prototype is not a use; the CUDA module's
+non-static function of that name (a prototype is not a use; what an X-macro
+list (.def, .inc) names is used by the .c files that include it; the CUDA module's
 files see its own definitions first, the library's files never see them).
 include/grapnel/ (the public headers) belongs to no layer: every
 layer may include it; calls into what it declares are resolved to the file that
@@ -40,6 +44,7 @@ LAYERS = {
 # files of one pass split in several files: no circle among them
 GROUPS = [("src/optimizer/passes/", "constfold"), ("src/optimizer/passes/", "arithmetic")]
 EXTS = (".c", ".h", ".inc", ".def", ".cu")
+LISTS = (".def", ".inc")   # X-macro lists and generated tables
 # folders built as a module of their own (dlopen): their definitions are seen
 # by their own files first, and never by the library's
 MODULES = ("src/runtime/cuda/",)
@@ -70,7 +75,7 @@ def uses(path, code, macros):
     """Names of gn_ functions a file uses: inside a function body or an
     initializer (brace depth > 0), in a macro body, or anywhere in an X-macro
     list (.def, .inc); a prototype at file scope is not a use."""
-    if path.endswith((".def", ".inc")):
+    if path.endswith(LISTS):
         return [m.group(0) for m in IDENT.finditer(code + "\n" + macros)]
     out = [m.group(0) for m in IDENT.finditer(macros)]
     depth = 0
@@ -183,6 +188,8 @@ def build_edges(root, files):
             q = resolve_include(root, files, p, m.group(1))
             if q:
                 add(p, q, '#include "%s"' % m.group(1))
+        if p.endswith(LISTS):
+            continue   # an X-macro list: its uses are its includers' (below)
         mine = local.get(p, set())
         for name in uses(p, *stripped[p]):
             if name in mine:
@@ -195,6 +202,30 @@ def build_edges(root, files):
                 cands = [f for f in cands if not f.startswith(MODULES)]
             if len(cands) == 1:
                 add(p, cands[0], name)
+    # An X-macro list (.def, .inc) names functions that only the .c files
+    # including it (a table, a switch) use; a header including it builds an
+    # enum or prototypes. Its uses become edges of the .c files that include
+    # it, directly or through other lists.
+    for p in files:
+        if not p.endswith((".c", ".cu")):
+            continue
+        seen = set()
+        todo = [b for (a, b) in list(edges) if a == p and b.endswith(LISTS)]
+        while todo:
+            d = todo.pop()
+            if d in seen:
+                continue
+            seen.add(d)
+            mine = local.get(p, set())
+            for name in uses(d, *stripped[d]):
+                if name in mine:
+                    continue
+                cands = [f for f, static in defs.get(name, []) if not static and f not in (p, d)]
+                if not p.startswith(MODULES):
+                    cands = [f for f in cands if not f.startswith(MODULES)]
+                if len(cands) == 1:
+                    add(p, cands[0], "%s via %s" % (name, os.path.basename(d)))
+            todo += [b for (a, b) in list(edges) if a == d and b.endswith(LISTS)]
     return edges
 
 
@@ -265,8 +296,13 @@ def main():
         la, lb = layer_of(a), layer_of(b)
         if la != lb and LAYERS[la] <= LAYERS[lb]:
             bad.append(fmt((a, b), why))
+    # circles: a header's inline function that calls into a file including
+    # that header (the private header of a pass and its helpers) is the
+    # header speaking for that file, not a use going back
     succ = {}
-    for (a, b) in edges:
+    for (a, b), why in edges.items():
+        if a.endswith(".h") and (b, a) in edges and any(w.startswith("#include") for w in edges[(b, a)]):
+            continue
         succ.setdefault(a, []).append(b)
     for v in succ:
         succ[v].sort()
@@ -277,7 +313,7 @@ def main():
             inside = set(comp)
             circles.append(("circle between folders, %d files" % len(comp),
                             [fmt(e, w) for e, w in sorted(edges.items())
-                             if e[0] in inside and e[1] in inside
+                             if e[0] in inside and e[1] in inside and e[1] in succ.get(e[0], ())
                              and os.path.dirname(e[0]) != os.path.dirname(e[1])]))
     for folder, stem in GROUPS:
         group = sorted(p for p in files if p.startswith(folder + stem) and "/" not in p[len(folder):])
@@ -288,7 +324,7 @@ def main():
                 inside = set(comp)
                 circles.append(("circle inside %s%s*, %d files" % (folder, stem, len(comp)),
                                 [fmt(e, w) for e, w in sorted(edges.items())
-                                 if e[0] in inside and e[1] in inside]))
+                                 if e[0] in inside and e[1] in inside and e[1] in succ.get(e[0], ())]))
     for line in bad:
         print(line)
     for title, lines in circles:
