@@ -13,7 +13,7 @@
 #include "grapnel/grapnel.h"
 
 #include "common/common.h"
-#include "convert/engine_asset.h"
+#include "io/engine_store.h"
 #include "io/bundle.h"
 
 /* ---- helpers ------------------------------------------------------------------------------- */

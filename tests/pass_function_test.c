@@ -807,7 +807,7 @@ static uint32_t count_calls(const gn_graph *g)
 /* Calls among the ancestors of the serving_default signature's outputs. */
 static uint32_t serving_calls(const gn_graph *g)
 {
-    const Tensorflow__MetaGraphDef *mg = g->saved ? g->saved->mg : NULL;
+    const Tensorflow__MetaGraphDef *mg = gn__graph_saved(g) ? gn__graph_saved(g)->mg : NULL;
     assert_non_null(mg);
     gn_id *stack = malloc((g->n_nodes + 1) * sizeof *stack);
     uint8_t *seen = calloc(g->n_nodes + 1, 1);

@@ -34,7 +34,7 @@ static void test_no_anchor_no_shapes(void **state)
     gn_pt_fx_init(&f, NULL);
     gn_pt_fx_pass(&f, "remap");
     assert_false(gn_pt_fx_run(&f, gn__pass_remap, g));
-    assert_null(g->shapes);
+    assert_null(g->shapes.ptr);
     gn_pt_describe(g, after, sizeof after);
     assert_string_equal(before, after);
     gn_pt_fx_expect_no_event(&f, "remap.");

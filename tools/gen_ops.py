@@ -1,27 +1,27 @@
 #!/usr/bin/env python3
-"""Generates src/ops/op_table.inc, the public half of the op registry.
+"""Generates src/opdef/op_table.inc, the public half of the op registry.
 
 Reads TensorFlow's op list (an OpList in protobuf text format, e.g.
 tensorflow/core/ops/ops.pbtxt) and writes C static data for every op: arg
 and attr arrays, and one gn__opdef per op, sorted by name (byte order) so
 gn__op_find can binary-search. Attr defaults and allowed values are stored as
 serialized AttrValue protobuf bytes. Traits and mixed-precision lists come
-from src/ops/traits.def; the traits of the hand-written internal ops
-(src/ops/internal_ops.inc) are emitted as GN__ITRAITS_<op> macros which that
+from src/opdef/traits.def; the traits of the hand-written internal ops
+(src/opdef/internal_ops.inc) are emitted as GN__ITRAITS_<op> macros which that
 file uses, so traits.def stays the one source of truth.
 
 Python 3 standard library only: the text-format parser and the protobuf
 wire encoder are in this file. The output is deterministic.
 
 The XLA ops (tf2xla), which TensorFlow does not list in tf_ops.pbtxt, come
-from src/ops/xla_ops.pbtxt (written by tools/gen_xla_opdefs.py from
+from src/opdef/xla_ops.pbtxt (written by tools/gen_xla_opdefs.py from
 TensorFlow's registry) and are merged into the same table.
 
 Usage (from the repository root):
     tools/gen_ops.py [OPS_PBTXT [OUT_INC]]
 OPS_PBTXT is TensorFlow's tensorflow/core/ops/ops.pbtxt (the committed table
 was made from a copy of it, 1,563 ops, named tf_ops.pbtxt; default
-../shared/reference/tf_ops.pbtxt); OUT_INC defaults to src/ops/op_table.inc.
+../shared/reference/tf_ops.pbtxt); OUT_INC defaults to src/opdef/op_table.inc.
 Re-run whenever traits.def or internal_ops.inc changes (tests/ops_test.c
 fails on a stale table).
 """
@@ -33,9 +33,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TYPES_PROTO = os.path.join(ROOT, "proto", "tensorflow", "core", "framework", "types.proto")
-TRAITS_DEF = os.path.join(ROOT, "src", "ops", "traits.def")
-INTERNAL_INC = os.path.join(ROOT, "src", "ops", "internal_ops.inc")
-XLA_PBTXT = os.path.join(ROOT, "src", "ops", "xla_ops.pbtxt")
+TRAITS_DEF = os.path.join(ROOT, "src", "opdef", "traits.def")
+INTERNAL_INC = os.path.join(ROOT, "src", "opdef", "internal_ops.inc")
+XLA_PBTXT = os.path.join(ROOT, "src", "opdef", "xla_ops.pbtxt")
 
 
 class Error(Exception):
@@ -502,7 +502,7 @@ def mangle(name):
 
 def main(argv):
     src = argv[1] if len(argv) > 1 else os.path.join(ROOT, "..", "shared", "reference", "tf_ops.pbtxt")
-    dst = argv[2] if len(argv) > 2 else os.path.join(ROOT, "src", "ops", "op_table.inc")
+    dst = argv[2] if len(argv) > 2 else os.path.join(ROOT, "src", "opdef", "op_table.inc")
     types = Types(TYPES_PROTO)
     traits = read_traits(TRAITS_DEF)
     internal = read_internal_names(INTERNAL_INC) if os.path.exists(INTERNAL_INC) else []

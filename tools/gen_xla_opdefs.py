@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Writes src/ops/xla_ops.pbtxt: the OpDefs of the XLA ops TensorFlow-backend
+"""Writes src/opdef/xla_ops.pbtxt: the OpDefs of the XLA ops TensorFlow-backend
 Keras 3 and jit_compile functions write into graphs, taken from TensorFlow's
 own op registry (TensorFlow registers them in its tf2xla library, not in the
 core op list that tf_ops.pbtxt holds).
 
 tools/gen_ops.py reads this file next to tf_ops.pbtxt and puts these ops into
-src/ops/op_table.inc. Run with the TensorFlow virtualenv (tools/tfvenv.sh):
+src/opdef/op_table.inc. Run with the TensorFlow virtualenv (tools/tfvenv.sh):
     $(tools/tfvenv.sh) tools/gen_xla_opdefs.py [OUT_PBTXT]
 then tools/gen_ops.py. The output is an OpList in protobuf text format,
 sorted by op name, with the op descriptions left out; deterministic.
@@ -27,7 +27,7 @@ XLA_OPS = [
 
 
 def main(argv):
-    out = argv[1] if len(argv) > 1 else os.path.join(ROOT, "src", "ops", "xla_ops.pbtxt")
+    out = argv[1] if len(argv) > 1 else os.path.join(ROOT, "src", "opdef", "xla_ops.pbtxt")
     import tensorflow as tf
     from tensorflow.compiler.tf2xla.ops import gen_xla_ops  # noqa: F401  registers the ops
     from tensorflow.core.framework import op_def_pb2

@@ -46,7 +46,8 @@ __all__ = [
     "Converter",
 ]
 
-__version__ = "0.1.0"
+# the library's version (include/grapnel/version.h, the one place it is written)
+__version__ = lib.gn_version().decode()
 
 # declared here (optional: an older library lacks them)
 _lib._decl("gn_graph_default_signature", ctypes.c_char_p, ctypes.c_void_p, optional=True)

@@ -52,6 +52,14 @@ def foldable_text() -> str:
 # ---- library, dtypes -------------------------------------------------------------------------------
 def test_version_and_library():
     assert grapnel.version() == grapnel.__version__
+    # pyproject.toml's version, once installed, is the library's
+    try:
+        import importlib.metadata as md
+        installed = md.version("grapnel-tf")
+    except Exception:   # run from the source tree: not installed
+        installed = None
+    if installed is not None:
+        assert installed == grapnel.version()
     assert "libgrapnel.so" in grapnel.library_path
 
 

@@ -42,7 +42,7 @@ struct gn_json;
  * when full, variables and assets) as keys of the open object. */
 int gn_cli_savedmodel_json(struct gn_json *j, gn_graph *g, int full);
 
-/* The help text of a command (grapnel.c); NULL for an unknown one. */
+/* The help text of a command (main.c); NULL for an unknown one. */
 const char *gn_cli_usage(const char *cmd);
 
 /* ---- usage errors (cli.c) --------------------------------------------------------- */

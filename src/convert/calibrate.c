@@ -15,7 +15,7 @@
 #include "grapnel/convert.h"
 #include "grapnel/grapnel.h"
 #include "graph/ir.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "runtime/quant.h"
 
 #define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT

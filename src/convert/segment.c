@@ -33,7 +33,7 @@
 #include "optimizer/colocation.h"
 #include "grapnel/convert.h"
 #include "graph/ir.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "ops/kernel.h"
 #include "runtime/backend.h"
 #include "runtime/quant.h"

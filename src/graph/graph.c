@@ -7,9 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "convert/engine_asset.h"
-#include "io/savedmodel.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 /* ---- small growable arrays in the arena ------------------------------------- */
 /* Grows *arr (elements of size esz, count n, capacity *cap) to hold n+1. Old
@@ -181,18 +179,10 @@ void *gn__graph_value_alloc(gn_graph *g, size_t bytes)
 
 ProtobufCAllocator *gn__graph_value_allocator(gn_graph *g) { return &g->own_alloc; }
 
-static void graph_drop_shapes(gn_graph *g)
-{
-    if (g->shapes) {
-        gn__shape_table_free(g->shapes);
-        g->shapes = NULL;
-    }
-}
-
 void gn_graph_free(gn_graph *g)
 {
     if (!g) return;
-    graph_drop_shapes(g);
+    gn__attachment_drop(&g->shapes);
     for (uint32_t i = 0; i < g->n_fns; i++) gn_graph_free(g->fns[i].body);
     free(g->fns);
     for (uint32_t i = 0; i < g->n_blobs; i++) gn__blob_unref(g->blobs[i]);
@@ -206,8 +196,8 @@ void gn_graph_free(gn_graph *g)
     free(g->names.slots);
     free(g->encs);
     free(g->source);
-    gn__savedmodel_unref(g->saved);
-    gn__engine_store_free(g->engines);
+    gn__attachment_drop(&g->saved);
+    gn__attachment_drop(&g->engines);
     gn__arena_free(&g->arena);
     free(g);
 }
@@ -290,7 +280,7 @@ gn_status gn__node_add_interned(gn_graph *g, uint32_t name, uint32_t op, gn_id *
     n->orig_index = id;
     g->node_of_name[name] = id;
     g->n_live++;
-    graph_drop_shapes(g);
+    gn__attachment_drop(&g->shapes);
     if (out) *out = id;
     return GN_OK;
 }
@@ -314,7 +304,7 @@ gn_status gn__node_set_op(gn_graph *g, gn_id id, const char *op)
     if (o == UINT32_MAX) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     g->nodes[id].op = o;
     g->nodes[id].opdef = resolve_opdef(g, o);
-    graph_drop_shapes(g);
+    gn__attachment_drop(&g->shapes);
     return GN_OK;
 }
 
@@ -454,7 +444,7 @@ gn_status gn__node_add_input(gn_graph *g, gn_id id, gn__edge src)
     n->in[n->n_in] = src;
     GN_TRY(use_add(g, src.node, id, n->n_in));
     n->n_in++;
-    graph_drop_shapes(g);
+    gn__attachment_drop(&g->shapes);
     return GN_OK;
 }
 
@@ -469,7 +459,7 @@ gn_status gn__node_set_input(gn_graph *g, gn_id id, uint32_t slot, gn__edge src)
     GN_TRY(use_add(g, src.node, id, slot));
     use_remove(g, old.node, id, slot);
     n->in[slot] = src;
-    graph_drop_shapes(g);
+    gn__attachment_drop(&g->shapes);
     return GN_OK;
 }
 
@@ -484,7 +474,7 @@ gn_status gn__node_remove_input(gn_graph *g, gn_id id, uint32_t slot)
         n->in[k - 1] = n->in[k];
     }
     n->n_in--;
-    graph_drop_shapes(g);
+    gn__attachment_drop(&g->shapes);
     return GN_OK;
 }
 
@@ -551,7 +541,7 @@ gn_status gn__graph_forward_output_if(gn_graph *g, gn__edge from, gn__edge to, g
         for (uint32_t i = 0; i < p->n_use; i++)
             if (forward_pick(g, p->use[i], from.index, skip, ctx))
                 g->nodes[p->use[i].node].in[p->use[i].slot].index = to.index;
-        graph_drop_shapes(g);
+        gn__attachment_drop(&g->shapes);
         return GN_OK;
     }
     gn__node *t = &g->nodes[to.node];
@@ -576,7 +566,7 @@ gn_status gn__graph_forward_output_if(gn_graph *g, gn__edge from, gn__edge to, g
         }
     }
     p->n_use = keep;
-    graph_drop_shapes(g);
+    gn__attachment_drop(&g->shapes);
     return GN_OK;
 }
 
@@ -612,7 +602,7 @@ gn_status gn__node_remove(gn_graph *g, gn_id id)
     n->flags |= GN__NODE_DEAD;
     if (g->node_of_name[n->name] == id) g->node_of_name[n->name] = GN_NONE;
     g->n_live--;
-    graph_drop_shapes(g);
+    gn__attachment_drop(&g->shapes);
     return GN_OK;
 }
 
@@ -750,7 +740,7 @@ gn_status gn__nodes_remove(gn_graph *g, const gn_id *ids, uint32_t n)
     free(touched.slot);
     free(r.bits);
     free(set);
-    if (ns) graph_drop_shapes(g);
+    if (ns) gn__attachment_drop(&g->shapes);
     return GN_OK;
 }
 
@@ -785,7 +775,7 @@ gn_status gn__node_set_attr(gn_graph *g, gn_id id, const char *key, const Tensor
     gn__node *n = &g->nodes[id];
     size_t kl = strlen(key);
     int32_t i = attr_search(g, n, key, kl);
-    graph_drop_shapes(g);
+    gn__attachment_drop(&g->shapes);
     if (i >= 0) {
         n->attr[i].value = value;
         n->attr[i].enc = 0;
@@ -808,7 +798,7 @@ gn_status gn__node_remove_attr(gn_graph *g, gn_id id, const char *key)
     if (i < 0) return GN_OK;
     memmove(&n->attr[i], &n->attr[i + 1], (size_t)(n->n_attr - (uint32_t)i - 1) * sizeof *n->attr);
     n->n_attr--;
-    graph_drop_shapes(g);
+    gn__attachment_drop(&g->shapes);
     return GN_OK;
 }
 
@@ -1057,7 +1047,7 @@ gn_status gn__graph_compact(gn_graph *g)
     }
     g->n_nodes = k;
     free(map);
-    graph_drop_shapes(g);
+    gn__attachment_drop(&g->shapes);
     return GN_OK;
 }
 
@@ -1175,7 +1165,9 @@ static gn_status clone_into(const gn_graph *src, gn_graph *dst)
         memcpy(dst->encs, src->encs, (size_t)src->n_encs * sizeof *dst->encs);
         dst->n_encs = dst->cap_encs = src->n_encs;
     }
-    if (src->saved) dst->saved = gn__savedmodel_ref(src->saved);
+    gn__attachment_share(&dst->saved, &src->saved);
+    gn__attachment_share(&dst->engines, &src->engines);
+    gn__attachment_share(&dst->shapes, &src->shapes);
     if (src->source) {
         dst->source = strdup(src->source);
         if (!dst->source) return gn__fail(&dst->err, GN_ERR_NOMEM, "out of memory");

@@ -27,6 +27,7 @@
 
 #include "common/common.h"
 #include "grapnel/graph.h"
+#include "opdef/registry.h"
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 #include "tensorflow/core/framework/function.pb-c.h"
 #include "tensorflow/core/framework/graph.pb-c.h"
@@ -46,6 +47,40 @@ typedef struct gn__use {
     gn_id node;       /* consumer */
     uint32_t slot;    /* input position in the consumer */
 } gn__use;
+
+/* Something a layer above the IR hangs on a graph: the SavedModel it was
+ * loaded from (src/io/savedmodel.h), the engines built for it
+ * (src/io/engine_store.h), its inferred shapes (src/ops/shape.h). The IR knows
+ * none of their types: it frees an attachment with the graph, and gives a
+ * clone a share of it, through the callbacks its owner filled in (each owner's
+ * header has the typed getter and setter). */
+typedef struct gn__attachment {
+    void *ptr;                     /* NULL: none */
+    void (*free)(void *ptr);       /* drops this graph's hold */
+    void *(*share)(void *ptr);     /* a hold for a clone; NULL: clones start without */
+} gn__attachment;
+
+/* Drops what a holds (a->free) and empties it. */
+static inline void gn__attachment_drop(gn__attachment *a)
+{
+    if (a->ptr) a->free(a->ptr);
+    a->ptr = NULL;
+}
+
+/* Drops what a held, then holds ptr (may be NULL) with its owner's callbacks. */
+static inline void gn__attachment_set(gn__attachment *a, void *ptr, void (*free_fn)(void *),
+                                      void *(*share)(void *))
+{
+    gn__attachment_drop(a);
+    *a = (gn__attachment){.ptr = ptr, .free = free_fn, .share = share};
+}
+
+/* Gives dst a share of what src holds when its owner shares it with clones
+ * (dst then holds nothing else); otherwise leaves dst as it is. */
+static inline void gn__attachment_share(gn__attachment *dst, const gn__attachment *src)
+{
+    if (src->ptr && src->share) gn__attachment_set(dst, src->share(src->ptr), src->free, src->share);
+}
 
 typedef struct gn__attr {
     uint32_t key;                        /* interned attr name */
@@ -170,16 +205,16 @@ struct gn_graph {
     uint32_t opdef_cache_cap;
 
     /* Top level, loaded from a SavedModel: its MetaGraphDef and directory
-     * (src/io/savedmodel.h), shared with clones; NULL otherwise. */
-    struct gn__savedmodel *saved;
+     * (gn__graph_saved, src/io/savedmodel.h), shared with clones; none otherwise. */
+    gn__attachment saved;
 
     /* Top level: engines built ahead of time by gn_engines_build
-     * (src/convert/engine_asset.h); NULL when none. */
-    struct gn__engine_store *engines;
+     * (gn__graph_engines, src/io/engine_store.h); none when none. */
+    gn__attachment engines;
 
-    /* Inferred output dtypes and shapes (src/ops/shape.h), NULL until
-     * gn_graph_infer_shapes; dropped by any mutation. */
-    struct gn__shape_table *shapes;
+    /* Inferred output dtypes and shapes (gn__graph_shapes, src/ops/shape.h),
+     * none until gn_graph_infer_shapes; dropped by any mutation. */
+    gn__attachment shapes;
 
     /* Encodings of attr values kept by the binary loader (gn__attr.enc);
      * entry 0 unused. NULL when none. */
@@ -187,9 +222,6 @@ struct gn_graph {
     uint32_t n_encs, cap_encs;
 };
 
-/* Frees g->shapes (defined in src/ops/shape.c). */
-struct gn__shape_table;
-void gn__shape_table_free(struct gn__shape_table *t);
 
 /* ---- construction ------------------------------------------------------------ */
 gn_graph *gn__graph_new(gn__graph_kind kind);        /* NULL on OOM */
@@ -334,6 +366,20 @@ gn_status gn__graph_add_function(gn_graph *g, const char *name, const Tensorflow
 /* The op definition of a node: the registry entry, or for a call of a library
  * function by name, that function's signature; NULL when unknown. */
 const struct gn__opdef *gn__node_opdef(const gn_graph *g, gn_id id);
+
+/* ---- the registry on a node (src/opdef/registry.h; src/graph/node_opdef.c) ---- */
+/* The node's attrs as the registry reads them. */
+gn__attr_view gn__node_attr_view(const gn_graph *g, gn_id id);
+/* The registry's arity and dtype calls (gn__opdef_*) on node `node` of g; g may
+ * be NULL: a node with no attrs (defaults only). */
+gn_status gn__op_input_range(const gn__opdef *op, const gn_graph *g, gn_id node, uint32_t arg, uint32_t *start,
+                             uint32_t *count, gn__err *err);
+gn_status gn__op_output_range(const gn__opdef *op, const gn_graph *g, gn_id node, uint32_t arg, uint32_t *start,
+                              uint32_t *count, gn__err *err);
+gn_status gn__op_num_inputs(const gn__opdef *op, const gn_graph *g, gn_id node, uint32_t *n, gn__err *err);
+gn_status gn__op_num_outputs(const gn__opdef *op, const gn_graph *g, gn_id node, uint32_t *n, gn__err *err);
+int32_t gn__op_output_dtype(const gn__opdef *op, const gn_graph *g, gn_id node, uint32_t k);
+int32_t gn__op_input_dtype(const gn__opdef *op, const gn_graph *g, gn_id node, uint32_t k);
 /* Builds every node's fanouts from its inputs in one sweep (loaders). */
 gn_status gn__graph_build_fanouts(gn_graph *g);
 

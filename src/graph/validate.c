@@ -6,7 +6,7 @@
 
 #include "graph/ir.h"
 #include "graph/tensor.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 static gn_status fail_node(gn_graph *g, const char *fn, gn_id id, gn_status code, const char *what)
 {

@@ -24,6 +24,7 @@
 #define GN_IO_BUNDLE_H
 
 #include "common/common.h"
+#include "common/crc32c.h"
 #include "ops/kernel.h"
 #include "tensorflow/core/protobuf/tensor_bundle.pb-c.h"
 
@@ -94,14 +95,5 @@ gn_status gn__bundle_write_max_shard(gn__bundle_writer *w, size_t n, const char 
  * never appear among gn__bundle_key's keys. Appends to out (check out->oom). */
 void gn__bundle_slice_key(gn__buf *out, const char *name, size_t name_len, int32_t rank, const int64_t *starts,
                           const int64_t *lengths);
-
-/* CRC-32C (Castagnoli) and LevelDB's mask, exposed for fingerprints and tests. */
-uint32_t gn__crc32c(uint32_t crc, const void *data, size_t n);
-static inline uint32_t gn__crc32c_mask(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
-static inline uint32_t gn__crc32c_unmask(uint32_t m)
-{
-    uint32_t r = m - 0xa282ead8u;
-    return (r >> 17) | (r << 15);
-}
 
 #endif

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 /* ---- error helpers ------------------------------------------------------------- */
 static gn_status node_fail(gn_graph *g, const gn__source *src, const char *fn, uint32_t k,

@@ -24,8 +24,6 @@ void gn_load_options_init(gn_load_options *o)
     o->validate = 1;
 }
 
-const char *gn_version(void) { return GN_VERSION_STRING; }
-
 /* ---- sniffing ---------------------------------------------------------------------- */
 bool gn__is_blank_text(const uint8_t *d, size_t n)
 {
@@ -418,8 +416,9 @@ static gn_status load_image(gn_graph *g, const uint8_t *data, size_t len, const 
         }
         s = gn__graph_from_graphdef(g, gd, blob, &src);
         if (s == GN_OK && savedmodel) {
-            g->saved = gn__savedmodel_new(blob, sm, mg, dir);
-            if (!g->saved) s = gn__fail(&g->err, GN_ERR_NOMEM, "%s: out of memory", name);
+            gn__savedmodel *saved = gn__savedmodel_new(blob, sm, mg, dir);
+            if (saved) gn__graph_set_saved(g, saved);
+            else s = gn__fail(&g->err, GN_ERR_NOMEM, "%s: out of memory", name);
         }
         gn__blob_unref(blob); /* the graph holds its reference */
     }
@@ -580,6 +579,14 @@ void gn__savedmodel_unref(gn__savedmodel *s)
     gn__blob_unref(s->blob);
     free(s->dir);
     free(s);
+}
+
+static void saved_free(void *s) { gn__savedmodel_unref(s); }
+static void *saved_share(void *s) { return gn__savedmodel_ref(s); }
+
+void gn__graph_set_saved(gn_graph *g, gn__savedmodel *s)
+{
+    gn__attachment_set(&g->saved, s, saved_free, saved_share);
 }
 
 /* ---- save ---------------------------------------------------------------------------- */

@@ -22,33 +22,22 @@ typedef struct npy_type {
     char kind;          /* numpy kind: f i u b */
     uint8_t size;
     const char *descr;  /* what we write */
-    const char *np;     /* numpy's name */
 } npy_type;
 
 static const npy_type types[] = {
-    {TENSORFLOW__DATA_TYPE__DT_FLOAT, 'f', 4, "<f4", "float32"},
-    {TENSORFLOW__DATA_TYPE__DT_DOUBLE, 'f', 8, "<f8", "float64"},
-    {TENSORFLOW__DATA_TYPE__DT_HALF, 'f', 2, "<f2", "float16"},
-    {TENSORFLOW__DATA_TYPE__DT_INT8, 'i', 1, "|i1", "int8"},
-    {TENSORFLOW__DATA_TYPE__DT_INT16, 'i', 2, "<i2", "int16"},
-    {TENSORFLOW__DATA_TYPE__DT_INT32, 'i', 4, "<i4", "int32"},
-    {TENSORFLOW__DATA_TYPE__DT_INT64, 'i', 8, "<i8", "int64"},
-    {TENSORFLOW__DATA_TYPE__DT_UINT8, 'u', 1, "|u1", "uint8"},
-    {TENSORFLOW__DATA_TYPE__DT_UINT16, 'u', 2, "<u2", "uint16"},
-    {TENSORFLOW__DATA_TYPE__DT_UINT32, 'u', 4, "<u4", "uint32"},
-    {TENSORFLOW__DATA_TYPE__DT_UINT64, 'u', 8, "<u8", "uint64"},
-    {TENSORFLOW__DATA_TYPE__DT_BOOL, 'b', 1, "|b1", "bool"},
+    {TENSORFLOW__DATA_TYPE__DT_FLOAT, 'f', 4, "<f4"},
+    {TENSORFLOW__DATA_TYPE__DT_DOUBLE, 'f', 8, "<f8"},
+    {TENSORFLOW__DATA_TYPE__DT_HALF, 'f', 2, "<f2"},
+    {TENSORFLOW__DATA_TYPE__DT_INT8, 'i', 1, "|i1"},
+    {TENSORFLOW__DATA_TYPE__DT_INT16, 'i', 2, "<i2"},
+    {TENSORFLOW__DATA_TYPE__DT_INT32, 'i', 4, "<i4"},
+    {TENSORFLOW__DATA_TYPE__DT_INT64, 'i', 8, "<i8"},
+    {TENSORFLOW__DATA_TYPE__DT_UINT8, 'u', 1, "|u1"},
+    {TENSORFLOW__DATA_TYPE__DT_UINT16, 'u', 2, "<u2"},
+    {TENSORFLOW__DATA_TYPE__DT_UINT32, 'u', 4, "<u4"},
+    {TENSORFLOW__DATA_TYPE__DT_UINT64, 'u', 8, "<u8"},
+    {TENSORFLOW__DATA_TYPE__DT_BOOL, 'b', 1, "|b1"},
 };
-
-const char *gn_dtype_numpy_name(int32_t dtype)
-{
-    for (size_t i = 0; i < GN__ARRAY_LEN(types); i++)
-        if (types[i].dtype == dtype) return types[i].np;
-    if (dtype == TENSORFLOW__DATA_TYPE__DT_BFLOAT16) return "bfloat16";
-    if (dtype == TENSORFLOW__DATA_TYPE__DT_COMPLEX64) return "complex64";
-    if (dtype == TENSORFLOW__DATA_TYPE__DT_COMPLEX128) return "complex128";
-    return gn_dtype_name(dtype);
-}
 
 const char *gn__npy_descr(int32_t dtype)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/highwayhash.h"
+#include "common/highwayhash.h"
 
 #define BLOCK_HEADER 24u
 #define USABLE_BLOCK (GN__RIEGELI_BLOCK - BLOCK_HEADER)

@@ -8,12 +8,12 @@
 #include "grapnel/savedmodel.h"
 #include "io/bundle.h"
 #include "io/savedmodel.h"
-#include "io/savedmodel_impl.h"
 
 const char *gn_graph_tags(const gn_graph *g)
 {
-    if (!g || !g->saved || !g->saved->mg->meta_info_def) return "";
-    const Tensorflow__MetaGraphDef__MetaInfoDef *mi = g->saved->mg->meta_info_def;
+    const gn__savedmodel *sm = g ? gn__graph_saved(g) : NULL;
+    if (!sm || !sm->mg->meta_info_def) return "";
+    const Tensorflow__MetaGraphDef__MetaInfoDef *mi = sm->mg->meta_info_def;
     if (mi->n_tags == 0) return "";
     if (mi->n_tags == 1) return mi->tags[0];
     /* several tags: joined, and interned in the graph's strings (deduplicated) */
@@ -33,7 +33,8 @@ const char *gn_graph_tags(const gn_graph *g)
 /* ---- signatures --------------------------------------------------------------- */
 static const Tensorflow__MetaGraphDef *meta(const gn_graph *g)
 {
-    return g && g->saved ? g->saved->mg : NULL;
+    const gn__savedmodel *sm = g ? gn__graph_saved(g) : NULL;
+    return sm ? sm->mg : NULL;
 }
 
 size_t gn_graph_signature_count(const gn_graph *g)
@@ -239,8 +240,8 @@ bool gn__savedmodel_has_variables(const gn__savedmodel *s)
 gn_status gn__savedmodel_open_bundle(gn_graph *g, gn__bundle **out)
 {
     *out = NULL;
-    if (!g->saved || !gn__savedmodel_has_variables(g->saved)) return GN_OK;
-    char *p = gn__savedmodel_bundle_prefix(g->saved);
+    if (!gn__graph_saved(g) || !gn__savedmodel_has_variables(gn__graph_saved(g))) return GN_OK;
+    char *p = gn__savedmodel_bundle_prefix(gn__graph_saved(g));
     if (!p) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     gn_status s = gn__bundle_open(p, out, &g->err);
     free(p);
@@ -264,13 +265,13 @@ void gn__savedmodel_drop_index(gn__savedmodel *s)
 static gn_status cached_index(gn_graph *g, gn__bundle **out)
 {
     *out = NULL;
-    if (!g->saved) return GN_OK;
-    gn__bundle *b = atomic_load(&g->saved->index);
+    if (!gn__graph_saved(g)) return GN_OK;
+    gn__bundle *b = atomic_load(&gn__graph_saved(g)->index);
     if (!b) {
         GN_TRY(gn__savedmodel_open_bundle(g, &b));
         if (!b) return GN_OK;
         gn__bundle *expected = NULL;
-        if (!atomic_compare_exchange_strong(&g->saved->index, &expected, b)) {
+        if (!atomic_compare_exchange_strong(&gn__graph_saved(g)->index, &expected, b)) {
             gn__bundle_close(b);   /* another thread opened it first */
             b = expected;
         }

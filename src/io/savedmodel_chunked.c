@@ -38,7 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "io/farmhash.h"
+#include "common/farmhash.h"
 #include "io/pbcanon.h"
 #include "io/riegeli.h"
 #include "io/savedmodel_chunked.h"

@@ -28,14 +28,14 @@
 
 #include "grapnel/save.h"
 #include "graph/ir.h"
-#include "convert/engine_asset.h"
+#include "io/engine_store.h"
 #include "io/bundle.h"
-#include "io/farmhash.h"
+#include "common/farmhash.h"
 #include "io/graphdef.h"
 #include "io/pbcanon.h"
 #include "io/savedmodel_chunked.h"
 #include "io/savedmodel.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "ops/shape.h"
 #include "tensorflow/core/framework/graph_debug_info.pb-c.h"
 #include "tensorflow/core/framework/variable.pb-c.h"
@@ -1048,7 +1048,7 @@ static gn_status save(wctx *c, const char *dir)
     uint64_t index_fp = 0, sm_fp = 0;
     gn_status s = write_variables(c, tmp, &index_fp);
     if (s == GN_OK) s = write_assets(c, tmp);
-    if (s == GN_OK) s = gn__engine_assets_write(c->g, c->w, tmp, &c->g->err);   /* engines (convert/engine_asset.h) */
+    if (s == GN_OK) s = gn__engine_assets_write(c->g, c->w, tmp, &c->g->err);   /* engines (io/engine_store.h) */
     char *smpath = path_join(c, tmp, "saved_model.pb");
     char *cpbpath = path_join(c, tmp, "saved_model.cpb");
     if (s == GN_OK && (!smpath || !cpbpath)) s = fail(c, GN_ERR_NOMEM, "out of memory");
@@ -1128,9 +1128,9 @@ gn_status gn_savedmodel_save(gn_graph *g, const char *dir, const gn_save_options
     if ((unsigned)c.o.experimental_variable_policy > GN_VARIABLE_POLICY_EXPAND_DISTRIBUTED_VARIABLES)
         return gn__fail(&g->err, GN_ERR_ARG, "experimental_variable_policy: %d is not a VariablePolicy",
                         (int)c.o.experimental_variable_policy);
-    if (g->saved) {
-        c.src = g->saved->mg;
-        c.src_dir = g->saved->dir;
+    if (gn__graph_saved(g)) {
+        c.src = gn__graph_saved(g)->mg;
+        c.src_dir = gn__graph_saved(g)->dir;
     }
     gn__arena_init(&c.a, 64 * 1024);
     gn__arena_pb_allocator(&c.a, &c.pa);

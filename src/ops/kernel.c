@@ -6,7 +6,7 @@
 
 #include "grapnel/runtime.h"
 #include "graph/tensor.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 gn__buffer *gn__buffer_new(size_t size)
 {

@@ -71,7 +71,7 @@ enum {
     GN__K_EXACT_MATH = 1u << 1,  /* float transcendentals in double libm, rounded once (tests) */
 };
 
-struct gn__run;                  /* executor state (runtime/executor.h); opaque to plain kernels */
+struct gn__run;                  /* executor state (ops/executor.h); opaque to plain kernels */
 
 typedef struct gn__kctx {
     const gn_graph *g;

@@ -1,7 +1,7 @@
 /* Lookup tables (private): the CPU kernels of HashTableV2 and the ops that
  * initialize and read it (src/ops/kernels/lookup.c), and the text-file reader
  * of InitializeTableFromTextFileV2, which SavedModel freezing also uses to
- * turn a table's asset file into constants (src/io/freeze.c). */
+ * turn a table's asset file into constants (src/convert/freeze.c). */
 #ifndef GN_OPS_LOOKUP_H
 #define GN_OPS_LOOKUP_H
 

@@ -331,17 +331,31 @@ bool gn__shape_table_order(const gn__shape_table *t, gn_id **order, uint32_t *n)
     return true;
 }
 
+static void shape_table_free_cb(void *t) { gn__shape_table_free(t); }
+
+void gn__graph_put_shapes(gn_graph *g, gn__shape_table *t)
+{
+    gn__attachment_set(&g->shapes, t, shape_table_free_cb, NULL);
+}
+
+gn__shape_table *gn__graph_take_shapes(gn_graph *g)
+{
+    gn__shape_table *t = gn__graph_shapes(g);
+    g->shapes.ptr = NULL;
+    return t;
+}
+
 static bool table_current(const gn__shape_table *t)
 {
     for (uint32_t i = 0; i < t->n_deps; i++)
-        if (t->dep_graph[i]->shapes != t->dep_table[i]) return false;
+        if (gn__graph_shapes(t->dep_graph[i]) != t->dep_table[i]) return false;
     return true;
 }
 
 const gn__tinfo *gn__shape_of(const gn_graph *g, gn_id id, uint32_t k)
 {
-    if (!g || !g->shapes) return NULL;
-    const gn__shape_table *t = g->shapes;
+    const gn__shape_table *t = g ? gn__graph_shapes(g) : NULL;
+    if (!t) return NULL;
     if (t->n_deps && !table_current(t)) return NULL;
     if (id >= t->n_nodes || !t->out[id] || k >= t->n_out[id]) return NULL;
     return &t->out[id][k];
@@ -349,9 +363,10 @@ const gn__tinfo *gn__shape_of(const gn_graph *g, gn_id id, uint32_t k)
 
 uint32_t gn__shape_num_outputs(const gn_graph *g, gn_id id)
 {
-    if (!g || !g->shapes || id >= g->shapes->n_nodes) return 0;
-    if (g->shapes->n_deps && !table_current(g->shapes)) return 0;
-    return g->shapes->n_out[id];
+    const gn__shape_table *t = g ? gn__graph_shapes(g) : NULL;
+    if (!t || id >= t->n_nodes) return 0;
+    if (t->n_deps && !table_current(t)) return 0;
+    return t->n_out[id];
 }
 
 /* ---- op resolution, cached per interned op id ---------------------------------- */
@@ -1131,8 +1146,7 @@ static gn_status infer_one(infer_run *run, gn_graph *g, const gn__function *fn, 
     }
     t->order = order;
     t->n_order = n_order;
-    if (g->shapes) gn__shape_table_free(g->shapes);
-    g->shapes = t;
+    gn__graph_put_shapes(g, t);
     return GN_OK;
 }
 
@@ -1329,7 +1343,7 @@ static gn_status set_deps(infer_run *run, uint32_t f, uint32_t *stamp, gn__err *
         ok = dep_add(fc, stamp, f, a, &cap);
         for (uint32_t j = 0; ok && j < run->calls[a].n_deps; j++) ok = dep_add(fc, stamp, f, run->calls[a].deps[j], &cap);
     }
-    gn__shape_table *t = lib->fns[f].body->shapes;
+    gn__shape_table *t = gn__graph_shapes(lib->fns[f].body);
     if (ok && fc->n_deps) {
         t->dep_graph = gn__arena_alloc(&t->arena, fc->n_deps * sizeof *t->dep_graph, _Alignof(gn_graph *));
         t->dep_table = gn__arena_alloc(&t->arena, fc->n_deps * sizeof *t->dep_table, _Alignof(gn__shape_table *));
@@ -1338,7 +1352,7 @@ static gn_status set_deps(infer_run *run, uint32_t f, uint32_t *stamp, gn__err *
             uint32_t d = fc->deps[i];
             const gn_graph *dg = d == nf ? lib : lib->fns[d].body;
             t->dep_graph[i] = dg;
-            t->dep_table[i] = dg->shapes;
+            t->dep_table[i] = gn__graph_shapes(dg);
         }
         if (ok) t->n_deps = fc->n_deps;
     }
@@ -1349,10 +1363,7 @@ gn_status gn__graph_infer_shapes(gn_graph *g)
 {
     if (!g) return GN_ERR_ARG;
     gn__err_clear(&g->err);
-    if (g->shapes) {
-        gn__shape_table_free(g->shapes);
-        g->shapes = NULL;
-    }
+    gn__attachment_drop(&g->shapes);
     infer_run run;
     memset(&run, 0, sizeof run);
     run.lib = g->lib ? g->lib : g;
@@ -1382,10 +1393,7 @@ gn_status gn__graph_infer_shapes(gn_graph *g)
     for (uint32_t j = 0; s == GN_OK && library && j < g->n_fns; j++) {
         gn__function *f = &g->fns[order[j]];
         if (!f->body) continue;
-        if (f->body->shapes) {
-            gn__shape_table_free(f->body->shapes);
-            f->body->shapes = NULL;
-        }
+        gn__attachment_drop(&f->body->shapes);
         /* a body called only from call sites we saw is inferred with the join
          * of their arguments; others (entry points) with what their _Arg say */
         fn_calls *fc = &run.calls[order[j]];
@@ -1408,15 +1416,9 @@ gn_status gn__graph_infer_shapes(gn_graph *g)
     gn__arena_free(&run.arena);
     if (s != GN_OK) {
         g->err = err;
-        if (g->shapes) {
-            gn__shape_table_free(g->shapes);
-            g->shapes = NULL;
-        }
+        gn__attachment_drop(&g->shapes);
         for (uint32_t i = 0; g->kind == GN__GRAPH_TOP && i < g->n_fns; i++) {
-            if (g->fns[i].body && g->fns[i].body->shapes) {
-                gn__shape_table_free(g->fns[i].body->shapes);
-                g->fns[i].body->shapes = NULL;
-            }
+            if (g->fns[i].body) gn__attachment_drop(&g->fns[i].body->shapes);
         }
     }
     return s;

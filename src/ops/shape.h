@@ -22,7 +22,7 @@
 #define GN_OPS_SHAPE_H
 
 #include "graph/ir.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 #define GN__MAX_RANK 64
 
@@ -101,8 +101,8 @@ typedef struct gn__shape_ctx {
  * `_output_shapes`. A body whose every use is such a call is then inferred
  * with the join of its call sites' arguments; other bodies (entry points,
  * functions named by other attrs, gradients, recursion) with what their
- * _Arg nodes and the signature's arg_attr say. Results go to g->shapes and
- * body->shapes. Errors are GN_ERR_GRAPH with "node 'n' (Op): what" in g's
+ * _Arg nodes and the signature's arg_attr say. Results go to g's and each
+ * body's shapes attachment (gn__graph_shapes). Errors are GN_ERR_GRAPH with "node 'n' (Op): what" in g's
  * message (prefixed "function 'f': " inside a body); unknown dims never cause
  * errors, nor does a loop's first visit (see shape.c). */
 gn_status gn__graph_infer_shapes(gn_graph *g);
@@ -117,6 +117,13 @@ const gn__tinfo *gn__shape_of(const gn_graph *g, gn_id id, uint32_t k);
 /* Number of outputs recorded for node id (0 when not inferred). */
 uint32_t gn__shape_num_outputs(const gn_graph *g, gn_id id);
 void gn__shape_table_free(gn__shape_table *t);
+
+/* The graph's inferred shapes (its `shapes` attachment), NULL when none. */
+static inline gn__shape_table *gn__graph_shapes(const gn_graph *g) { return (gn__shape_table *)g->shapes.ptr; }
+/* Hangs t on g (g then frees it), dropping the table g had. */
+void gn__graph_put_shapes(gn_graph *g, gn__shape_table *t);
+/* Takes g's table away from it (the caller frees it or puts it back); NULL when none. */
+gn__shape_table *gn__graph_take_shapes(gn_graph *g);
 
 /* ---- shape functions (src/ops/shape_fns.c) ------------------------------------ */
 /* The shape function of an op (binary search in a sorted constant table);

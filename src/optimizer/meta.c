@@ -10,47 +10,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "optimizer/colocation.h"
 #include "optimizer/pass.h"
+#include "optimizer/report.h"
 
 /* ---- report ------------------------------------------------------------------- */
-typedef struct run_entry {
-    char *item;                 /* "main" or the function name */
-    char *pass;
-    int32_t iteration;
-    int64_t micros;
-    int64_t cpu_micros;         /* CPU time of the calling thread in the pass */
-    uint32_t nodes_before, nodes_after;
-    uint64_t edges_before, edges_after;
-    gn_status status;
-    bool changed, rolled_back;
-    bool skipped;               /* not run: the item was as the pass's last run left it */
-    char *message;              /* on failure */
-} run_entry;
-
-typedef struct event {
-    char *item;
-    char *pattern;
-    char *node;
-    char *detail;
-    int32_t iteration;
-    bool refused;
-} event;
-
-struct gn_report {
-    run_entry *runs;
-    size_t n_runs, cap_runs;
-    event *events;
-    size_t n_events, cap_events;
-    char **notes;
-    size_t n_notes, cap_notes;
-    int64_t total_micros;
-    int64_t total_cpu_micros;   /* CPU time of the calling thread in gn_optimize */
-    gn__arena strings;          /* the events' strings (a graph of 10^6 nodes can give 10^5 events) */
-    bool oom;
-};
-
 static char *dupstr(const char *s) { return s ? strdup(s) : NULL; }
 
 static void report_note(gn_report *r, const char *fmt, ...) GN__PRINTF(2, 3);
@@ -110,14 +75,7 @@ void gn_report_free(gn_report *r)
     free(r);
 }
 
-/* ---- pass helpers -------------------------------------------------------------------- */
-int64_t gn__now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
+/* ---- timing -------------------------------------------------------------------------- */
 /* CPU time of the calling thread, so that figures stay meaningful on a loaded
  * machine (several optimize calls may run on several threads at once). */
 static int64_t cpu_now_us(void)
@@ -125,112 +83,6 @@ static int64_t cpu_now_us(void)
     struct timespec ts;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-bool gn__pass_deadline_passed(const gn__pass_ctx *c)
-{
-    gn__pass_guard *gd = c->guard;
-    if (gd && (gd->tripped || ++gd->polls > gd->poll_limit)) {
-        gd->tripped = true;
-        return true;
-    }
-    return c->deadline_us > 0 && gn__now_us() > c->deadline_us;
-}
-
-static bool list_has(const char *list, const char *id, size_t idlen)
-{
-    if (!list) return false;
-    const char *p = list;
-    while (*p) {
-        while (*p == ' ' || *p == ',') p++;
-        const char *e = p;
-        while (*e && *e != ',') e++;
-        const char *t = e;
-        while (t > p && t[-1] == ' ') t--;
-        if ((size_t)(t - p) == idlen && memcmp(p, id, idlen) == 0) return true;
-        p = e;
-    }
-    return false;
-}
-
-bool gn__pattern_enabled(const gn__pass_ctx *c, const char *pattern)
-{
-    if (!c || !c->opts || !c->opts->disabled_patterns) return true;
-    const char *list = c->opts->disabled_patterns;
-    if (list_has(list, pattern, strlen(pattern))) return false;
-    const char *dot = strchr(pattern, '.');
-    if (dot && list_has(list, pattern, (size_t)(dot - pattern))) return false;
-    return true;
-}
-
-static void add_event(gn__pass_ctx *c, bool refused, const char *pattern, const gn_graph *g, gn_id node,
-                      const char *fmt, va_list ap)
-{
-    gn_report *r = c ? c->report : NULL;
-    if (!r) return;
-    char detail[1024];
-    int dn = vsnprintf(detail, sizeof detail, fmt, ap);
-    if (dn < 0) dn = 0;
-    if ((size_t)dn >= sizeof detail) dn = (int)sizeof detail - 1;
-    const char *item = c->fn_name ? c->fn_name : "main";
-    const char *node_name = g && node != GN_NONE && node < g->n_nodes ? gn__node_name(g, node) : "";
-    size_t li = strlen(item), lp = strlen(pattern), ln = strlen(node_name);
-    char *buf = gn__arena_alloc(&r->strings, li + lp + ln + (size_t)dn + 4, 1);
-    if (!buf) {
-        r->oom = true;
-        return;
-    }
-    if (r->n_events == r->cap_events) {
-        size_t nc = r->cap_events ? r->cap_events * 2 : 64;
-        event *ne = realloc(r->events, nc * sizeof *ne);
-        if (!ne) {
-            r->oom = true;
-            return;
-        }
-        r->events = ne;
-        r->cap_events = nc;
-    }
-    event *e = &r->events[r->n_events++];
-    e->item = buf;
-    memcpy(buf, item, li + 1);
-    buf += li + 1;
-    e->pattern = buf;
-    memcpy(buf, pattern, lp + 1);
-    buf += lp + 1;
-    e->node = buf;
-    memcpy(buf, node_name, ln + 1);
-    buf += ln + 1;
-    e->detail = buf;
-    memcpy(buf, detail, (size_t)dn);
-    buf[dn] = '\0';
-    e->iteration = (int32_t)c->iteration;
-    e->refused = refused;
-}
-
-void gn__pass_rewrote(gn__pass_ctx *c, const char *pattern, const gn_graph *g, gn_id node, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    add_event(c, false, pattern, g, node, fmt, ap);
-    va_end(ap);
-}
-
-void gn__pass_refused(gn__pass_ctx *c, const char *pattern, const gn_graph *g, gn_id node, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    add_event(c, true, pattern, g, node, fmt, ap);
-    va_end(ap);
-}
-
-void gn__pass_unique_name(const gn_graph *g, const char *base, const char *suffix, char *buf, size_t buflen)
-{
-    snprintf(buf, buflen, "%s/%s", base, suffix);
-    if (gn__graph_find(g, buf) == GN_NONE) return;
-    for (uint32_t k = 1;; k++) {
-        snprintf(buf, buflen, "%s/%s_%u", base, suffix, k);
-        if (gn__graph_find(g, buf) == GN_NONE) return;
-    }
 }
 
 /* ---- the pass table ------------------------------------------------------------------- */
@@ -599,10 +451,7 @@ static void roll_back(run_state *st, gn_graph *item, snapshot *backup, const cha
                       bool marked)
 {
     swap_graphs(item, backup->g); /* backup->g now holds what the failed pass left */
-    if (item->shapes) {
-        gn__shape_table_free(item->shapes);
-        item->shapes = NULL;
-    }
+    gn__attachment_drop(&item->shapes);
     if (!backup->n_redo) return;
     gn_graph *spare = NULL;
     gn_report *scratch = calloc(1, sizeof *scratch);
@@ -618,19 +467,13 @@ static void roll_back(run_state *st, gn_graph *item, snapshot *backup, const cha
             failed = r->name;
             if (r->marked) s = mark_preserved(st, item);
             if (s == GN_OK) s = exec_pass(st, item, scratch, item_name, r->name, r->toggle, r->fn, NULL, r->it, &perr, &ch);
-            if ((ch || s != GN_OK) && item->shapes) {
-                gn__shape_table_free(item->shapes);
-                item->shapes = NULL;
-            }
+            if (ch || s != GN_OK) gn__attachment_drop(&item->shapes);
         }
         /* the marks the failed pass started from */
         if (s == GN_OK && marked) s = mark_preserved(st, item);
         if (s != GN_OK) {
             swap_graphs(item, spare);
-            if (item->shapes) {
-                gn__shape_table_free(item->shapes);
-                item->shapes = NULL;
-            }
+            gn__attachment_drop(&item->shapes);
         }
     }
     if (s != GN_OK)
@@ -687,12 +530,9 @@ static gn_status run_one(run_state *st, gn_graph *item, snapshot *backup, const 
         snapshot_drop(backup); /* it holds what the failed pass left */
         backup->cur = false;
     }
-    if ((*changed || rolled) && item->shapes) {
-        /* a pass that edited the node arrays itself may have left the
-         * inferred shapes behind; only an unchanged graph keeps them */
-        gn__shape_table_free(item->shapes);
-        item->shapes = NULL;
-    }
+    /* a pass that edited the node arrays itself may have left the inferred
+     * shapes behind; only an unchanged graph keeps them */
+    if (*changed || rolled) gn__attachment_drop(&item->shapes);
     /* a built-in pass that says it changed nothing left the counts as they
      * were (callers' passes are counted) */
     uint32_t na = nb;
@@ -825,47 +665,6 @@ void gn_optimize_params_init(gn_optimize_params *p)
 }
 
 /* ---- target ------------------------------------------------------------------------------- */
-/* Does a device string name a GPU? "/device:GPU:0", "/job:w/replica:0/task:0/device:GPU:1",
- * "/gpu:0", "GPU:0" (case-insensitive on the type, as TensorFlow's DeviceNameUtils). */
-static bool device_is(const char *d, const char *type)
-{
-    size_t tl = strlen(type);
-    for (const char *p = d; *p; p++) {
-        bool start = p == d || p[-1] == '/' || p[-1] == ':';
-        if (!start) continue;
-        size_t k = 0;
-        while (k < tl && p[k] && (p[k] | 0x20) == (type[k] | 0x20)) k++;
-        if (k == tl && (p[k] == ':' || p[k] == '\0')) {
-            /* "device:GPU" or a legacy "/gpu:0": not a job or task named "gpu" */
-            if (p == d || p[-1] == '/' || (p - d >= 7 && !strncmp(p - 7, "device:", 7))) return true;
-        }
-    }
-    return false;
-}
-
-bool gn__pass_on_gpu(const gn__pass_ctx *c, const gn_graph *g, gn_id id)
-{
-    const char *d = gn__str(g, g->nodes[id].device);
-    if (!d[0]) return c->target && c->target->kind == GN_TARGET_GPU;
-    return device_is(d, "GPU");
-}
-
-bool gn__list_has(const char *list, const char *s)
-{
-    if (!list || !s) return false;
-    size_t n = strlen(s);
-    for (const char *p = list; *p;) {
-        while (*p == ' ' || *p == ',') p++;
-        const char *e = p;
-        while (*e && *e != ',') e++;
-        const char *t = e;
-        while (t > p && t[-1] == ' ') t--;
-        if ((size_t)(t - p) == n && n && !memcmp(p, s, n)) return true;
-        p = e;
-    }
-    return false;
-}
-
 /* "auto": the CUDA driver, loaded at run time so the library needs no driver. */
 static void target_auto(gn_target *t)
 {

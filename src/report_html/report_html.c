@@ -180,7 +180,7 @@ static void node_attrs(const gn_graph *g, gn_id id, gn__buf *t, gn__buf *v)
 static void node_outputs(const gn_graph *g, gn_id id, gn__buf *t)
 {
     t->len = 0;
-    uint32_t n_out = g->shapes ? gn__shape_num_outputs(g, id) : 0;
+    uint32_t n_out = gn__graph_shapes(g) ? gn__shape_num_outputs(g, id) : 0;
     for (uint32_t k = 0; k < n_out; k++) {
         const gn__tinfo *ti = gn__shape_of(g, id, k);
         if (!ti) break;
@@ -213,10 +213,7 @@ static gn_status dump_init(graph_dump *d, gn_graph *g)
         d->ids[d->n++] = i;
     }
     /* shapes for the panel; a graph they cannot be inferred for is drawn without */
-    if (gn__graph_infer_shapes(g) != GN_OK) {
-        gn__shape_table_free(g->shapes);
-        g->shapes = NULL;
-    }
+    if (gn__graph_infer_shapes(g) != GN_OK) gn__attachment_drop(&g->shapes);
     gn__err_clear(&g->err);
     return GN_OK;
 }

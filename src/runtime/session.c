@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "graph/tensor.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "runtime/session.h"
 
 #define DT_STRING TENSORFLOW__DATA_TYPE__DT_STRING

@@ -13,7 +13,7 @@
 
 #include "graph/tensor.h"
 #include "ops/kernel.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 #define GN__AK_SHAPE_STR 256
 

@@ -8,7 +8,7 @@
  * tensors, frames, iterations) is the executor's business (see
  * src/runtime/cpu/exec.c). Switch marks its untaken output dead; Merge
  * forwards its first live input. The functional kernels and the TensorArray
- * kernels need the executor (ctx->run, src/runtime/executor.h).
+ * kernels need the executor (ctx->run, src/ops/executor.h).
  *
  * TensorArray handles are DT_RESOURCE scalars pointing at an object the run
  * owns (freed when the outermost run ends). TensorList handles are DT_VARIANT
@@ -23,8 +23,8 @@
 
 #include "graph/tensor.h"
 #include "ops/kernel.h"
-#include "ops/registry.h"
-#include "runtime/executor.h"
+#include "opdef/registry.h"
+#include "ops/executor.h"
 
 #define DT_BOOL TENSORFLOW__DATA_TYPE__DT_BOOL
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT

@@ -9,9 +9,9 @@
 
 #include "common/common.h"
 #include "graph/tensor.h"
-#include "io/farmhash.h"
+#include "common/farmhash.h"
 #include "ops/kernel.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_INT32 TENSORFLOW__DATA_TYPE__DT_INT32

@@ -20,7 +20,7 @@
 #include "common/common.h"
 #include "graph/tensor.h"
 #include "ops/kernel.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "ops/kernels/image.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT

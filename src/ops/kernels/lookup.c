@@ -29,8 +29,8 @@
 #include "common/common.h"
 #include "graph/tensor.h"
 #include "ops/lookup.h"
-#include "ops/registry.h"
-#include "runtime/executor.h"
+#include "opdef/registry.h"
+#include "ops/executor.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_DOUBLE TENSORFLOW__DATA_TYPE__DT_DOUBLE

@@ -18,7 +18,7 @@
 #include <stdio.h>
 
 #include "graph/tensor.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 /* Sorted by op name (strcmp order); GN_KM_KERNELS lists them sorted. */
 #define GN_KM_ENTRY(op) {#op, gn__km_##op},

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #include "graph/tensor.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 typedef void (*bin_fn)(const void *a, const void *b, void *o, int64_t n, int mode, int *err);
 

@@ -16,7 +16,7 @@
 #include "ops/kernels/math_internal.h"
 
 #include "graph/tensor.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 /* ---- Philox4x32-10 ------------------------------------------------------------------- */
 typedef struct philox {

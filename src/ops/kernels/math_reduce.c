@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "graph/tensor.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 typedef enum { RK_SUM, RK_MEAN, RK_PROD, RK_MAX, RK_MIN, RK_ALL, RK_ANY, RK_EUCLID } rkind;
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "graph/tensor.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 typedef struct un_args {
     double alpha;   /* LeakyRelu alpha; Softplus threshold */

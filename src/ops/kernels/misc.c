@@ -17,7 +17,7 @@
 #include "common/common.h"
 #include "graph/tensor.h"
 #include "ops/kernel.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_DOUBLE TENSORFLOW__DATA_TYPE__DT_DOUBLE

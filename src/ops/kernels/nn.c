@@ -18,7 +18,7 @@
 #include <stdlib.h>
 
 #include "graph/tensor.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 const gn__kernel_entry gn__kernels_nn[] = {
     {"AvgPool", gn__nn_k_avg_pool},

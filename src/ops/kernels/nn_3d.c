@@ -26,7 +26,7 @@
 #include <stdlib.h>
 
 #include "ops/kernels/nn_internal.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 /* im2col / col2im block: about 512 KB of patches per BLAS thread (as nn_conv.c) */
 #define GN__3D_COL_PER_THREAD ((int64_t)1 << 17)

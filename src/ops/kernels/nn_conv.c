@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "ops/kernels/nn_internal.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 /* im2col block: about 512 KB of patches per BLAS thread, so that each
  * thread's share of a block stays in its L2 while the gemm reads it, and

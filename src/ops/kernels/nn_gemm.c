@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "ops/kernels/nn_internal.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 /* ---- gemm --------------------------------------------------------------------- */
 static bool fits_int(int64_t v)

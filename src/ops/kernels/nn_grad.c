@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "ops/kernels/nn_internal.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 static bool float_dt(int32_t dt) { return dt == GN__DT_F16 || dt == GN__DT_F32 || dt == GN__DT_F64; }
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "ops/kernels/nn_internal.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 /* ---- BiasAdd --------------------------------------------------------------------- */
 #define GN__NN_BIAS_INT(T, UT)                                                                   \

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "ops/kernels/nn_internal.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 typedef struct pool_params {
     int fmt, pad;

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "graph/tensor.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 #define DT_INT32 TENSORFLOW__DATA_TYPE__DT_INT32
 #define DT_INT64 TENSORFLOW__DATA_TYPE__DT_INT64

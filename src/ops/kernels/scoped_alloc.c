@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "ops/kernels/scoped_alloc.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 static void view_release(gn__buffer *b)
 {

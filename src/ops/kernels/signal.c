@@ -26,7 +26,7 @@
 #include "graph/tensor.h"
 #include "ops/kernel.h"
 #include "ops/kernels/math_internal.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_DOUBLE TENSORFLOW__DATA_TYPE__DT_DOUBLE

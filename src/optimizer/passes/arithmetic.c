@@ -206,77 +206,6 @@ static bool stage_root(int pat, uint32_t code)
     }
 }
 
-/* ---- rewiring and dead nodes ------------------------------------------------------------ */
-gn_status gn__ar_maybe_dead(gn__ar *a, gn_id id)
-{
-    if (a->n_dead == a->cap_dead) {
-        uint32_t nc = a->cap_dead ? a->cap_dead * 2 : 256;
-        gn_id *p = realloc(a->dead, (size_t)nc * sizeof *p);
-        if (!p) return gn__fail(a->c->err, GN_ERR_NOMEM, "out of memory");
-        a->dead = p;
-        a->cap_dead = nc;
-    }
-    a->dead[a->n_dead++] = id;
-    return GN_OK;
-}
-
-gn_status gn__ar_set_input(gn__ar *a, gn_id id, uint32_t slot, gn__edge e)
-{
-    gn_id old = a->g->nodes[id].in[slot].node;
-    GN_TRY(gn__node_set_input(a->g, id, slot, e));
-    if (old != e.node) GN_TRY(gn__ar_maybe_dead(a, old));
-    return GN_OK;
-}
-
-/* Deletes the queued nodes that have no consumers left, then their producers
- * that lost their last consumer, and so on (an explicit stack: no recursion). */
-static gn_status flush_dead(gn__ar *a)
-{
-    gn_graph *g = a->g;
-    while (a->n_dead) {
-        gn_id id = a->dead[--a->n_dead];
-        if (!gn__node_live(g, id)) continue;
-        gn__node *n = &g->nodes[id];
-        if (n->n_use || n->n_cuse || !gn__ar_removable(a, id)) continue;
-        uint32_t ni = n->n_in, nc = n->n_ctrl;
-        for (uint32_t k = 0; k < ni; k++) GN_TRY(gn__ar_maybe_dead(a, g->nodes[id].in[k].node));
-        for (uint32_t k = 0; k < nc; k++) GN_TRY(gn__ar_maybe_dead(a, g->nodes[id].ctrl[k]));
-        GN_TRY(gn__node_remove(g, id));
-    }
-    return GN_OK;
-}
-
-gn_status gn__ar_replace(gn__ar *a, gn_id n, gn__edge to)
-{
-    gn_graph *g = a->g;
-    /* data consumers of output 0 (a copy: set_input edits the list) */
-    uint32_t nu = g->nodes[n].n_use;
-    gn__use *uses = nu ? malloc(nu * sizeof *uses) : NULL;
-    if (nu && !uses) return gn__fail(a->c->err, GN_ERR_NOMEM, "out of memory");
-    if (nu) memcpy(uses, g->nodes[n].use, nu * sizeof *uses);
-    gn_status s = GN_OK;
-    for (uint32_t i = 0; i < nu && s == GN_OK; i++) {
-        gn_id cn = uses[i].node;
-        if (cn == to.node) continue;
-        if (g->nodes[cn].in[uses[i].slot].index != 0) continue;
-        s = gn__node_set_input(g, cn, uses[i].slot, to);
-        if (s == GN_OK) s = gn__ar_push(a, cn);
-    }
-    free(uses);
-    GN_TRY(s);
-    /* control consumers now wait for the replacement */
-    while (g->nodes[n].n_cuse) {
-        gn_id cn = g->nodes[n].cuse[g->nodes[n].n_cuse - 1];
-        GN_TRY(gn__node_remove_control(g, cn, n));
-        if (cn != to.node) {
-            GN_TRY(gn__ar_add_ctrl_on(a, cn, to));
-            GN_TRY(gn__ar_push(a, cn));
-        }
-    }
-    GN_TRY(gn__ar_push(a, to.node));
-    return gn__ar_maybe_dead(a, n);
-}
-
 /* ---- the pass --------------------------------------------------------------------------- */
 static bool function_is_differentiated(const gn__pass_ctx *c)
 {
@@ -315,14 +244,14 @@ static gn_status run(gn__ar *a)
         }
 
     /* a table left by an earlier pass that changed nothing is current */
-    gn_status s = g->shapes ? GN_OK : gn__graph_infer_shapes(g);
+    gn_status s = gn__graph_shapes(g) ? GN_OK : gn__graph_infer_shapes(g);
     gn__err shape_err = g->err;
     gn__err_clear(&g->err);
 
     /* the order the table was inferred in, else one of our own */
     gn_id *order = NULL;
     uint32_t n = 0;
-    if ((s != GN_OK || !gn__shape_table_order(g->shapes, &order, &n)) && gn__graph_topo(g, &order, &n) != GN_OK) {
+    if ((s != GN_OK || !gn__shape_table_order(gn__graph_shapes(g), &order, &n)) && gn__graph_topo(g, &order, &n) != GN_OK) {
         if (g->err.code == GN_ERR_NOMEM) return gn__fail(c->err, GN_ERR_NOMEM, "out of memory");
         gn__err_clear(&g->err);
         free(order);
@@ -385,7 +314,7 @@ static gn_status run(gn__ar *a)
             code = gn__ar_op(a, id); /* a stage that rewrites in place may change the op */
         }
         if (r.repl && gn__node_live(g, id)) GN_TRY(gn__ar_replace(a, id, r.to));
-        GN_TRY(flush_dead(a));
+        GN_TRY(gn__ar_flush_dead(a));
     }
     return GN_OK;
 }
@@ -416,10 +345,7 @@ gn_status gn__pass_arithmetic(gn__pass_ctx *c, gn_graph *g)
     }
     gn_status s = any ? run(&a) : GN_OK;
     /* an unchanged graph keeps its shapes for the passes after this one */
-    if ((s != GN_OK || c->changed) && g->shapes) {
-        gn__shape_table_free(g->shapes);
-        g->shapes = NULL;
-    }
+    if (s != GN_OK || c->changed) gn__attachment_drop(&g->shapes);
     if (s != GN_OK && !c->err->msg[0]) gn__fail(c->err, s, "%s", g->err.msg[0] ? g->err.msg : gn_status_str(s));
     ar_free(&a);
     return s;

@@ -4,7 +4,7 @@
 #define GN_OPTIMIZER_PASSES_ARITHMETIC_IMPL_H
 
 #include "ops/kernel.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "ops/shape.h"
 #include "optimizer/pass.h"
 
@@ -414,9 +414,13 @@ gn_status gn__ar_add_ctrl_on(gn__ar *a, gn_id id, gn__edge e);
 gn_status gn__ar_forward_ctrl(gn__ar *a, gn_id dst, gn_id src);
 gn_status gn__ar_set_op(gn__ar *a, gn_id id, const char *op);
 /* Input edits that remember the old producer: once the stage is done, the
- * driver deletes the nodes a rewrite left without consumers (gn__ar_removable). */
+ * driver deletes the nodes a rewrite left without consumers (gn__ar_removable)
+ * with gn__ar_flush_dead. */
 gn_status gn__ar_set_input(gn__ar *a, gn_id id, uint32_t slot, gn__edge e);
 gn_status gn__ar_maybe_dead(gn__ar *a, gn_id id);
+/* Deletes the queued nodes that have no consumers left, then their producers
+ * that lost their last consumer, and so on (an explicit stack: no recursion). */
+gn_status gn__ar_flush_dead(gn__ar *a);
 /* Rewires the consumers of n:0 (data) and of n (control) to `to` and queues them. */
 gn_status gn__ar_replace(gn__ar *a, gn_id n, gn__edge to);
 

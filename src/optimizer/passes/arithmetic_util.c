@@ -1,5 +1,7 @@
 /* Helpers of the arithmetic pass: op table, reporting, worklist, attrs, names,
- * node construction, constants, symbolic shapes. See arithmetic.c. */
+ * node construction, constants, symbolic shapes, rewiring and dead nodes. The
+ * driver (arithmetic.c) and the stages (arithmetic_stages_*.c) call them;
+ * they call neither. See arithmetic.c. */
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -955,3 +957,72 @@ static bool device_has(const gn__ar *a, gn_id id, const char *kind)
 
 bool gn__ar_on_cpu(const gn__ar *a, gn_id id) { return device_has(a, id, "cpu"); }
 bool gn__ar_on_cpu_or_gpu(const gn__ar *a, gn_id id) { return device_has(a, id, "cpu") || device_has(a, id, "gpu"); }
+
+/* ---- rewiring and dead nodes ------------------------------------------------------------ */
+gn_status gn__ar_maybe_dead(gn__ar *a, gn_id id)
+{
+    if (a->n_dead == a->cap_dead) {
+        uint32_t nc = a->cap_dead ? a->cap_dead * 2 : 256;
+        gn_id *p = realloc(a->dead, (size_t)nc * sizeof *p);
+        if (!p) return gn__fail(a->c->err, GN_ERR_NOMEM, "out of memory");
+        a->dead = p;
+        a->cap_dead = nc;
+    }
+    a->dead[a->n_dead++] = id;
+    return GN_OK;
+}
+
+gn_status gn__ar_set_input(gn__ar *a, gn_id id, uint32_t slot, gn__edge e)
+{
+    gn_id old = a->g->nodes[id].in[slot].node;
+    GN_TRY(gn__node_set_input(a->g, id, slot, e));
+    if (old != e.node) GN_TRY(gn__ar_maybe_dead(a, old));
+    return GN_OK;
+}
+
+gn_status gn__ar_flush_dead(gn__ar *a)
+{
+    gn_graph *g = a->g;
+    while (a->n_dead) {
+        gn_id id = a->dead[--a->n_dead];
+        if (!gn__node_live(g, id)) continue;
+        gn__node *n = &g->nodes[id];
+        if (n->n_use || n->n_cuse || !gn__ar_removable(a, id)) continue;
+        uint32_t ni = n->n_in, nc = n->n_ctrl;
+        for (uint32_t k = 0; k < ni; k++) GN_TRY(gn__ar_maybe_dead(a, g->nodes[id].in[k].node));
+        for (uint32_t k = 0; k < nc; k++) GN_TRY(gn__ar_maybe_dead(a, g->nodes[id].ctrl[k]));
+        GN_TRY(gn__node_remove(g, id));
+    }
+    return GN_OK;
+}
+
+gn_status gn__ar_replace(gn__ar *a, gn_id n, gn__edge to)
+{
+    gn_graph *g = a->g;
+    /* data consumers of output 0 (a copy: set_input edits the list) */
+    uint32_t nu = g->nodes[n].n_use;
+    gn__use *uses = nu ? malloc(nu * sizeof *uses) : NULL;
+    if (nu && !uses) return gn__fail(a->c->err, GN_ERR_NOMEM, "out of memory");
+    if (nu) memcpy(uses, g->nodes[n].use, nu * sizeof *uses);
+    gn_status s = GN_OK;
+    for (uint32_t i = 0; i < nu && s == GN_OK; i++) {
+        gn_id cn = uses[i].node;
+        if (cn == to.node) continue;
+        if (g->nodes[cn].in[uses[i].slot].index != 0) continue;
+        s = gn__node_set_input(g, cn, uses[i].slot, to);
+        if (s == GN_OK) s = gn__ar_push(a, cn);
+    }
+    free(uses);
+    GN_TRY(s);
+    /* control consumers now wait for the replacement */
+    while (g->nodes[n].n_cuse) {
+        gn_id cn = g->nodes[n].cuse[g->nodes[n].n_cuse - 1];
+        GN_TRY(gn__node_remove_control(g, cn, n));
+        if (cn != to.node) {
+            GN_TRY(gn__ar_add_ctrl_on(a, cn, to));
+            GN_TRY(gn__ar_push(a, cn));
+        }
+    }
+    GN_TRY(gn__ar_push(a, to.node));
+    return gn__ar_maybe_dead(a, n);
+}

@@ -21,7 +21,7 @@
 #define GN_OPTIMIZER_PASSES_CONSTFOLD_IMPL_H
 
 #include "ops/kernel.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "ops/shape.h"
 #include "optimizer/pass.h"
 
@@ -127,7 +127,7 @@ typedef struct cf_state {
     uint32_t cap_scratch;
 } cf_state;
 
-/* ---- constfold.c: bookkeeping ---------------------------------------------------- */
+/* ---- constfold_util.c: bookkeeping ----------------------------------------------- */
 extern const char *const gn__cf_pattern_ids[CF_NPAT];
 cf_kind gn__cf_kind(cf_state *s, gn_id id);
 /* Grows the per-node arrays to cover every node id; false on OOM. */
@@ -141,7 +141,7 @@ void gn__cf_mark_stale(cf_state *s, gn_id id);
 void gn__cf_rewrote(cf_state *s, int pat, gn_id id, const char *fmt, ...) GN__PRINTF(4, 5);
 void gn__cf_refused(cf_state *s, int pat, gn_id id, const char *fmt, ...) GN__PRINTF(4, 5);
 
-/* ---- constfold.c: facts about nodes ------------------------------------------------ */
+/* ---- constfold_util.c: facts about nodes ------------------------------------------ */
 /* A Const (or HostConst) that is not preserved (a fed node is not a constant). */
 bool gn__cf_really_const(cf_state *s, gn_id id);
 bool gn__cf_is_const_op(cf_state *s, gn_id id);
@@ -166,7 +166,7 @@ bool gn__cf_is_ones(cf_state *s, gn_id id);
 int32_t gn__cf_node_dtype(cf_state *s, gn_id id);
 bool gn__cf_has_tpu_attr(const gn_graph *g, gn_id id);
 
-/* ---- constfold.c: building ----------------------------------------------------------- */
+/* ---- constfold_util.c: building ------------------------------------------------------ */
 Tensorflow__AttrValue *gn__cf_attr_type(cf_state *s, int32_t dtype);
 Tensorflow__AttrValue *gn__cf_attr_int(cf_state *s, int64_t v);
 Tensorflow__AttrValue *gn__cf_attr_tensor(cf_state *s, Tensorflow__TensorProto *t);
@@ -211,6 +211,8 @@ gn_status gn__cf_to_constant(cf_state *s, gn_id id, double value, const gn__shap
 gn_status gn__cf_to_broadcast(cf_state *s, gn_id id, uint32_t k, bool *done);
 /* Consumers reading output port of id read `to` instead (data edges). */
 gn_status gn__cf_rewire_port(cf_state *s, gn_id id, uint32_t port, gn__edge to);
+/* Room for n ids in s->scratch_ids (grown as needed); NULL when memory is short. */
+gn_id *gn__cf_scratch(cf_state *s, uint32_t n);
 
 /* ---- constfold_fold.c ---------------------------------------------------------------- */
 gn_status gn__cf_materialize(cf_state *s, gn_id id, cf_kind k, bool *done);
@@ -219,7 +221,7 @@ gn_status gn__cf_fold(cf_state *s, gn_id id, cf_kind k, bool *done);
 /* ---- constfold_simplify.c ------------------------------------------------------------ */
 gn_status gn__cf_simplify(cf_state *s, gn_id id, cf_kind k, bool *done);
 
-/* ---- shape helpers (constfold.c) ------------------------------------------------------ */
+/* ---- shape helpers (constfold_util.c) ------------------------------------------------- */
 /* Both fully known and equal. */
 bool gn__cf_shape_same_known(const gn__shape *a, const gn__shape *b);
 /* Broadcasting `other` onto x gives x's own shape (sound with unknown dims of x). */

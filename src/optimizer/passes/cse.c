@@ -33,7 +33,7 @@
 
 #include "graph/tensor.h"
 #include "ops/kernel.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "optimizer/pass.h"
 
 const gn__pattern gn__patterns_cse[] = {

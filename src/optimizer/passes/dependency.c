@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "optimizer/pass.h"
 
 const gn__pattern gn__patterns_dependency[] = {
@@ -151,14 +151,6 @@ static gn_status from_graph(dp *d, gn_status s)
 static gn_status nomem(dp *d)
 {
     return gn__fail(d->c->err, GN_ERR_NOMEM, "dependency: out of memory");
-}
-
-static void drop_shapes(gn_graph *g)
-{
-    if (g->shapes) {
-        gn__shape_table_free(g->shapes);
-        g->shapes = NULL;
-    }
 }
 
 static uint32_t opof(const dp *d, gn_id id) { return d->g->nodes[id].op; }
@@ -1243,7 +1235,7 @@ gn_status gn__pass_dependency(gn__pass_ctx *c, gn_graph *g)
         /* the op names may have been interned by the previous round */
         init_ops(g, &d.op);
         s = transitive_reduction(&d);
-        if (d.dirty) drop_shapes(g);
+        if (d.dirty) gn__attachment_drop(&g->shapes);
         if (s == GN_OK) s = optimize_dependencies(&d);
         if (s == GN_OK) s = group_cross_device(&d, false);
         if (s == GN_OK) s = group_cross_device(&d, true);
@@ -1255,7 +1247,7 @@ gn_status gn__pass_dependency(gn__pass_ctx *c, gn_graph *g)
         init_ops(g, &d.op);
         s = report_refusals(&d);
     }
-    if (d.dirty) drop_shapes(g);
+    if (d.dirty) gn__attachment_drop(&g->shapes);
     free(d.keep);
     free(d.inq);
     free(d.stamp);

@@ -9,7 +9,7 @@
 
 #include "io/savedmodel.h"
 #include "optimizer/inline.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 #define NAME_MAX_LEN 4096
 
@@ -724,8 +724,9 @@ gn_status gn__prune_library(gn_graph *g, bool keep_saved, uint32_t *n_removed, g
     if (g->lib_extra)
         for (size_t i = 0; i < g->lib_extra->n_registered_gradients; i++)
             mark_fn(g, g->lib_extra->registered_gradients[i]->gradient_func, live, stack, &sp);
-    if (keep_saved && g->saved && g->saved->mg && g->saved->mg->object_graph_def) {
-        const Tensorflow__SavedObjectGraph *og = g->saved->mg->object_graph_def;
+    const gn__savedmodel *sm = gn__graph_saved(g);
+    if (keep_saved && sm && sm->mg && sm->mg->object_graph_def) {
+        const Tensorflow__SavedObjectGraph *og = sm->mg->object_graph_def;
         for (size_t i = 0; i < og->n_concrete_functions; i++)
             mark_fn(g, og->concrete_functions[i]->key, live, stack, &sp);
     }

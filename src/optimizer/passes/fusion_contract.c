@@ -248,7 +248,7 @@ const char *gn__fusion_contract_node(const gn_graph *g, gn_id id, bool gpu, char
         /* the channel count: the scale vector's length */
         const gn__node *nd = gn__node_at(g, id);
         if (nd->n_in >= 2) {
-            const gn__tinfo *t = g->shapes ? gn__shape_of(g, nd->in[1].node, nd->in[1].index) : NULL;
+            const gn__tinfo *t = gn__graph_shapes(g) ? gn__shape_of(g, nd->in[1].node, nd->in[1].index) : NULL;
             if (t && t->shape.rank == 1 && t->shape.dims[0] >= 0) d.channels = t->shape.dims[0];
             const Tensorflow__AttrValue *cv = gn__node_attr(g, nd->in[1].node, "value");
             if (d.channels < 0 && cv && cv->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TENSOR && cv->tensor &&
@@ -268,7 +268,7 @@ const char *gn__fusion_contract_node(const gn_graph *g, gn_id id, bool gpu, char
         d.num_args = (uint32_t)na;
         /* grouped: the input's depth differs from the filter's */
         const gn__node *nd = gn__node_at(g, id);
-        if (!strcmp(op, "_FusedConv2D") && nd->n_in >= 2 && g->shapes) {
+        if (!strcmp(op, "_FusedConv2D") && nd->n_in >= 2 && gn__graph_shapes(g)) {
             const gn__tinfo *x = gn__shape_of(g, nd->in[0].node, nd->in[0].index);
             const gn__tinfo *w = gn__shape_of(g, nd->in[1].node, nd->in[1].index);
             if (x && w && x->shape.rank == 4 && w->shape.rank == 4) {

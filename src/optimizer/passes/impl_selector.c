@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "optimizer/pass.h"
 
 const gn__pattern gn__patterns_impl_selector[] = {

@@ -67,7 +67,7 @@
 #include <string.h>
 
 #include "ops/kernel.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "ops/shape.h"
 #include "optimizer/pass.h"
 

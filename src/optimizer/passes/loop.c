@@ -77,7 +77,7 @@
 #include <string.h>
 
 #include "ops/kernel.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "optimizer/pass.h"
 #include "optimizer/passes/function_impl.h"
 

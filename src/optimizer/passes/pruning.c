@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "optimizer/pass.h"
 
 const gn__pattern gn__patterns_pruning[] = {
@@ -145,14 +145,6 @@ static gn_status from_graph(pr *p, gn_status s)
 static gn_status nomem(pr *p)
 {
     return gn__fail(p->c->err, GN_ERR_NOMEM, "pruning: out of memory");
-}
-
-static void drop_shapes(gn_graph *g)
-{
-    if (g->shapes) {
-        gn__shape_table_free(g->shapes);
-        g->shapes = NULL;
-    }
 }
 
 static bool is_switch(const pr *p, gn_id id)
@@ -748,10 +740,10 @@ gn_status gn__pass_pruning(gn__pass_ctx *c, gn_graph *g)
     free(r.base);
     free(r.need);
     free(r.w.v);
-    if (p.dirty) drop_shapes(g);
+    if (p.dirty) gn__attachment_drop(&g->shapes);
     if (s == GN_OK && !gn__pass_deadline_passed(c)) s = dedup_controls(&p);
     if (s == GN_OK && !gn__pass_deadline_passed(c)) s = remove_trivial(&p);
-    if (p.dirty) drop_shapes(g);
+    if (p.dirty) gn__attachment_drop(&g->shapes);
     free(p.keep);
     free(p.stamp);
     for (int i = 0; i < 3; i++) free(p.sc[i].v);

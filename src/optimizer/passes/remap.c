@@ -88,7 +88,7 @@
 #include <string.h>
 
 #include "ops/kernel.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "ops/shape.h"
 #include "optimizer/pass.h"
 #include "optimizer/passes/fusion_contract.h"
@@ -551,12 +551,12 @@ static gn_status collect_shapes(rm *r)
     r->anchor = anchor;
     if (!anchor) r->n_sh = 0;
     if (!r->n_sh) return GN_OK;
-    if (!g->shapes) {
+    if (!gn__graph_shapes(g)) {
         gn__err saved = g->err;
         if (gn__graph_infer_shapes(g) != GN_OK) g->err = saved;
     }
     for (uint32_t k = 0; k < r->n_sh; k++) {
-        const gn__tinfo *t = g->shapes ? gn__shape_of(g, r->sh[k].e.node, r->sh[k].e.index) : NULL;
+        const gn__tinfo *t = gn__graph_shapes(g) ? gn__shape_of(g, r->sh[k].e.node, r->sh[k].e.index) : NULL;
         if (!t || t->shape.rank < 0 || t->shape.rank > 4) continue;
         bool known = true;
         for (int32_t d = 0; d < t->shape.rank; d++) known = known && t->shape.dims[d] >= 0;

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "ops/shape.h"
 #include "optimizer/pass.h"
 
@@ -527,7 +527,7 @@ static bool size_operand(const gn_graph *g, gn__edge e, const uint8_t *prod_ok, 
 static gn_status ensure_shapes(gn__pass_ctx *c, gn_graph *g, gn_id probe, bool *ok)
 {
     *ok = true;
-    if (g->shapes && gn__shape_of(g, probe, 0)) return GN_OK;
+    if (gn__graph_shapes(g) && gn__shape_of(g, probe, 0)) return GN_OK;
     gn_status st = gn__graph_infer_shapes(g);
     if (st == GN_OK) return GN_OK;
     if (st == GN_ERR_NOMEM) return gn__fail(c->err, st, "%s", g->err.msg);

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "runtime/cpu/cpu.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "runtime/prune.h"
 
 static bool op_is(const char *op, const char *a, const char *b)

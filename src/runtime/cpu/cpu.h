@@ -19,7 +19,7 @@
 #define GN_RUNTIME_CPU_H
 
 #include "runtime/backend.h"
-#include "runtime/executor.h"
+#include "ops/executor.h"
 
 enum {
     XN_FEED = 1u << 0,            /* pseudo-node: a fed tensor */

@@ -24,10 +24,10 @@
 #include <strings.h>
 #include <time.h>
 
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "ops/kernels/scoped_alloc.h"
 #include "runtime/cpu/cpu.h"
-#include "convert/engine_asset.h"
+#include "io/engine_store.h"
 #include "runtime/cpu/int8.h"
 
 #define MAX_CALL_DEPTH 256
@@ -657,7 +657,7 @@ static const char *engine_function(const gn_graph *g, gn_id node, const char *se
 }
 
 /* A new cache starts with the engines built ahead of time (gn_engines_build)
- * or saved in the SavedModel's assets (convert/engine_asset.h): each is
+ * or saved in the SavedModel's assets (io/engine_store.h): each is
  * built now, for its input shapes (counted as prebuilt; stale asset records
  * are counted and left out). */
 static gn_status seed_cache(xrun *r, cpu_engine_cache *ec, gn__kctx *c, const char *segment_fn, uint32_t max,

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 #define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
 

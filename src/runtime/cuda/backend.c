@@ -20,7 +20,7 @@
 #include <cublas_v2.h>
 #include <cudnn.h>
 
-#include "convert/engine_asset.h"
+#include "io/engine_store.h"
 #include "ops/xla_attrs.h"
 #include "runtime/backend.h"
 #include "runtime/cuda/cuda.h"

@@ -16,8 +16,9 @@
 #ifndef GN_RUNTIME_CUDA_MODULE_H
 #define GN_RUNTIME_CUDA_MODULE_H
 
-#include "convert/engine_asset.h"
+#include "io/engine_store.h"
 #include "grapnel/grapnel.h"
+#include "grapnel/version.h"
 #include "ops/kernel.h"
 #include "runtime/backend.h"
 #include "runtime/prune.h"
@@ -26,11 +27,8 @@
 #define GN__CUDA_MODULE_FILE "libgrapnel_cuda.so"
 #define GN__CUDA_MODULE_ENTRY "gn__cuda_module_open"
 #define GN__CUDA_MODULE_API 1
-#define GN__CUDA_STR_(x) #x
-#define GN__CUDA_STR(x) GN__CUDA_STR_(x)
-/* the library's version, as gn_version() gives it */
-#define GN__CUDA_MODULE_VERSION                                                                                        \
-    GN__CUDA_STR(GN_VERSION_MAJOR) "." GN__CUDA_STR(GN_VERSION_MINOR) "." GN__CUDA_STR(GN_VERSION_PATCH)
+/* the library's version, as gn_version() gives it (include/grapnel/version.h) */
+#define GN__CUDA_MODULE_VERSION GN_VERSION_STRING
 /* Overrides the search for the module: its path. */
 #define GN__CUDA_MODULE_ENV "GRAPNEL_CUDA_MODULE"
 

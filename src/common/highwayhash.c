@@ -1,7 +1,7 @@
 /* HighwayHash-64, portable: 4 lanes of 64 bits, 32-byte packets, a
  * remainder packet built from the last size % 32 bytes, 4 permute-and-update
  * rounds to finish. */
-#include "io/highwayhash.h"
+#include "common/highwayhash.h"
 
 #include <stddef.h>
 #include <string.h>

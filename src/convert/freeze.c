@@ -23,10 +23,9 @@
 #include "grapnel/savedmodel.h"
 #include "io/bundle.h"
 #include "io/savedmodel.h"
-#include "io/savedmodel_impl.h"
 #include "ops/kernel.h"
 #include "ops/lookup.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "optimizer/inline.h"
 #include "tensorflow/core/protobuf/trackable_object_graph.pb-c.h"
 
@@ -98,7 +97,7 @@ static gn_status need_bundle(freezer *z, const char *why_node)
         GN_TRY(gn__savedmodel_open_bundle(z->g, &z->bundle));
     }
     if (z->bundle) return GN_OK;
-    if (!z->g->saved->dir)
+    if (!gn__graph_saved(z->g)->dir)
         return gn__fail(&z->g->err, GN_ERR_IO,
                         "freezing signature '%s': variable '%s' needs a value, and a SavedModel loaded from a "
                         "buffer has no variables directory",
@@ -106,7 +105,7 @@ static gn_status need_bundle(freezer *z, const char *why_node)
     return gn__fail(&z->g->err, GN_ERR_IO,
                     "%s/variables/variables.index: no such file (freezing signature '%s': variable '%s' needs "
                     "a value)",
-                    z->g->saved->dir, z->sig, why_node);
+                    gn__graph_saved(z->g)->dir, z->sig, why_node);
 }
 
 /* ---- TF2: object graph ------------------------------------------------------------ */
@@ -120,7 +119,7 @@ static const char *func_attr(const gn_graph *g, gn_id id)
 static gn_status map_object_graph(freezer *z)
 {
     gn_graph *g = z->g;
-    const Tensorflow__SavedObjectGraph *og = g->saved->mg->object_graph_def;
+    const Tensorflow__SavedObjectGraph *og = gn__graph_saved(g)->mg->object_graph_def;
     if (!og || og->n_concrete_functions == 0) return GN_OK;
     /* does any top-level call capture a variable? then the checkpoint's object graph is needed */
     Tensorflow__TrackableObjectGraph *tog = NULL;
@@ -1051,14 +1050,14 @@ static gn_status init_file_path(freezer *z, const gn_graph *h, gn_id init, char 
         const char *op = gn__node_op(h, e.node);
         const char *asset = asset_of(z->g, e.node);
         if (asset) {
-            if (!z->g->saved->dir)
+            if (!gn__graph_saved(z->g)->dir)
                 return gn__fail(&z->g->err, GN_ERR_IO,
                                 "freezing signature '%s': table initializer '%s' reads asset '%s', and a SavedModel "
                                 "loaded from a buffer has no assets directory",
                                 z->sig, gn__node_name(h, init), asset);
-            size_t n = strlen(z->g->saved->dir) + strlen(asset) + 16;
+            size_t n = strlen(gn__graph_saved(z->g)->dir) + strlen(asset) + 16;
             if (!(*path = malloc(n))) return oom(z);
-            snprintf(*path, n, "%s/assets/%s", z->g->saved->dir, asset);
+            snprintf(*path, n, "%s/assets/%s", gn__graph_saved(z->g)->dir, asset);
             return GN_OK;
         }
         if (strcmp(op, "ReadVariableOp") == 0 && gn__node_at(h, e.node)->n_in) {
@@ -1137,8 +1136,7 @@ static gn_status collect_tables(freezer *z, tables *out)
 {
     gn_graph *h = NULL;
     GN_TRY(gn__graph_clone(z->g, &h));
-    gn__savedmodel_unref(h->saved);
-    h->saved = NULL;
+    gn__attachment_drop(&h->saved);
     gn__inline_opts io = {.ignore_noinline = true, .ignore_xla = true};
     gn_status st = gn__inline_calls(h, &io, NULL, &h->err);
     if (st != GN_OK) gn__fail(&z->g->err, st, "freezing signature '%s': %s", z->sig, h->err.msg);
@@ -1324,7 +1322,7 @@ gn_status gn_graph_freeze(gn_graph *g, const char *sig, gn_graph **out)
     *out = NULL;
     if (!g) return GN_ERR_ARG;
     gn__err_clear(&g->err);
-    if (!g->saved) return gn__fail(&g->err, GN_ERR_ARG, "freezing needs a graph loaded from a SavedModel");
+    if (!gn__graph_saved(g)) return gn__fail(&g->err, GN_ERR_ARG, "freezing needs a graph loaded from a SavedModel");
     if (!sig) sig = gn_graph_default_signature(g);
     const Tensorflow__SignatureDef *sd = gn__savedmodel_signature(g, sig);
     if (!sd) {
@@ -1395,8 +1393,7 @@ gn_status gn_graph_freeze(gn_graph *g, const char *sig, gn_graph **out)
     if (st == GN_OK) st = gn__graph_clone(g, &z.f);
     z.cur = z.f;
     if (st == GN_OK) {
-        gn__savedmodel_unref(z.f->saved);
-        z.f->saved = NULL;
+        gn__attachment_drop(&z.f->saved);
         st = prune(&z, fetch, n_fetch);
     }
     /* every call opened, so variable handles reach their readers */

@@ -1,7 +1,7 @@
 /* CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), slicing-by-8 over
  * constant tables generated offline (no global mutable state). Check value:
  * CRC-32C("123456789") = 0xE3069283 (docs/reference_formats.md §B5). */
-#include "io/bundle.h"
+#include "common/crc32c.h"
 
 static const uint32_t crc_tab[8][256] = {
     {

@@ -1,6 +1,6 @@
 /* FarmHash Fingerprint64 = farmhashna::Hash64 (little-endian reads, so the
  * value is the same on every host). */
-#include "io/farmhash.h"
+#include "common/farmhash.h"
 
 #include <string.h>
 

@@ -11,12 +11,13 @@
  * public op, the rest are internal. Attr defaults and allowed values are
  * serialized AttrValue bytes; the small wire reader below reads the scalar and
  * list fields it needs without allocating. Everything here is constant data. */
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "graph/ir.h"
+#include "grapnel/runtime.h"
+
 #include "tensorflow/core/framework/op_def.pb-c.h"
 
 /* ---- the tables ------------------------------------------------------------------ */
@@ -51,8 +52,8 @@
 #define GN__IOP_(name, in, n_in, out, n_out, at, n_at, flags, tr)                       \
     { name, in, out, at, n_in, n_out, n_at, (flags) | GN__OPF_INTERNAL, GN__ITRAITS_##tr, NULL }
 
-#include "ops/op_table.inc"
-#include "ops/internal_ops.inc"
+#include "opdef/op_table.inc"
+#include "opdef/internal_ops.inc"
 
 #define GN__INTERNAL_OP_COUNT ((uint32_t)GN__ARRAY_LEN(gn__internal_ops))
 
@@ -133,6 +134,17 @@ const char *gn__dtype_name(int32_t dt)
 }
 
 GN_API const char *gn_dtype_name(int32_t dtype) { return gn__dtype_name(dtype); }
+
+/* NumPy's names where they differ from TensorFlow's (include/grapnel/runtime.h) */
+GN_API const char *gn_dtype_numpy_name(int32_t dtype)
+{
+    switch (dtype) {
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT: return "float32";
+    case TENSORFLOW__DATA_TYPE__DT_DOUBLE: return "float64";
+    case TENSORFLOW__DATA_TYPE__DT_HALF: return "float16";
+    default: return gn__dtype_name(dtype);
+    }
+}
 
 static bool dtype_valid(int32_t dt)
 {
@@ -258,34 +270,34 @@ gn_status gn__attrdef_default(const gn__attrdef *a, ProtobufCAllocator *alloc, T
 
 static const char *op_name(const gn__opdef *op) { return op && op->name ? op->name : "?"; }
 
-/* "node 'x' (Op): " or "Op: " when there is no graph. */
-static void where(char *buf, size_t n, const gn__opdef *op, const gn_graph *g, gn_id node)
+/* "node 'x' (Op): " or "Op: " when there is no node. */
+static void where(char *buf, size_t n, const gn__opdef *op, const gn__attr_view *view)
 {
-    if (g)
-        snprintf(buf, n, "node '%s' (%s): ", gn__node_name(g, node), op_name(op));
+    if (view)
+        snprintf(buf, n, "node '%s' (%s): ", view->name(view->ctx, view->node), op_name(op));
     else
         snprintf(buf, n, "%s: ", op_name(op));
 }
 
-static const Tensorflow__AttrValue *node_attr(const gn_graph *g, gn_id node, const char *key)
+static const Tensorflow__AttrValue *node_attr(const gn__attr_view *view, const char *key)
 {
-    return g ? gn__node_attr(g, node, key) : NULL;
+    return view ? view->get(view->ctx, view->node, key) : NULL;
 }
 
 static const char *case_desc(const Tensorflow__AttrValue *v);
 
 /* Resolved int attr (number_attr). */
-static gn_status attr_int(const gn__opdef *op, const gn_graph *g, gn_id node, const char *key, int64_t *out,
+static gn_status attr_int(const gn__opdef *op, const gn__attr_view *view, const char *key, int64_t *out,
                           gn__err *err)
 {
     char w[GN__ERRMSG_MAX / 2];
-    const Tensorflow__AttrValue *v = node_attr(g, node, key);
+    const Tensorflow__AttrValue *v = node_attr(view, key);
     if (v) {
         if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_I) {
             *out = v->i;
             return GN_OK;
         }
-        where(w, sizeof w, op, g, node);
+        where(w, sizeof w, op, view);
         if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER)
             return gn__fail(err, GN_ERR_UNSUPPORTED, "%sattr '%s' is the placeholder '%s'", w, key, v->placeholder);
         return gn__fail(err, GN_ERR_GRAPH, "%sattr '%s' has %s value; %s expects int", w, key, case_desc(v),
@@ -299,14 +311,14 @@ static gn_status attr_int(const gn__opdef *op, const gn_graph *g, gn_id node, co
         *out = (int64_t)iv;
         return GN_OK;
     }
-    where(w, sizeof w, op, g, node);
+    where(w, sizeof w, op, view);
     return gn__fail(err, GN_ERR_GRAPH, "%sattr '%s' is missing", w, key);
 }
 
 /* Resolved type attr; 0 when unknown. */
-static int32_t attr_type(const gn__opdef *op, const gn_graph *g, gn_id node, const char *key)
+static int32_t attr_type(const gn__opdef *op, const gn__attr_view *view, const char *key)
 {
-    const Tensorflow__AttrValue *v = node_attr(g, node, key);
+    const Tensorflow__AttrValue *v = node_attr(view, key);
     if (v) return v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE ? (int32_t)v->type : 0;
     const gn__attrdef *a = gn__opdef_attr(op, key);
     uint64_t iv;
@@ -319,7 +331,7 @@ static int32_t attr_type(const gn__opdef *op, const gn_graph *g, gn_id node, con
 
 /* Resolved list(type) attr: either the node's value (*types, *n) or the
  * default's serialized list (*def_list, *def_len, *n). */
-static gn_status attr_type_list(const gn__opdef *op, const gn_graph *g, gn_id node, const char *key,
+static gn_status attr_type_list(const gn__opdef *op, const gn__attr_view *view, const char *key,
                                 const Tensorflow__DataType **types, const uint8_t **def_list, size_t *def_len,
                                 uint32_t *n, gn__err *err)
 {
@@ -328,13 +340,13 @@ static gn_status attr_type_list(const gn__opdef *op, const gn_graph *g, gn_id no
     *def_list = NULL;
     *def_len = 0;
     *n = 0;
-    const Tensorflow__AttrValue *v = node_attr(g, node, key);
+    const Tensorflow__AttrValue *v = node_attr(view, key);
     if (v) {
         if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST) {
             const Tensorflow__AttrValue__ListValue *l = v->list;
             if (!l) return GN_OK;   /* an empty list */
             if (l->n_s || l->n_i || l->n_f || l->n_b || l->n_shape || l->n_tensor || l->n_func) {
-                where(w, sizeof w, op, g, node);
+                where(w, sizeof w, op, view);
                 return gn__fail(err, GN_ERR_GRAPH, "%sattr '%s' has %s value; %s expects list(type)", w, key,
                                 case_desc(v), op_name(op));
             }
@@ -342,7 +354,7 @@ static gn_status attr_type_list(const gn__opdef *op, const gn_graph *g, gn_id no
             *n = (uint32_t)l->n_type;
             return GN_OK;
         }
-        where(w, sizeof w, op, g, node);
+        where(w, sizeof w, op, view);
         if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER)
             return gn__fail(err, GN_ERR_UNSUPPORTED, "%sattr '%s' is the placeholder '%s'", w, key, v->placeholder);
         return gn__fail(err, GN_ERR_GRAPH, "%sattr '%s' has %s value; %s expects list(type)", w, key, case_desc(v),
@@ -364,21 +376,21 @@ static gn_status attr_type_list(const gn__opdef *op, const gn_graph *g, gn_id no
         *n = count;
         return GN_OK;
     }
-    where(w, sizeof w, op, g, node);
+    where(w, sizeof w, op, view);
     return gn__fail(err, GN_ERR_GRAPH, "%sattr '%s' is missing", w, key);
 }
 
 /* ---- arity ---------------------------------------------------------------------- */
 
-static gn_status arg_count(const gn__opdef *op, const gn__argdef *a, const gn_graph *g, gn_id node, uint32_t *count,
+static gn_status arg_count(const gn__opdef *op, const gn__argdef *a, const gn__attr_view *view, uint32_t *count,
                            gn__err *err)
 {
     if (a->number_attr) {
         int64_t n = 0;
-        GN_TRY(attr_int(op, g, node, a->number_attr, &n, err));
+        GN_TRY(attr_int(op, view, a->number_attr, &n, err));
         if (n < 0 || n > (int64_t)(UINT32_MAX / 4)) {
             char w[GN__ERRMSG_MAX / 2];
-            where(w, sizeof w, op, g, node);
+            where(w, sizeof w, op, view);
             return gn__fail(err, GN_ERR_GRAPH, "%sattr '%s' is %" PRId64 ", not a valid count for arg '%s'", w,
                             a->number_attr, n, a->name);
         }
@@ -389,21 +401,21 @@ static gn_status arg_count(const gn__opdef *op, const gn__argdef *a, const gn_gr
         const Tensorflow__DataType *types;
         const uint8_t *dl;
         size_t dlen;
-        return attr_type_list(op, g, node, a->type_list_attr, &types, &dl, &dlen, count, err);
+        return attr_type_list(op, view, a->type_list_attr, &types, &dl, &dlen, count, err);
     }
     *count = 1;
     return GN_OK;
 }
 
 static gn_status args_range(const gn__opdef *op, const gn__argdef *args, uint16_t n_args, const char *what,
-                            const gn_graph *g, gn_id node, uint32_t arg, uint32_t *start, uint32_t *count,
+                            const gn__attr_view *view, uint32_t arg, uint32_t *start, uint32_t *count,
                             gn__err *err)
 {
     if (!op || arg >= n_args)
         return gn__fail(err, GN_ERR_ARG, "%s: no %s arg %u", op_name(op), what, (unsigned)arg);
     uint32_t s = 0, c = 0;
     for (uint32_t i = 0; i <= arg; i++) {
-        GN_TRY(arg_count(op, &args[i], g, node, &c, err));
+        GN_TRY(arg_count(op, &args[i], view, &c, err));
         if (i < arg) s += c;
     }
     *start = s;
@@ -411,13 +423,13 @@ static gn_status args_range(const gn__opdef *op, const gn__argdef *args, uint16_
     return GN_OK;
 }
 
-static gn_status args_total(const gn__opdef *op, const gn__argdef *args, uint16_t n_args, const gn_graph *g,
-                            gn_id node, uint32_t *n, gn__err *err)
+static gn_status args_total(const gn__opdef *op, const gn__argdef *args, uint16_t n_args, const gn__attr_view *view,
+                            uint32_t *n, gn__err *err)
 {
     uint64_t total = 0;
     for (uint16_t i = 0; i < n_args; i++) {
         uint32_t c;
-        GN_TRY(arg_count(op, &args[i], g, node, &c, err));
+        GN_TRY(arg_count(op, &args[i], view, &c, err));
         total += c;
     }
     if (total > UINT32_MAX / 2) return gn__fail(err, GN_ERR_GRAPH, "%s: too many tensors", op_name(op));
@@ -425,42 +437,42 @@ static gn_status args_total(const gn__opdef *op, const gn__argdef *args, uint16_
     return GN_OK;
 }
 
-gn_status gn__op_input_range(const gn__opdef *op, const gn_graph *g, gn_id node, uint32_t arg, uint32_t *start,
+gn_status gn__opdef_input_range(const gn__opdef *op, const gn__attr_view *view, uint32_t arg, uint32_t *start,
                              uint32_t *count, gn__err *err)
 {
-    return args_range(op, op ? op->inputs : NULL, op ? op->n_inputs : 0, "input", g, node, arg, start, count, err);
+    return args_range(op, op ? op->inputs : NULL, op ? op->n_inputs : 0, "input", view, arg, start, count, err);
 }
 
-gn_status gn__op_output_range(const gn__opdef *op, const gn_graph *g, gn_id node, uint32_t arg, uint32_t *start,
+gn_status gn__opdef_output_range(const gn__opdef *op, const gn__attr_view *view, uint32_t arg, uint32_t *start,
                               uint32_t *count, gn__err *err)
 {
-    return args_range(op, op ? op->outputs : NULL, op ? op->n_outputs : 0, "output", g, node, arg, start, count,
+    return args_range(op, op ? op->outputs : NULL, op ? op->n_outputs : 0, "output", view, arg, start, count,
                       err);
 }
 
-gn_status gn__op_num_inputs(const gn__opdef *op, const gn_graph *g, gn_id node, uint32_t *n, gn__err *err)
+gn_status gn__opdef_num_inputs(const gn__opdef *op, const gn__attr_view *view, uint32_t *n, gn__err *err)
 {
     if (!op) return gn__fail(err, GN_ERR_ARG, "no op");
-    return args_total(op, op->inputs, op->n_inputs, g, node, n, err);
+    return args_total(op, op->inputs, op->n_inputs, view, n, err);
 }
 
-gn_status gn__op_num_outputs(const gn__opdef *op, const gn_graph *g, gn_id node, uint32_t *n, gn__err *err)
+gn_status gn__opdef_num_outputs(const gn__opdef *op, const gn__attr_view *view, uint32_t *n, gn__err *err)
 {
     if (!op) return gn__fail(err, GN_ERR_ARG, "no op");
-    return args_total(op, op->outputs, op->n_outputs, g, node, n, err);
+    return args_total(op, op->outputs, op->n_outputs, view, n, err);
 }
 
 /* ---- dtypes --------------------------------------------------------------------- */
 
-static int32_t args_dtype(const gn__opdef *op, const gn__argdef *args, uint16_t n_args, const gn_graph *g,
-                          gn_id node, uint32_t k)
+static int32_t args_dtype(const gn__opdef *op, const gn__argdef *args, uint16_t n_args, const gn__attr_view *view,
+                          uint32_t k)
 {
     if (!op) return 0;
     uint32_t base = 0;
     for (uint16_t i = 0; i < n_args; i++) {
         const gn__argdef *a = &args[i];
         uint32_t c;
-        if (arg_count(op, a, g, node, &c, NULL) != GN_OK) return 0;
+        if (arg_count(op, a, view, &c, NULL) != GN_OK) return 0;
         if (k >= base + c) {
             base += c;
             continue;
@@ -469,13 +481,13 @@ static int32_t args_dtype(const gn__opdef *op, const gn__argdef *args, uint16_t 
         if (a->type)
             dt = a->type;
         else if (a->type_attr)
-            dt = attr_type(op, g, node, a->type_attr);
+            dt = attr_type(op, view, a->type_attr);
         else if (a->type_list_attr) {
             const Tensorflow__DataType *types;
             const uint8_t *dl;
             size_t dlen;
             uint32_t n;
-            if (attr_type_list(op, g, node, a->type_list_attr, &types, &dl, &dlen, &n, NULL) != GN_OK) return 0;
+            if (attr_type_list(op, view, a->type_list_attr, &types, &dl, &dlen, &n, NULL) != GN_OK) return 0;
             uint32_t j = k - base;
             if (types) {
                 dt = j < n ? (int32_t)types[j] : 0;
@@ -498,14 +510,14 @@ static int32_t args_dtype(const gn__opdef *op, const gn__argdef *args, uint16_t 
     return 0;
 }
 
-int32_t gn__op_output_dtype(const gn__opdef *op, const gn_graph *g, gn_id node, uint32_t k)
+int32_t gn__opdef_output_dtype(const gn__opdef *op, const gn__attr_view *view, uint32_t k)
 {
-    return op ? args_dtype(op, op->outputs, op->n_outputs, g, node, k) : 0;
+    return op ? args_dtype(op, op->outputs, op->n_outputs, view, k) : 0;
 }
 
-int32_t gn__op_input_dtype(const gn__opdef *op, const gn_graph *g, gn_id node, uint32_t k)
+int32_t gn__opdef_input_dtype(const gn__opdef *op, const gn__attr_view *view, uint32_t k)
 {
-    return op ? args_dtype(op, op->inputs, op->n_inputs, g, node, k) : 0;
+    return op ? args_dtype(op, op->inputs, op->n_inputs, view, k) : 0;
 }
 
 static int32_t find_arg(const gn__argdef *args, uint16_t n_args, const char *name, size_t len)

@@ -1,6 +1,7 @@
-/* Engines built ahead of time (gn_engines_build) and the engine assets of a
- * SavedModel: see engine_asset.h for the file format. */
-#include "convert/engine_asset.h"
+/* The engine store (engines built ahead of time by gn_engines_build,
+ * src/convert/engine_build.c) and the engine assets of a SavedModel: see
+ * engine_store.h for the file format. */
+#include "io/engine_store.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,13 +13,12 @@
 #include "grapnel/convert.h"
 #include "grapnel/grapnel.h"
 #include "io/bundle.h"
-#include "io/farmhash.h"
+#include "common/farmhash.h"
 #include "io/graphdef.h"
 #include "io/pbcanon.h"
 #include "io/savedmodel.h"
 #include "ops/kernel.h"
 
-#define ENGINE_OP "Grapnel>EngineOp"
 static const char *const k_backend[] = {"cpu", "cuda"};   /* by gn__engine_backend */
 static const char *const k_device[] = {"host", "gpu"};
 
@@ -43,7 +43,7 @@ void gn__engine_store_free(gn__engine_store *s)
     free(s);
 }
 
-static bool shapes_alloc(gn__engine_shapes *s, uint32_t n_in)
+bool gn__engine_shapes_alloc(gn__engine_shapes *s, uint32_t n_in)
 {
     s->n_in = n_in;
     s->rank = calloc(n_in + 1, sizeof *s->rank);
@@ -66,27 +66,30 @@ static bool shapes_equal(const gn__engine_shapes *a, const gn__engine_shapes *b)
 
 static bool shapes_copy(gn__engine_shapes *dst, const gn__engine_shapes *src)
 {
-    if (!shapes_alloc(dst, src->n_in)) return false;
+    if (!gn__engine_shapes_alloc(dst, src->n_in)) return false;
     dst->backend = src->backend;
     memcpy(dst->rank, src->rank, src->n_in * sizeof *src->rank);
     memcpy(dst->dims, src->dims, (size_t)src->n_in * GN__MAX_DIMS * sizeof *src->dims);
     return true;
 }
 
-static const gn__engine_store_entry *store_find(const gn__engine_store *s, const char *engine)
+const gn__engine_store_entry *gn__engine_store_find(const gn__engine_store *s, const char *engine)
 {
     for (uint32_t i = 0; s && i < s->n; i++)
         if (!strcmp(s->ent[i].engine, engine)) return &s->ent[i];
     return NULL;
 }
 
-/* Adds (takes) sh as the most recent engine of `engine`, dropping an equal
- * one and the oldest beyond max. */
-static bool store_add(gn_graph *g, const char *engine, gn__engine_shapes *sh, uint32_t max)
+static void store_free(void *s) { gn__engine_store_free(s); }
+
+bool gn__engine_store_add(gn_graph *g, const char *engine, gn__engine_shapes *sh, uint32_t max)
 {
-    if (!g->engines && !(g->engines = calloc(1, sizeof *g->engines))) return false;
-    gn__engine_store *s = g->engines;
-    gn__engine_store_entry *en = (gn__engine_store_entry *)store_find(s, engine);
+    gn__engine_store *s = gn__graph_engines(g);
+    if (!s) {
+        if (!(s = calloc(1, sizeof *s))) return false;
+        gn__attachment_set(&g->engines, s, store_free, NULL);
+    }
+    gn__engine_store_entry *en = (gn__engine_store_entry *)gn__engine_store_find(s, engine);
     if (!en) {
         gn__engine_store_entry *ne = realloc(s->ent, (s->n + 1) * sizeof *ne);
         if (!ne) return false;
@@ -302,7 +305,7 @@ static gn_status decode_payload(const uint8_t *p, size_t n, const char *prec, ui
     ok = get_le(&r, 8) == digest && ok;
     uint64_t n_in = get_le(&r, 4);
     if (!r.bad && n_in > (n - r.o) / 4) r.bad = true;
-    if (!r.bad && !shapes_alloc(sh, (uint32_t)n_in)) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    if (!r.bad && !gn__engine_shapes_alloc(sh, (uint32_t)n_in)) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; !r.bad && i < n_in; i++) {
         uint64_t rank = get_le(&r, 4);
         if (rank > GN__MAX_DIMS) {
@@ -424,7 +427,7 @@ gn_status gn__engine_seeds(const gn_graph *top, const gn_graph *g, gn_id node, g
     *n_stale = 0;
     if (g != top || max == 0) return GN_OK;
     const char *name = gn__node_name(g, node);
-    const gn__engine_store_entry *en = store_find(top->engines, name);
+    const gn__engine_store_entry *en = gn__engine_store_find(gn__graph_engines(top), name);
     gn_status s = GN_OK;
     if (en && en->n) {
         /* the most recent `max` built for this backend; the others are stale here */
@@ -446,8 +449,8 @@ gn_status gn__engine_seeds(const gn_graph *top, const gn_graph *g, gn_id node, g
             }
             (*n_out)++;
         }
-    } else if (top->saved && top->saved->dir) {
-        char *path = asset_path(top->saved->dir, name);
+    } else if (gn__graph_saved(top) && gn__graph_saved(top)->dir) {
+        char *path = asset_path(gn__graph_saved(top)->dir, name);
         if (!path) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
         if (file_exists(path)) {
             uint64_t digest = 0;
@@ -493,9 +496,9 @@ gn_status gn__engine_assets_write(const gn_graph *src, const gn_graph *saved, co
     if (!adir) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
     snprintf(adir, dl + sizeof "/assets", "%s/assets", dir);
     for (gn_id id = 0; s == GN_OK && id < saved->n_nodes; id++) {
-        if (!gn__node_live(saved, id) || strcmp(gn__node_op(saved, id), ENGINE_OP) != 0) continue;
+        if (!gn__node_live(saved, id) || strcmp(gn__node_op(saved, id), GN__ENGINE_OP) != 0) continue;
         const char *name = gn__node_name(saved, id);
-        const gn__engine_store_entry *en = store_find(src->engines, name);
+        const gn__engine_store_entry *en = gn__engine_store_find(gn__graph_engines(src), name);
         gn__buf b;
         gn__buf_init(&b);
         if (en && en->n) {
@@ -503,8 +506,8 @@ gn_status gn__engine_assets_write(const gn_graph *src, const gn_graph *saved, co
             s = engine_digest(saved, saved, id, &digest, err);
             for (uint32_t k = 0; s == GN_OK && k < en->n; k++)
                 encode_record(&b, precision_of(saved, id), digest, &en->e[k]);
-        } else if (src->saved && src->saved->dir) {
-            char *from = asset_path(src->saved->dir, name);
+        } else if (gn__graph_saved(src) && gn__graph_saved(src)->dir) {
+            char *from = asset_path(gn__graph_saved(src)->dir, name);
             if (!from) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
             else if (file_exists(from)) {
                 uint8_t *d = NULL;
@@ -527,147 +530,5 @@ gn_status gn__engine_assets_write(const gn_graph *src, const gn_graph *saved, co
         gn__buf_free(&b);
     }
     free(adir);
-    return s;
-}
-
-/* ---- gn_engines_build ------------------------------------------------------------------------- */
-/* "node" / "node:k" -> the edge (false when no such node). */
-static bool parse_tensor(const gn_graph *g, const char *name, gn__edge *e)
-{
-    size_t base = strlen(name);
-    uint32_t idx = 0;
-    const char *colon = strrchr(name, ':');
-    if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1) && strlen(colon + 1) < 9) {
-        idx = (uint32_t)strtoul(colon + 1, NULL, 10);
-        base = (size_t)(colon - name);
-    }
-    gn_id id = gn__graph_find_n(g, name, base);
-    if (id == GN_NONE || !gn__node_live(g, id)) return false;
-    e->node = id;
-    e->index = idx;
-    return true;
-}
-
-static char *edge_name(const gn_graph *g, gn__edge e)
-{
-    const char *n = gn__node_name(g, e.node);
-    size_t l = strlen(n) + 16;
-    char *s = malloc(l);
-    if (s) snprintf(s, l, "%s:%u", n, e.index);
-    return s;
-}
-
-static void shapes_print(gn__buf *b, const gn__engine_shapes *sh)
-{
-    for (uint32_t i = 0; i < sh->n_in; i++) {
-        gn__buf_puts(b, i ? " [" : "[");
-        for (int32_t d = 0; d < sh->rank[i]; d++)
-            gn__buf_printf(b, "%s%lld", d ? "," : "", (long long)sh->dims[i * GN__MAX_DIMS + (uint32_t)d]);
-        gn__buf_putc(b, ']');
-    }
-    if (!sh->n_in) gn__buf_puts(b, "(no inputs)");
-}
-
-gn_status gn_engines_build(gn_graph *g, const char *backend, const char *const *feed_names, const gn_tensor *feeds,
-                           size_t n_feeds, char **report)
-{
-    if (report) *report = NULL;
-    if (!g) return GN_ERR_ARG;
-    gn__err_clear(&g->err);
-    if (g->kind != GN__GRAPH_TOP) return gn__fail(&g->err, GN_ERR_ARG, "engines build: not a top-level graph");
-    if (n_feeds && (!feed_names || !feeds)) return gn__fail(&g->err, GN_ERR_ARG, "engines build: feeds are NULL");
-    /* the engine ops and the tensors to fetch: each op's inputs (a fed one is read from its feed), then its output 0 */
-    uint32_t n_ops = 0, n_fetch = 0;
-    for (gn_id id = 0; id < g->n_nodes; id++)
-        if (gn__node_live(g, id) && !strcmp(gn__node_op(g, id), ENGINE_OP)) {
-            n_ops++;
-            n_fetch += g->nodes[id].n_in + 1;
-        }
-    if (!n_ops) return gn__fail(&g->err, GN_ERR_ARG, "engines build: the graph has no %s", ENGINE_OP);
-    gn__edge *fe = calloc(n_feeds + 1, sizeof *fe);
-    gn_id *ops = calloc(n_ops, sizeof *ops);
-    char **fetch = calloc(n_fetch, sizeof *fetch);
-    int64_t *src = calloc(n_fetch, sizeof *src);   /* per fetch: >= 0 the feed index, else -1 - fetch slot */
-    gn_tensor *got = calloc(n_fetch, sizeof *got);
-    gn_status s = fe && ops && fetch && src && got ? GN_OK : gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; s == GN_OK && i < n_feeds; i++)
-        if (!feed_names[i] || !parse_tensor(g, feed_names[i], &fe[i]))
-            s = gn__fail(&g->err, GN_ERR_NOT_FOUND, "engines build: no tensor '%s' in the graph",
-                         feed_names[i] ? feed_names[i] : "(null)");
-    uint32_t k = 0, nf = 0, o = 0;
-    for (gn_id id = 0; s == GN_OK && id < g->n_nodes; id++) {
-        if (!gn__node_live(g, id) || strcmp(gn__node_op(g, id), ENGINE_OP) != 0) continue;
-        ops[o++] = id;
-        const gn__node *nd = &g->nodes[id];
-        for (uint32_t i = 0; s == GN_OK && i <= nd->n_in; i++) {
-            gn__edge e = i < nd->n_in ? nd->in[i] : (gn__edge){id, 0};
-            int64_t from = -1;
-            for (size_t f = 0; f < n_feeds && from < 0; f++)
-                if (fe[f].node == e.node && fe[f].index == e.index) from = (int64_t)f;
-            if (from >= 0 && i < nd->n_in) {
-                src[k++] = from;
-                continue;
-            }
-            if (!(fetch[nf] = edge_name(g, e))) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
-            src[k++] = -1 - (int64_t)nf++;
-        }
-    }
-    gn_session *sess = NULL;
-    if (s == GN_OK) {
-        gn_session_options so;
-        gn_session_options_init(&so);
-        if (backend) so.backend = backend;
-        s = gn_session_new(g, &so, &sess);
-        if (s == GN_OK)
-            s = gn_session_run(sess, feed_names, feeds, n_feeds, (const char *const *)fetch, got, nf);
-        if (s != GN_OK)
-            s = gn__fail(&g->err, s, "engines build: %s", sess ? gn_session_errmsg(sess) : "out of memory");
-    }
-    gn__buf rep;
-    gn__buf_init(&rep);
-    k = 0;
-    for (uint32_t op = 0; s == GN_OK && op < n_ops; op++) {
-        gn_id id = ops[op];
-        uint32_t n_in = g->nodes[id].n_in;
-        gn__engine_shapes sh;
-        if (!shapes_alloc(&sh, n_in)) {
-            s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
-            break;
-        }
-        sh.backend = backend && !strcmp(backend, "cuda") ? GN__ENGINE_CUDA : GN__ENGINE_CPU;
-        for (uint32_t i = 0; i < n_in; i++) {
-            int64_t from = src[k++];
-            const gn_tensor *t = from >= 0 ? &feeds[from] : &got[-1 - from];
-            sh.rank[i] = t->rank;
-            for (int32_t d = 0; d < t->rank && d < GN__MAX_DIMS; d++) sh.dims[i * GN__MAX_DIMS + (uint32_t)d] = t->dims[d];
-        }
-        k++;   /* the op's output */
-        int64_t max = 1;
-        (void)gn__attr_get_int(g, id, "max_cached_engines_count", &max);
-        if (max < 1) max = 1;
-        gn__buf_printf(&rep, "%s: ", gn__node_name(g, id));
-        shapes_print(&rep, &sh);
-        if (!store_add(g, gn__node_name(g, id), &sh, (uint32_t)(max > UINT32_MAX ? UINT32_MAX : max))) {
-            gn__engine_shapes_free(&sh);
-            s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
-            break;
-        }
-        const gn__engine_store_entry *en = store_find(g->engines, gn__node_name(g, id));
-        gn__buf_printf(&rep, " (%u engine%s cached for it, at most %lld)\n", en->n, en->n == 1 ? "" : "s",
-                       (long long)max);
-    }
-    if (s == GN_OK && report) {
-        *report = gn__buf_take(&rep);
-        if (!*report) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
-    }
-    gn__buf_free(&rep);
-    gn_session_free(sess);
-    for (uint32_t i = 0; got && i < nf; i++) gn_tensor_free(&got[i]);
-    for (uint32_t i = 0; fetch && i < nf; i++) free(fetch[i]);
-    free(fe);
-    free(ops);
-    free(fetch);
-    free(src);
-    free(got);
     return s;
 }

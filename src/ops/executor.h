@@ -9,8 +9,8 @@
  *
  * A backend that executes graphs embeds `struct gn__run` as the first member
  * of its run state and points `ops` at its implementation. */
-#ifndef GN_RUNTIME_EXECUTOR_H
-#define GN_RUNTIME_EXECUTOR_H
+#ifndef GN_OPS_EXECUTOR_H
+#define GN_OPS_EXECUTOR_H
 
 #include "ops/kernel.h"
 

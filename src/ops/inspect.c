@@ -5,7 +5,7 @@
 
 #include "graph/ir.h"
 #include "grapnel/inspect.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "ops/shape.h"
 
 /* ---- shapes (public) -------------------------------------------------------------- */
@@ -19,7 +19,8 @@ gn_status gn_graph_infer_shapes(gn_graph *g)
 int32_t gn_graph_node_output_count(const gn_graph *g, size_t i)
 {
     if (!g || i >= g->n_nodes) return -1;
-    if (g->shapes && i < g->shapes->n_nodes) return (int32_t)g->shapes->n_out[i];
+    const gn__shape_table *t = gn__graph_shapes(g);
+    if (t && i < t->n_nodes) return (int32_t)t->n_out[i];
     return gn__node_num_outputs(g, (gn_id)i);
 }
 
@@ -239,7 +240,8 @@ gn_status gn_graph_inspect(gn_graph *g, uint32_t flags, char **text)
         for (gn_id i = 0; i < g->n_nodes; i++) {
             if (g->nodes[i].flags & GN__NODE_DEAD) continue;
             gn__buf_printf(&b, "  %s (%s):", gn__node_name(g, i), gn__node_op(g, i));
-            uint32_t no = g->shapes && i < g->shapes->n_nodes ? g->shapes->n_out[i] : 0;
+            const gn__shape_table *st = gn__graph_shapes(g);
+            uint32_t no = st && i < st->n_nodes ? st->n_out[i] : 0;
             if (!no) gn__buf_puts(&b, " no outputs");
             for (uint32_t k = 0; k < no; k++) {
                 const gn__tinfo *t = gn__shape_of(g, i, k);
