@@ -40,8 +40,8 @@ for t in "${TARGETS[@]}"; do
     -artifact_prefix="$art/" -print_final_stats=1 -close_fd_mask=1 >"$log" 2>&1
   r=$?
   set -e
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
-  cov=$( (grep -o 'cov: [0-9]*' "$log" || true) | tail -1 | cut -d' ' -f2)
+  execs=$(LC_ALL=C sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
+  cov=$( (grep -a -o 'cov: [0-9]*' "$log" || true) | tail -1 | cut -d' ' -f2)
   corp=$(find "$corpus" -type f | wc -l)
   if [ $r -eq 0 ]; then res=ok; else res="FAILED (exit $r; see $log and $art/)"; rc=1; fi
   printf 'fuzz %-16s %10s execs in %ss  cov %6s  corpus %5s  %s\n' "$t" "${execs:-?}" "$SECS" "${cov:-?}" "$corp" "$res"
