@@ -118,7 +118,7 @@ const gn__tinfo *gn__shape_of(const gn_graph *g, gn_id id, uint32_t k);
 uint32_t gn__shape_num_outputs(const gn_graph *g, gn_id id);
 void gn__shape_table_free(gn__shape_table *t);
 
-/* ---- shape functions (src/ops/shape_fns.c) ------------------------------------ */
+/* ---- shape functions (table: src/ops/shape_fns.c; functions: src/ops/shape/) ---- */
 /* The shape function of an op (binary search in a sorted constant table);
  * NULL when we have none. The driver caches the answer per op. */
 gn__shape_fn gn__shape_fn_for(const char *op);
