@@ -143,11 +143,11 @@ static float scalar_f32(const gn_tensor *t)
     NODE(n, "Const", extra " attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { } int_val: " #v " } } }")
 #define CONST_F(n, v, extra) \
     NODE(n, "Const", extra " attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: " #v " } } }")
-#define PH(n, dt) NODE(n, "Placeholder", "attr { key: 'dtype' value { type: " dt " } }")
+#define PH_DT(n, dt) NODE(n, "Placeholder", "attr { key: 'dtype' value { type: " dt " } }")
 
 /* ---- Switch / Merge --------------------------------------------------------------------------- */
 static const char *cond_graph =
-    PH("x", "DT_FLOAT") PH("p", "DT_BOOL")
+    PH_DT("x", "DT_FLOAT") PH_DT("p", "DT_BOOL")
     NODE("sw", "Switch", "input: 'x' input: 'p' " T_F)
     NODE("f", "Identity", "input: 'sw' " T_F)
     NODE("t", "AddV2", "input: 'sw:1' input: 'sw:1' " T_F)
@@ -307,7 +307,7 @@ static void test_nested_loop_corpus(void **state)
  * finishes with dead exits, which reach the Merge after it. The bound is a
  * loop invariant (constant Enter). */
 static const char *loop_in_cond =
-    PH("x", "DT_INT32") PH("p", "DT_BOOL") CONST_I("five", 5, "")
+    PH_DT("x", "DT_INT32") PH_DT("p", "DT_BOOL") CONST_I("five", 5, "")
     NODE("sw", "Switch", "input: 'x' input: 'p' " T_I)
     NODE("L/Enter", "Enter", "input: 'sw:1' " T_I " attr { key: 'frame_name' value { s: 'L' } } attr { key: 'parallel_iterations' value { i: 2 } }")
     NODE("L/Bound", "Enter", "input: 'five' " T_I " attr { key: 'frame_name' value { s: 'L' } } attr { key: 'is_constant' value { b: true } }")
@@ -356,7 +356,7 @@ static void test_loop_in_cond(void **state)
 static void test_frame_errors(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x", "DT_INT32") NODE("e", "Exit", "input: 'x' " T_I));
+    gn_graph *g = load_text(PH_DT("x", "DT_INT32") NODE("e", "Exit", "input: 'x' " T_I));
     run r = {0};
     int32_t x = 1;
     gn_tensor f = view(DT_INT32, &x, 4, 0, NULL);
@@ -364,7 +364,7 @@ static void test_frame_errors(void **state)
     run_err(&r, g, fn, &f, 1, xn, 1, GN_ERR_GRAPH, "node 'e' (Exit) is not inside a while loop");
     run_free(&r);
     gn_graph_free(g);
-    g = load_text(PH("x", "DT_INT32")
+    g = load_text(PH_DT("x", "DT_INT32")
                   NODE("e", "Enter", "input: 'x' " T_I " attr { key: 'frame_name' value { s: 'F' } }")
                   NODE("a", "AddV2", "input: 'e' input: 'x' " T_I)
                   NODE("o", "Exit", "input: 'a' " T_I));
@@ -476,7 +476,7 @@ static void test_function_unsupported(void **state)
 {
     (void)state;
     gn_graph *g = load_text(
-        PH("x", "DT_FLOAT")
+        PH_DT("x", "DT_FLOAT")
         NODE("call", "PartitionedCall", "input: 'x' attr { key: 'Tin' value { list { type: DT_FLOAT } } } attr { key: 'Tout' "
              "value { list { type: DT_FLOAT } } } attr { key: 'f' value { func { name: 'bad' } } }")
         "library { function { signature { name: 'bad' input_arg { name: 'a' type: DT_FLOAT } output_arg { name: 'b' type: "
@@ -630,7 +630,7 @@ static void test_tensor_list(void **state)
 static const char *list_while_graph =
     NODE("es", "Const", "attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { tensor { dtype: "
          "DT_INT32 tensor_shape { dim { size: 1 } } int_val: 2 } } }")
-    PH("n", "DT_INT32") CONST_I("zero", 0, "")
+    PH_DT("n", "DT_INT32") CONST_I("zero", 0, "")
     NODE("l0", "TensorListReserve", "input: 'es' input: 'n' " LIST_F)
     NODE("w", "StatelessWhile", "input: 'zero' input: 'n' input: 'l0' attr { key: 'T' value { list { type: DT_INT32 type: "
          "DT_INT32 type: DT_VARIANT } } } attr { key: 'cond' value { func { name: 'c' } } } attr { key: 'body' value { func "

@@ -871,27 +871,27 @@ static void test_fused_elementwise(void **state)
                 "{ dtype: %s tensor_shape { } %s: %s } } } }\n", T, T, k_dts[t] == DT_HALF ? "half_val" : "float_val",
             k_dts[t] == DT_HALF ? "4096" : "0.001");   /* 2^-11 in half */
 #define BIN(name, op, a, c) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' input: '" c "' attr { key: 'T' value { type: %s } } }\n", T)
-#define UN(name, op, a) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' attr { key: 'T' value { type: %s } } }\n", T)
+#define UN_T(name, op, a) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' attr { key: 'T' value { type: %s } } }\n", T)
         add(&b, "node { name: 'mean' op: 'Mean' input: 'x' input: 'axes' attr { key: 'T' value { type: %s } } attr { key: "
                 "'keep_dims' value { b: true } } }\n", T);
         BIN("sqd", "SquaredDifference", "x", "mean");
         add(&b, "node { name: 'var' op: 'Mean' input: 'sqd' input: 'axes' attr { key: 'T' value { type: %s } } attr { key: "
                 "'keep_dims' value { b: true } } }\n", T);
         BIN("ve", "AddV2", "var", "eps");
-        UN("rs", "Rsqrt", "ve");
+        UN_T("rs", "Rsqrt", "ve");
         BIN("sc", "Mul", "rs", "g");
         BIN("xs", "Mul", "x", "sc");
         BIN("ms", "Mul", "mean", "sc");
         BIN("sh", "Sub", "c", "ms");
         BIN("ln", "AddV2", "xs", "sh");
         /* a longer run: tanh-approximate Gelu over ln, with a used-twice value */
-        UN("cube", "Square", "ln");
+        UN_T("cube", "Square", "ln");
         BIN("c3", "Mul", "cube", "ln");
         BIN("inner", "AddV2", "ln", "c3");
-        UN("th", "Tanh", "inner");
+        UN_T("th", "Tanh", "inner");
         BIN("one", "AddV2", "th", "g");
         BIN("y", "Mul", "one", "ln");
-        UN("z", "Relu", "y");
+        UN_T("z", "Relu", "y");
         BIN("w", "Maximum", "z", "c");
 #undef BIN
 #undef UN
@@ -928,22 +928,22 @@ static void test_layer_norm(void **state)
                     "tensor { dtype: %s tensor_shape { } %s: %s } } } }\n",
                 T, T, k_dts[t] == DT_HALF ? "half_val" : "float_val", k_dts[t] == DT_HALF ? "4096" : "0.001");
 #define BIN(name, op, a, c) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' input: '" c "' attr { key: 'T' value { type: %s } } }\n", T)
-#define UN(name, op, a) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' attr { key: 'T' value { type: %s } } }\n", T)
+#define UN_T(name, op, a) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' attr { key: 'T' value { type: %s } } }\n", T)
             add(&b, "node { name: 'mean' op: 'Mean' input: 'x' input: 'axes' attr { key: 'T' value { type: %s } } attr { "
                     "key: 'keep_dims' value { b: true } } }\n", T);
-            UN("sg", "StopGradient", "mean");
+            UN_T("sg", "StopGradient", "mean");
             BIN("sqd", "SquaredDifference", "x", "sg");
             add(&b, "node { name: 'var' op: 'Mean' input: 'sqd' input: 'axes' attr { key: 'T' value { type: %s } } attr { "
                     "key: 'keep_dims' value { b: true } } }\n", T);
-            UN("neg", "Neg", "mean");
+            UN_T("neg", "Neg", "mean");
             BIN("add", "AddV2", "var", "eps");
-            UN("rs", "Rsqrt", "add");
+            UN_T("rs", "Rsqrt", "add");
             BIN("sc", "Mul", "rs", "gamma");
             BIN("mul_1", "Mul", "neg", "sc");
             BIN("add_1", "AddV2", "mul_1", "beta");
             BIN("mul_2", "Mul", "x", "sc");
             BIN("out", "AddV2", "mul_2", "add_1");
-            UN("y", "Relu", "out");
+            UN_T("y", "Relu", "out");
 #undef BIN
 #undef UN
             tin in[3] = {{"x", 3, {4, 6, 48}, 0, false}, {"gamma", 1, {48}, 0, false}, {"beta", 1, {48}, 0, false}};

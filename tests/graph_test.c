@@ -12,6 +12,7 @@
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 #include "tensorflow/core/protobuf/saved_model.pb-c.h"
 #include "testutil.h"
+#include "passtest.h"
 
 /* ---- helpers ------------------------------------------------------------------------- */
 static gn_graph *load_text_opts(const char *text, int validate)
@@ -1452,9 +1453,6 @@ static void expect_invalid(const char *text, const char *want)
         fail_msg("load: status %d, message:\n  %s\nwanted it to end with:\n  %s", s, m, want);
     gn_graph_free(g);
 }
-
-#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
-#define TF "attr { key: 'T' value { type: DT_FLOAT } }"
 
 static void test_validator(void **state)
 {

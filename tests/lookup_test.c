@@ -13,6 +13,7 @@
 
 #include "grapnel/grapnel.h"
 #include "testutil.h"
+#include "passtest.h"
 
 #define DT_FLOAT 1
 #define DT_INT32 3
@@ -35,7 +36,7 @@
 #define FIND(name, table, keys, dflt, kt, vt, ctrl)                                                                \
     "node { name: \"" name "\" op: \"LookupTableFindV2\" input: \"" table "\" input: \"" keys "\" input: \"" dflt   \
     "\" " ctrl ATTR_T("Tin", kt) ATTR_T("Tout", vt) "}\n"
-#define PH(name, t) "node { name: \"" name "\" op: \"Placeholder\" " ATTR_T("dtype", t) "}\n"
+#define PH_DT(name, t) "node { name: \"" name "\" op: \"Placeholder\" " ATTR_T("dtype", t) "}\n"
 
 static gn_graph *graph(const char *text)
 {
@@ -103,7 +104,7 @@ static const char BASIC[] =
     CONST_S("k", "3", "string_val: \"a\" string_val: \"b\" string_val: \"c\"")
     CONST_I64("v", "dim { size: 3 }", "int64_val: 1 int64_val: 2 int64_val: 3")
     INIT("init", "table", "k", "v", "DT_STRING", "DT_INT64", "")
-    PH("keys", "DT_STRING") PH("dflt", "DT_INT64")
+    PH_DT("keys", "DT_STRING") PH_DT("dflt", "DT_INT64")
     FIND("find", "table", "keys", "dflt", "DT_STRING", "DT_INT64", "input: \"^init\"")
     "node { name: \"size\" op: \"LookupTableSizeV2\" input: \"table\" input: \"^init\" }\n";
 
@@ -148,7 +149,7 @@ static void test_bad_key_dtype(void **state)
                         CONST_S("k", "1", "string_val: \"a\"")
                         CONST_I64("v", "dim { size: 1 }", "int64_val: 1")
                         INIT("init", "table", "k", "v", "DT_STRING", "DT_INT64", "")
-                        PH("keys", "DT_INT64") CONST_I64("dflt", "", "int64_val: -1")
+                        PH_DT("keys", "DT_INT64") CONST_I64("dflt", "", "int64_val: -1")
                         FIND("find", "table", "keys", "dflt", "DT_INT64", "DT_INT64", "input: \"^init\""));
     int64_t k[2] = {1, 2};
     gn_tensor in = vec(DT_INT64, k, 2);
@@ -232,7 +233,7 @@ static void test_int64_to_float_import(void **state)
                         "float_val: 0.5 float_val: -2.25 float_val: 3e10 } } } }\n"
                         "node { name: \"imp\" op: \"LookupTableImportV2\" input: \"table\" input: \"k\" input: \"v\" "
                         ATTR_T("Tin", "DT_INT64") ATTR_T("Tout", "DT_FLOAT") "}\n"
-                        PH("keys", "DT_INT64")
+                        PH_DT("keys", "DT_INT64")
                         "node { name: \"dflt\" op: \"Const\" " ATTR_T("dtype", "DT_FLOAT")
                         "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 9 } } } }\n"
                         FIND("find", "table", "keys", "dflt", "DT_INT64", "DT_FLOAT", "input: \"^imp\""));
@@ -356,7 +357,7 @@ static void test_text_file(void **state)
 static void test_search_sorted(void **state)
 {
     (void)state;
-    gn_graph *g = graph(PH("s", "DT_FLOAT") PH("v", "DT_FLOAT")
+    gn_graph *g = graph(PH_DT("s", "DT_FLOAT") PH_DT("v", "DT_FLOAT")
                         "node { name: \"lo\" op: \"LowerBound\" input: \"s\" input: \"v\" " ATTR_T("T", "DT_FLOAT")
                             ATTR_T("out_type", "DT_INT32") "}\n"
                         "node { name: \"up\" op: \"UpperBound\" input: \"s\" input: \"v\" " ATTR_T("T", "DT_FLOAT")
@@ -398,10 +399,10 @@ static void test_feature_ops(void **state)
 {
     (void)state;
     gn_graph *g = graph(
-        PH("s", "DT_STRING")
+        PH_DT("s", "DT_STRING")
         "node { name: \"h\" op: \"StringToHashBucketFast\" input: \"s\" "
         "attr { key: \"num_buckets\" value { i: 1000 } } }\n"
-        PH("x", "DT_FLOAT")
+        PH_DT("x", "DT_FLOAT")
         "node { name: \"bd\" op: \"Const\" " ATTR_T("dtype", "DT_FLOAT")
         "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } } float_val: 0 "
         "float_val: 1 float_val: 2 } } } }\n"
