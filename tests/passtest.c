@@ -147,13 +147,7 @@ void gn_pt_text_free(gn_pt_text *t)
     memset(t, 0, sizeof *t);
 }
 
-gn_graph *gn_pt_load_text(const char *text)
-{
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g);
-    if (s != GN_OK) fail_msg("load: %s", gn_graph_errmsg(g));
-    return g;
-}
+gn_graph *gn_pt_load_text(const char *text) { return gn_test_load_text(text, 1); }
 
 gn_graph *gn_pt_clone(const gn_graph *g)
 {

@@ -156,6 +156,39 @@ int gn_test_dir_entries(const char *dir)
     return n;
 }
 
+/* ---- loading ------------------------------------------------------------------------------- */
+gn_graph *gn_test_load_text(const char *text, int validate)
+{
+    gn_load_options o;
+    gn_load_options_init(&o);
+    o.validate = validate;
+    gn_graph *g = NULL;
+    if (gn_graph_load_buffer(text, strlen(text), "t.pbtxt", &o, &g) != GN_OK)
+        fail_msg("load: %s", g ? gn_graph_errmsg(g) : "out of memory");
+    return g;
+}
+
+gn_graph *gn_test_load(const char *path)
+{
+    gn_graph *g = NULL;
+    if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("load %s: %s", path, g ? gn_graph_errmsg(g) : "out of memory");
+    return g;
+}
+
+gn_graph *gn_test_load_data(const char *rel)
+{
+    char path[2048];
+    gn_test_data(rel, path, sizeof path);
+    return gn_test_load(path);
+}
+
+gn_graph *gn_test_load_corpus(const char *rel)
+{
+    char path[2048];
+    if (!gn_test_corpus(rel, path, sizeof path)) return NULL;
+    return gn_test_load(path);
+}
+
 /* ---- the golden manifest ---------------------------------------------------------------- */
 /* Copies the word starting at *p (up to a space or the end) into out;
  * returns 0, or -1 when the word is empty or too long. */

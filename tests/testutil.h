@@ -9,6 +9,8 @@
 #include <cmocka.h>
 #include <stdbool.h>
 
+#include "grapnel/grapnel.h"
+
 /* Path of a file under tests/data (static buffer per call site: copy it). */
 const char *gn_test_data(const char *rel, char *out, size_t outlen);
 /* Path of a file under ../shared/corpus; false when the corpus is absent. */
@@ -28,6 +30,16 @@ void gn_test_rm_tree(const char *path);
 bool gn_test_same_tree(const char *a, const char *b, char *why, size_t whylen);
 /* Entries of a directory besides . and .. (-1 when it cannot be read). */
 int gn_test_dir_entries(const char *dir);
+
+/* ---- loading (a failure fails the test with the loader's message) ------------------------- */
+/* Graph text (pbtxt, named "t.pbtxt" in messages), validated when validate is set. */
+gn_graph *gn_test_load_text(const char *text, int validate);
+/* A GraphDef file or a SavedModel directory. */
+gn_graph *gn_test_load(const char *path);
+/* A model under tests/data. */
+gn_graph *gn_test_load_data(const char *rel);
+/* A model under ../shared/corpus; NULL when the corpus is absent. */
+gn_graph *gn_test_load_corpus(const char *rel);
 
 /* ---- the golden models (tests/data/golden/manifest.txt) ----------------------------------- */
 /* The format: "model NAME", then "graph PATH" ("golden/X.pb" or
