@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes seed engine-asset files (src/convert/engine_asset.h) into DIR: TFRecord
+"""Writes seed engine-asset files (src/io/engine_store.h) into DIR: TFRecord
 framing with masked CRC-32C, payloads for the fuzz target's FP32 engine
 (digest 0x0123456789abcdef), on the cpu and cuda backends.
 usage: engine_seeds.py DIR"""

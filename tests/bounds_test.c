@@ -114,14 +114,6 @@ static uint64_t now_ms(void)
 }
 
 /* ---- helpers ------------------------------------------------------------------------------------------- */
-static gn_graph *load(const char *text)
-{
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load_buffer(text, strlen(text), "hostile.pbtxt", NULL, &g);
-    if (s != GN_OK) fail_msg("load: %s", gn_graph_errmsg(g));
-    return g;
-}
-
 /* Runs fetch on g with the given limits; returns the status and copies the message. */
 static gn_status run_with(const gn_graph *g, const char *fetch, uint64_t mem, uint64_t steps, uint64_t ms, char *msg,
                           size_t n)
@@ -145,7 +137,7 @@ static gn_status run_with(const gn_graph *g, const char *fetch, uint64_t mem, ui
 
 static void expect_limit(const char *text, const char *fetch, uint64_t mem, uint64_t steps, const char *want)
 {
-    gn_graph *g = load(text);
+    gn_graph *g = gn_test_load_text(text, 1);
     char msg[1024];
     gn_status st = run_with(g, fetch, mem, steps, 0, msg, sizeof msg);
     assert_int_equal(st, GN_ERR_LIMIT);
@@ -187,7 +179,7 @@ static void test_const_claiming_2_40_elements(void **state)
 {
     (void)state;
     /* loading, validating and shape inference read the shape, never the data */
-    gn_graph *g = load(k_big_const);
+    gn_graph *g = gn_test_load_text(k_big_const, 1);
     assert_int_equal(gn_graph_validate(g), GN_OK);
     assert_int_equal(gn_graph_infer_shapes(g), GN_OK);
     int64_t dims[1];
@@ -215,7 +207,7 @@ static void test_fill_of_terabytes(void **state)
                  "of 4.0 GiB");
     /* constant folding makes it a Const in the short form, as Grappler does, and
      * allocates nothing; the Const then meets the same limit */
-    gn_graph *g = load(k_fill);
+    gn_graph *g = gn_test_load_text(k_fill, 1);
     optimize_refuses(g, "fill", "fill", "Fill of a known shape became a compressed Const");
     char msg[1024];
     assert_int_equal(run_with(g, "fill", 4 * GIB, 0, 0, msg, sizeof msg), GN_ERR_LIMIT);
@@ -230,7 +222,7 @@ static void test_tile_of_terabytes(void **state)
     expect_limit(k_tile, "tile", 4 * GIB, 0,
                  "node 'tile' (Tile): output 0 of 1099511627776 float32 elements (4.0 TiB) is over the memory limit "
                  "of 4.0 GiB");
-    gn_graph *g = load(k_tile);
+    gn_graph *g = gn_test_load_text(k_tile, 1);
     optimize_refuses(g, "tile", "tile", "output 0 would be 4398046511104 bytes, larger than its inputs and over 10485760");
     gn_graph_free(g);
 }
@@ -241,11 +233,11 @@ static void test_range_of_terabytes(void **state)
     expect_limit(k_range, "range", 4 * GIB, 0,
                  "node 'range' (Range): output 0 of 1099511627776 int64 elements (8.0 TiB) is over the memory limit "
                  "of 4.0 GiB");
-    gn_graph *g = load(k_range);
+    gn_graph *g = gn_test_load_text(k_range, 1);
     optimize_refuses(g, "range", "range", "output 0 would be 8796093022208 bytes, larger than its inputs and over 10485760");
     gn_graph_free(g);
     /* the kernel under constant folding's cap: its inputs' bytes and 10 MiB */
-    g = load(k_range_f);
+    g = gn_test_load_text(k_range_f, 1);
     optimize_refuses(g, "range", "range",
                      "its size would be too large: node 'range' (Range): output 0 of 999999995904 float32 elements "
                      "(3.6 TiB) is over the memory limit of 10485772 bytes");
@@ -301,7 +293,7 @@ static void test_memory_limit_below_and_none(void **state)
     static const char small[] = CONST_I64("dims", "dim { size: 1 }", "int64_val: 1024") CONST_F("v", "", "float_val: 2")
         "node { name: 'fill' op: 'Fill' input: 'dims' input: 'v' " T_F
         "attr { key: 'index_type' value { type: DT_INT64 } } }\n";
-    gn_graph *g = load(small);
+    gn_graph *g = gn_test_load_text(small, 1);
     char msg[1024];
     assert_int_equal(run_with(g, "fill", 4096, 0, 0, msg, sizeof msg), GN_OK);
     assert_int_equal(run_with(g, "fill", 4095, 0, 0, msg, sizeof msg), GN_ERR_LIMIT);
@@ -332,7 +324,7 @@ static void test_v1_loop_that_never_ends(void **state)
 static void test_time_limit(void **state)
 {
     (void)state;
-    gn_graph *g = load(k_while);
+    gn_graph *g = gn_test_load_text(k_while, 1);
     char msg[1024];
     uint64_t t0 = now_ms();
     assert_int_equal(run_with(g, "loop", 0, UINT64_MAX, 50, msg, sizeof msg), GN_ERR_LIMIT);
@@ -376,7 +368,7 @@ static void test_defaults(void **state)
         "'value' value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }\n"
         "node { name: 'body' op: 'AddV2' input: 'x' input: 'one' " I32 "}\n"
         "node { name: 'next' op: 'NextIteration' input: 'body' " I32 "}\n";
-    gn_graph *g = load(counted);
+    gn_graph *g = gn_test_load_text(counted, 1);
     o.struct_size = (uint32_t)(offsetof(gn_session_options, cuda_graph) + sizeof o.cuda_graph);
     gn_session *s = NULL;
     assert_int_equal(gn_session_new(g, &o, &s), GN_OK);

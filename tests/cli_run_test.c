@@ -66,7 +66,7 @@ static void expect_contains(const char *args, int rc, const char *needle)
     free(out);
 }
 
-#define PH(n, dt) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: " dt " } } }\n"
+#define PH_DT(n, dt) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: " dt " } } }\n"
 
 /* ---- run ------------------------------------------------------------------------------------ */
 static void test_run_npy(void **state)
@@ -110,7 +110,7 @@ static void test_run_npy(void **state)
 static void test_run_printing(void **state)
 {
     (void)state;
-    const char *g = PH("f", "DT_FLOAT") PH("i", "DT_INT32") PH("b", "DT_BOOL");
+    const char *g = PH_DT("f", "DT_FLOAT") PH_DT("i", "DT_INT32") PH_DT("b", "DT_BOOL");
     write_text(tmp("p.pbtxt"), g);
     char cmd[8192];
     float v3[3] = {1.5f, 2, 9};
@@ -343,9 +343,9 @@ static void test_verify(void **state)
            "output  float32  (4, 10)                   0            0  ok\n"
            "ok: 1 of 1 fetches match\n");
     /* a deliberately different graph: x + x against x * x */
-    const char *add = PH("x", "DT_FLOAT") "node { name: 'y' op: 'AddV2' input: 'x' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n";
-    const char *mul = PH("x", "DT_FLOAT") "node { name: 'y' op: 'Mul' input: 'x' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n";
-    const char *add2 = PH("x", "DT_FLOAT") "node { name: 'z' op: 'Identity' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+    const char *add = PH_DT("x", "DT_FLOAT") "node { name: 'y' op: 'AddV2' input: 'x' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+    const char *mul = PH_DT("x", "DT_FLOAT") "node { name: 'y' op: 'Mul' input: 'x' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n";
+    const char *add2 = PH_DT("x", "DT_FLOAT") "node { name: 'z' op: 'Identity' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n"
                        "node { name: 'y' op: 'AddV2' input: 'z' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n";
     write_text(tmp("add.pbtxt"), add);
     write_text(tmp("mul.pbtxt"), mul);
@@ -366,8 +366,8 @@ static void test_verify(void **state)
     expect_contains(cmd, 1, "FAIL: relative L2 error");
     expect_contains(cmd, 1, "FAIL: 0 of 1 fetches match\n");
     /* integers must be equal */
-    const char *iadd = PH("x", "DT_INT32") "node { name: 'y' op: 'AddV2' input: 'x' input: 'x' attr { key: 'T' value { type: DT_INT32 } } }\n";
-    const char *imul = PH("x", "DT_INT32") "node { name: 'y' op: 'Mul' input: 'x' input: 'x' attr { key: 'T' value { type: DT_INT32 } } }\n";
+    const char *iadd = PH_DT("x", "DT_INT32") "node { name: 'y' op: 'AddV2' input: 'x' input: 'x' attr { key: 'T' value { type: DT_INT32 } } }\n";
+    const char *imul = PH_DT("x", "DT_INT32") "node { name: 'y' op: 'Mul' input: 'x' input: 'x' attr { key: 'T' value { type: DT_INT32 } } }\n";
     write_text(tmp("iadd.pbtxt"), iadd);
     write_text(tmp("imul.pbtxt"), imul);
     int32_t iv[3] = {2, 3, 0};
@@ -376,7 +376,7 @@ static void test_verify(void **state)
     snprintf(cmd, sizeof cmd, "verify %s %s --feed x=%s --tol 100", tmp("iadd.pbtxt"), tmp("imul.pbtxt"), tmp("iv.npy"));
     expect_contains(cmd, 1, "FAIL: 1 of 3 elements differ (int32 must match exactly)\n");
     /* a graph that cannot run */
-    const char *bad = PH("x", "DT_FLOAT") "node { name: 'y' op: 'MyCustomOp' input: 'x' }\n";
+    const char *bad = PH_DT("x", "DT_FLOAT") "node { name: 'y' op: 'MyCustomOp' input: 'x' }\n";
     write_text(tmp("bad.pbtxt"), bad);
     snprintf(cmd, sizeof cmd, "verify %s %s --shape x=2 --fetch y", tmp("add.pbtxt"), tmp("bad.pbtxt"));
     char want[4096];

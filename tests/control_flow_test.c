@@ -20,23 +20,6 @@
 #define DT_BOOL 10
 
 /* ---- helpers ------------------------------------------------------------------------------ */
-static gn_graph *load_text(const char *text)
-{
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g);
-    if (s != GN_OK) fail_msg("load: %s", gn_graph_errmsg(g));
-    return g;
-}
-
-static gn_graph *load_corpus(const char *rel)
-{
-    char path[2048];
-    if (!gn_test_corpus(rel, path, sizeof path)) return NULL;
-    gn_graph *g = NULL;
-    if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("load %s: %s", rel, gn_graph_errmsg(g));
-    return g;
-}
-
 static gn_graph *load_corpus_edited(const char *rel, const char *from, const char *to)
 {
     char path[2048];
@@ -51,7 +34,7 @@ static gn_graph *load_corpus_edited(const char *rel, const char *from, const cha
     memcpy(out, text, (size_t)(at - text));
     memcpy(out + (at - text), to, tl);
     strcpy(out + (at - text) + tl, at + fl);
-    gn_graph *g = load_text(out);
+    gn_graph *g = gn_test_load_text(out, 1);
     free(out);
     free(text);
     return g;
@@ -143,11 +126,11 @@ static float scalar_f32(const gn_tensor *t)
     NODE(n, "Const", extra " attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { } int_val: " #v " } } }")
 #define CONST_F(n, v, extra) \
     NODE(n, "Const", extra " attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: " #v " } } }")
-#define PH(n, dt) NODE(n, "Placeholder", "attr { key: 'dtype' value { type: " dt " } }")
+#define PH_DT(n, dt) NODE(n, "Placeholder", "attr { key: 'dtype' value { type: " dt " } }")
 
 /* ---- Switch / Merge --------------------------------------------------------------------------- */
 static const char *cond_graph =
-    PH("x", "DT_FLOAT") PH("p", "DT_BOOL")
+    PH_DT("x", "DT_FLOAT") PH_DT("p", "DT_BOOL")
     NODE("sw", "Switch", "input: 'x' input: 'p' " T_F)
     NODE("f", "Identity", "input: 'sw' " T_F)
     NODE("t", "AddV2", "input: 'sw:1' input: 'sw:1' " T_F)
@@ -163,7 +146,7 @@ static const char *cond_graph =
 static void test_switch_merge(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(cond_graph);
+    gn_graph *g = gn_test_load_text(cond_graph, 1);
     run r = {0};
     float x = 3;
     bool p = true;
@@ -205,7 +188,7 @@ static void test_switch_merge(void **state)
 static void test_switch_n(void **state)
 {
     (void)state;
-    gn_graph *g = load_corpus("tensorflow__tensorflow/"
+    gn_graph *g = gn_test_load_corpus("tensorflow__tensorflow/"
                               "tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__switch_n.pbtxt");
     if (!g) skip();
     run r = {0};
@@ -236,7 +219,7 @@ static void test_switch_n(void **state)
 static void test_while_loop_corpus(void **state)
 {
     (void)state;
-    gn_graph *g = load_corpus("tensorflow__tensorflow/"
+    gn_graph *g = gn_test_load_corpus("tensorflow__tensorflow/"
                               "tensorflow__core__grappler__costs__graph_properties_testdata__while_loop.pbtxt");
     if (!g) skip();
     run r = {0};
@@ -275,7 +258,7 @@ static void test_while_loop_corpus(void **state)
 static void test_nested_loop_corpus(void **state)
 {
     (void)state;
-    gn_graph *g = load_corpus(NESTED);
+    gn_graph *g = gn_test_load_corpus(NESTED);
     if (!g) skip();
     run r = {0};
     const char *xn[2] = {"while/Exit", "while/Exit_1"};
@@ -307,7 +290,7 @@ static void test_nested_loop_corpus(void **state)
  * finishes with dead exits, which reach the Merge after it. The bound is a
  * loop invariant (constant Enter). */
 static const char *loop_in_cond =
-    PH("x", "DT_INT32") PH("p", "DT_BOOL") CONST_I("five", 5, "")
+    PH_DT("x", "DT_INT32") PH_DT("p", "DT_BOOL") CONST_I("five", 5, "")
     NODE("sw", "Switch", "input: 'x' input: 'p' " T_I)
     NODE("L/Enter", "Enter", "input: 'sw:1' " T_I " attr { key: 'frame_name' value { s: 'L' } } attr { key: 'parallel_iterations' value { i: 2 } }")
     NODE("L/Bound", "Enter", "input: 'five' " T_I " attr { key: 'frame_name' value { s: 'L' } } attr { key: 'is_constant' value { b: true } }")
@@ -327,7 +310,7 @@ static const char *loop_in_cond =
 static void test_loop_in_cond(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(loop_in_cond);
+    gn_graph *g = gn_test_load_text(loop_in_cond, 1);
     run r = {0};
     int32_t x = 1;
     bool p = true;
@@ -356,7 +339,7 @@ static void test_loop_in_cond(void **state)
 static void test_frame_errors(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(PH("x", "DT_INT32") NODE("e", "Exit", "input: 'x' " T_I));
+    gn_graph *g = gn_test_load_text(PH_DT("x", "DT_INT32") NODE("e", "Exit", "input: 'x' " T_I), 1);
     run r = {0};
     int32_t x = 1;
     gn_tensor f = view(DT_INT32, &x, 4, 0, NULL);
@@ -364,10 +347,10 @@ static void test_frame_errors(void **state)
     run_err(&r, g, fn, &f, 1, xn, 1, GN_ERR_GRAPH, "node 'e' (Exit) is not inside a while loop");
     run_free(&r);
     gn_graph_free(g);
-    g = load_text(PH("x", "DT_INT32")
+    g = gn_test_load_text(PH_DT("x", "DT_INT32")
                   NODE("e", "Enter", "input: 'x' " T_I " attr { key: 'frame_name' value { s: 'F' } }")
                   NODE("a", "AddV2", "input: 'e' input: 'x' " T_I)
-                  NODE("o", "Exit", "input: 'a' " T_I));
+                  NODE("o", "Exit", "input: 'a' " T_I), 1);
     const char *on[1] = {"o"};
     run_err(&r, g, fn, &f, 1, on, 1, GN_ERR_GRAPH,
             "node 'a' (AddV2) has inputs from different frames: '(feed)' in the root frame and 'e' in frame 'F'");
@@ -381,7 +364,7 @@ static void test_frame_errors(void **state)
 static void test_functional_if(void **state)
 {
     (void)state;
-    gn_graph *g = load_corpus(MLIR("functional-if-ops.pbtxt"));
+    gn_graph *g = gn_test_load_corpus(MLIR("functional-if-ops.pbtxt"));
     if (!g) skip();
     run r = {0};
     float a = 2, b = 3;
@@ -401,7 +384,7 @@ static void test_functional_if(void **state)
 static void test_functional_while(void **state)
 {
     (void)state;
-    gn_graph *g = load_corpus(MLIR("functional-while-ops.pbtxt"));
+    gn_graph *g = gn_test_load_corpus(MLIR("functional-while-ops.pbtxt"));
     if (!g) skip();
     run r = {0};
     int32_t it = 3;
@@ -421,7 +404,7 @@ static void test_functional_while(void **state)
     gn_graph_free(g);
 
     /* a function whose While passes an int32 to a float argument */
-    g = load_corpus("tensorflow__tensorflow/"
+    g = gn_test_load_corpus("tensorflow__tensorflow/"
                     "tensorflow__core__grappler__costs__graph_properties_testdata__function_functional_while.pbtxt");
     if (!g) skip();
     const char *call[1] = {"MyFunc_AenMyWWx1Us"};
@@ -435,7 +418,7 @@ static void test_functional_while(void **state)
 static void test_functional_case(void **state)
 {
     (void)state;
-    gn_graph *g = load_corpus(MLIR("case_op.pbtxt"));
+    gn_graph *g = gn_test_load_corpus(MLIR("case_op.pbtxt"));
     if (!g) skip();
     run r = {0};
     const char *xn[1] = {"indexed_case/Identity"};
@@ -456,7 +439,7 @@ static void test_functional_case(void **state)
 static void test_saved_model_while(void **state)
 {
     (void)state;
-    gn_graph *g = load_corpus("tensorflow__tensorflow/tensorflow__c__experimental__saved_model__internal__testdata__SimpleWhileLoop");
+    gn_graph *g = gn_test_load_corpus("tensorflow__tensorflow/tensorflow__c__experimental__saved_model__internal__testdata__SimpleWhileLoop");
     if (!g) skip();
     run r = {0};
     float v = 5;
@@ -475,12 +458,12 @@ static void test_saved_model_while(void **state)
 static void test_function_unsupported(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
-        PH("x", "DT_FLOAT")
+    gn_graph *g = gn_test_load_text(
+        PH_DT("x", "DT_FLOAT")
         NODE("call", "PartitionedCall", "input: 'x' attr { key: 'Tin' value { list { type: DT_FLOAT } } } attr { key: 'Tout' "
              "value { list { type: DT_FLOAT } } } attr { key: 'f' value { func { name: 'bad' } } }")
         "library { function { signature { name: 'bad' input_arg { name: 'a' type: DT_FLOAT } output_arg { name: 'b' type: "
-        "DT_FLOAT } } node_def { name: 'q' op: 'MyCustomOp' input: 'a' } ret { key: 'b' value: 'q:y:0' } } }\n");
+        "DT_FLOAT } } node_def { name: 'q' op: 'MyCustomOp' input: 'a' } ret { key: 'b' value: 'q:y:0' } } }\n", 1);
     run r = {0};
     float x = 1;
     gn_tensor f = view(DT_FLOAT, &x, 4, 0, NULL);
@@ -539,7 +522,7 @@ static const char *ta_graph =
 static void test_tensor_array(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(ta_graph);
+    gn_graph *g = gn_test_load_text(ta_graph, 1);
     run r = {0};
     const char *xn[3] = {"rd", "ga", "sz"};
     run_ok(&r, g, NULL, NULL, 0, xn, 3);
@@ -596,7 +579,7 @@ static const char *list_graph =
 static void test_tensor_list(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(list_graph);
+    gn_graph *g = gn_test_load_text(list_graph, 1);
     run r = {0};
     const char *xn[8] = {"st", "len", "g1", "g2", "plen", "pop:1", "poplen", "fi"};
     run_ok(&r, g, NULL, NULL, 0, xn, 8);
@@ -630,7 +613,7 @@ static void test_tensor_list(void **state)
 static const char *list_while_graph =
     NODE("es", "Const", "attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { tensor { dtype: "
          "DT_INT32 tensor_shape { dim { size: 1 } } int_val: 2 } } }")
-    PH("n", "DT_INT32") CONST_I("zero", 0, "")
+    PH_DT("n", "DT_INT32") CONST_I("zero", 0, "")
     NODE("l0", "TensorListReserve", "input: 'es' input: 'n' " LIST_F)
     NODE("w", "StatelessWhile", "input: 'zero' input: 'n' input: 'l0' attr { key: 'T' value { list { type: DT_INT32 type: "
          "DT_INT32 type: DT_VARIANT } } } attr { key: 'cond' value { func { name: 'c' } } } attr { key: 'body' value { func "
@@ -658,7 +641,7 @@ static const char *list_while_graph =
 static void test_tensor_list_in_while(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(list_while_graph);
+    gn_graph *g = gn_test_load_text(list_while_graph, 1);
     run r = {0};
     int32_t n = 4;
     gn_tensor f = view(DT_INT32, &n, 4, 0, NULL);
@@ -677,7 +660,7 @@ static void run_kws(const char *model, int64_t frames)
 {
     char rel[512];
     snprintf(rel, sizeof rel, "ARM-software__ML-KWS-for-MCU/Pretrained_models__%s.pb", model);
-    gn_graph *g = load_corpus(rel);
+    gn_graph *g = gn_test_load_corpus(rel);
     if (!g) skip();
     float *m = malloc((size_t)frames * 10 * sizeof *m);
     uint32_t seed = 11;

@@ -60,14 +60,6 @@ static const corpus_entry corpus[] = {
     {"tensorflow__tensorflow/tensorflow__core__ir__importexport__tests__roundtrip__test10.pbtxt", 128, 2, 14},
 };
 
-static gn_graph *load(const char *path)
-{
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load(path, NULL, &g);
-    if (s != GN_OK) fail_msg("%s: %s", path, gn_graph_errmsg(g));
-    return g;
-}
-
 static void test_counts_and_roundtrip(void **state)
 {
     (void)state;
@@ -75,7 +67,7 @@ static void test_counts_and_roundtrip(void **state)
     if (!gn_test_corpus("", path, sizeof path)) skip();
     for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
         gn_test_corpus(corpus[i].path, path, sizeof path);
-        gn_graph *g = load(path);
+        gn_graph *g = gn_test_load(path);
         assert_int_equal(gn_graph_node_count(g), corpus[i].nodes);
         assert_int_equal(gn_graph_function_count(g), corpus[i].fns);
         size_t fn_nodes = 0;

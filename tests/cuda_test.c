@@ -26,20 +26,12 @@
 static char g_why[512];   /* why "cuda" cannot open; "" when it can */
 static int g_probed;
 
-static gn_graph *load_text(const char *text)
-{
-    gn_graph *g = NULL;
-    if (gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g) != GN_OK)
-        fail_msg("load: %s\n%s", gn_graph_errmsg(g), text);
-    return g;
-}
-
 static const char *cuda_missing(void)
 {
     if (g_probed) return g_why[0] ? g_why : NULL;
     g_probed = 1;
-    gn_graph *g = load_text("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
-                            "'value' value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 2 } } } }\n");
+    gn_graph *g = gn_test_load_text("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
+                            "'value' value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 2 } } } }\n", 1);
     gn_session_options o;
     gn_session_options_init(&o);
     o.backend = "cuda";
@@ -163,7 +155,7 @@ static gn_status run_on(const char *backend, const gn_graph *g, const char *cons
 /* Runs graph text on the CPU and CUDA backends with random inputs; the results must agree. */
 static void compare_graph(const char *what, const char *text, int dt, const tin *ins, size_t n_in, const char *fetch)
 {
-    gn_graph *g = load_text(text);
+    gn_graph *g = gn_test_load_text(text, 1);
     gn_tensor feeds[8];
     const char *fn[8];
     void *mem[8];
@@ -227,7 +219,7 @@ static void test_no_device(void **state)
     tbuf b = {.n = 0};
     ph(&b, "x", DT_FLOAT);
     add(&b, "node { name: 'y' op: 'Relu' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n");
-    gn_graph *g = load_text(b.s);
+    gn_graph *g = gn_test_load_text(b.s, 1);
     gn_session_options o;
     gn_session_options_init(&o);
     o.backend = "cuda";
@@ -256,7 +248,7 @@ static void test_unsupported_node(void **state)
     add(&b, "node { name: 'y' op: 'Cumsum' input: 'x' input: 'a' attr { key: 'T' value { type: DT_FLOAT } } }\n");
     int a = 0;
     cint(&b, "a", true, 1, &a);
-    gn_graph *g = load_text(b.s);
+    gn_graph *g = gn_test_load_text(b.s, 1);
     float v[3] = {1, 2, 3};
     gn_tensor f = {.dtype = DT_FLOAT, .rank = 1, .dims = {3}, .data = v, .nbytes = sizeof v}, out;
     char msg[512];
@@ -871,27 +863,27 @@ static void test_fused_elementwise(void **state)
                 "{ dtype: %s tensor_shape { } %s: %s } } } }\n", T, T, k_dts[t] == DT_HALF ? "half_val" : "float_val",
             k_dts[t] == DT_HALF ? "4096" : "0.001");   /* 2^-11 in half */
 #define BIN(name, op, a, c) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' input: '" c "' attr { key: 'T' value { type: %s } } }\n", T)
-#define UN(name, op, a) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' attr { key: 'T' value { type: %s } } }\n", T)
+#define UN_T(name, op, a) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' attr { key: 'T' value { type: %s } } }\n", T)
         add(&b, "node { name: 'mean' op: 'Mean' input: 'x' input: 'axes' attr { key: 'T' value { type: %s } } attr { key: "
                 "'keep_dims' value { b: true } } }\n", T);
         BIN("sqd", "SquaredDifference", "x", "mean");
         add(&b, "node { name: 'var' op: 'Mean' input: 'sqd' input: 'axes' attr { key: 'T' value { type: %s } } attr { key: "
                 "'keep_dims' value { b: true } } }\n", T);
         BIN("ve", "AddV2", "var", "eps");
-        UN("rs", "Rsqrt", "ve");
+        UN_T("rs", "Rsqrt", "ve");
         BIN("sc", "Mul", "rs", "g");
         BIN("xs", "Mul", "x", "sc");
         BIN("ms", "Mul", "mean", "sc");
         BIN("sh", "Sub", "c", "ms");
         BIN("ln", "AddV2", "xs", "sh");
         /* a longer run: tanh-approximate Gelu over ln, with a used-twice value */
-        UN("cube", "Square", "ln");
+        UN_T("cube", "Square", "ln");
         BIN("c3", "Mul", "cube", "ln");
         BIN("inner", "AddV2", "ln", "c3");
-        UN("th", "Tanh", "inner");
+        UN_T("th", "Tanh", "inner");
         BIN("one", "AddV2", "th", "g");
         BIN("y", "Mul", "one", "ln");
-        UN("z", "Relu", "y");
+        UN_T("z", "Relu", "y");
         BIN("w", "Maximum", "z", "c");
 #undef BIN
 #undef UN
@@ -928,22 +920,22 @@ static void test_layer_norm(void **state)
                     "tensor { dtype: %s tensor_shape { } %s: %s } } } }\n",
                 T, T, k_dts[t] == DT_HALF ? "half_val" : "float_val", k_dts[t] == DT_HALF ? "4096" : "0.001");
 #define BIN(name, op, a, c) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' input: '" c "' attr { key: 'T' value { type: %s } } }\n", T)
-#define UN(name, op, a) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' attr { key: 'T' value { type: %s } } }\n", T)
+#define UN_T(name, op, a) add(&b, "node { name: '" name "' op: '" op "' input: '" a "' attr { key: 'T' value { type: %s } } }\n", T)
             add(&b, "node { name: 'mean' op: 'Mean' input: 'x' input: 'axes' attr { key: 'T' value { type: %s } } attr { "
                     "key: 'keep_dims' value { b: true } } }\n", T);
-            UN("sg", "StopGradient", "mean");
+            UN_T("sg", "StopGradient", "mean");
             BIN("sqd", "SquaredDifference", "x", "sg");
             add(&b, "node { name: 'var' op: 'Mean' input: 'sqd' input: 'axes' attr { key: 'T' value { type: %s } } attr { "
                     "key: 'keep_dims' value { b: true } } }\n", T);
-            UN("neg", "Neg", "mean");
+            UN_T("neg", "Neg", "mean");
             BIN("add", "AddV2", "var", "eps");
-            UN("rs", "Rsqrt", "add");
+            UN_T("rs", "Rsqrt", "add");
             BIN("sc", "Mul", "rs", "gamma");
             BIN("mul_1", "Mul", "neg", "sc");
             BIN("add_1", "AddV2", "mul_1", "beta");
             BIN("mul_2", "Mul", "x", "sc");
             BIN("out", "AddV2", "mul_2", "add_1");
-            UN("y", "Relu", "out");
+            UN_T("y", "Relu", "out");
 #undef BIN
 #undef UN
             tin in[3] = {{"x", 3, {4, 6, 48}, 0, false}, {"gamma", 1, {48}, 0, false}, {"beta", 1, {48}, 0, false}};
@@ -1070,8 +1062,8 @@ static void test_golden_gpu_passes(void **state)
 static void test_session_options_compat(void **state)
 {
     (void)state;
-    gn_graph *g = load_text("node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
-                            "node { name: 'y' op: 'Square' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    gn_graph *g = gn_test_load_text("node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+                            "node { name: 'y' op: 'Square' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n", 1);
     float xv[3] = {1.0f, -2.0f, 3.0f};
     gn_tensor x = {.dtype = DT_FLOAT, .rank = 1, .dims = {3}, .data = xv, .nbytes = sizeof xv};
     const char *fn[1] = {"x"}, *xn[1] = {"y"};
@@ -1203,7 +1195,7 @@ static void test_cuda_graph(void **state)
 {
     (void)state;
     NEED_GPU();
-    gn_graph *g = load_text(k_graph_run);
+    gn_graph *g = gn_test_load_text(k_graph_run, 1);
     gn_session *ref = session_with(g, "cpu", true, 0);
     gn_session *s = cpu_only() ? NULL : session_with(g, "cuda", true, 0);
     static const int64_t batches[5] = {2, 2, 2, 3, 3};
@@ -1232,7 +1224,7 @@ static void test_cuda_graph_off(void **state)
 {
     (void)state;
     NEED_GPU();
-    gn_graph *g = load_text(k_graph_run);
+    gn_graph *g = gn_test_load_text(k_graph_run, 1);
     gn_session *ref = session_with(g, "cpu", false, 0);
     gn_session *s = cpu_only() ? NULL : session_with(g, "cuda", false, 0);
     for (int run = 0; run < 2; run++) {
@@ -1260,7 +1252,7 @@ static void test_workspace_limit(void **state)
 {
     (void)state;
     NEED_GPU();
-    gn_graph *g = load_text(k_graph_run);
+    gn_graph *g = gn_test_load_text(k_graph_run, 1);
     gn_session *ref = session_with(g, "cpu", false, 1);
     static const uint64_t limits[3] = {1, 0, (uint64_t)1 << 30};
     for (int i = 0; i < 3; i++) {
@@ -1446,7 +1438,7 @@ static gn_graph *engine_graph(void)
     add(&b, "node { name: 'ba' op: 'BiasAdd' input: 'mm' input: 'bias' attr { key: 'T' value { type: DT_FLOAT } } }\n");
     add(&b, "node { name: 'r' op: 'Relu' input: 'ba' attr { key: 'T' value { type: DT_FLOAT } } }\n");
     add(&b, "node { name: 'y' op: 'Mul' input: 'r' input: 'c' attr { key: 'T' value { type: DT_FLOAT } } }\n");
-    return load_text(b.s);
+    return gn_test_load_text(b.s, 1);
 }
 
 /* The engine cache over shape sets: batches 2, 2, 3, 2, 3 with room for one
@@ -1539,7 +1531,7 @@ static gn_graph *int8_graph(void)
             "DT_FLOAT } } attr { key: 'transpose_a' value { b: true } } attr { key: 'num_args' value { i: 1 } } attr { "
             "key: 'TArgs' value { list { type: DT_FLOAT } } } attr { key: 'fused_ops' value { list { s: 'BiasAdd' s: "
             "'Relu6' } } } }\n");
-    gn_graph *g = load_text(b->s);
+    gn_graph *g = gn_test_load_text(b->s, 1);
     gn_pt_text_free(b);
     return g;
 }

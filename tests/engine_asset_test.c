@@ -11,7 +11,7 @@
 #include "grapnel/convert.h"
 #include "grapnel/grapnel.h"
 #include "grapnel/save.h"
-#include "convert/engine_asset.h"
+#include "io/engine_store.h"
 #include "graph/ir.h"
 #include "io/bundle.h"
 #include "runtime/backend.h"
@@ -20,9 +20,6 @@
 #include "passtest.h"
 
 #define DT_FLOAT 1
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
-#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
-#define UN(n, op, in) "node { name: '" n "' op: '" op "' input: '" in "' " TF "}\n"
 #define MM(n, a, b) "node { name: '" n "' op: 'MatMul' input: '" a "' input: '" b "' " TF "}\n"
 #define SCAL(n, v)                                                                                                   \
     "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { " \
@@ -178,13 +175,6 @@ static char *asset_of(const char *dir)
     return p;
 }
 
-static gn_graph *load(const char *dir)
-{
-    gn_graph *g = NULL;
-    if (gn_graph_load(dir, NULL, &g) != GN_OK) fail_msg("load %s: %s", dir, gn_graph_errmsg(g));
-    return g;
-}
-
 static uint64_t le(const unsigned char *p, int n)
 {
     uint64_t v = 0;
@@ -211,7 +201,7 @@ static void test_save_load_hit(void **state)
     assert_memory_equal(d + 12, "GNENGINE", 8);
     free(d);
 
-    gn_graph *g2 = load(dir);
+    gn_graph *g2 = gn_test_load(dir);
     gn_session *s = NULL;
     assert_int_equal(gn_session_new(g2, NULL, &s), GN_OK);
     gn_tensor y;
@@ -296,7 +286,7 @@ static void test_version_mismatch(void **state)
     char *dir = save(g, "stale");
     char *asset = asset_of(dir);
     rewrite_version(asset);
-    gn_graph *g2 = load(dir);
+    gn_graph *g2 = gn_test_load(dir);
     gn_session *s = NULL;
     assert_int_equal(gn_session_new(g2, NULL, &s), GN_OK);
     assert_int_equal(run_rows(s, 4, NULL), GN_OK);
@@ -314,14 +304,14 @@ static void test_version_mismatch(void **state)
     build(g, 4, ENGINE ": [4,2] (1 engine cached for it, at most 1)\n");
     dir = save(g, "stale_native");
     asset = asset_of(dir);
-    g2 = load(dir);
+    g2 = gn_test_load(dir);
     assert_int_equal(gn_session_new(g2, NULL, &s), GN_OK);
     assert_int_equal(run_rows(s, 4, NULL), GN_OK);   /* intact: a hit, nothing built */
     EXPECT_STATS(stats(s), 1, 1, 0, 0, 0, 0);
     gn_session_free(s);
     gn_graph_free(g2);
     rewrite_version(asset);
-    g2 = load(dir);
+    g2 = gn_test_load(dir);
     run_once_expect(g2, 0, 0, 0, 0, 1, 1);
     gn_graph_free(g2);
     free(asset);
@@ -373,13 +363,13 @@ static void test_backend_mismatch(void **state)
     /* the same through the saved asset, whose record names "cpu" and "host" */
     char *dir = save(g, "backend");
     char *asset = asset_of(dir);
-    gn_graph *g2 = load(dir);
+    gn_graph *g2 = gn_test_load(dir);
     expect_seeds(g2, GN__ENGINE_CPU, 1, 0);
     expect_seeds(g2, GN__ENGINE_CUDA, 0, 1);
     gn_graph_free(g2);
     /* a record built for CUDA: refused on the CPU, which builds at run time */
     rewrite_backend_to_cuda(asset);
-    g2 = load(dir);
+    g2 = gn_test_load(dir);
     expect_seeds(g2, GN__ENGINE_CPU, 0, 1);
     expect_seeds(g2, GN__ENGINE_CUDA, 1, 0);
     run_once_expect(g2, 0, 0, 1, 0, 0, 1);
@@ -405,7 +395,7 @@ static void test_segment_mismatch(void **state)
     char *out = NULL;
     assert_int_equal(gn_test_sh(&out, "mkdir -p '%s/assets' && cp '%s' '%s'", dir2, a, b), 0);
     free(out);
-    gn_graph *g2 = load(dir2);
+    gn_graph *g2 = gn_test_load(dir2);
     gn_session *s = NULL;
     assert_int_equal(gn_session_new(g2, NULL, &s), GN_OK);
     assert_int_equal(run_rows(s, 4, NULL), GN_OK);
@@ -439,7 +429,7 @@ static void test_int8_reload(void **state)
     gn_session_free(s);
     build(g, 2, ENGINE ": [2,2] (1 engine cached for it, at most 1)\n");
     char *dir = save(g, "int8");
-    gn_graph *g2 = load(dir);
+    gn_graph *g2 = gn_test_load(dir);
     assert_int_equal(gn_session_new(g2, NULL, &s), GN_OK);
     if (run_rows(s, 2, &got) != GN_OK) fail_msg("run: %s", gn_session_errmsg(s));
     EXPECT_STATS(stats(s), 1, 1, 0, 0, 0, 0);
@@ -468,7 +458,7 @@ static void test_truncated_asset(void **state)
     assert_int_equal(fwrite(d, 1, n - 3, f), n - 3);
     fclose(f);
     free(d);
-    gn_graph *g2 = load(dir);
+    gn_graph *g2 = gn_test_load(dir);
     gn_session *s = NULL;
     assert_int_equal(gn_session_new(g2, NULL, &s), GN_OK);
     assert_int_equal(run_rows(s, 4, NULL), GN_ERR_PARSE);
@@ -494,7 +484,7 @@ static void test_truncated_asset(void **state)
     assert_int_equal(fwrite(d, 1, n, f), n);
     fclose(f);
     free(d);
-    g2 = load(dir);
+    g2 = gn_test_load(dir);
     assert_int_equal(gn_session_new(g2, NULL, &s), GN_OK);
     assert_int_equal(run_rows(s, 4, NULL), GN_ERR_PARSE);
     assert_non_null(strstr(gn_session_errmsg(s), "grapnel-engine." ENGINE "': record 1 (byte 0): payload CRC mismatch"));

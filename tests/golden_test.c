@@ -28,10 +28,9 @@
 #include "grapnel/runtime.h"
 #include "testutil.h"
 
-#define MAX_FEEDS 8
-#define MAX_FETCHES 8
-#define MAX_MODELS 32
-#define NAME_LEN 256
+#define MAX_FEEDS GN_TEST_MAX_IO
+#define MAX_FETCHES GN_TEST_MAX_IO
+#define NAME_LEN GN_TEST_NAME_LEN
 
 /* The models and the relative L2 tolerance each is held to (see above). */
 typedef struct golden_case {
@@ -52,134 +51,11 @@ static const golden_case k_cases[] = {
 };
 #define N_CASES (sizeof k_cases / sizeof k_cases[0])
 
-/* ---- the manifest ------------------------------------------------------------------------ */
-typedef struct golden_io {
-    char tensor[NAME_LEN];
-    char file[NAME_LEN];
-} golden_io;
-
-typedef struct golden_model {
-    char name[NAME_LEN];
-    char graph[NAME_LEN];  /* "golden/X.pb" or "corpus/REL.pb" */
-    double tol;
-    int has_tol;
-    golden_io feeds[MAX_FEEDS];
-    size_t n_feeds;
-    golden_io fetches[MAX_FETCHES];
-    size_t n_fetches;
-} golden_model;
-
-typedef struct golden_manifest {
-    golden_model models[MAX_MODELS];
-    size_t n;
-} golden_manifest;
-
-/* Copies the word starting at *p (up to a space or the end) into out;
- * returns 0, or -1 when the word is empty or too long. */
-static int take_word(const char **p, char *out, size_t outlen)
-{
-    const char *s = *p;
-    while (*s == ' ') s++;
-    size_t n = 0;
-    while (s[n] && s[n] != ' ') n++;
-    if (n == 0 || n >= outlen) return -1;
-    memcpy(out, s, n);
-    out[n] = '\0';
-    *p = s + n;
-    return 0;
-}
-
-static int rest_is_blank(const char *p)
-{
-    while (*p == ' ') p++;
-    return *p == '\0';
-}
-
-/* Parses manifest.txt into *m. Returns 0, or -1 with the file, line and
- * reason in err. */
-static int read_manifest(golden_manifest *m, char *err, size_t errlen)
-{
-    char path[2048];
-    gn_test_data("golden/manifest.txt", path, sizeof path);
-    memset(m, 0, sizeof *m);
-    size_t len = 0;
-    unsigned char *text = gn_test_slurp(path, &len);
-    if (!text) {
-        snprintf(err, errlen, "%s: cannot read (run tools/make_goldens.py)", path);
-        return -1;
-    }
-    golden_model *cur = NULL;
-    char e[512] = "";
-    size_t lineno = 0;
-    char line[2048];
-    size_t pos = 0;
-    while (pos < len && !e[0]) {
-        size_t n = 0;
-        while (pos + n < len && text[pos + n] != '\n') n++;
-        lineno++;
-        if (n >= sizeof line) {
-            snprintf(e, sizeof e, "line %zu: too long", lineno);
-            break;
-        }
-        memcpy(line, text + pos, n);
-        line[n] = '\0';
-        pos += n + 1;
-        if (n > 0 && line[n - 1] == '\r') line[--n] = '\0';
-        if (line[0] == '#' || rest_is_blank(line)) continue;
-        const char *p = line;
-        char key[32], a[NAME_LEN], b[NAME_LEN];
-        if (take_word(&p, key, sizeof key)) {
-            snprintf(e, sizeof e, "line %zu: bad line '%.200s'", lineno, line);
-        } else if (strcmp(key, "model") == 0) {
-            if (cur) snprintf(e, sizeof e, "line %zu: model inside model '%s' (missing end)", lineno, cur->name);
-            else if (m->n == MAX_MODELS) snprintf(e, sizeof e, "line %zu: more than %d models", lineno, MAX_MODELS);
-            else if (take_word(&p, a, sizeof a) || !rest_is_blank(p))
-                snprintf(e, sizeof e, "line %zu: expected 'model NAME'", lineno);
-            else {
-                cur = &m->models[m->n++];
-                snprintf(cur->name, sizeof cur->name, "%s", a);
-            }
-        } else if (!cur) {
-            snprintf(e, sizeof e, "line %zu: '%s' outside a model block", lineno, key);
-        } else if (strcmp(key, "graph") == 0) {
-            if (take_word(&p, cur->graph, sizeof cur->graph) || !rest_is_blank(p))
-                snprintf(e, sizeof e, "line %zu: expected 'graph PATH'", lineno);
-        } else if (strcmp(key, "freeze") == 0) {
-            /* free text: how the model was frozen */
-        } else if (strcmp(key, "tol") == 0) {
-            char *end = NULL;
-            if (take_word(&p, a, sizeof a) || !rest_is_blank(p) || (cur->tol = strtod(a, &end), *end) ||
-                !(cur->tol > 0))
-                snprintf(e, sizeof e, "line %zu: expected 'tol X' with X > 0", lineno);
-            cur->has_tol = 1;
-        } else if (strcmp(key, "feed") == 0 || strcmp(key, "fetch") == 0) {
-            int feed = key[1] == 'e' && key[2] == 'e';
-            size_t *cnt = feed ? &cur->n_feeds : &cur->n_fetches;
-            golden_io *io = feed ? cur->feeds : cur->fetches;
-            if (take_word(&p, a, sizeof a) || take_word(&p, b, sizeof b) || !rest_is_blank(p))
-                snprintf(e, sizeof e, "line %zu: expected '%s TENSOR FILE.npy'", lineno, key);
-            else if (*cnt == (feed ? MAX_FEEDS : MAX_FETCHES))
-                snprintf(e, sizeof e, "line %zu: too many %ses", lineno, key);
-            else {
-                snprintf(io[*cnt].tensor, sizeof io[*cnt].tensor, "%s", a);
-                snprintf(io[*cnt].file, sizeof io[*cnt].file, "%s", b);
-                (*cnt)++;
-            }
-        } else if (strcmp(key, "end") == 0) {
-            if (!cur->graph[0] || !cur->has_tol || cur->n_feeds == 0 || cur->n_fetches == 0)
-                snprintf(e, sizeof e, "line %zu: model '%s' lacks graph, tol, a feed or a fetch", lineno,
-                         cur->name);
-            cur = NULL;
-        } else {
-            snprintf(e, sizeof e, "line %zu: unknown key '%s'", lineno, key);
-        }
-    }
-    if (!e[0] && cur) snprintf(e, sizeof e, "model '%s' has no end", cur->name);
-    free(text);
-    if (!e[0]) return 0;
-    snprintf(err, errlen, "%s: %s", path, e);
-    return -1;
-}
+/* ---- the manifest (testutil.h) ------------------------------------------------------------ */
+typedef gn_test_golden_io golden_io;
+typedef gn_test_golden golden_model;
+typedef gn_test_manifest golden_manifest;
+#define read_manifest gn_test_read_manifest
 
 static const golden_model *find_model(const golden_manifest *m, const char *name)
 {

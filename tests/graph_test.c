@@ -12,20 +12,9 @@
 #include "tensorflow/core/protobuf/meta_graph.pb-c.h"
 #include "tensorflow/core/protobuf/saved_model.pb-c.h"
 #include "testutil.h"
+#include "passtest.h"
 
 /* ---- helpers ------------------------------------------------------------------------- */
-static gn_graph *load_text_opts(const char *text, int validate)
-{
-    gn_load_options o;
-    gn_load_options_init(&o);
-    o.validate = validate;
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", &o, &g);
-    if (s != GN_OK) fail_msg("load failed (%d): %s", s, gn_graph_errmsg(g));
-    return g;
-}
-
-static gn_graph *load_text(const char *text) { return load_text_opts(text, 1); }
 
 static gn_id nid(const gn_graph *g, const char *name)
 {
@@ -130,7 +119,7 @@ static const char *MUT_GRAPH =
 static void test_mutation(void **state)
 {
     (void)state;
-    gn_graph *g = load_text_opts(MUT_GRAPH, 0);
+    gn_graph *g = gn_test_load_text(MUT_GRAPH, 0);
     check_ok(g);
     /* fanouts as loaded: in consumer order, then slot order */
     USES(g, "a", {"s", 1}, {"y", 0}, {"y", 2});
@@ -507,7 +496,7 @@ static const char *BATCH_GRAPH =
 static void test_batch_remove(void **state)
 {
     (void)state;
-    gn_graph *g = load_text_opts(BATCH_GRAPH, 0);
+    gn_graph *g = gn_test_load_text(BATCH_GRAPH, 0);
     check_ok(g);
     USES(g, "h", {"c1", 0}, {"x1", 0}, {"c2", 0}, {"c2", 1}, {"c3", 0});
     USES(g, "b", {"c1", 1});
@@ -673,7 +662,7 @@ static bool skip_named_r(const void *ctx, gn_id id)
 static void test_forward_output_if(void **state)
 {
     (void)state;
-    gn_graph *g = load_text_opts(MUT_GRAPH, 0);
+    gn_graph *g = gn_test_load_text(MUT_GRAPH, 0);
     USES(g, "s", {"p", 0}, {"q", 0}, {"r", 1});
     gn_id n;
     assert_int_equal(gn__node_add(g, "n", "AddV2", &n), GN_OK);
@@ -765,7 +754,7 @@ static void test_topo_deterministic(void **state)
                        "node { name: 'c' op: 'X' input: 'a' }\n"
                        "node { name: 'a' op: 'X' }\n"
                        "node { name: 'z' op: 'X' }\n";
-    gn_graph *g = load_text_opts(text, 0);
+    gn_graph *g = gn_test_load_text(text, 0);
     char b1[256], b2[256], b3[256];
     assert_string_equal(topo_names(g, b1, sizeof b1), "a z b c d e");
     assert_string_equal(topo_names(g, b2, sizeof b2), b1);
@@ -837,7 +826,7 @@ static void test_topo_cycle(void **state)
                       "node { name: 'c2' op: 'Identity' input: 'c1' attr { key: 'T' value { type: DT_FLOAT } } }\n"
                       "node { name: 'c3' op: 'Identity' input: 'c2' attr { key: 'T' value { type: DT_FLOAT } } }\n";
     o += (size_t)snprintf(text + o, sizeof text - o, "%s", cyc);
-    gn_graph *g = load_text_opts(text, 0);
+    gn_graph *g = gn_test_load_text(text, 0);
     gn_id *order = (gn_id *)1;
     uint32_t n = 7;
     assert_int_equal(gn__graph_topo(g, &order, &n), GN_ERR_GRAPH);
@@ -865,7 +854,7 @@ static void test_topo_cycle(void **state)
     const char *ctl = "node { name: 'x' op: 'NoOp' input: '^y' }\n"
                       "node { name: 'y' op: 'NoOp' input: '^x' }\n"
                       "node { name: 'w' op: 'NoOp' input: '^x' }\n";
-    g = load_text_opts(ctl, 0);
+    g = gn_test_load_text(ctl, 0);
     assert_int_equal(gn__graph_topo(g, &order, &n), GN_ERR_GRAPH);
     m = gn_graph_errmsg(g);
     if (strcmp(m, "node 'x' (NoOp): cycle in the graph outside a loop") != 0 &&
@@ -874,7 +863,7 @@ static void test_topo_cycle(void **state)
     gn_graph_free(g);
 
     /* a self loop */
-    g = load_text_opts("node { name: 'a' op: 'X' }\nnode { name: 'b' op: 'X' input: 'a' input: 'self' }\n"
+    g = gn_test_load_text("node { name: 'a' op: 'X' }\nnode { name: 'b' op: 'X' input: 'a' input: 'self' }\n"
                        "node { name: 'self' op: 'X' input: 'self' }\n",
                        0);
     assert_int_equal(gn__graph_topo(g, &order, &n), GN_ERR_GRAPH);
@@ -1006,7 +995,7 @@ static void test_compact(void **state)
                        "node { name: 'c' op: 'X' input: 'b:1' input: 'a' input: '^b' }\n"
                        "node { name: 'dead3' op: 'X' }\n"
                        "node { name: 'd' op: 'X' input: 'c' input: 'b' }\n";
-    gn_graph *g = load_text_opts(text, 0);
+    gn_graph *g = gn_test_load_text(text, 0);
     assert_int_equal(gn__node_remove(g, nid(g, "dead1")), GN_OK);
     assert_int_equal(gn__node_remove(g, nid(g, "dead2")), GN_OK);
     assert_int_equal(gn__node_remove(g, nid(g, "dead3")), GN_OK);
@@ -1079,7 +1068,7 @@ static void test_compact_function_body(void **state)
                        "  ret { key: 'y' value: 'neg:y:0' }\n"
                        "  control_ret { key: 'done' value: 'fin' }\n"
                        "} }\n";
-    gn_graph *g = load_text(text);
+    gn_graph *g = gn_test_load_text(text, 1);
     gn__function *f = gn__graph_find_function(g, "f");
     assert_non_null(f);
     gn_graph *b = f->body;
@@ -1115,7 +1104,7 @@ static const char *CLONE_GRAPH =
 static void test_clone(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(CLONE_GRAPH);
+    gn_graph *g = gn_test_load_text(CLONE_GRAPH, 1);
     void *before = NULL;
     size_t nbefore = 0;
     assert_int_equal(gn_graph_serialize(g, GN_FORMAT_BINARY, &before, &nbefore), GN_OK);
@@ -1316,7 +1305,7 @@ static void expect_ret(const Tensorflow__FunctionDef *fd, const char *key, const
 static void test_function_bodies(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(FN_GRAPH);
+    gn_graph *g = gn_test_load_text(FN_GRAPH, 1);
     assert_int_equal(gn_graph_function_count(g), 2);
     gn__function *f1 = gn__graph_find_function(g, "f1");
     assert_non_null(f1);
@@ -1438,7 +1427,7 @@ static void test_function_bodies(void **state)
 /* ---- validator ---------------------------------------------------------------------------------- */
 static void expect_invalid(const char *text, const char *want)
 {
-    gn_graph *g = load_text_opts(text, 0);
+    gn_graph *g = gn_test_load_text(text, 0);
     gn_status s = gn_graph_validate(g);
     if (s != GN_ERR_GRAPH || strcmp(gn_graph_errmsg(g), want) != 0)
         fail_msg("validate: status %d, message:\n  %s\nwanted:\n  %s", s, gn_graph_errmsg(g), want);
@@ -1452,9 +1441,6 @@ static void expect_invalid(const char *text, const char *want)
         fail_msg("load: status %d, message:\n  %s\nwanted it to end with:\n  %s", s, m, want);
     gn_graph_free(g);
 }
-
-#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
-#define TF "attr { key: 'T' value { type: DT_FLOAT } }"
 
 static void test_validator(void **state)
 {
@@ -1485,9 +1471,9 @@ static void test_validator(void **state)
                    "  ret { key: 'y' value: 'n:y:0' } } }\n",
                    "function 'f': node 'n' (Neg): missing attr 'T' (type)");
     /* a correct graph passes; an op we do not know passes through */
-    gn_graph *g = load_text(PH("a") "node { name: 'b' op: 'AddV2' input: 'a' input: 'a' " TF " }\n"
+    gn_graph *g = gn_test_load_text(PH("a") "node { name: 'b' op: 'AddV2' input: 'a' input: 'a' " TF " }\n"
                                     "node { name: 'u' op: 'MyCustomOp' input: 'b' input: 'a' }\n"
-                                    "node { name: 'v' op: 'Identity' input: 'u:7' " TF " }\n");
+                                    "node { name: 'v' op: 'Identity' input: 'u:7' " TF " }\n", 1);
     assert_int_equal(gn_graph_validate(g), GN_OK);
     assert_string_equal(gn_graph_errmsg(g), "");
     gn_graph_free(g);

@@ -14,10 +14,6 @@
 #include "testutil.h"
 #include "passtest.h"
 
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
-#define PH(n, shape) \
-    "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'shape' value { shape { " shape " } } } }\n"
-
 static const char *const k_only_dependency =
     "{'min_graph_nodes': -1, 'disable_model_pruning': True, 'constant_folding': False, 'arithmetic_optimization': "
     "False, 'layout_optimizer': False, 'remapping': False, 'shape_optimization': False, 'loop_optimization': False, "
@@ -59,7 +55,7 @@ static void test_dependency_dead_cond_branch_terminates(void **state)
 {
     (void)state;
     gn_graph *g = gn_pt_load_text(
-        PH("in0", "dim { size: 14 }") PH("cond/sub", "dim { size: 14 }")
+        PH_SHAPE("in0", "dim { size: 14 }") PH_SHAPE("cond/sub", "dim { size: 14 }")
         "node { name: 'cond/pred' op: 'Const' attr { key: 'dtype' value { type: DT_BOOL } } attr { key: 'value' "
         "value { tensor { dtype: DT_BOOL tensor_shape {} bool_val: false } } } }\n"
         "node { name: 'cond/pred_id' op: 'Identity' input: 'cond/pred' attr { key: 'T' value { type: DT_BOOL } } }\n"
@@ -83,7 +79,7 @@ static void test_constfold_push_down_makes_no_cycle(void **state)
 {
     (void)state;
     const char *text =
-        PH("x", "dim { size: 5 } dim { size: 10 } dim { size: 8 } dim { size: 5 }")
+        PH_SHAPE("x", "dim { size: 5 } dim { size: 10 } dim { size: 8 } dim { size: 5 }")
         "node { name: 'Const' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
         "tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1.5 } } } }\n"
         "node { name: 'add' op: 'AddV2' input: 'x' input: 'Const' " TF "}\n"
@@ -132,7 +128,7 @@ static void test_argmin_of_non_strict_monotonic_refused(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char text[2048];
         snprintf(text, sizeof text,
-                 PH("x", "dim { size: 2 } dim { size: 4 }")
+                 PH_SHAPE("x", "dim { size: 2 } dim { size: 4 }")
                  "node { name: 'ax' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' "
                  "value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } } }\n"
                  "node { name: 'f' op: '%s' input: 'x' " TF "}\n"
@@ -171,7 +167,7 @@ static void test_bias_add_push_down_keeps_shapes(void **state)
 {
     (void)state;
     const char *text =
-        PH("x", "dim { size: 1 } dim { size: 5 }")
+        PH_SHAPE("x", "dim { size: 1 } dim { size: 5 }")
         "node { name: 'b' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
         "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 5 } } float_val: [0.5, -1, 2, 0.25, -3] } } } }\n"
         "node { name: 'ba' op: 'BiasAdd' input: 'x' input: 'b' " TF "}\n"
@@ -204,7 +200,7 @@ static void test_monotonic_swap_keeps_control_edges_acyclic(void **state)
     for (size_t i = 0; i < 2; i++) {
         char text[2048];
         snprintf(text, sizeof text,
-                 PH("x", "dim { size: 3 } dim { size: 2 }")
+                 PH_SHAPE("x", "dim { size: 3 } dim { size: 2 }")
                  "node { name: 'ax' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' "
                  "value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 0 } } } }\n"
                  "node { name: 'f' op: '%s' input: 'x' " TF "}\n"
@@ -239,7 +235,7 @@ static void test_folded_predicate_takes_the_runtime_branch(void **state)
 {
     (void)state;
     const char *text =
-        PH("x", "dim { size: 3 }")
+        PH_SHAPE("x", "dim { size: 3 }")
         "node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
         "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } } float_val: 0.575221598 float_val: 0.531909883 "
         "float_val: 0.667390704 } } } }\n"
@@ -307,7 +303,7 @@ static gn_status grow_forever(void *user, gn_graph *g, int32_t *changed, char *e
 static void test_guard_stops_unbounded_growth(void **state)
 {
     (void)state;
-    const char *text = PH("x", "dim { size: 3 }") "node { name: 'n' op: 'Neg' input: 'x' " TF "}\n"
+    const char *text = PH_SHAPE("x", "dim { size: 3 }") "node { name: 'n' op: 'Neg' input: 'x' " TF "}\n"
                                                   "node { name: 'out' op: 'Identity' input: 'n' " TF "}\n";
     gn_graph *g = gn_pt_load_text(text);
     const char *fetch[] = {"out"};

@@ -18,9 +18,6 @@
 #include "passtest.h"
 
 #define DT_FLOAT 1
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
-#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
-#define UN(n, op, in) "node { name: '" n "' op: '" op "' input: '" in "' " TF "}\n"
 #define MM(n, a, b) "node { name: '" n "' op: 'MatMul' input: '" a "' input: '" b "' " TF "}\n"
 #define SCAL(n, v)                                                                                                   \
     "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { " \

@@ -45,9 +45,6 @@ static void expect_close(double a, double b, double tol, const char *what)
     if (d > tol * (m > 1 ? m : 1)) fail_msg("%s: %.9g vs %.9g", what, a, b);
 }
 
-#define PHF(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
-
 typedef struct conv_case {
     const char *fmt, *pad;
     int64_t x[4], f[4], s, d;      /* x in fmt order, filter HWIO, stride and dilation on H and W */
@@ -69,7 +66,7 @@ static void run_conv_case(const conv_case *k)
     snprintf(common, sizeof common, "%s attr { key: 'data_format' value { s: '%s' } } attr { key: 'padding' value { s: '%s' } } %s%s%s",
              TF, k->fmt, k->pad, st, dl, k->explicit_pads);
     snprintf(text, sizeof text,
-             PHF("x") PHF("w") PHF("dy")
+             PH("x") PH("w") PH("dy")
              "node { name: 'y' op: 'Conv2D' input: 'x' input: 'w' %s }\n"
              "node { name: 'xs' op: 'Shape' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n"
              "node { name: 'ws' op: 'Shape' input: 'w' attr { key: 'T' value { type: DT_FLOAT } } }\n"
@@ -135,7 +132,7 @@ static void run_pool_case(const char *fmt, const char *pad, const int64_t *xd, i
     list4(ks, sizeof ks, "ksize", fmt, k);
     list4(st, sizeof st, "strides", fmt, s);
     snprintf(text, sizeof text,
-             PHF("x") PHF("g")
+             PH("x") PH("g")
              "node { name: 'y' op: 'MaxPool' input: 'x' " TF "attr { key: 'data_format' value { s: '%s' } } attr { key: "
              "'padding' value { s: '%s' } } %s%s }\n"
              "node { name: 'dx' op: 'MaxPoolGrad' input: 'x' input: 'y' input: 'g' " TF "attr { key: 'data_format' value { "
@@ -181,7 +178,7 @@ static void test_max_pool_grad(void **state)
 static void test_bias_relu_grads(void **state)
 {
     (void)state;
-    gn_graph *g = gn_pt_load_text(PHF("d") PHF("f")
+    gn_graph *g = gn_pt_load_text(PH("d") PH("f")
                                   "node { name: 'b1' op: 'BiasAddGrad' input: 'd' " TF "attr { key: 'data_format' value { s: 'NHWC' } } }\n"
                                   "node { name: 'b2' op: 'BiasAddGrad' input: 'd' " TF "attr { key: 'data_format' value { s: 'NCHW' } } }\n"
                                   "node { name: 'r' op: 'ReluGrad' input: 'd' input: 'f' " TF "}\n"
@@ -209,7 +206,7 @@ static void run_bn_grad(const char *fmt, const int64_t *xd, int ci)
 {
     char text[4096];
     snprintf(text, sizeof text,
-             PHF("dy") PHF("x") PHF("sc") PHF("mu") PHF("var")
+             PH("dy") PH("x") PH("sc") PH("mu") PH("var")
              "node { name: 'g' op: 'FusedBatchNormGradV3' input: 'dy' input: 'x' input: 'sc' input: 'mu' input: 'var' "
              "input: 'mu' " TF "attr { key: 'U' value { type: DT_FLOAT } } attr { key: 'epsilon' value { f: 0.001 } } "
              "attr { key: 'data_format' value { s: '%s' } } attr { key: 'is_training' value { b: true } } }\n"

@@ -13,6 +13,7 @@
 
 #include "grapnel/grapnel.h"
 #include "testutil.h"
+#include "passtest.h"
 
 #define DT_FLOAT 1
 #define DT_INT32 3
@@ -35,15 +36,7 @@
 #define FIND(name, table, keys, dflt, kt, vt, ctrl)                                                                \
     "node { name: \"" name "\" op: \"LookupTableFindV2\" input: \"" table "\" input: \"" keys "\" input: \"" dflt   \
     "\" " ctrl ATTR_T("Tin", kt) ATTR_T("Tout", vt) "}\n"
-#define PH(name, t) "node { name: \"" name "\" op: \"Placeholder\" " ATTR_T("dtype", t) "}\n"
-
-static gn_graph *graph(const char *text)
-{
-    gn_graph *g = NULL;
-    if (gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g) != GN_OK)
-        fail_msg("load: %s", g ? gn_graph_errmsg(g) : "?");
-    return g;
-}
+#define PH_DT(name, t) "node { name: \"" name "\" op: \"Placeholder\" " ATTR_T("dtype", t) "}\n"
 
 static gn_tensor strings(gn_string *s, int64_t n)
 {
@@ -103,14 +96,14 @@ static const char BASIC[] =
     CONST_S("k", "3", "string_val: \"a\" string_val: \"b\" string_val: \"c\"")
     CONST_I64("v", "dim { size: 3 }", "int64_val: 1 int64_val: 2 int64_val: 3")
     INIT("init", "table", "k", "v", "DT_STRING", "DT_INT64", "")
-    PH("keys", "DT_STRING") PH("dflt", "DT_INT64")
+    PH_DT("keys", "DT_STRING") PH_DT("dflt", "DT_INT64")
     FIND("find", "table", "keys", "dflt", "DT_STRING", "DT_INT64", "input: \"^init\"")
     "node { name: \"size\" op: \"LookupTableSizeV2\" input: \"table\" input: \"^init\" }\n";
 
 static void test_hit_miss_default_size(void **state)
 {
     (void)state;
-    gn_graph *g = graph(BASIC);
+    gn_graph *g = gn_test_load_text(BASIC, 1);
     gn_string ks[4] = {{"b", 1}, {"zz", 2}, {"a", 1}, {"", 0}};
     int64_t d = -1, dfull[4] = {10, 20, 30, 40};
     gn_tensor in[2] = {strings(ks, 4), vec(DT_INT64, &d, 1)};
@@ -144,12 +137,12 @@ static void test_bad_key_dtype(void **state)
 {
     (void)state;
     /* int64 keys looked up in a string-keyed table */
-    gn_graph *g = graph(TABLE("table", "DT_STRING", "DT_INT64")
+    gn_graph *g = gn_test_load_text(TABLE("table", "DT_STRING", "DT_INT64")
                         CONST_S("k", "1", "string_val: \"a\"")
                         CONST_I64("v", "dim { size: 1 }", "int64_val: 1")
                         INIT("init", "table", "k", "v", "DT_STRING", "DT_INT64", "")
-                        PH("keys", "DT_INT64") CONST_I64("dflt", "", "int64_val: -1")
-                        FIND("find", "table", "keys", "dflt", "DT_INT64", "DT_INT64", "input: \"^init\""));
+                        PH_DT("keys", "DT_INT64") CONST_I64("dflt", "", "int64_val: -1")
+                        FIND("find", "table", "keys", "dflt", "DT_INT64", "DT_INT64", "input: \"^init\""), 1);
     int64_t k[2] = {1, 2};
     gn_tensor in = vec(DT_INT64, k, 2);
     const char *fn = "keys", *on = "find";
@@ -182,14 +175,14 @@ static void test_reinitialize(void **state)
     memset(&out, 0, sizeof out);
     char msg[512];
     /* as many entries: accepted, the first contents stay (TF's AreEntriesSame) */
-    gn_graph *g = graph(REINIT("2", "string_val: \"x\" string_val: \"y\"", "int64_val: 7 int64_val: 8"));
+    gn_graph *g = gn_test_load_text(REINIT("2", "string_val: \"x\" string_val: \"y\"", "int64_val: 7 int64_val: 8"), 1);
     if (run(g, NULL, NULL, 0, &on, &out, 1, msg, sizeof msg) != GN_OK) fail_msg("%s", msg);
     const int64_t want[3] = {1, 2, 0};
     expect_i64(&out, want, 3);
     gn_tensor_free(&out);
     gn_graph_free(g);
     /* a different count */
-    g = graph(REINIT("1", "string_val: \"a\"", "int64_val: 1"));
+    g = gn_test_load_text(REINIT("1", "string_val: \"a\"", "int64_val: 1"), 1);
     expect_err(run(g, NULL, NULL, 0, &on, &out, 1, msg, sizeof msg), msg, GN_ERR_GRAPH,
                "node 'init2' (InitializeTableV2): Table was already initialized with different data.");
     gn_graph_free(g);
@@ -202,19 +195,19 @@ static void test_not_initialized_and_conflicts(void **state)
     gn_tensor out;
     memset(&out, 0, sizeof out);
     char msg[512];
-    gn_graph *g = graph(TABLE("table", "DT_STRING", "DT_INT64")
+    gn_graph *g = gn_test_load_text(TABLE("table", "DT_STRING", "DT_INT64")
                         CONST_S("keys", "1", "string_val: \"a\"") CONST_I64("dflt", "", "int64_val: 0")
-                        FIND("find", "table", "keys", "dflt", "DT_STRING", "DT_INT64", ""));
+                        FIND("find", "table", "keys", "dflt", "DT_STRING", "DT_INT64", ""), 1);
     expect_err(run(g, NULL, NULL, 0, &on, &out, 1, msg, sizeof msg), msg, GN_ERR_GRAPH,
                "node 'find' (LookupTableFindV2): Table not initialized.");
     gn_graph_free(g);
     /* the same key twice: the same value is fine, another is not */
-    g = graph(TABLE("table", "DT_STRING", "DT_INT64")
+    g = gn_test_load_text(TABLE("table", "DT_STRING", "DT_INT64")
               CONST_S("k", "3", "string_val: \"a\" string_val: \"b\" string_val: \"a\"")
               CONST_I64("v", "dim { size: 3 }", "int64_val: 1 int64_val: 2 int64_val: 5")
               INIT("init", "table", "k", "v", "DT_STRING", "DT_INT64", "")
               CONST_S("keys", "1", "string_val: \"a\"") CONST_I64("dflt", "", "int64_val: 0")
-              FIND("find", "table", "keys", "dflt", "DT_STRING", "DT_INT64", "input: \"^init\""));
+              FIND("find", "table", "keys", "dflt", "DT_STRING", "DT_INT64", "input: \"^init\""), 1);
     expect_err(run(g, NULL, NULL, 0, &on, &out, 1, msg, sizeof msg), msg, GN_ERR_GRAPH,
                "node 'init' (InitializeTableV2): HashTable has different value for same key. Key a has 1 and "
                "trying to add value 5");
@@ -225,17 +218,17 @@ static void test_not_initialized_and_conflicts(void **state)
 static void test_int64_to_float_import(void **state)
 {
     (void)state;
-    gn_graph *g = graph(TABLE("table", "DT_INT64", "DT_FLOAT")
+    gn_graph *g = gn_test_load_text(TABLE("table", "DT_INT64", "DT_FLOAT")
                         CONST_I64("k", "dim { size: 3 }", "int64_val: 5 int64_val: -7 int64_val: 1099511627776")
                         "node { name: \"v\" op: \"Const\" " ATTR_T("dtype", "DT_FLOAT")
                         "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } } "
                         "float_val: 0.5 float_val: -2.25 float_val: 3e10 } } } }\n"
                         "node { name: \"imp\" op: \"LookupTableImportV2\" input: \"table\" input: \"k\" input: \"v\" "
                         ATTR_T("Tin", "DT_INT64") ATTR_T("Tout", "DT_FLOAT") "}\n"
-                        PH("keys", "DT_INT64")
+                        PH_DT("keys", "DT_INT64")
                         "node { name: \"dflt\" op: \"Const\" " ATTR_T("dtype", "DT_FLOAT")
                         "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 9 } } } }\n"
-                        FIND("find", "table", "keys", "dflt", "DT_INT64", "DT_FLOAT", "input: \"^imp\""));
+                        FIND("find", "table", "keys", "dflt", "DT_INT64", "DT_FLOAT", "input: \"^imp\""), 1);
     int64_t k[2][2] = {{1099511627776LL, 0}, {-7, 5}};
     gn_tensor in = vec(DT_INT64, k, 4);
     in.rank = 2;
@@ -290,7 +283,7 @@ static gn_status run_file(const char *path, const char *vt, int ki, int vi, int 
              strcmp(vt, "DT_STRING") == 0 ? "string_val: \"?\"" : strcmp(vt, "DT_FLOAT") == 0 ? "float_val: -1"
                                                                                                : "int64_val: -1",
              vt);
-    gn_graph *g = graph(text);
+    gn_graph *g = gn_test_load_text(text, 1);
     const char *on = "find";
     gn_status st = run(g, NULL, NULL, 0, &on, out, 1, msg, msg_n);
     gn_graph_free(g);
@@ -356,11 +349,11 @@ static void test_text_file(void **state)
 static void test_search_sorted(void **state)
 {
     (void)state;
-    gn_graph *g = graph(PH("s", "DT_FLOAT") PH("v", "DT_FLOAT")
+    gn_graph *g = gn_test_load_text(PH_DT("s", "DT_FLOAT") PH_DT("v", "DT_FLOAT")
                         "node { name: \"lo\" op: \"LowerBound\" input: \"s\" input: \"v\" " ATTR_T("T", "DT_FLOAT")
                             ATTR_T("out_type", "DT_INT32") "}\n"
                         "node { name: \"up\" op: \"UpperBound\" input: \"s\" input: \"v\" " ATTR_T("T", "DT_FLOAT")
-                            ATTR_T("out_type", "DT_INT64") "}\n");
+                            ATTR_T("out_type", "DT_INT64") "}\n", 1);
     float sv[8] = {1, 2, 2, 5, 0, 0, 3, 9}, vv[6] = {2, 0, 6, 0, 3, 10};
     gn_tensor in[2];
     in[0] = vec(DT_FLOAT, sv, 8);
@@ -397,11 +390,11 @@ static void test_search_sorted(void **state)
 static void test_feature_ops(void **state)
 {
     (void)state;
-    gn_graph *g = graph(
-        PH("s", "DT_STRING")
+    gn_graph *g = gn_test_load_text(
+        PH_DT("s", "DT_STRING")
         "node { name: \"h\" op: \"StringToHashBucketFast\" input: \"s\" "
         "attr { key: \"num_buckets\" value { i: 1000 } } }\n"
-        PH("x", "DT_FLOAT")
+        PH_DT("x", "DT_FLOAT")
         "node { name: \"bd\" op: \"Const\" " ATTR_T("dtype", "DT_FLOAT")
         "attr { key: \"value\" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } } float_val: 0 "
         "float_val: 1 float_val: 2 } } } }\n"
@@ -413,7 +406,7 @@ static void test_feature_ops(void **state)
         "node { name: \"d\" op: \"Const\" " ATTR_T("dtype", "DT_STRING")
         "attr { key: \"value\" value { tensor { dtype: DT_STRING tensor_shape { } string_val: \"d\" } } } }\n"
         "node { name: \"dense\" op: \"SparseToDense\" input: \"ix\" input: \"shape\" input: \"vals\" input: \"d\" "
-        ATTR_T("T", "DT_STRING") ATTR_T("Tindices", "DT_INT64") "}\n");
+        ATTR_T("T", "DT_STRING") ATTR_T("Tindices", "DT_INT64") "}\n", 1);
     gn_string ss[4] = {{"", 0}, {"a", 1}, {"Flash Cab", 9}, {"hello world", 11}};
     float xs[6] = {-5, 0, 0.5f, 1, 2, 99};
     gn_tensor in[2] = {strings(ss, 4), vec(DT_FLOAT, xs, 6)};
@@ -439,22 +432,22 @@ static void test_feature_ops(void **state)
     for (int i = 0; i < 3; i++) gn_tensor_free(&out[i]);
     gn_graph_free(g);
     /* out of bounds, out of order */
-    g = graph(CONST_I64("ix", "dim { size: 2 } dim { size: 2 }", "int64_val: 2 int64_val: 0 int64_val: 0 int64_val: 1")
+    g = gn_test_load_text(CONST_I64("ix", "dim { size: 2 } dim { size: 2 }", "int64_val: 2 int64_val: 0 int64_val: 0 int64_val: 1")
               CONST_I64("shape", "dim { size: 2 }", "int64_val: 3 int64_val: 2")
               CONST_I64("vals", "dim { size: 2 }", "int64_val: 4 int64_val: 5") CONST_I64("d", "", "int64_val: 0")
               "node { name: \"dense\" op: \"SparseToDense\" input: \"ix\" input: \"shape\" input: \"vals\" "
               "input: \"d\" "
-              ATTR_T("T", "DT_INT64") ATTR_T("Tindices", "DT_INT64") "}\n");
+              ATTR_T("T", "DT_INT64") ATTR_T("Tindices", "DT_INT64") "}\n", 1);
     const char *od = "dense";
     expect_err(run(g, NULL, NULL, 0, &od, out, 1, msg, sizeof msg), msg, GN_ERR_GRAPH,
                "node 'dense' (SparseToDense): indices[1] = [0,1] is out of order");
     gn_graph_free(g);
-    g = graph(CONST_I64("ix", "dim { size: 1 } dim { size: 2 }", "int64_val: 0 int64_val: 2")
+    g = gn_test_load_text(CONST_I64("ix", "dim { size: 1 } dim { size: 2 }", "int64_val: 0 int64_val: 2")
               CONST_I64("shape", "dim { size: 2 }", "int64_val: 3 int64_val: 2")
               CONST_I64("vals", "dim { size: 1 }", "int64_val: 4") CONST_I64("d", "", "int64_val: 0")
               "node { name: \"dense\" op: \"SparseToDense\" input: \"ix\" input: \"shape\" input: \"vals\" "
               "input: \"d\" "
-              ATTR_T("T", "DT_INT64") ATTR_T("Tindices", "DT_INT64") "}\n");
+              ATTR_T("T", "DT_INT64") ATTR_T("Tindices", "DT_INT64") "}\n", 1);
     expect_err(run(g, NULL, NULL, 0, &od, out, 1, msg, sizeof msg), msg, GN_ERR_GRAPH,
                "node 'dense' (SparseToDense): indices[0] = [0,2] is out of bounds: need 0 <= index < [3,2]");
     gn_graph_free(g);

@@ -16,10 +16,6 @@
 #include "testutil.h"
 #include "passtest.h"
 
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
-#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
-#define UN(n, op, x) "node { name: '" n "' op: '" op "' input: '" x "' " TF "}\n"
-
 /* every built-in pass off: only the custom passes run */
 #define ALL_OFF                                                                                                  \
     "{'layout_optimizer': False, 'constant_folding': False, 'shape_optimization': False, 'remapping': False, "    \

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "graph/ir.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 
 #define N_PUBLIC 1582u   /* 1563 from tf_ops.pbtxt, 19 XLA ops from src/ops/xla_ops.pbtxt */
 #define N_INTERNAL 23u
@@ -290,7 +290,7 @@ static const struct {
     gn__amp_list amp;
 } expected_traits[] = {
 #define GN_OP_TRAITS(name, traits, amp) {name, (uint32_t)(traits), amp},
-#include "ops/traits.def"
+#include "opdef/traits.def"
 #undef GN_OP_TRAITS
 };
 

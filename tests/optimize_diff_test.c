@@ -30,10 +30,11 @@
 #include "grapnel/options.h"
 #include "grapnel/runtime.h"
 #include "testutil.h"
+#include "passtest.h"
 
-#define MAX_IO 8
-#define MAX_MODELS 32
-#define NAME_LEN 256
+#define MAX_IO GN_TEST_MAX_IO
+#define MAX_MODELS GN_TEST_MAX_MODELS
+#define NAME_LEN GN_TEST_NAME_LEN
 #define ERR_LEN 8192
 
 /* ---- configurations ---------------------------------------------------------------------- */
@@ -219,105 +220,11 @@ static int run_graph(const gn_graph *g, const char *const *feed_names, const gn_
     return rc;
 }
 
-/* ---- the manifest (format: its header; same parser rules as golden_test.c) ---------------- */
-typedef struct golden_io {
-    char tensor[NAME_LEN];
-    char file[NAME_LEN];
-} golden_io;
-
-typedef struct golden_model {
-    char name[NAME_LEN];
-    char graph[NAME_LEN];
-    double tol;
-    golden_io feeds[MAX_IO];
-    size_t n_feeds;
-    golden_io fetches[MAX_IO];
-    size_t n_fetches;
-} golden_model;
-
-typedef struct golden_manifest {
-    golden_model models[MAX_MODELS];
-    size_t n;
-} golden_manifest;
-
-static int take_word(const char **p, char *out, size_t outlen)
-{
-    const char *s = *p;
-    while (*s == ' ') s++;
-    size_t n = 0;
-    while (s[n] && s[n] != ' ') n++;
-    if (n == 0 || n >= outlen) return -1;
-    memcpy(out, s, n);
-    out[n] = '\0';
-    *p = s + n;
-    return 0;
-}
-
-static int read_manifest(golden_manifest *m, char *err, size_t errlen)
-{
-    char path[2048];
-    gn_test_data("golden/manifest.txt", path, sizeof path);
-    memset(m, 0, sizeof *m);
-    size_t len = 0;
-    unsigned char *text = gn_test_slurp(path, &len);
-    if (!text) {
-        snprintf(err, errlen, "%.1500s: cannot read", path);
-        return -1;
-    }
-    golden_model *cur = NULL;
-    int bad = 0;
-    size_t pos = 0, lineno = 0;
-    char line[2048];
-    while (pos < len && !bad) {
-        size_t n = 0;
-        while (pos + n < len && text[pos + n] != '\n') n++;
-        lineno++;
-        if (n >= sizeof line) {
-            bad = 1;
-            break;
-        }
-        memcpy(line, text + pos, n);
-        line[n] = '\0';
-        pos += n + 1;
-        if (n > 0 && line[n - 1] == '\r') line[--n] = '\0';
-        const char *p = line;
-        char key[32], a[NAME_LEN], b[NAME_LEN];
-        if (line[0] == '#' || take_word(&p, key, sizeof key)) continue;
-        if (strcmp(key, "model") == 0) {
-            if (m->n == MAX_MODELS || take_word(&p, a, sizeof a)) bad = 1;
-            else {
-                cur = &m->models[m->n++];
-                snprintf(cur->name, sizeof cur->name, "%s", a);
-            }
-        } else if (!cur) {
-            bad = 1;
-        } else if (strcmp(key, "graph") == 0) {
-            bad = take_word(&p, cur->graph, sizeof cur->graph);
-        } else if (strcmp(key, "tol") == 0) {
-            bad = take_word(&p, a, sizeof a);
-            if (!bad) cur->tol = strtod(a, NULL);
-        } else if (strcmp(key, "feed") == 0 || strcmp(key, "fetch") == 0) {
-            int feed = strcmp(key, "feed") == 0;
-            size_t *cnt = feed ? &cur->n_feeds : &cur->n_fetches;
-            golden_io *io = feed ? cur->feeds : cur->fetches;
-            if (*cnt == MAX_IO || take_word(&p, a, sizeof a) || take_word(&p, b, sizeof b)) bad = 1;
-            else {
-                snprintf(io[*cnt].tensor, sizeof io[*cnt].tensor, "%s", a);
-                snprintf(io[*cnt].file, sizeof io[*cnt].file, "%s", b);
-                (*cnt)++;
-            }
-        } else if (strcmp(key, "end") == 0) {
-            if (!cur->graph[0] || !(cur->tol > 0) || !cur->n_feeds || !cur->n_fetches) bad = 1;
-            cur = NULL;
-        }
-    }
-    free(text);
-    if (bad || cur || m->n == 0) {
-        snprintf(err, errlen, "%.1500s: line %zu: cannot parse", path, lineno);
-        return -1;
-    }
-    return 0;
-}
+/* ---- the manifest (testutil.h) ------------------------------------------------------------ */
+typedef gn_test_golden_io golden_io;
+typedef gn_test_golden golden_model;
+typedef gn_test_manifest golden_manifest;
+#define read_manifest gn_test_read_manifest
 
 /* Path of a manifest graph; 0 found, 1 corpus absent, -1 bad. */
 static int model_path(const golden_model *m, char *path, size_t len)
@@ -564,53 +471,7 @@ static void test_kws(void **state)
 }
 
 /* ---- 4: every corpus model, default pipeline ---------------------------------------------- */
-static const char *const k_corpus[] = {
-    "ARM-software__ML-KWS-for-MCU/Pretrained_models__DS_CNN__DS_CNN_S.pb",
-    "ARM-software__ML-KWS-for-MCU/Pretrained_models__CRNN__CRNN_S.pb",
-    "ARM-software__ML-KWS-for-MCU/Pretrained_models__LSTM__LSTM_S.pb",
-    "ARM-software__ML-KWS-for-MCU/Pretrained_models__GRU__GRU_S.pb",
-    "onnx__tensorflow-onnx/tests__models__lstm__frozen.pb",
-    "onnx__tensorflow-onnx/tests__models__gru__frozen.pb",
-    "onnx__tensorflow-onnx/tests__models__fc-layers__frozen.pb",
-    "tensorflow__rust/examples__addition__model.pb",
-    "tensorflow__rust/examples__regression_checkpoint__model.pb",
-    "tensorflow__rust/examples__regression_savedmodel",
-    "tensorflow__serving/tensorflow_serving__servables__tensorflow__testdata__saved_model_half_plus_two_cpu__00000123",
-    "tensorflow__serving/"
-    "tensorflow_serving__servables__tensorflow__testdata__saved_model_half_plus_two_tf2_cpu__00000123",
-    "tensorflow__serving/tensorflow_serving__servables__tensorflow__testdata__saved_model_counter__00000123",
-    "tensorflow__tfx/tfx__components__testdata__trainer__current__Format-Serving__export__chicago-taxi__1646034756",
-    "tensorflow__tfx/tfx__components__testdata__trainer__current__Format-Serving__graph.pbtxt",
-    "tensorflow__tfx/tfx__components__testdata__trainer__keras__Format-Serving",
-    "tensorflow__tfx/tfx__benchmarks__datasets__chicago_taxi__model__tft_tf2_saved_model",
-    "tensorflow__tfx/tfx__components__testdata__transform__transform_graph__transform_fn",
-    "mlcommons__tiny/benchmark__training__keyword_spotting__trained_models__kws_ref_model",
-    "tensorflow__text/tensorflow_text__python__ops__test_data__segmenter_hub_module",
-    "SciSharp__TensorFlow.NET/test__TensorFlowNET.Keras.UnitTest__Assets__lstm_from_sequential",
-    "tensorflow__ngraph-bridge/test__python__fusedmatmul_0.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__graph__regularization__testdata__bert1",
-    "tensorflow__tensorflow/tensorflow__c__experimental__saved_model__internal__testdata__SimpleWhileLoop",
-    "tensorflow__tensorflow/tensorflow__cc__saved_model__testdata__StaticHashTableModule",
-    "tensorflow__tensorflow/tensorflow__cc__saved_model__testdata__half_plus_two_pbtxt__00000123",
-    "tensorflow__tensorflow/tensorflow__compiler__jit__tests__keras_imagenet_main.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__jit__tests__keras_imagenet_main_graph_mode.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__jit__tests__opens2s_gnmt_mixed_precision.pbtxt.gz",
-    "tensorflow__tensorflow/tensorflow__compiler__tests__lstm_layer_inference.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__grappler__costs__graph_properties_testdata__while_loop.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__grappler__costs__graph_properties_testdata__nested_loop.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__grappler__costs__graph_properties_testdata__loops_and_queues.pbtxt",
-    "tensorflow__tensorflow/"
-    "tensorflow__core__grappler__costs__graph_properties_testdata__function_functional_while.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__functional-if-ops.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__functional-while-ops.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__case_op.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__switch_n.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__graph-gradient-def.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__shape-attrs.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__data__service__testdata__interleave_textline_dataset.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__ir__importexport__tests__roundtrip__test10.pbtxt",
-};
-#define N_CORPUS (sizeof k_corpus / sizeof k_corpus[0])
+#define N_CORPUS GN_PT_CORPUS_MODELS   /* the corpus list: passtest.h */
 
 static void test_corpus(void **state)
 {
@@ -746,9 +607,9 @@ int main(void)
         tests[n++].initial_state = (void *)(uintptr_t)&k_kws[i];
     }
     for (size_t i = 0; i < N_CORPUS; i++) {
-        tests[n].name = k_corpus[i];
+        tests[n].name = gn_pt_corpus_models[i];
         tests[n].test_func = test_corpus;
-        tests[n++].initial_state = (void *)(uintptr_t)k_corpus[i];
+        tests[n++].initial_state = (void *)(uintptr_t)gn_pt_corpus_models[i];
     }
     int rc = _cmocka_run_group_tests("optimize_diff", tests, n, NULL, NULL);
     free(man);

@@ -888,10 +888,55 @@ static void test_own_keys(void **state)
     assert_string_equal(err, "option 'amp.denylist_add': value is 1039 bytes, the limit is 1023");
 }
 
+/* struct gn_options (the public header) holds exactly the keys options.def
+ * lists and nothing else but struct_size and disabled_patterns: sorted by
+ * offset, each member starts where the one before it ends (aligned), and the
+ * last one ends the struct. A member added to one side only fails here. */
+typedef struct opt_member {
+    const char *name;
+    size_t off, size;
+} opt_member;
+
+static int member_cmp(const void *a, const void *b)
+{
+    const opt_member *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static size_t member_align(size_t size) { return size == 2 || size == 4 || size == 8 ? size : 1; }
+
+static void test_struct_matches_def(void **state)
+{
+    (void)state;
+    opt_member m[] = {
+        {"struct_size", offsetof(gn_options, struct_size), sizeof(((gn_options *)0)->struct_size)},
+        {"disabled_patterns", offsetof(gn_options, disabled_patterns), sizeof(((gn_options *)0)->disabled_patterns)},
+#define GN_OPT(key, kind, def, help) {#key, offsetof(gn_options, key), sizeof(((gn_options *)0)->key)},
+#define GN_OPTK(member, key, kind, def, help) {#member, offsetof(gn_options, member), sizeof(((gn_options *)0)->member)},
+#include "optimizer/options.def"
+#undef GN_OPT
+#undef GN_OPTK
+    };
+    size_t n = sizeof m / sizeof m[0];
+    qsort(m, n, sizeof m[0], member_cmp);
+    size_t end = 0, align = 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t a = member_align(m[i].size);
+        size_t want = (end + a - 1) / a * a;
+        if (m[i].off != want)
+            fail_msg("gn_options: '%s' at offset %zu, expected %zu (a member options.def does not list before it?)",
+                     m[i].name, m[i].off, want);
+        end = m[i].off + m[i].size;
+        if (a > align) align = a;
+    }
+    assert_int_equal((end + align - 1) / align * align, sizeof(gn_options));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_struct_matches_def),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_toggle_names),
         cmocka_unit_test(test_parse_examples),

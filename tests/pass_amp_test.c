@@ -17,7 +17,7 @@
 #include "grapnel/options.h"
 #include "grapnel/runtime.h"
 #include "graph/ir.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "optimizer/pass.h"
 #include "testutil.h"
 #include "passtest.h"
@@ -26,22 +26,6 @@
 #define DT_HALF 19
 
 /* ---- graph text --------------------------------------------------------------------------- */
-typedef struct gb {
-    char s[1 << 16];
-    size_t n;
-} gb;
-
-static void gb_add(gb *b, const char *fmt, ...) GN__PRINTF(2, 3);
-static void gb_add(gb *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
-    va_end(ap);
-    if (w < 0 || (size_t)w >= sizeof b->s - b->n) fail_msg("graph text too long");
-    b->n += (size_t)w;
-}
-
 static uint32_t rng_state = 12345;
 static float frand(void)
 {
@@ -49,31 +33,31 @@ static float frand(void)
     return (float)((rng_state >> 8) & 0xffff) / 65536.0f * 2.0f - 1.0f;
 }
 
-static void ph(gb *b, const char *name, int r, int c)
+static void ph(gn_pt_text *b, const char *name, int r, int c)
 {
-    gb_add(b, "node { name: '%s' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } "
+    gn_pt_text_add(b, "node { name: '%s' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } "
               "attr { key: 'shape' value { shape { dim { size: %d } dim { size: %d } } } } }\n", name, r, c);
 }
 
 /* A float Const [r, c] (c == 0: a vector [r]) of pseudo-random values. */
-static void cst(gb *b, const char *name, int r, int c)
+static void cst(gn_pt_text *b, const char *name, int r, int c)
 {
-    gb_add(b, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' "
+    gn_pt_text_add(b, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' "
               "value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: %d } ", name, r);
-    if (c) gb_add(b, "dim { size: %d } ", c);
-    gb_add(b, "}");
-    for (int i = 0; i < r * (c ? c : 1); i++) gb_add(b, " float_val: %.4f", frand());
-    gb_add(b, " } } } }\n");
+    if (c) gn_pt_text_add(b, "dim { size: %d } ", c);
+    gn_pt_text_add(b, "}");
+    for (int i = 0; i < r * (c ? c : 1); i++) gn_pt_text_add(b, " float_val: %.4f", frand());
+    gn_pt_text_add(b, " } } } }\n");
 }
 
-static void op1(gb *b, const char *name, const char *op, const char *in)
+static void op1(gn_pt_text *b, const char *name, const char *op, const char *in)
 {
-    gb_add(b, "node { name: '%s' op: '%s' input: '%s' attr { key: 'T' value { type: DT_FLOAT } } }\n", name, op, in);
+    gn_pt_text_add(b, "node { name: '%s' op: '%s' input: '%s' attr { key: 'T' value { type: DT_FLOAT } } }\n", name, op, in);
 }
 
-static void op2(gb *b, const char *name, const char *op, const char *x, const char *y)
+static void op2(gn_pt_text *b, const char *name, const char *op, const char *x, const char *y)
 {
-    gb_add(b, "node { name: '%s' op: '%s' input: '%s' input: '%s' attr { key: 'T' value { type: DT_FLOAT } } }\n",
+    gn_pt_text_add(b, "node { name: '%s' op: '%s' input: '%s' input: '%s' attr { key: 'T' value { type: DT_FLOAT } } }\n",
            name, op, x, y);
 }
 
@@ -140,8 +124,7 @@ static void fx_gpu(gn_pt_fx *f, int cc)
 /* x -> MatMul(w) -> BiasAdd(b) -> Relu -> MatMul(w2) -> Softmax -> y */
 static gn_graph *mlp(void)
 {
-    static gb b;
-    b.n = 0;
+    gn_pt_text b = {0};
     rng_state = 7;
     ph(&b, "x", 4, 8);
     cst(&b, "w", 8, 8);
@@ -154,6 +137,7 @@ static gn_graph *mlp(void)
     op1(&b, "s", "Softmax", "mm2");
     op1(&b, "y", "Identity", "s");
     gn_graph *g = gn_pt_load_text(b.s);
+    gn_pt_text_free(&b);
     gn_pt_preserve_list(g, "x,y");
     return g;
 }
@@ -206,7 +190,7 @@ static void test_allow_infer_clear(void **state)
 static void test_infer_after_allow(void **state)
 {
     (void)state;
-    gb b = {.n = 0};
+    gn_pt_text b = {0};
     rng_state = 21;
     ph(&b, "x", 4, 8);
     cst(&b, "w", 8, 8);
@@ -231,6 +215,7 @@ static void test_infer_after_allow(void **state)
     op2(&b, "a4", "AddV2", "mm4", "x");
     op1(&b, "y4", "Identity", "a4");
     gn_graph *g = gn_pt_load_text(b.s), *before = gn_pt_clone(g);
+    gn_pt_text_free(&b);
     gn_pt_preserve_list(g, "x,y,y2,y3,y4");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -270,7 +255,7 @@ static void test_aggressive_same(void **state)
 static void test_deny_propagation(void **state)
 {
     (void)state;
-    gb b = {.n = 0};
+    gn_pt_text b = {0};
     rng_state = 11;
     ph(&b, "x", 4, 8);
     cst(&b, "w", 8, 8);
@@ -281,6 +266,7 @@ static void test_deny_propagation(void **state)
     op2(&b, "mm2", "MatMul", "t", "w");
     op1(&b, "y", "Identity", "mm2");
     gn_graph *g = gn_pt_load_text(b.s), *before = gn_pt_clone(g);
+    gn_pt_text_free(&b);
     gn_pt_preserve_list(g, "x,y");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -307,16 +293,17 @@ static void test_deny_propagation(void **state)
 static void test_cpu_placed_node(void **state)
 {
     (void)state;
-    gb b = {.n = 0};
+    gn_pt_text b = {0};
     rng_state = 5;
     ph(&b, "x", 4, 8);
     cst(&b, "w", 8, 8);
     op2(&b, "mm", "MatMul", "x", "w");
-    gb_add(&b, "node { name: 'r' op: 'Relu' input: 'mm' device: '/device:CPU:0' attr { key: 'T' value { type: "
+    gn_pt_text_add(&b, "node { name: 'r' op: 'Relu' input: 'mm' device: '/device:CPU:0' attr { key: 'T' value { type: "
                "DT_FLOAT } } }\n");
     op2(&b, "mm2", "MatMul", "r", "w");
     op1(&b, "y", "Identity", "mm2");
     gn_graph *g = gn_pt_load_text(b.s), *before = gn_pt_clone(g);
+    gn_pt_text_free(&b);
     gn_pt_preserve_list(g, "x,y");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -342,15 +329,16 @@ static void test_cpu_placed_node(void **state)
 static void test_existing_cast(void **state)
 {
     (void)state;
-    gb b = {.n = 0};
+    gn_pt_text b = {0};
     rng_state = 9;
-    gb_add(&b, "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_DOUBLE } } }\n");
-    gb_add(&b, "node { name: 'c' op: 'Cast' input: 'x' attr { key: 'SrcT' value { type: DT_DOUBLE } } "
+    gn_pt_text_add(&b, "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_DOUBLE } } }\n");
+    gn_pt_text_add(&b, "node { name: 'c' op: 'Cast' input: 'x' attr { key: 'SrcT' value { type: DT_DOUBLE } } "
                "attr { key: 'DstT' value { type: DT_FLOAT } } }\n");
     cst(&b, "w", 8, 8);
     op2(&b, "mm", "MatMul", "c", "w");
     op1(&b, "y", "Identity", "mm");
     gn_graph *g = gn_pt_load_text(b.s);
+    gn_pt_text_free(&b);
     gn_pt_preserve_list(g, "x,y");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -369,13 +357,14 @@ static void test_existing_cast(void **state)
 static void test_batch_norm_v2(void **state)
 {
     (void)state;
-    gb b = {.n = 0};
-    gb_add(&b, "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+    gn_pt_text b = {0};
+    gn_pt_text_add(&b, "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
                "node { name: 'p' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
                "node { name: 'bn' op: 'FusedBatchNorm' input: 'x' input: 'p' input: 'p' input: 'p' input: 'p' "
                "attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'is_training' value { b: false } } }\n"
                "node { name: 'y' op: 'Identity' input: 'bn' attr { key: 'T' value { type: DT_FLOAT } } }\n");
     gn_graph *g = gn_pt_load_text(b.s);
+    gn_pt_text_free(&b);
     gn_pt_preserve_list(g, "x,p,y");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -396,23 +385,23 @@ static void test_batch_norm_v2(void **state)
 static void test_while_loop(void **state)
 {
     (void)state;
-    gb b = {.n = 0};
+    gn_pt_text b = {0};
     rng_state = 3;
     ph(&b, "x", 4, 8);
     cst(&b, "w", 8, 8);
-    gb_add(&b,
+    gn_pt_text_add(&b,
            "node { name: 'i0' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
            "tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\n"
            "node { name: 'n3' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
            "tensor { dtype: DT_INT32 tensor_shape { } int_val: 3 } } } }\n");
 #define ENTER(n, in, T, c)                                                                                           \
-    gb_add(&b, "node { name: '" n "' op: 'Enter' input: '" in "' attr { key: 'T' value { type: " T " } } "          \
+    gn_pt_text_add(&b, "node { name: '" n "' op: 'Enter' input: '" in "' attr { key: 'T' value { type: " T " } } "          \
                "attr { key: 'frame_name' value { s: 'L' } } attr { key: 'is_constant' value { b: " c " } } }\n")
     ENTER("ex", "x", "DT_FLOAT", "false");
     ENTER("ei", "i0", "DT_INT32", "false");
     ENTER("ew", "w", "DT_FLOAT", "true");
     ENTER("elim", "n3", "DT_INT32", "true");
-    gb_add(&b, "node { name: 'mx' op: 'Merge' input: 'ex' input: 'nx' attr { key: 'T' value { type: DT_FLOAT } } "
+    gn_pt_text_add(&b, "node { name: 'mx' op: 'Merge' input: 'ex' input: 'nx' attr { key: 'T' value { type: DT_FLOAT } } "
                "attr { key: 'N' value { i: 2 } } }\n"
                "node { name: 'mi' op: 'Merge' input: 'ei' input: 'ni' attr { key: 'T' value { type: DT_INT32 } } "
                "attr { key: 'N' value { i: 2 } } }\n"
@@ -433,6 +422,7 @@ static void test_while_loop(void **state)
 #undef ENTER
     op1(&b, "y", "Identity", "exx");
     gn_graph *g = gn_pt_load_text(b.s), *before = gn_pt_clone(g);
+    gn_pt_text_free(&b);
     gn_pt_preserve_list(g, "x,y");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -465,23 +455,22 @@ static void test_while_loop(void **state)
  * CastToFp32 (the fetch), every element_dtype half. */
 static gn_graph *tensor_list_loop(void)
 {
-    static gb b;
-    b.n = 0;
+    gn_pt_text b = {0};
     rng_state = 5;
     ph(&b, "x", 4, 8);
     cst(&b, "w", 8, 8);
 #define I32(n, v)                                                                                                    \
-    gb_add(&b, "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' " \
+    gn_pt_text_add(&b, "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' " \
                "value { tensor { dtype: DT_INT32 tensor_shape { } int_val: " v " } } } }\n")
 #define TL_ATTRS "attr { key: 'element_dtype' value { type: DT_FLOAT } } "
 #define ENTER(n, in, T, c)                                                                                           \
-    gb_add(&b, "node { name: '" n "' op: 'Enter' input: '" in "' attr { key: 'T' value { type: " T " } } "          \
+    gn_pt_text_add(&b, "node { name: '" n "' op: 'Enter' input: '" in "' attr { key: 'T' value { type: " T " } } "          \
                "attr { key: 'frame_name' value { s: 'L' } } attr { key: 'is_constant' value { b: " c " } } }\n")
-    gb_add(&b, "node { name: 'es' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' "
+    gn_pt_text_add(&b, "node { name: 'es' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' "
                "value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 8 } } } }\n");
     I32("n4", "4");
     I32("i0", "0");
-    gb_add(&b, "node { name: 'fl' op: 'TensorListFromTensor' input: 'x' input: 'es' " TL_ATTRS
+    gn_pt_text_add(&b, "node { name: 'fl' op: 'TensorListFromTensor' input: 'x' input: 'es' " TL_ATTRS
                "attr { key: 'shape_type' value { type: DT_INT32 } } }\n"
                "node { name: 'res' op: 'TensorListReserve' input: 'es' input: 'n4' " TL_ATTRS
                "attr { key: 'shape_type' value { type: DT_INT32 } } }\n");
@@ -490,7 +479,7 @@ static gn_graph *tensor_list_loop(void)
     ENTER("elim", "n4", "DT_INT32", "true");
     ENTER("eres", "res", "DT_VARIANT", "false");
     ENTER("ei", "i0", "DT_INT32", "false");
-    gb_add(&b, "node { name: 'mres' op: 'Merge' input: 'eres' input: 'nres' attr { key: 'T' value { type: DT_VARIANT } } "
+    gn_pt_text_add(&b, "node { name: 'mres' op: 'Merge' input: 'eres' input: 'nres' attr { key: 'T' value { type: DT_VARIANT } } "
                "attr { key: 'N' value { i: 2 } } }\n"
                "node { name: 'mi' op: 'Merge' input: 'ei' input: 'ni' attr { key: 'T' value { type: DT_INT32 } } "
                "attr { key: 'N' value { i: 2 } } }\n"
@@ -517,6 +506,7 @@ static gn_graph *tensor_list_loop(void)
     op2(&b, "mm", "MatMul", "st", "w");
     op1(&b, "y", "Identity", "mm");
     gn_graph *g = gn_pt_load_text(b.s);
+    gn_pt_text_free(&b);
     gn_pt_preserve_list(g, "x,y");
     return g;
 }
@@ -598,9 +588,9 @@ static void test_tensor_list_unsafe(void **state)
 static void test_cast_round_trip(void **state)
 {
     (void)state;
-    gb b = {.n = 0};
+    gn_pt_text b = {0};
     rng_state = 21;
-    gb_add(&b, "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_HALF } } }\n"
+    gn_pt_text_add(&b, "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_HALF } } }\n"
                "node { name: 'c' op: 'Cast' input: 'x' attr { key: 'SrcT' value { type: DT_HALF } } "
                "attr { key: 'DstT' value { type: DT_FLOAT } } }\n");
     cst(&b, "w", 8, 8);
@@ -608,6 +598,7 @@ static void test_cast_round_trip(void **state)
     op1(&b, "y", "Identity", "mm");
     op1(&b, "y2", "Identity", "c");
     gn_graph *g = gn_pt_load_text(b.s), *before = gn_pt_clone(g);
+    gn_pt_text_free(&b);
     gn_pt_preserve_list(g, "x,y,y2");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -640,11 +631,12 @@ static void test_cast_round_trip(void **state)
 /* ---- option edits ----------------------------------------------------------------------------- */
 static gn_graph *square_graph(void)
 {
-    gb b = {.n = 0};
+    gn_pt_text b = {0};
     ph(&b, "x", 4, 8);
     op1(&b, "sq", "Square", "x");
     op1(&b, "y", "Identity", "sq");
     gn_graph *g = gn_pt_load_text(b.s);
+    gn_pt_text_free(&b);
     gn_pt_preserve_list(g, "x,y");
     return g;
 }

@@ -18,6 +18,7 @@
 #include "graph/ir.h"
 #include "optimizer/passes/arithmetic_impl.h"
 #include "testutil.h"
+#include "passtest.h"
 
 #define DT_FLOAT 1
 #define DT_INT32 3
@@ -1737,51 +1738,6 @@ static void test_function_body(void **state)
 }
 
 /* ---- the corpus ------------------------------------------------------------------------------------------------------------------------------------------------------ */
-static const char *const corpus[] = {
-    "ARM-software__ML-KWS-for-MCU/Pretrained_models__DS_CNN__DS_CNN_S.pb",
-    "ARM-software__ML-KWS-for-MCU/Pretrained_models__CRNN__CRNN_S.pb",
-    "ARM-software__ML-KWS-for-MCU/Pretrained_models__LSTM__LSTM_S.pb",
-    "ARM-software__ML-KWS-for-MCU/Pretrained_models__GRU__GRU_S.pb",
-    "onnx__tensorflow-onnx/tests__models__lstm__frozen.pb",
-    "onnx__tensorflow-onnx/tests__models__gru__frozen.pb",
-    "onnx__tensorflow-onnx/tests__models__fc-layers__frozen.pb",
-    "tensorflow__rust/examples__addition__model.pb",
-    "tensorflow__rust/examples__regression_checkpoint__model.pb",
-    "tensorflow__rust/examples__regression_savedmodel",
-    "tensorflow__serving/tensorflow_serving__servables__tensorflow__testdata__saved_model_half_plus_two_cpu__00000123",
-    "tensorflow__serving/tensorflow_serving__servables__tensorflow__testdata__saved_model_half_plus_two_tf2_cpu__00000123",
-    "tensorflow__serving/tensorflow_serving__servables__tensorflow__testdata__saved_model_counter__00000123",
-    "tensorflow__tfx/tfx__components__testdata__trainer__current__Format-Serving__export__chicago-taxi__1646034756",
-    "tensorflow__tfx/tfx__components__testdata__trainer__current__Format-Serving__graph.pbtxt",
-    "tensorflow__tfx/tfx__components__testdata__trainer__keras__Format-Serving",
-    "tensorflow__tfx/tfx__benchmarks__datasets__chicago_taxi__model__tft_tf2_saved_model",
-    "tensorflow__tfx/tfx__components__testdata__transform__transform_graph__transform_fn",
-    "mlcommons__tiny/benchmark__training__keyword_spotting__trained_models__kws_ref_model",
-    "tensorflow__text/tensorflow_text__python__ops__test_data__segmenter_hub_module",
-    "SciSharp__TensorFlow.NET/test__TensorFlowNET.Keras.UnitTest__Assets__lstm_from_sequential",
-    "tensorflow__ngraph-bridge/test__python__fusedmatmul_0.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__graph__regularization__testdata__bert1",
-    "tensorflow__tensorflow/tensorflow__c__experimental__saved_model__internal__testdata__SimpleWhileLoop",
-    "tensorflow__tensorflow/tensorflow__cc__saved_model__testdata__StaticHashTableModule",
-    "tensorflow__tensorflow/tensorflow__cc__saved_model__testdata__half_plus_two_pbtxt__00000123",
-    "tensorflow__tensorflow/tensorflow__compiler__jit__tests__keras_imagenet_main.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__jit__tests__keras_imagenet_main_graph_mode.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__jit__tests__opens2s_gnmt_mixed_precision.pbtxt.gz",
-    "tensorflow__tensorflow/tensorflow__compiler__tests__lstm_layer_inference.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__grappler__costs__graph_properties_testdata__while_loop.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__grappler__costs__graph_properties_testdata__nested_loop.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__grappler__costs__graph_properties_testdata__loops_and_queues.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__grappler__costs__graph_properties_testdata__function_functional_while.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__functional-if-ops.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__functional-while-ops.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__case_op.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__switch_n.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__graph-gradient-def.pbtxt",
-    "tensorflow__tensorflow/tensorflow__compiler__mlir__tensorflow__tests__graphdef2mlir__shape-attrs.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__data__service__testdata__interleave_textline_dataset.pbtxt",
-    "tensorflow__tensorflow/tensorflow__core__ir__importexport__tests__roundtrip__test10.pbtxt",
-};
-
 static size_t total_nodes(const gn_graph *g)
 {
     size_t n = gn_graph_node_count(g);
@@ -1802,19 +1758,19 @@ static void test_corpus(void **state)
 {
     (void)state;
     size_t ran = 0;
-    for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
+    for (size_t i = 0; i < gn_pt_corpus_model_count; i++) {
         char path[2048];
-        if (!gn_test_corpus(corpus[i], path, sizeof path)) continue;
+        if (!gn_test_corpus(gn_pt_corpus_models[i], path, sizeof path)) continue;
         gn_graph *g = NULL;
         if (gn_graph_load(path, NULL, &g) != GN_OK) {
-            print_message("  %-60.60s does not load: %s\n", corpus[i], gn_graph_errmsg(g));
+            print_message("  %-60.60s does not load: %s\n", gn_pt_corpus_models[i], gn_graph_errmsg(g));
             gn_graph_free(g);
             continue;
         }
         size_t before = total_nodes(g);
         char *json = run_arith(g, NULL, 0);
         size_t after = total_nodes(g);
-        print_message("  %-60.60s nodes %5zu -> %5zu  rewrites %3zu  refusals %3zu\n", corpus[i], before, after,
+        print_message("  %-60.60s nodes %5zu -> %5zu  rewrites %3zu  refusals %3zu\n", gn_pt_corpus_models[i], before, after,
                       count_events(json, "rewrote"), count_events(json, "refused"));
         free(json);
         expect_fixed_point(g, NULL, 0, GN_TOGGLE_DEFAULT);

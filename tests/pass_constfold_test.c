@@ -16,7 +16,7 @@
 #include "grapnel/optimizer.h"
 #include "grapnel/runtime.h"
 #include "graph/ir.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "optimizer/pass.h"
 #include "testutil.h"
 #include "passtest.h"
@@ -127,12 +127,8 @@ static gn_report *check_case(const cf_case *k)
 }
 
 /* ---- graph text ----------------------------------------------------------------------------------- */
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
 #define TI "attr { key: 'T' value { type: DT_INT32 } } "
 #define TB "attr { key: 'T' value { type: DT_BOOL } } "
-#define PH(name, shape) \
-    "node { name: '" name "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } " \
-    "attr { key: 'shape' value { shape { " shape " } } } }\n"
 #define PHT(name, dt, shape) \
     "node { name: '" name "' op: 'Placeholder' attr { key: 'dtype' value { type: " dt " } } " \
     "attr { key: 'shape' value { shape { " shape " } } } }\n"
@@ -173,9 +169,9 @@ static void test_fold(void **state)
     float x = 1.5f;
     cf_case k = {
         .before = NODE("k", "NoOp", "", "") NODE("z", "NoOp", "", "")
-            CONSTV("a", "DT_FLOAT", "", "float_val: 2", IN("^k")) CF("b", "", "float_val: 3") PH("x", "")
+            CONSTV("a", "DT_FLOAT", "", "float_val: 2", IN("^k")) CF("b", "", "float_val: 3") PH_SHAPE("x", "")
             NODE("c", "AddV2", IN("a") IN("b") IN("^z"), TF) BINARY("d", "Mul", "x", "c"),
-        .after = NODE("k", "NoOp", "", "") NODE("z", "NoOp", "", "") PH("x", "")
+        .after = NODE("k", "NoOp", "", "") NODE("z", "NoOp", "", "") PH_SHAPE("x", "")
             CONSTV("c", "DT_FLOAT", "", CONTENT(F_5), IN("^k") IN("^z")) BINARY("d", "Mul", "x", "c"),
         .fetch = {"d"}, .nx = 1,
         .feed = {"x"}, .nf = 1,
@@ -228,9 +224,9 @@ static void test_fold_multi_output(void **state)
     int64_t d2[1] = {2};
     cf_case k = {
         .before = CI("axis", "", "int_val: 0") CF("v", D1(4), "float_val: 1 float_val: 2 float_val: 3 float_val: 4")
-            NODE("s", "Split", IN("axis") IN("v"), TF "attr { key: 'num_split' value { i: 2 } }") PH("x", D1(2))
+            NODE("s", "Split", IN("axis") IN("v"), TF "attr { key: 'num_split' value { i: 2 } }") PH_SHAPE("x", D1(2))
             BINARY("o1", "AddV2", "x", "s") BINARY("o2", "Mul", "x", "s:1"),
-        .after = PH("x", D1(2)) BINARY("o1", "AddV2", "x", "ConstantFolding/s-folded-0")
+        .after = PH_SHAPE("x", D1(2)) BINARY("o1", "AddV2", "x", "ConstantFolding/s-folded-0")
             BINARY("o2", "Mul", "x", "ConstantFolding/s-folded-1")
             CF("ConstantFolding/s-folded-0", D1(2), CONTENT(F_1 F_2))
             CF("ConstantFolding/s-folded-1", D1(2), CONTENT(F_3 F_4)),
@@ -288,10 +284,10 @@ static void test_fold_merge(void **state)
     (void)state;
     float x = 4;
     cf_case k = {
-        .before = CF("c", "", "float_val: 2") PH("x", "") PHT("p", "DT_BOOL", "") BINARY("sw", "Switch", "x", "p")
+        .before = CF("c", "", "float_val: 2") PH_SHAPE("x", "") PHT("p", "DT_BOOL", "") BINARY("sw", "Switch", "x", "p")
             NODE("m", "Merge", IN("c") IN("sw:1"), TF "attr { key: 'N' value { i: 2 } }")
             UNARY("o1", "Identity", "m") NODE("o2", "Identity", IN("m:1"), TI),
-        .after = CF("c", "", "float_val: 2") PH("x", "") PHT("p", "DT_BOOL", "") BINARY("sw", "Switch", "x", "p")
+        .after = CF("c", "", "float_val: 2") PH_SHAPE("x", "") PHT("p", "DT_BOOL", "") BINARY("sw", "Switch", "x", "p")
             NODE("m", "Merge", IN("c") IN("sw:1"), TF "attr { key: 'N' value { i: 2 } }")
             CONSTV("o1", "DT_FLOAT", "", CONTENT(F_2), IN("^m"))
             CONSTV("o2", "DT_INT32", "", CONTENT("\\000\\000\\000\\000"), IN("^m")),
@@ -318,9 +314,9 @@ static void test_materialize_shape(void **state)
     float x[128] = {0};
     int64_t dx[2] = {8, 16};
     cf_case k = {
-        .before = PH("x", D2(8, 16)) NODE("s", "Shape", IN("x"), SHAPE_ATTRS) NODE("n", "Size", IN("x"), SHAPE_ATTRS)
+        .before = PH_SHAPE("x", D2(8, 16)) NODE("s", "Shape", IN("x"), SHAPE_ATTRS) NODE("n", "Size", IN("x"), SHAPE_ATTRS)
             NODE("r", "Rank", IN("x"), TF),
-        .after = PH("x", D2(8, 16)) CONSTV("s", "DT_INT32", D1(2), CONTENT("\\010\\000\\000\\000\\020\\000\\000\\000"), IN("^x"))
+        .after = PH_SHAPE("x", D2(8, 16)) CONSTV("s", "DT_INT32", D1(2), CONTENT("\\010\\000\\000\\000\\020\\000\\000\\000"), IN("^x"))
             CONSTV("n", "DT_INT32", "", CONTENT("\\200\\000\\000\\000"), IN("^x"))
             CONSTV("r", "DT_INT32", "", CONTENT("\\002\\000\\000\\000"), IN("^x")),
         .fetch = {"s", "n", "r"}, .nx = 3,
@@ -342,11 +338,11 @@ static void test_materialize_shape_n(void **state)
     float x[6] = {0}, y[20] = {0};
     int64_t dy[2] = {5, 4};
     cf_case k = {
-        .before = PH("x", DIM23) PH("y", D2(-1, 4))
+        .before = PH_SHAPE("x", DIM23) PH_SHAPE("y", D2(-1, 4))
             NODE("sn", "ShapeN", IN("x") IN("y"),
                  TF "attr { key: 'N' value { i: 2 } } attr { key: 'out_type' value { type: DT_INT32 } }")
             NODE("a", "Identity", IN("sn"), TI) NODE("b", "Identity", IN("sn:1"), TI),
-        .after = PH("x", DIM23) PH("y", D2(-1, 4))
+        .after = PH_SHAPE("x", DIM23) PH_SHAPE("y", D2(-1, 4))
             NODE("sn", "ShapeN", IN("x") IN("y"),
                  TF "attr { key: 'N' value { i: 2 } } attr { key: 'out_type' value { type: DT_INT32 } }")
             CONSTV("a", "DT_INT32", D1(2), CONTENT("\\002\\000\\000\\000\\003\\000\\000\\000"), IN("^sn"))
@@ -368,10 +364,10 @@ static void test_materialize_bcast(void **state)
 {
     (void)state;
     cf_case k = {
-        .before = PH("x", DIM23) PH("y", D1(3)) NODE("sx", "Shape", IN("x"), SHAPE_ATTRS)
+        .before = PH_SHAPE("x", DIM23) PH_SHAPE("y", D1(3)) NODE("sx", "Shape", IN("x"), SHAPE_ATTRS)
             NODE("sy", "Shape", IN("y"), SHAPE_ATTRS) NODE("bga", "BroadcastGradientArgs", IN("sx") IN("sy"), TI)
             NODE("r0", "Identity", IN("bga"), TI) NODE("r1", "Identity", IN("bga:1"), TI),
-        .after = PH("x", DIM23) PH("y", D1(3))
+        .after = PH_SHAPE("x", DIM23) PH_SHAPE("y", D1(3))
             CONSTV("sx", "DT_INT32", D1(2), CONTENT("\\002\\000\\000\\000\\003\\000\\000\\000"), IN("^x"))
             CONSTV("sy", "DT_INT32", D1(1), CONTENT("\\003\\000\\000\\000"), IN("^y"))
             NODE("bga", "BroadcastGradientArgs", IN("sx") IN("sy"), TI)
@@ -394,8 +390,8 @@ static void test_materialize_reduction_indices(void **state)
     int64_t d2[1] = {2};
 #define SUM_ATTRS TF "attr { key: 'Tidx' value { type: DT_INT32 } } attr { key: 'keep_dims' value { b: false } }"
     cf_case k = {
-        .before = PH("x", DIM23) PHT("idx", "DT_INT32", D1(2)) NODE("s", "Sum", IN("x") IN("idx"), SUM_ATTRS),
-        .after = PH("x", DIM23) PHT("idx", "DT_INT32", D1(2))
+        .before = PH_SHAPE("x", DIM23) PHT("idx", "DT_INT32", D1(2)) NODE("s", "Sum", IN("x") IN("idx"), SUM_ATTRS),
+        .after = PH_SHAPE("x", DIM23) PHT("idx", "DT_INT32", D1(2))
             NODE("s", "Sum", IN("x") IN("ConstantFolding/s-reduction_indices"), SUM_ATTRS)
             CONSTV("ConstantFolding/s-reduction_indices", "DT_INT32", D1(2),
                    CONTENT("\\000\\000\\000\\000\\001\\000\\000\\000"), IN("^idx")),
@@ -417,9 +413,9 @@ static void test_materialize_fill(void **state)
     cf_case k = {
         .before = CI("d", D1(2), "int_val: 2 int_val: 3") CF("v", "", "float_val: 1.5")
             NODE("f", "Fill", IN("d") IN("v"), TF "attr { key: 'index_type' value { type: DT_INT32 } }")
-            PH("x", DIM23) UNARY("z", "ZerosLike", "x") BINARY("o", "AddV2", "f", "x"),
+            PH_SHAPE("x", DIM23) UNARY("z", "ZerosLike", "x") BINARY("o", "AddV2", "f", "x"),
         .after = CI("d", D1(2), "int_val: 2 int_val: 3") CF("v", "", "float_val: 1.5")
-            CONSTV("f", "DT_FLOAT", DIM23, "float_val: 1.5", IN("^d") IN("^v")) PH("x", DIM23)
+            CONSTV("f", "DT_FLOAT", DIM23, "float_val: 1.5", IN("^d") IN("^v")) PH_SHAPE("x", DIM23)
             CONSTV("z", "DT_FLOAT", DIM23, "float_val: 0", IN("^x")) BINARY("o", "AddV2", "f", "x"),
         .fetch = {"o", "z"}, .nx = 2,
         .feed = {"x"}, .nf = 1,
@@ -445,7 +441,7 @@ static void test_remove_noops(void **state)
     for (int i = 0; i < 6; i++) a[i] = (float)i - 2.5f, b[i] = (float)(i * i) * 0.5f;
     int64_t da[4] = {2, 1, 1, 3}, db[2] = {1, 6};
     cf_case k = {
-        .before = PH("x", DIM23) PH("a", D4(2, 1, 1, 3)) PH("b", D2(1, 6)) CI("axis", "", "int_val: 0")
+        .before = PH_SHAPE("x", DIM23) PH_SHAPE("a", D4(2, 1, 1, 3)) PH_SHAPE("b", D2(1, 6)) CI("axis", "", "int_val: 0")
             NODE("split", "Split", IN("axis") IN("x"), TF "attr { key: 'num_split' value { i: 1 } }")
             CI("perm", D1(4), "int_val: 0 int_val: 2 int_val: 1 int_val: 3")
             NODE("tr", "Transpose", IN("a") IN("perm"), TF "attr { key: 'Tperm' value { type: DT_INT32 } }")
@@ -461,7 +457,7 @@ static void test_remove_noops(void **state)
             CI("pads", D2(2, 2), "int_val: 0")
             NODE("pad", "Pad", IN("x") IN("pads"), TF "attr { key: 'Tpaddings' value { type: DT_INT32 } }")
             UNARY("sq", "Squeeze", "x"),
-        .after = PH("x", DIM23) PH("a", D4(2, 1, 1, 3)) PH("b", D2(1, 6)) CI("axis", "", "int_val: 0")
+        .after = PH_SHAPE("x", DIM23) PH_SHAPE("a", D4(2, 1, 1, 3)) PH_SHAPE("b", D2(1, 6)) CI("axis", "", "int_val: 0")
             NODE("split", "Identity", IN("x") IN("^axis"), TF)
             CI("perm", D1(4), "int_val: 0 int_val: 2 int_val: 1 int_val: 3")
             NODE("tr", "Identity", IN("a") IN("^perm"), TF)
@@ -498,13 +494,13 @@ static void test_remove_noops(void **state)
 static void test_remove_noops_negative(void **state)
 {
     (void)state;
-    const char *text = PH("x", DIM23) CI("perm", D1(2), "int_val: 1 int_val: 0")
+    const char *text = PH_SHAPE("x", DIM23) CI("perm", D1(2), "int_val: 1 int_val: 0")
         NODE("tr", "Transpose", IN("x") IN("perm"), TF "attr { key: 'Tperm' value { type: DT_INT32 } }")
         CI("begin", D1(2), "int_val: 0 int_val: 1") CI("size", D1(2), "int_val: -1 int_val: 2")
         NODE("sl", "Slice", IN("x") IN("begin") IN("size"), TF "attr { key: 'Index' value { type: DT_INT32 } }")
         CI("mult", D1(2), "int_val: 1 int_val: 2")
         NODE("tile", "Tile", IN("x") IN("mult"), TF "attr { key: 'Tmultiples' value { type: DT_INT32 } }")
-        PH("y", D3(2, 1, 3)) UNARY("sq", "Squeeze", "y") PH("u", "dim { size: -1 } dim { size: 3 }")
+        PH_SHAPE("y", D3(2, 1, 3)) UNARY("sq", "Squeeze", "y") PH_SHAPE("u", "dim { size: -1 } dim { size: 3 }")
         UNARY("squ", "Squeeze", "u");
     gn_graph *g = gn_pt_load_text(text);
     gn_pt_preserve(g, "tr");
@@ -522,9 +518,9 @@ static void test_pack(void **state)
 {
     (void)state;
     cf_case k = {
-        .before = PH("x", DIM23)
+        .before = PH_SHAPE("x", DIM23)
             NODE("p", "Pack", IN("x"), TF "attr { key: 'N' value { i: 1 } } attr { key: 'axis' value { i: 1 } }"),
-        .after = PH("x", DIM23)
+        .after = PH_SHAPE("x", DIM23)
             NODE("p", "ExpandDims", IN("x") IN("ConstantFolding/p_const_axis"),
                  TF "attr { key: 'Tdim' value { type: DT_INT32 } }")
             CONSTV("ConstantFolding/p_const_axis", "DT_INT32", "", CONTENT("\\001\\000\\000\\000"), IN("^x")),
@@ -552,9 +548,9 @@ static void test_enter(void **state)
     (void)state;
 #define ENTER_ATTRS(c) TF "attr { key: 'frame_name' value { s: 'loop' } } attr { key: 'is_constant' value { b: " c " } }"
     cf_case k = {
-        .before = CF("c", "", "float_val: 1") PH("x", "") NODE("e", "Enter", IN("c"), ENTER_ATTRS("true"))
+        .before = CF("c", "", "float_val: 1") PH_SHAPE("x", "") NODE("e", "Enter", IN("c"), ENTER_ATTRS("true"))
             NODE("e2", "Enter", IN("x"), ENTER_ATTRS("false")) BINARY("o", "AddV2", "e", "e2"),
-        .after = CF("c", "", "float_val: 1") PH("x", "") NODE("e", "Enter", IN("c"), ENTER_ATTRS("true"))
+        .after = CF("c", "", "float_val: 1") PH_SHAPE("x", "") NODE("e", "Enter", IN("c"), ENTER_ATTRS("true"))
             NODE("e2", "Enter", IN("x"), ENTER_ATTRS("false")) BINARY("o", "AddV2", "ConstantFolding/c_enter", "e2")
             CONSTV("ConstantFolding/c_enter", "DT_FLOAT", "", "float_val: 1", IN("^e")),
         .fetch = {"o"}, .nx = 1,
@@ -597,13 +593,13 @@ static void test_reduction_reshape(void **state)
     float y = 7;
     int64_t dx[3] = {2, 1, 3}, dy[2] = {1, 1};
     cf_case k = {
-        .before = PH("x", D3(2, 1, 3)) CI("ax1", D1(1), "int_val: 1") NODE("r1", "Sum", IN("x") IN("ax1"), RED("true"))
-            PH("y", D2(1, 1)) CI("ax2", D1(2), "int_val: 0 int_val: 1") NODE("r2", "Mean", IN("y") IN("ax2"), RED("false"))
+        .before = PH_SHAPE("x", D3(2, 1, 3)) CI("ax1", D1(1), "int_val: 1") NODE("r1", "Sum", IN("x") IN("ax1"), RED("true"))
+            PH_SHAPE("y", D2(1, 1)) CI("ax2", D1(2), "int_val: 0 int_val: 1") NODE("r2", "Mean", IN("y") IN("ax2"), RED("false"))
             CI("none", D1(0), "") NODE("r3", "Max", IN("x") IN("none"), RED("false"))
             CI("shape", D1(3), "int_val: 2 int_val: -1 int_val: 3")
             NODE("rs", "Reshape", IN("x") IN("shape"), TF "attr { key: 'Tshape' value { type: DT_INT32 } }"),
-        .after = PH("x", D3(2, 1, 3)) CI("ax1", D1(1), "int_val: 1") NODE("r1", "Identity", IN("x") IN("^ax1"), TF)
-            PH("y", D2(1, 1)) CI("ax2", D1(2), "int_val: 0 int_val: 1")
+        .after = PH_SHAPE("x", D3(2, 1, 3)) CI("ax1", D1(1), "int_val: 1") NODE("r1", "Identity", IN("x") IN("^ax1"), TF)
+            PH_SHAPE("y", D2(1, 1)) CI("ax2", D1(2), "int_val: 0 int_val: 1")
             NODE("r2", "Squeeze", IN("y") IN("^ax2"), TF "attr { key: 'squeeze_dims' value { list { i: 0 i: 1 } } }")
             CI("none", D1(0), "") NODE("r3", "Identity", IN("x") IN("^none"), TF)
             CI("shape", D1(3), "int_val: 2 int_val: -1 int_val: 3")
@@ -633,7 +629,7 @@ static void test_arithmetic(void **state)
 #define ZEROS3 CF("zeros", D1(3), "float_val: 0")
 #define ZEROS23 CF("zeros23", DIM23, "float_val: 0")
 #define ONES23 CF("ones23", DIM23, "float_val: 1")
-#define HEAD PH("x", DIM23) PH("x3", D1(3)) PH("xq", "dim { size: -1 } dim { size: 1 }") PHT("pb", "DT_BOOL", DIM23) \
+#define HEAD PH_SHAPE("x", DIM23) PH_SHAPE("x3", D1(3)) PH_SHAPE("xq", "dim { size: -1 } dim { size: 1 }") PHT("pb", "DT_BOOL", DIM23) \
     ONES3 ZEROS3 ZEROS23 ONES23 CONSTV("true23", "DT_BOOL", DIM23, "bool_val: true", "") CF("ones13", D2(1, 3), "float_val: 1")
     cf_case k = {
         .before = HEAD BINARY("m1", "Mul", "x", "ones") BINARY("m2", "Mul", "ones", "x")
@@ -682,8 +678,8 @@ static void test_div_to_reciprocal(void **state)
     float x[3] = {1, -3, 9};
     int64_t d3[1] = {3};
     cf_case k = {
-        .before = PH("x", D1(3)) CF("c", D1(3), "float_val: 2 float_val: 4 float_val: 8") BINARY("d", "RealDiv", "x", "c"),
-        .after = PH("x", D1(3)) BINARY("d", "Mul", "x", "ConstantFolding/d_recip")
+        .before = PH_SHAPE("x", D1(3)) CF("c", D1(3), "float_val: 2 float_val: 4 float_val: 8") BINARY("d", "RealDiv", "x", "c"),
+        .after = PH_SHAPE("x", D1(3)) BINARY("d", "Mul", "x", "ConstantFolding/d_recip")
             CF("ConstantFolding/d_recip", D1(3), CONTENT("\\000\\000\\000?\\000\\000\\200>\\000\\000\\000>")),
         .fetch = {"d"}, .nx = 1,
         .feed = {"x"}, .nf = 1,
@@ -702,10 +698,10 @@ static void test_push_down(void **state)
     (void)state;
     float x = 1.5f;
     cf_case k = {
-        .before = PH("x", "") CF("c1", "", "float_val: 2") CF("c2", "", "float_val: 3") BINARY("q", "AddV2", "x", "c2")
+        .before = PH_SHAPE("x", "") CF("c1", "", "float_val: 2") CF("c2", "", "float_val: 3") BINARY("q", "AddV2", "x", "c2")
             BINARY("p", "AddV2", "c1", "q") CF("c1b", "", "float_val: 2") CF("c2b", "", "float_val: 3")
             BINARY("q2", "AddV2", "x", "c2b") BINARY("p2", "Sub", "c1b", "q2"),
-        .after = PH("x", "") CF("q", "", CONTENT(F_5)) BINARY("p", "AddV2", "x", "q")
+        .after = PH_SHAPE("x", "") CF("q", "", CONTENT(F_5)) BINARY("p", "AddV2", "x", "q")
             CF("q2", "", CONTENT(F_M1)) BINARY("p2", "Sub", "q2", "x"),
         .fetch = {"p", "p2"}, .nx = 2,
         .feed = {"x"}, .nf = 1,
@@ -727,11 +723,11 @@ static void test_mul_conv(void **state)
     for (int i = 0; i < 32; i++) x[i] = (float)(i % 7) - 3;
     int64_t dx[4] = {1, 4, 4, 2};
     cf_case k = {
-        .before = PH("x", D4(1, 4, 4, 2))
+        .before = PH_SHAPE("x", D4(1, 4, 4, 2))
             CF("w", D4(1, 1, 2, 3), "float_val: 1 float_val: 2 float_val: 3 float_val: 4 float_val: 5 float_val: 6")
             NODE("conv", "Conv2D", IN("x") IN("w"), CONV_ATTRS) CF("c", D1(3), "float_val: 2 float_val: 3 float_val: 4")
             BINARY("m", "Mul", "conv", "c"),
-        .after = PH("x", D4(1, 4, 4, 2)) NODE("m", "Conv2D", IN("x") IN("conv/merged_input"), CONV_ATTRS)
+        .after = PH_SHAPE("x", D4(1, 4, 4, 2)) NODE("m", "Conv2D", IN("x") IN("conv/merged_input"), CONV_ATTRS)
             CF("conv/merged_input", D4(1, 1, 2, 3),
                "float_val: 2 float_val: 6 float_val: 12 float_val: 8 float_val: 15 float_val: 24"),
         .fetch = {"m"}, .nx = 1,
@@ -749,9 +745,9 @@ static void test_identity_n(void **state)
     (void)state;
 #define IDN_T "attr { key: 'T' value { list { type: DT_FLOAT type: DT_FLOAT } } }"
     cf_case k = {
-        .before = PH("x", DIM23) CF("c", "", "float_val: 2") NODE("idn", "IdentityN", IN("x") IN("c"), IDN_T)
+        .before = PH_SHAPE("x", DIM23) CF("c", "", "float_val: 2") NODE("idn", "IdentityN", IN("x") IN("c"), IDN_T)
             BINARY("o", "AddV2", "idn", "idn:1"),
-        .after = PH("x", DIM23) CF("c", "", "float_val: 2") NODE("idn", "IdentityN", IN("x") IN("c"), IDN_T)
+        .after = PH_SHAPE("x", DIM23) CF("c", "", "float_val: 2") NODE("idn", "IdentityN", IN("x") IN("c"), IDN_T)
             NODE("o", "AddV2", IN("idn") IN("c") IN("^idn"), TF),
         .fetch = {"o"}, .nx = 1,
         .feed = {"x"}, .nf = 1,
@@ -769,10 +765,10 @@ static void test_partial_addn(void **state)
     float x[2] = {1, 2}, y[2] = {-5, 0.5f};
     int64_t d2[1] = {2};
     cf_case k = {
-        .before = PH("x", D1(2)) PH("y", D1(2)) CF("c1", D1(2), "float_val: 1 float_val: 2")
+        .before = PH_SHAPE("x", D1(2)) PH_SHAPE("y", D1(2)) CF("c1", D1(2), "float_val: 1 float_val: 2")
             CF("c2", D1(2), "float_val: 3 float_val: 4")
             NODE("s", "AddN", IN("c1") IN("x") IN("c2") IN("y"), TF "attr { key: 'N' value { i: 4 } }"),
-        .after = PH("x", D1(2)) PH("y", D1(2))
+        .after = PH_SHAPE("x", D1(2)) PH_SHAPE("y", D1(2))
             NODE("s", "AddN", IN("ConstantFolding/s_partial_split_2") IN("x") IN("y"), TF "attr { key: 'N' value { i: 3 } }")
             CF("ConstantFolding/s_partial_split_2", D1(2), CONTENT(F_4 F_6)),
         .fetch = {"s"}, .nx = 1,
@@ -793,10 +789,10 @@ static void test_partial_concat(void **state)
     int64_t d2[1] = {2};
 #define CAT(n) TF "attr { key: 'Tidx' value { type: DT_INT32 } } attr { key: 'N' value { i: " #n " } }"
     cf_case k = {
-        .before = PH("x", D1(2)) PH("y", D1(2)) CF("c1", D1(2), "float_val: 1 float_val: 2")
+        .before = PH_SHAPE("x", D1(2)) PH_SHAPE("y", D1(2)) CF("c1", D1(2), "float_val: 1 float_val: 2")
             CF("c2", D1(2), "float_val: 3 float_val: 4") CI("axis", "", "int_val: 0")
             NODE("cc", "ConcatV2", IN("x") IN("c1") IN("c2") IN("y") IN("axis"), CAT(4)),
-        .after = PH("x", D1(2)) PH("y", D1(2)) CI("axis", "", "int_val: 0")
+        .after = PH_SHAPE("x", D1(2)) PH_SHAPE("y", D1(2)) CI("axis", "", "int_val: 0")
             NODE("cc", "ConcatV2", IN("x") IN("ConstantFolding/cc_partial_split_1") IN("y") IN("axis"), CAT(3))
             CF("ConstantFolding/cc_partial_split_1", D1(4), CONTENT(F_1 F_2 F_3 F_4)),
         .fetch = {"cc"}, .nx = 1,
@@ -816,10 +812,10 @@ static void test_merge_concat(void **state)
     float x[2] = {1, 2}, y[2] = {-5, 0.5f}, z[2] = {7, 8};
     int64_t d2[1] = {2};
     cf_case k = {
-        .before = PH("x", D1(2)) PH("y", D1(2)) PH("z", D1(2)) CI("axis", "", "int_val: 0")
+        .before = PH_SHAPE("x", D1(2)) PH_SHAPE("y", D1(2)) PH_SHAPE("z", D1(2)) CI("axis", "", "int_val: 0")
             NODE("inner", "ConcatV2", IN("x") IN("y") IN("axis"), CAT(2))
             NODE("outer", "ConcatV2", IN("inner") IN("z") IN("axis"), CAT(2)),
-        .after = PH("x", D1(2)) PH("y", D1(2)) PH("z", D1(2)) CI("axis", "", "int_val: 0")
+        .after = PH_SHAPE("x", D1(2)) PH_SHAPE("y", D1(2)) PH_SHAPE("z", D1(2)) CI("axis", "", "int_val: 0")
             NODE("outer", "ConcatV2", IN("x") IN("y") IN("z") IN("axis"), CAT(3)),
         .fetch = {"outer"}, .nx = 1,
         .feed = {"x", "y", "z"}, .nf = 3,
@@ -840,9 +836,9 @@ static void test_bias_add_push_down(void **state)
     int64_t d3[1] = {3};
 #define BIAS TF "attr { key: 'data_format' value { s: 'NHWC' } }"
     cf_case k = {
-        .before = PH("x", DIM23) PH("bv", D1(3)) CF("c", D1(3), "float_val: 1 float_val: 2 float_val: 3")
+        .before = PH_SHAPE("x", DIM23) PH_SHAPE("bv", D1(3)) CF("c", D1(3), "float_val: 1 float_val: 2 float_val: 3")
             NODE("child", "BiasAdd", IN("x") IN("bv"), BIAS) BINARY("p", "AddV2", "c", "child"),
-        .after = PH("x", DIM23) PH("bv", D1(3)) CF("c", D1(3), "float_val: 1 float_val: 2 float_val: 3")
+        .after = PH_SHAPE("x", DIM23) PH_SHAPE("bv", D1(3)) CF("c", D1(3), "float_val: 1 float_val: 2 float_val: 3")
             NODE("child", "BiasAdd", IN("x") IN("c"), BIAS) BINARY("p", "AddV2", "bv", "child"),
         .fetch = {"p"}, .nx = 1,
         .feed = {"x", "bv"}, .nf = 2,
@@ -860,10 +856,10 @@ static void test_select(void **state)
     (void)state;
     float b[6] = {9, 8, 7, 6, 5, 4};
     cf_case k = {
-        .before = PH("a", DIM23) PH("b", DIM23) CONSTV("pt", "DT_BOOL", DIM23, "bool_val: true", "")
+        .before = PH_SHAPE("a", DIM23) PH_SHAPE("b", DIM23) CONSTV("pt", "DT_BOOL", DIM23, "bool_val: true", "")
             CONSTV("pf", "DT_BOOL", DIM23, "bool_val: false", "") NODE("s", "SelectV2", IN("pt") IN("a") IN("b"), TF)
             NODE("s2", "Select", IN("pf") IN("a") IN("b"), TF),
-        .after = PH("a", DIM23) PH("b", DIM23) CONSTV("pt", "DT_BOOL", DIM23, "bool_val: true", "")
+        .after = PH_SHAPE("a", DIM23) PH_SHAPE("b", DIM23) CONSTV("pt", "DT_BOOL", DIM23, "bool_val: true", "")
             CONSTV("pf", "DT_BOOL", DIM23, "bool_val: false", "") NODE("s", "Identity", IN("a") IN("^pt") IN("^b"), TF)
             NODE("s2", "Identity", IN("b") IN("^a") IN("^pf"), TF),
         .fetch = {"s", "s2"}, .nx = 2,
@@ -882,7 +878,7 @@ static void test_disable(void **state)
 {
     (void)state;
     const char *text = CF("a", "", "float_val: 2") CF("b", "", "float_val: 3") BINARY("c", "AddV2", "a", "b")
-        PH("x", DIM23) CF("ones", D1(3), "float_val: 1") BINARY("m", "Mul", "x", "ones");
+        PH_SHAPE("x", DIM23) CF("ones", D1(3), "float_val: 1") BINARY("m", "Mul", "x", "ones");
     const char *ids[3] = {"constfold.fold", "constfold.mul_by_one", "constfold"};
     for (int i = 0; i < 3; i++) {
         gn_graph *g = gn_pt_load_text(text);
@@ -921,7 +917,7 @@ static void test_function_body(void **state)
         "  node_def { name: 'a' op: 'AddV2' input: 'c:output:0' input: 'c:output:0' " TF "}\n"
         "  node_def { name: 'm' op: 'Mul' input: 'x' input: 'a:z:0' " TF "}\n"
         "  ret { key: 'y' value: 'm:z:0' } ret { key: 'k' value: 'a:z:0' } } }\n"
-        PH("in", DIM23)
+        PH_SHAPE("in", DIM23)
         "node { name: 'call' op: 'PartitionedCall' input: 'in' attr { key: 'f' value { func { name: 'f' } } } "
         "attr { key: 'Tin' value { list { type: DT_FLOAT } } } attr { key: 'Tout' value { list { type: DT_FLOAT "
         "type: DT_FLOAT } } } }\n"
@@ -961,7 +957,7 @@ static void test_through_meta(void **state)
 {
     (void)state;
     gn_graph *g = gn_pt_load_text(CF("a", "", "float_val: 2") CF("b", "", "float_val: 3") BINARY("c", "AddV2", "a", "b")
-                                PH("x", "") BINARY("d", "Mul", "x", "c"));
+                                PH_SHAPE("x", "") BINARY("d", "Mul", "x", "c"));
     gn_options o;
     gn_options_init(&o);
     char err[256];
@@ -982,7 +978,7 @@ static void test_through_meta(void **state)
     gn_report *r = NULL;
     assert_int_equal(gn_optimize(g, &o, &p, &r), GN_OK);
     gn_pt_expect_report(r, "constfold.fold: c: folded into a Const");
-    expect_graph(g, PH("x", "") CF("c", "", CONTENT(F_5)) BINARY("d", "Mul", "x", "c"));
+    expect_graph(g, PH_SHAPE("x", "") CF("c", "", CONTENT(F_5)) BINARY("d", "Mul", "x", "c"));
     gn_report_free(r);
     gn_graph_free(g);
 }
@@ -1132,7 +1128,7 @@ static double scale_run(uint32_t blocks, uint32_t *nodes)
 {
     gn__buf b;
     gn__buf_init(&b);
-    gn__buf_puts(&b, PH("h0", DIM23) CI("shape", D1(2), "int_val: 2 int_val: 3") CF("one", "", "float_val: 1"));
+    gn__buf_puts(&b, PH_SHAPE("h0", DIM23) CI("shape", D1(2), "int_val: 2 int_val: 3") CF("one", "", "float_val: 1"));
     for (uint32_t i = 1; i <= blocks; i++) {
         gn__buf_printf(&b,
                        "node { name: 'c%u' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "

@@ -21,7 +21,6 @@ static bool run_pass(gn_graph *g, gn_report *r)
     return gn_pt_run_pass_on(gn__pass_cse, "common_subgraph_elimination", g, g, NULL, r, NULL, GN_TOGGLE_DEFAULT);
 }
 
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
 #define NODE(name, op, inputs, attrs) "node { name: '" name "' op: '" op "' " inputs " " attrs "}\n"
 #define IN(x) "input: '" x "' "
 #define MERGE(name, a, b) NODE(name, "Merge", IN(a) IN(b), TF "attr { key: 'N' value { i: 2 } }")

@@ -13,7 +13,7 @@
 #include "grapnel/optimizer.h"
 #include "grapnel/runtime.h"
 #include "graph/ir.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "optimizer/pass.h"
 #include "testutil.h"
 #include "passtest.h"
@@ -33,9 +33,6 @@ static bool run_pass(gn_graph *g, gn_report *r, const char *disabled)
     return run_pass_on(g, g, NULL, r, disabled);
 }
 
-#define PH(name, shape) \
-    "node { name: '" name "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } " \
-    "attr { key: 'shape' value { shape { " shape " } } } }\n"
 #define UNARY(name, op, in) \
     "node { name: '" name "' op: '" op "' input: '" in "' attr { key: 'T' value { type: DT_FLOAT } } }\n"
 #define BINARY(name, op, a, b) \
@@ -47,7 +44,7 @@ static bool run_pass(gn_graph *g, gn_report *r, const char *disabled)
 static void test_commutative(void **state)
 {
     (void)state;
-    const char *text = PH("x", DIM2) PH("y", DIM2) BINARY("a", "Mul", "x", "y") BINARY("b", "Mul", "y", "x")
+    const char *text = PH_SHAPE("x", DIM2) PH_SHAPE("y", DIM2) BINARY("a", "Mul", "x", "y") BINARY("b", "Mul", "y", "x")
         BINARY("c", "AddV2", "a", "b") BINARY("d", "Sub", "x", "y") BINARY("e", "Sub", "y", "x")
         BINARY("f", "AddV2", "d", "e");
     gn_graph *g = gn_pt_load_text(text);
@@ -56,7 +53,7 @@ static void test_commutative(void **state)
     gn_graph *orig = gn_pt_clone(g);
     gn_report *r = gn_pt_new_report();
     assert_true(run_pass(g, r, NULL));
-    gn_pt_expect_graph(g, PH("x", DIM2) PH("y", DIM2) BINARY("a", "Mul", "x", "y") BINARY("c", "AddV2", "a", "a")
+    gn_pt_expect_graph(g, PH_SHAPE("x", DIM2) PH_SHAPE("y", DIM2) BINARY("a", "Mul", "x", "y") BINARY("c", "AddV2", "a", "a")
                         BINARY("d", "Sub", "x", "y") BINARY("e", "Sub", "y", "x") BINARY("f", "AddV2", "d", "e"));
     gn_pt_expect_report(r, "cse.dedup: b: 'b' merged into 'a'");
     gn_pt_expect_no_report(r, "'e'");   /* Sub is not commutative: not even a candidate */
@@ -76,14 +73,14 @@ static void test_commutative(void **state)
 static void test_chain(void **state)
 {
     (void)state;
-    const char *text = PH("x", DIM2) UNARY("a1", "Exp", "x") UNARY("b1", "Exp", "x") UNARY("a2", "Neg", "a1")
+    const char *text = PH_SHAPE("x", DIM2) UNARY("a1", "Exp", "x") UNARY("b1", "Exp", "x") UNARY("a2", "Neg", "a1")
         UNARY("b2", "Neg", "b1") UNARY("a3", "Tanh", "a2") UNARY("b3", "Tanh", "b2") BINARY("out", "Sub", "a3", "b3");
     gn_graph *g = gn_pt_load_text(text);
     gn_pt_preserve(g, "out");
     gn_graph *orig = gn_pt_clone(g);
     gn_report *r = gn_pt_new_report();
     assert_true(run_pass(g, r, NULL));
-    gn_pt_expect_graph(g, PH("x", DIM2) UNARY("a1", "Exp", "x") UNARY("a2", "Neg", "a1") UNARY("a3", "Tanh", "a2")
+    gn_pt_expect_graph(g, PH_SHAPE("x", DIM2) UNARY("a1", "Exp", "x") UNARY("a2", "Neg", "a1") UNARY("a3", "Tanh", "a2")
                         BINARY("out", "Sub", "a3", "a3"));
     gn_pt_expect_report(r, "'b1' merged into 'a1'");
     gn_pt_expect_report(r, "'b2' merged into 'a2'");
@@ -103,7 +100,7 @@ static void test_chain(void **state)
 static void test_control_attrs_device(void **state)
 {
     (void)state;
-    const char *text = PH("x", DIM2) "node { name: 'p' op: 'NoOp' }\nnode { name: 'q' op: 'NoOp' input: '^x' }\n"
+    const char *text = PH_SHAPE("x", DIM2) "node { name: 'p' op: 'NoOp' }\nnode { name: 'q' op: 'NoOp' input: '^x' }\n"
         "node { name: 'i1' op: 'Identity' input: 'x' input: '^p' input: '^q' attr { key: 'T' value { type: DT_FLOAT } } }\n"
         "node { name: 'i2' op: 'Identity' input: 'x' input: '^q' input: '^p' attr { key: 'T' value { type: DT_FLOAT } } }\n"
         "node { name: 'i3' op: 'Identity' input: 'x' input: '^p' attr { key: 'T' value { type: DT_FLOAT } } }\n"
@@ -117,7 +114,7 @@ static void test_control_attrs_device(void **state)
     gn_pt_preserve(g, "o");
     gn_report *r = gn_pt_new_report();
     assert_true(run_pass(g, r, NULL));
-    gn_pt_expect_graph(g, PH("x", DIM2) "node { name: 'p' op: 'NoOp' }\nnode { name: 'q' op: 'NoOp' input: '^x' }\n"
+    gn_pt_expect_graph(g, PH_SHAPE("x", DIM2) "node { name: 'p' op: 'NoOp' }\nnode { name: 'q' op: 'NoOp' input: '^x' }\n"
         "node { name: 'i1' op: 'Identity' input: 'x' input: '^p' input: '^q' attr { key: 'T' value { type: DT_FLOAT } } }\n"
         "node { name: 'i3' op: 'Identity' input: 'x' input: '^p' attr { key: 'T' value { type: DT_FLOAT } } }\n"
         "node { name: 'l1' op: 'LeakyRelu' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'alpha' value { f: 0.2 } } }\n"
@@ -140,7 +137,7 @@ static void test_multi_output(void **state)
     "attr { key: 'num_split' value { i: 3 } } }\n"
     const char *head = "node { name: 'axis' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
                        "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } } }\n"
-        PH("x", "dim { size: 2 } dim { size: 6 }");
+        PH_SHAPE("x", "dim { size: 2 } dim { size: 6 }");
     char text[4096], want[4096];
     snprintf(text, sizeof text, "%s%s%s%s%s", head, SPLIT("s1"), SPLIT("s2"),
              BINARY("m", "Mul", "s1:1", "s2:2"), BINARY("n", "Sub", "s2:0", "s2:1"));
@@ -173,7 +170,7 @@ static void test_const(void **state)
     (void)state;
     /* the same value written as tensor_content and as float_val; a third with another value;
      * the short form (one value repeated) equals the full one */
-    const char *text = PH("x", "dim { size: 3 }")
+    const char *text = PH_SHAPE("x", "dim { size: 3 }")
         CONSTF("c1", "tensor_content: '\\000\\000\\200?\\000\\000\\200?\\000\\000\\200?'")
         CONSTF("c2", "float_val: 1 float_val: 1 float_val: 1") CONSTF("c3", "float_val: 1")
         CONSTF("c4", "float_val: 2") BINARY("a", "Mul", "x", "c1") BINARY("b", "Mul", "x", "c2")
@@ -185,7 +182,7 @@ static void test_const(void **state)
     gn_graph *orig = gn_pt_clone(g);
     gn_report *r = gn_pt_new_report();
     assert_true(run_pass(g, r, NULL));
-    gn_pt_expect_graph(g, PH("x", "dim { size: 3 }")
+    gn_pt_expect_graph(g, PH_SHAPE("x", "dim { size: 3 }")
         CONSTF("c1", "tensor_content: '\\000\\000\\200?\\000\\000\\200?\\000\\000\\200?'") CONSTF("c4", "float_val: 2")
         BINARY("a", "Mul", "x", "c1") BINARY("d", "Mul", "x", "c4")
         "node { name: 'o' op: 'AddN' input: 'a' input: 'a' input: 'a' input: 'd' "
@@ -253,7 +250,7 @@ static void test_big_const(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    const char *text = PH("x", DIM2)
+    const char *text = PH_SHAPE("x", DIM2)
         "node { name: 'shape' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
         "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 2 int_val: 3 } } } }\n"
         "node { name: 'ru1' op: 'RandomUniform' input: 'shape' attr { key: 'T' value { type: DT_INT32 } } "
@@ -304,14 +301,14 @@ static void test_refusals(void **state)
 static void test_preserved_survivor(void **state)
 {
     (void)state;
-    const char *text = PH("x", DIM2) UNARY("a", "Relu", "x") UNARY("b", "Relu", "x") UNARY("ca", "Neg", "a")
+    const char *text = PH_SHAPE("x", DIM2) UNARY("a", "Relu", "x") UNARY("b", "Relu", "x") UNARY("ca", "Neg", "a")
         UNARY("cb", "Neg", "b") BINARY("o", "Sub", "ca", "cb");
     gn_graph *g = gn_pt_load_text(text);
     gn_pt_preserve(g, "b");
     gn_pt_preserve(g, "o");
     gn_report *r = gn_pt_new_report();
     assert_true(run_pass(g, r, NULL));
-    gn_pt_expect_graph(g, PH("x", DIM2) UNARY("b", "Relu", "x") UNARY("ca", "Neg", "b") BINARY("o", "Sub", "ca", "ca"));
+    gn_pt_expect_graph(g, PH_SHAPE("x", DIM2) UNARY("b", "Relu", "x") UNARY("ca", "Neg", "b") BINARY("o", "Sub", "ca", "ca"));
     gn_pt_expect_report(r, "'a' merged into 'b'");
     gn_pt_expect_report(r, "'cb' merged into 'ca'");
     gn_report_free(r);
@@ -323,14 +320,14 @@ static void test_preserved_survivor(void **state)
 static void test_survivor_smaller_id(void **state)
 {
     (void)state;
-    const char *text = PH("x", DIM2) UNARY("a1", "Exp", "x") UNARY("a2", "Exp", "x") UNARY("q", "Neg", "a2")
+    const char *text = PH_SHAPE("x", DIM2) UNARY("a1", "Exp", "x") UNARY("a2", "Exp", "x") UNARY("q", "Neg", "a2")
         UNARY("p", "Neg", "a1") BINARY("o", "Sub", "p", "q");
     gn_graph *g = gn_pt_load_text(text);
     gn_pt_preserve(g, "o");
     gn_graph *orig = gn_pt_clone(g);
     gn_report *r = gn_pt_new_report();
     assert_true(run_pass(g, r, NULL));
-    gn_pt_expect_graph(g, PH("x", DIM2) UNARY("a1", "Exp", "x") UNARY("q", "Neg", "a1") BINARY("o", "Sub", "q", "q"));
+    gn_pt_expect_graph(g, PH_SHAPE("x", DIM2) UNARY("a1", "Exp", "x") UNARY("q", "Neg", "a1") BINARY("o", "Sub", "q", "q"));
     gn_pt_expect_report(r, "'a2' merged into 'a1'");
     gn_pt_expect_report(r, "'p' merged into 'q'");
     float x[6] = {1, 2, 3, 4, 5, 6};
@@ -347,7 +344,7 @@ static void test_survivor_smaller_id(void **state)
 static void test_inplace(void **state)
 {
     (void)state;
-    const char *text = PH("x", DIM2) UNARY("a1", "Identity", "x") UNARY("a2", "Identity", "x")
+    const char *text = PH_SHAPE("x", DIM2) UNARY("a1", "Identity", "x") UNARY("a2", "Identity", "x")
         "node { name: 'i' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
         "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 0 } } } }\n"
         "node { name: 'v' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
@@ -552,7 +549,7 @@ static double scale_run(uint32_t n)
 {
     gn__buf b;
     gn__buf_init(&b);
-    gn__buf_puts(&b, PH("x", DIM2));
+    gn__buf_puts(&b, PH_SHAPE("x", DIM2));
     for (uint32_t i = 0; i < n / 2; i++) {
         const char *op = i % 3 == 0 ? "Relu" : i % 3 == 1 ? "Neg" : "Tanh";
         if (i == 0) {

@@ -13,7 +13,6 @@
 #include "testutil.h"
 #include "passtest.h"
 
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
 #define NODE(name, op, inputs, attrs) "node { name: '" name "' op: '" op "' " inputs " " attrs "}\n"
 #define IN(x) "input: '" x "' "
 

@@ -14,17 +14,14 @@
 #include "grapnel/optimizer.h"
 #include "grapnel/runtime.h"
 #include "graph/ir.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "optimizer/pass.h"
 #include "testutil.h"
 #include "passtest.h"
 
 #define DT_FLOAT 1
 #define DT_BOOL 10
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
-#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
 #define PHB(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_BOOL } } }\n"
-#define UN(n, op, in) "node { name: '" n "' op: '" op "' input: '" in "' " TF "}\n"
 #define CONST(n, v)                                                                                                  \
     "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { " \
     "tensor { dtype: DT_FLOAT tensor_shape { } float_val: " v " } } } }\n"

@@ -18,8 +18,6 @@
 #include "passtest.h"
 
 #define DT_FLOAT 1
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
-#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
 #define FCONST(n, v)                                                                                                 \
     "node_def { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { " \
     "tensor { dtype: DT_FLOAT tensor_shape { } float_val: " v " } } } }\n"

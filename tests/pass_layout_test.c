@@ -22,7 +22,6 @@
 #define DT_FLOAT 1
 #define DT_HALF 19
 #define DT_INT32 3
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
 #define TH "attr { key: 'T' value { type: DT_HALF } } "
 #define SHAPE4(a, b, c, d)                                                                                    \
     "attr { key: 'shape' value { shape { dim { size: " #a " } dim { size: " #b " } dim { size: " #c " } dim { " \
@@ -39,7 +38,6 @@
 #define CONVD(n, x, w, dev)                                                                                  \
     "node { name: '" n "' op: 'Conv2D' input: '" x "' input: '" w "' device: '" dev "' " TF FMT("NHWC") PAD("SAME") \
         LIST4("strides", 1, 1, 1, 1) "}\n"
-#define UN(n, op, in) "node { name: '" n "' op: '" op "' input: '" in "' " TF "}\n"
 #define BIN(n, op, a, b) "node { name: '" n "' op: '" op "' input: '" a "' input: '" b "' " TF "}\n"
 #define ICONST(n, shape, vals)                                                                                    \
     "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { " \

@@ -17,9 +17,6 @@
 
 #define DT_FLOAT 1
 #define DT_INT32 3
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
-#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
-#define UN(n, op, in) "node { name: '" n "' op: '" op "' input: '" in "' " TF "}\n"
 #define BOOLC(n, v)                                                                                              \
     "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_BOOL } } attr { key: 'value' value { " \
     "tensor { dtype: DT_BOOL tensor_shape { } bool_val: " v " } } } }\n"

@@ -57,15 +57,6 @@ static size_t read_manifest(row *rows, size_t max)
     return n;
 }
 
-static gn_graph *load(const char *rel)
-{
-    char path[1024];
-    gn_test_data(rel, path, sizeof path);
-    gn_graph *g = NULL;
-    if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("load %s: %s", rel, g ? gn_graph_errmsg(g) : "?");
-    return g;
-}
-
 /* The row's settings as a dictionary (the tool's spelling). */
 static void row_options(const row *r, gn_options *o)
 {
@@ -110,9 +101,9 @@ static void test_goldens(void **state)
         const row *r = &rows[i];
         char rel[256];
         snprintf(rel, sizeof rel, "parallel/%.120s.pb", r->name);
-        gn_graph *g = load(rel);
+        gn_graph *g = gn_test_load_data(rel);
         snprintf(rel, sizeof rel, "parallel/%.120s.grappler.pb", r->name);
-        gn_graph *want = load(rel);
+        gn_graph *want = gn_test_load_data(rel);
         gn_options o;
         row_options(r, &o);
         const char *fx[8];
@@ -145,7 +136,7 @@ static void test_auto_parallel_shape(void **state)
 {
     (void)state;
     row r = find_row("linear_gd_queue");
-    gn_graph *g = load("parallel/linear_gd_queue.pb");
+    gn_graph *g = gn_test_load_data("parallel/linear_gd_queue.pb");
     gn_options o;
     row_options(&r, &o);
     o.auto_parallel_num_replicas = 3;
@@ -191,7 +182,7 @@ static void test_auto_parallel_shape(void **state)
 static void expect_decline(const char *graph, const char *const *fx, size_t nx, int32_t reps, const char *reason)
 {
     row r = find_row("linear_gd");
-    gn_graph *g = load(graph);
+    gn_graph *g = gn_test_load_data(graph);
     uint32_t before = g->n_live;
     gn_options o;
     row_options(&r, &o);
@@ -222,7 +213,7 @@ static void test_scoped_allocator_declines(void **state)
     (void)state;
     /* mixed dtypes in one scope: Grappler's rewriter fails, the whole pass is dropped */
     row r = find_row("sa_mixed_dtypes");
-    gn_graph *g = load("parallel/sa_mixed_dtypes.pb");
+    gn_graph *g = gn_test_load_data("parallel/sa_mixed_dtypes.pb");
     gn_options o;
     row_options(&r, &o);
     const char *fx[] = {"out0", "out1", "out2"};
@@ -236,7 +227,7 @@ static void test_scoped_allocator_declines(void **state)
 
     /* a fetched member: grapnel leaves its group alone */
     r = find_row("sa_abs");
-    g = load("parallel/sa_abs.pb");
+    g = gn_test_load_data("parallel/sa_abs.pb");
     row_options(&r, &o);
     const char *fx2[] = {"out0", "out1", "grads/abs_2"};
     rep = optimize(g, &o, fx2, 3, NULL);
@@ -252,7 +243,7 @@ static void test_scoped_allocator_declines(void **state)
 static void test_scoped_allocator_last(void **state)
 {
     (void)state;
-    gn_graph *g = load("parallel/sa_abs.pb");
+    gn_graph *g = gn_test_load_data("parallel/sa_abs.pb");
     gn_options o;
     gn_options_init(&o);
     char err[256];
@@ -303,7 +294,7 @@ static void test_both_built(void **state)
     /* both keys on, through the dictionary: both passes run, no "not built" note.
      * auto_mixed_precision_cpu ON makes the report carry a note, so that notes are
      * known to reach the text this test reads. */
-    gn_graph *g = load("parallel/linear_gd.pb");
+    gn_graph *g = gn_test_load_data("parallel/linear_gd.pb");
     gn_options o;
     gn_options_init(&o);
     char err[256];
@@ -336,7 +327,7 @@ static void test_scoped_allocator_runs(void **state)
         row r = find_row(names[i]);
         char rel[256];
         snprintf(rel, sizeof rel, "parallel/%.120s.pb", r.name);
-        gn_graph *before = load(rel);
+        gn_graph *before = gn_test_load_data(rel);
         gn_graph *after = gn_pt_clone(before);
         gn_options o;
         row_options(&r, &o);

@@ -29,35 +29,14 @@
 
 /* ---- graph text ------------------------------------------------------------------------------- */
 typedef struct gb {
-    char *s;
-    size_t n, cap;
-    uint64_t seed;
+    gn_pt_text t;     /* the text (passtest.h) */
+    uint64_t seed;    /* the values of its constants */
 } gb;
 
 static void gb_init(gb *b)
 {
-    b->cap = 1 << 16;
-    b->s = malloc(b->cap);
-    b->s[0] = 0;
-    b->n = 0;
+    memset(b, 0, sizeof *b);
     b->seed = 0x2545F4914F6CDD1Dull;
-}
-
-static void add(gb *b, const char *fmt, ...) GN__PRINTF(2, 3);
-static void add(gb *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int w = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-        va_end(ap);
-        if (w >= 0 && (size_t)w < b->cap - b->n) {
-            b->n += (size_t)w;
-            return;
-        }
-        b->cap *= 2;
-        b->s = realloc(b->s, b->cap);
-    }
 }
 
 static float rnd(gb *b, float lo, float hi)
@@ -68,67 +47,67 @@ static float rnd(gb *b, float lo, float hi)
 
 static void shape(gb *b, const int64_t *d, int r)
 {
-    add(b, "shape {");
-    for (int i = 0; i < r; i++) add(b, " dim { size: %lld }", (long long)d[i]);
-    add(b, " }");
+    gn_pt_text_add(&b->t, "shape {");
+    for (int i = 0; i < r; i++) gn_pt_text_add(&b->t, " dim { size: %lld }", (long long)d[i]);
+    gn_pt_text_add(&b->t, " }");
 }
 
 static void ph(gb *b, const char *name, const char *dt, const int64_t *d, int r)
 {
-    add(b, "node { name: '%s' op: 'Placeholder' attr { key: 'dtype' value { type: %s } } attr { key: 'shape' value { ",
+    gn_pt_text_add(&b->t, "node { name: '%s' op: 'Placeholder' attr { key: 'dtype' value { type: %s } } attr { key: 'shape' value { ",
         name, dt);
     shape(b, d, r);
-    add(b, " } } }\n");
+    gn_pt_text_add(&b->t, " } } }\n");
 }
 
 /* A float (or double) constant with values in [lo, hi). */
 static void cst(gb *b, const char *name, const char *dt, const int64_t *d, int r, float lo, float hi)
 {
-    add(b, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: %s } } attr { key: 'value' value { tensor "
+    gn_pt_text_add(&b->t, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: %s } } attr { key: 'value' value { tensor "
            "{ dtype: %s tensor_shape {", name, dt, dt);
     int64_t n = 1;
     for (int i = 0; i < r; i++) {
-        add(b, " dim { size: %lld }", (long long)d[i]);
+        gn_pt_text_add(&b->t, " dim { size: %lld }", (long long)d[i]);
         n *= d[i];
     }
-    add(b, " }");
-    for (int64_t i = 0; i < n; i++) add(b, " %s: %.6g", strcmp(dt, "DT_DOUBLE") ? "float_val" : "double_val", rnd(b, lo, hi));
-    add(b, " } } } }\n");
+    gn_pt_text_add(&b->t, " }");
+    for (int64_t i = 0; i < n; i++) gn_pt_text_add(&b->t, " %s: %.6g", strcmp(dt, "DT_DOUBLE") ? "float_val" : "double_val", rnd(b, lo, hi));
+    gn_pt_text_add(&b->t, " } } } }\n");
 }
 
 static void unary(gb *b, const char *name, const char *op, const char *in, const char *dt)
 {
-    add(b, "node { name: '%s' op: '%s' input: '%s' attr { key: 'T' value { type: %s } } }\n", name, op, in, dt);
+    gn_pt_text_add(&b->t, "node { name: '%s' op: '%s' input: '%s' attr { key: 'T' value { type: %s } } }\n", name, op, in, dt);
 }
 
 static void conv(gb *b, const char *name, const char *op, const char *x, const char *w, const char *dt, const char *fmt,
                  const char *pad)
 {
-    add(b, "node { name: '%s' op: '%s' input: '%s' input: '%s' attr { key: 'T' value { type: %s } } "
+    gn_pt_text_add(&b->t, "node { name: '%s' op: '%s' input: '%s' input: '%s' attr { key: 'T' value { type: %s } } "
            "attr { key: 'data_format' value { s: '%s' } } attr { key: 'padding' value { s: '%s' } } "
            "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } "
            "attr { key: 'dilations' value { list { i: 1 i: 1 i: 1 i: 1 } } }",
         name, op, x, w, dt, fmt, pad);
-    if (!strcmp(op, "Conv2D")) add(b, " attr { key: 'use_cudnn_on_gpu' value { b: true } }");
-    add(b, " }\n");
+    if (!strcmp(op, "Conv2D")) gn_pt_text_add(&b->t, " attr { key: 'use_cudnn_on_gpu' value { b: true } }");
+    gn_pt_text_add(&b->t, " }\n");
 }
 
 static void bias(gb *b, const char *name, const char *x, const char *bb, const char *dt, const char *fmt)
 {
-    add(b, "node { name: '%s' op: 'BiasAdd' input: '%s' input: '%s' attr { key: 'T' value { type: %s } } attr { key: "
+    gn_pt_text_add(&b->t, "node { name: '%s' op: 'BiasAdd' input: '%s' input: '%s' attr { key: 'T' value { type: %s } } attr { key: "
            "'data_format' value { s: '%s' } } }\n",
         name, x, bb, dt, fmt);
 }
 
 static void binary(gb *b, const char *name, const char *op, const char *x, const char *y, const char *dt)
 {
-    add(b, "node { name: '%s' op: '%s' input: '%s' input: '%s' attr { key: 'T' value { type: %s } } }\n", name, op, x,
+    gn_pt_text_add(&b->t, "node { name: '%s' op: '%s' input: '%s' input: '%s' attr { key: 'T' value { type: %s } } }\n", name, op, x,
         y, dt);
 }
 
 static void matmul(gb *b, const char *name, const char *x, const char *w, bool tb)
 {
-    add(b, "node { name: '%s' op: 'MatMul' input: '%s' input: '%s' attr { key: 'T' value { type: DT_FLOAT } } "
+    gn_pt_text_add(&b->t, "node { name: '%s' op: 'MatMul' input: '%s' input: '%s' attr { key: 'T' value { type: DT_FLOAT } } "
            "attr { key: 'transpose_a' value { b: false } } attr { key: 'transpose_b' value { b: %s } } }\n",
         name, x, w, tb ? "true" : "false");
 }
@@ -149,7 +128,7 @@ static void fbn(gb *b, const char *name, const char *x, const char *p, int64_t c
         snprintf(n, sizeof n, "%s/var", p);
         cst(b, n, "DT_FLOAT", d, 1, 0.2f, 2.0f);
     }
-    add(b, "node { name: '%s' op: 'FusedBatchNormV3' input: '%s' input: '%s/scale' input: '%s/offset' input: "
+    gn_pt_text_add(&b->t, "node { name: '%s' op: 'FusedBatchNormV3' input: '%s' input: '%s/scale' input: '%s/offset' input: "
            "'%s/mean' input: '%s/var' attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'U' value { type: "
            "DT_FLOAT } } attr { key: 'epsilon' value { f: 0.001 } } attr { key: 'data_format' value { s: '%s' } } "
            "attr { key: 'is_training' value { b: %s } } }\n",
@@ -282,7 +261,7 @@ static void conv_bias_act_text(gb *b, const char *act, const char *dt, const cha
     bias(b, "bias", "conv", "b", dt, "NHWC");
     if (act) {
         if (!strcmp(act, "LeakyRelu"))
-            add(b, "node { name: 'act' op: 'LeakyRelu' input: 'bias' attr { key: 'T' value { type: %s } } attr { key: "
+            gn_pt_text_add(&b->t, "node { name: 'act' op: 'LeakyRelu' input: 'bias' attr { key: 'T' value { type: %s } } attr { key: "
                    "'alpha' value { f: 0.3 } } }\n",
                 dt);
         else unary(b, "act", act, "bias", dt);
@@ -296,7 +275,7 @@ static void test_conv_bias_relu(void **state)
     gb_init(&b);
     conv_bias_act_text(&b, "Relu", "DT_FLOAT", "Conv2D", d_w33);
     rx x;
-    assert_true(rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "act", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b)");
     expect_fused_ops(x.g, "act", "BiasAdd,Relu");
     expect_int_attr(x.g, "act", "num_args", 1);
@@ -314,7 +293,7 @@ static void test_conv_bias_relu(void **state)
     /* a second run finds nothing */
     assert_false(gn_pt_fx_run(&x.f, gn__pass_remap, x.g));
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* Every activation the fused kernels take, into Conv2D, DepthwiseConv2dNative (1x1 too). */
@@ -335,7 +314,7 @@ static void test_activations(void **state)
             conv_bias_act_text(&b, acts[a], "DT_FLOAT", convs[c].op, convs[c].wd);
             rx x;
             for (int gpu = 0; gpu < 2; gpu++) {
-                assert_true(rx_run(&x, b.s, "act", gpu, GN_REMAP_POLICY_GRAPNEL));
+                assert_true(rx_run(&x, b.t.s, "act", gpu, GN_REMAP_POLICY_GRAPNEL));
                 char want[256], ops[64];
                 snprintf(want, sizeof want, "x=Placeholder(); w=Const(); b=Const(); act=%s(x, w, b)", convs[c].fused);
                 gn_pt_expect_dump(x.g, want);
@@ -347,7 +326,7 @@ static void test_activations(void **state)
                 expect_same(x.before, x.g, &f_x, 1, xn, 1, 1e-5);
                 rx_free(&x);
             }
-            free(b.s);
+            gn_pt_text_free(&b.t);
         }
 }
 
@@ -365,7 +344,7 @@ static void test_conv_bias_nchw(void **state)
     bias(&b, "bias", "conv", "b", "DT_FLOAT", "NCHW");
     unary(&b, "y", "Neg", "bias", "DT_FLOAT");
     rx x;
-    assert_true(rx_run(&x, b.s, "y", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "y", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); y=Neg(bias)");
     expect_fused_ops(x.g, "bias", "BiasAdd");
     expect_attr_str(x.g, "bias", "data_format", "NCHW");
@@ -373,7 +352,7 @@ static void test_conv_bias_nchw(void **state)
     const char *xn[1] = {"y"};
     expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* NCHW Conv2D + AddV2 of a [C, 1, 1] constant (what the layout optimizer makes of a bias): the
@@ -391,14 +370,14 @@ static void test_conv_add_nchw(void **state)
     binary(&b, "add", "AddV2", "conv", "b", "DT_FLOAT");
     unary(&b, "r", "Elu", "add", "DT_FLOAT");
     rx x;
-    assert_true(rx_run(&x, b.s, "r", true, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "r", true, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); r=_FusedConv2D(x, w, add/bias); add/bias=Const()");
     expect_fused_ops(x.g, "r", "BiasAdd,Elu");
     const feed f = {"x", DT_FLOAT, 4, {2, 3, 6, 6}};
     const char *xn[1] = {"r"};
     expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
     /* a [C, 1, 1] constant with an NHWC convolution is no bias: nothing */
     gb_init(&b);
     int64_t xh[4] = {2, 4, 4, 3}, bh[3] = {4, 1, 1};
@@ -407,9 +386,9 @@ static void test_conv_add_nchw(void **state)
     cst(&b, "b", "DT_FLOAT", bh, 3, -1, 1);
     conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "SAME");
     binary(&b, "add", "AddV2", "conv", "b", "DT_FLOAT");
-    assert_false(rx_run(&x, b.s, "add", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_false(rx_run(&x, b.t.s, "add", false, GN_REMAP_POLICY_GRAPNEL));
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* MatMul + AddV2 of a 1-D constant (a bias by TensorFlow's rule) + Tanh; MatMul + BiasAdd + Sigmoid. */
@@ -430,7 +409,7 @@ static void test_matmul(void **state)
     bias(&b, "bias2", "mm2", "b", "DT_FLOAT", "NHWC");
     unary(&b, "s", "Sigmoid", "bias2", "DT_FLOAT");
     rx x;
-    assert_true(rx_run(&x, b.s, "t,s", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "t,s", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); wt=Const(); b=Const(); t=_FusedMatMul(x, w, b); "
                            "s=_FusedMatMul(x, wt, b)");
     expect_fused_ops(x.g, "t", "BiasAdd,Tanh");
@@ -443,14 +422,14 @@ static void test_matmul(void **state)
     const char *xn[2] = {"t", "s"};
     expect_same(x.before, x.g, &f, 1, xn, 2, 1e-5);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* MatMul + BiasAdd + Gelu written out: the tanh form grouped as Keras writes it, the erf form
  * grouped as TensorFlow's pattern, and a Gelu whose input has a consumer outside it. */
 static void scalar(gb *b, const char *name, double v)
 {
-    add(b, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+    gn_pt_text_add(&b->t, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
            "tensor { dtype: DT_FLOAT tensor_shape { } float_val: %.9g } } } }\n",
         name, v);
 }
@@ -490,7 +469,7 @@ static void test_matmul_gelu(void **state)
     binary(&b, "h2", "Mul", "onep2", "half", "DT_FLOAT");
     binary(&b, "gelu2", "Mul", "ba2", "h2", "DT_FLOAT");
     rx x;
-    assert_true(rx_run(&x, b.s, "gelu,gelu2", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "gelu,gelu2", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); gelu=_FusedMatMul(x, w, b); gelu2=_FusedMatMul(x, w, b)");
     expect_fused_ops(x.g, "gelu", "BiasAdd,GeluApproximate");
     expect_fused_ops(x.g, "gelu2", "BiasAdd,GeluExact");
@@ -503,17 +482,17 @@ static void test_matmul_gelu(void **state)
     expect_same(x.before, x.g, &f, 1, xn, 2, 1e-5);
     rx_free(&x);
     /* TensorFlow on a GPU: not fused (cuBLASLt); MatMul + BiasAdd is not fused either */
-    assert_false(rx_run(&x, b.s, "gelu,gelu2", true, GN_REMAP_POLICY_TENSORFLOW));
+    assert_false(rx_run(&x, b.t.s, "gelu,gelu2", true, GN_REMAP_POLICY_TENSORFLOW));
     gn_pt_fx_expect_event(&x.f, "remap.matmul_gelu: gelu: MatMul 'mm' + BiasAdd 'ba' + Gelu (tanh) 'gelu' not fused: "
                                 "TensorFlow fuses MatMul on GPU only with cuBLASLt (TF_USE_CUBLASLT)");
     rx_free(&x);
     /* the erf's input fetched: the erf form is not matched, MatMul + BiasAdd alone is fused */
-    assert_true(rx_run(&x, b.s, "gelu,gelu2,div", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "gelu,gelu2,div", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); half=Const(); one=Const(); sqrt2=Const(); "
                            "gelu=_FusedMatMul(x, w, b); ba2=_FusedMatMul(x, w, b); div=RealDiv(ba2, sqrt2); "
                            "erf=Erf(div); onep2=AddV2(erf, one); h2=Mul(onep2, half); gelu2=Mul(ba2, h2)");
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* ---- refusals --------------------------------------------------------------------------------- */
@@ -526,7 +505,7 @@ static void test_refusals(void **state)
     conv_bias_act_text(&b, "Relu", "DT_FLOAT", "Conv2D", d_w33);
     unary(&b, "other", "Neg", "bias", "DT_FLOAT");
     rx x;
-    assert_true(rx_run(&x, b.s, "act,other", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "act,other", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); act=Relu(bias); "
                            "other=Neg(bias)");
     gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: act: Conv2D 'conv' + BiasAdd 'bias' + Relu 'act' not "
@@ -534,54 +513,54 @@ static void test_refusals(void **state)
     const char *xn[2] = {"act", "other"};
     expect_same(x.before, x.g, &f_x, 1, xn, 2, 1e-5);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 
     /* the BiasAdd is fetched: same */
     gb_init(&b);
     conv_bias_act_text(&b, "Relu", "DT_FLOAT", "Conv2D", d_w33);
-    assert_true(rx_run(&x, b.s, "act,bias", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "act,bias", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); act=Relu(bias)");
     gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: act: Conv2D 'conv' + BiasAdd 'bias' + Relu 'act' not "
                                 "fused: BiasAdd 'bias' is preserved (fetch)");
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 
     /* the convolution is fetched: nothing */
     gb_init(&b);
     conv_bias_act_text(&b, "Relu", "DT_FLOAT", "Conv2D", d_w33);
-    assert_false(rx_run(&x, b.s, "act,conv", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_false(rx_run(&x, b.t.s, "act,conv", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: bias: Conv2D 'conv' + BiasAdd 'bias' not fused: Conv2D "
                                 "'conv' is preserved (fetch)");
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 
     /* float64 on a GPU target */
     gb_init(&b);
     conv_bias_act_text(&b, "Relu", "DT_DOUBLE", "Conv2D", d_w33);
-    assert_false(rx_run(&x, b.s, "act", true, GN_REMAP_POLICY_GRAPNEL));
+    assert_false(rx_run(&x, b.t.s, "act", true, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: act: Conv2D 'conv' + BiasAdd 'bias' + Relu 'act' not "
                                 "fused: dtype not supported on this target (float64 on GPU)");
     rx_free(&x);
     /* ... but on the CPU our kernel takes it */
-    assert_true(rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "act", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b)");
     const feed fd = {"x", DT_DOUBLE, 4, {2, 6, 6, 3}};
     const char *xa[1] = {"act"};
     expect_same(x.before, x.g, &fd, 1, xa, 1, 1e-5);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 
     /* the pattern disabled by id */
     gb_init(&b);
     conv_bias_act_text(&b, "Relu", "DT_FLOAT", "Conv2D", d_w33);
-    x.g = gn_pt_load_text(b.s);
+    x.g = gn_pt_load_text(b.t.s);
     gn_pt_preserve_list(x.g, "act");
     x.before = gn_pt_clone(x.g);
     gn_pt_fx_init(&x.f, "remap.contraction_bias_act");
     gn_pt_fx_pass(&x.f, "remap");
     assert_false(gn_pt_fx_run(&x.f, gn__pass_remap, x.g));
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* ---- remap.contraction_bias_add ------------------------------------------------------------- */
@@ -618,7 +597,7 @@ static void test_conv_side_input(void **state)
             gb_init(&b);
             conv_side_text(&b, "Relu", "NHWC", sf);
             rx x;
-            assert_true(rx_run(&x, b.s, "act", gpu, GN_REMAP_POLICY_GRAPNEL));
+            assert_true(rx_run(&x, b.t.s, "act", gpu, GN_REMAP_POLICY_GRAPNEL));
             gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b, s)");
             expect_fused_ops(x.g, "act", "BiasAdd,Add,Relu");
             expect_int_attr(x.g, "act", "num_args", 2);
@@ -633,21 +612,21 @@ static void test_conv_side_input(void **state)
             expect_same(x.before, x.g, fx, 2, xn, 1, 1e-5);
             assert_false(gn_pt_fx_run(&x.f, gn__pass_remap, x.g));
             rx_free(&x);
-            free(b.s);
+            gn_pt_text_free(&b.t);
         }
     /* no activation, NCHW on GPU: the Add is the root */
     gb b;
     gb_init(&b);
     conv_side_text(&b, NULL, "NCHW", false);
     rx x;
-    assert_true(rx_run(&x, b.s, "add", true, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "add", true, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); add=_FusedConv2D(x, w, b, s)");
     expect_fused_ops(x.g, "add", "BiasAdd,Add");
     expect_attr_str(x.g, "add", "data_format", "NCHW");
     const char *xa[1] = {"add"};
     expect_same(x.before, x.g, fc, 2, xa, 1, 1e-5);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
     /* the side input broadcasts (a [4] vector after the BiasAdd): not a side input; Conv2D +
        BiasAdd alone is fused, the AddV2 and the Relu stay */
     gb_init(&b);
@@ -659,7 +638,7 @@ static void test_conv_side_input(void **state)
     bias(&b, "bias", "conv", "b", "DT_FLOAT", "NHWC");
     binary(&b, "add", "AddV2", "bias", "s", "DT_FLOAT");
     unary(&b, "act", "Relu", "add", "DT_FLOAT");
-    assert_true(rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "act", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); s=Placeholder(); bias=_FusedConv2D(x, w, b); "
                            "add=AddV2(bias, s); act=Relu(add)");
     gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_add: act: Conv2D 'conv' + BiasAdd 'bias' + AddV2 'add' + Relu "
@@ -668,18 +647,18 @@ static void test_conv_side_input(void **state)
     const char *xr[1] = {"act"};
     expect_same(x.before, x.g, fb, 2, xr, 1, 1e-5);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
     /* policy tensorflow: on GPU nothing (TensorFlow's GPU kernel takes no side input and
        no Conv2D + BiasAdd without Relu); on CPU Conv2D + BiasAdd only (the Eigen kernel that runs
        with oneDNN off has no Add side input): _FusedConv2D ["BiasAdd"] + AddV2 + Relu */
     gb_init(&b);
     conv_side_text(&b, "Relu", "NHWC", false);
-    assert_false(rx_run(&x, b.s, "act", true, GN_REMAP_POLICY_TENSORFLOW));
+    assert_false(rx_run(&x, b.t.s, "act", true, GN_REMAP_POLICY_TENSORFLOW));
     gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_add: act: Conv2D 'conv' + BiasAdd 'bias' + AddV2 'add' + Relu "
                                 "'act' not fused: TensorFlow's GPU _FusedConv2D takes no Add side input (fused_ops "
                                 "[BiasAdd, Add, Relu]) (tensorflow/core/kernels/conv_ops_fused_impl.h");
     rx_free(&x);
-    assert_true(rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_TENSORFLOW));
+    assert_true(rx_run(&x, b.t.s, "act", false, GN_REMAP_POLICY_TENSORFLOW));
     gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); "
                            "add=AddV2(bias, s); act=Relu(add)");
     expect_fused_ops(x.g, "bias", "BiasAdd");
@@ -689,8 +668,8 @@ static void test_conv_side_input(void **state)
                                 "tensorflow/core/common_runtime/mkl_layout_pass.cc)");
     rx_free(&x);
     /* the AddV2 has a second consumer: Conv2D + BiasAdd + AddV2 is fused under the AddV2's name */
-    add(&b, "node { name: 'y2' op: 'Neg' input: 'add' attr { key: 'T' value { type: DT_FLOAT } } }\n");
-    assert_true(rx_run(&x, b.s, "act,y2", false, GN_REMAP_POLICY_GRAPNEL));
+    gn_pt_text_add(&b.t, "node { name: 'y2' op: 'Neg' input: 'add' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    assert_true(rx_run(&x, b.t.s, "act,y2", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); add=_FusedConv2D(x, w, b, s); "
                            "act=Relu(add); y2=Neg(add)");
     gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_add: act: Conv2D 'conv' + BiasAdd 'bias' + AddV2 'add' + Relu "
@@ -698,11 +677,11 @@ static void test_conv_side_input(void **state)
     const char *x2[2] = {"act", "y2"};
     expect_same(x.before, x.g, fx, 2, x2, 2, 1e-5);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
     /* the pattern disabled: Conv2D + BiasAdd only */
     gb_init(&b);
     conv_side_text(&b, "Relu", "NHWC", false);
-    x.g = gn_pt_load_text(b.s);
+    x.g = gn_pt_load_text(b.t.s);
     gn_pt_preserve_list(x.g, "act");
     x.before = gn_pt_clone(x.g);
     gn_pt_fx_init(&x.f, "remap.contraction_bias_add");
@@ -711,7 +690,7 @@ static void test_conv_side_input(void **state)
     gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); "
                            "add=AddV2(bias, s); act=Relu(add)");
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* MatMul + BiasAdd + Add of the input (a residual dense layer) + Tanh -> _FusedMatMul. */
@@ -729,7 +708,7 @@ static void test_matmul_side_input(void **state)
     binary(&b, "add", "Add", "x", "bias", "DT_FLOAT");
     unary(&b, "act", "Tanh", "add", "DT_FLOAT");
     rx x;
-    assert_true(rx_run(&x, b.s, "act", true, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "act", true, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); act=_FusedMatMul(x, w, b, x)");
     expect_fused_ops(x.g, "act", "BiasAdd,Add,Tanh");
     expect_int_attr(x.g, "act", "num_args", 2);
@@ -738,7 +717,7 @@ static void test_matmul_side_input(void **state)
     const char *xn[1] = {"act"};
     expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* ---- remap.conv_squeeze_bias ---------------------------------------------------------------- */
@@ -750,7 +729,7 @@ static void conv1d_text(gb *b, const char *act, const char *squeeze_dims, int64_
     cst(b, "w", "DT_FLOAT", wd, 4, -1, 1);
     cst(b, "b", "DT_FLOAT", bd, 1, -1, 1);
     conv(b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "VALID");
-    add(b, "node { name: 'sq' op: 'Squeeze' input: 'conv' attr { key: 'T' value { type: DT_FLOAT } }%s }\n",
+    gn_pt_text_add(&b->t, "node { name: 'sq' op: 'Squeeze' input: 'conv' attr { key: 'T' value { type: DT_FLOAT } }%s }\n",
         squeeze_dims);
     bias(b, "bias", "sq", "b", "DT_FLOAT", "NHWC");
     if (act) unary(b, "act", act, "bias", "DT_FLOAT");
@@ -767,7 +746,7 @@ static void test_conv_squeeze_bias(void **state)
     for (int k = 0; k < 4; k++) {
         gb_init(&b);
         conv1d_text(&b, "Relu", k & 1 ? "" : dims1, 4);
-        assert_true(rx_run(&x, b.s, "act", k >= 2, GN_REMAP_POLICY_GRAPNEL));
+        assert_true(rx_run(&x, b.t.s, "act", k >= 2, GN_REMAP_POLICY_GRAPNEL));
         gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); conv=_FusedConv2D(x, w, b); act=Squeeze(conv)");
         expect_fused_ops(x.g, "conv", "BiasAdd,Relu");
         expect_int_attr(x.g, "conv", "num_args", 1);
@@ -778,13 +757,13 @@ static void test_conv_squeeze_bias(void **state)
         expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
         assert_false(gn_pt_fx_run(&x.f, gn__pass_remap, x.g));
         rx_free(&x);
-        free(b.s);
+        gn_pt_text_free(&b.t);
     }
     /* policy tensorflow on CPU: no activation taken (TensorFlow's form: _FusedConv2D under the
        Conv2D's name, the Squeeze under the BiasAdd's); on GPU nothing */
     gb_init(&b);
     conv1d_text(&b, "Relu", dims1, 4);
-    assert_true(rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_TENSORFLOW));
+    assert_true(rx_run(&x, b.t.s, "act", false, GN_REMAP_POLICY_TENSORFLOW));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); conv=_FusedConv2D(x, w, b); bias=Squeeze(conv); "
                            "act=Relu(bias)");
     expect_fused_ops(x.g, "conv", "BiasAdd");
@@ -793,26 +772,26 @@ static void test_conv_squeeze_bias(void **state)
     const char *xn[1] = {"act"};
     expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
     rx_free(&x);
-    assert_false(rx_run(&x, b.s, "act", true, GN_REMAP_POLICY_TENSORFLOW));
+    assert_false(rx_run(&x, b.t.s, "act", true, GN_REMAP_POLICY_TENSORFLOW));
     gn_pt_fx_expect_event(&x.f, "remap.conv_squeeze_bias: bias: Conv2D 'conv' + Squeeze 'sq' + BiasAdd 'bias' not "
                                 "fused: TensorFlow fuses Conv2D + Squeeze + BiasAdd on CPU only");
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
     /* a Squeeze that removes the channel dim (one output channel) is refused */
     gb_init(&b);
     conv1d_text(&b, NULL, " attr { key: 'squeeze_dims' value { list { i: 1 i: -1 } } }", 1);
-    assert_false(rx_run(&x, b.s, "bias", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_false(rx_run(&x, b.t.s, "bias", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_fx_expect_event(&x.f, "remap.conv_squeeze_bias: bias: Conv2D 'conv' + Squeeze 'sq' + BiasAdd 'bias' not "
                                 "fused: the Squeeze removes the channel dim");
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
     gb_init(&b);
     conv1d_text(&b, NULL, "", 1);
-    assert_false(rx_run(&x, b.s, "bias", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_false(rx_run(&x, b.t.s, "bias", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_fx_expect_event(&x.f, "remap.conv_squeeze_bias: bias: Conv2D 'conv' + Squeeze 'sq' + BiasAdd 'bias' not "
                                 "fused: the Squeeze removes the channel dim");
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* ---- remap.dilated_conv ---------------------------------------------------------------------- */
@@ -825,21 +804,21 @@ static void atrous_text(gb *b, const char *op, int64_t h, const int *pads, const
     ph(b, "x", "DT_FLOAT", xd, 4);
     cst(b, "w", "DT_FLOAT", wd, 4, -1, 1);
     cst(b, "b", "DT_FLOAT", bd, 1, -1, 1);
-    add(b, "node { name: 'blk' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
+    gn_pt_text_add(&b->t, "node { name: 'blk' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
            "tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } int_val: 2 int_val: 2 } } } }\n");
-    add(b, "node { name: 'pads' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
+    gn_pt_text_add(&b->t, "node { name: 'pads' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
            "tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } dim { size: 2 } } int_val: %d int_val: %d int_val: %d "
            "int_val: %d } } } }\n",
         pads[0], pads[1], pads[2], pads[3]);
-    add(b, "node { name: 'crops' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
+    gn_pt_text_add(&b->t, "node { name: 'crops' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
            "tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } dim { size: 2 } } int_val: %d int_val: %d int_val: %d "
            "int_val: %d } } } }\n",
         crops[0], crops[1], crops[2], crops[3]);
-    add(b, "node { name: 's2b' op: 'SpaceToBatchND' input: 'x' input: 'blk' input: 'pads' attr { key: 'T' value { type: "
+    gn_pt_text_add(&b->t, "node { name: 's2b' op: 'SpaceToBatchND' input: 'x' input: 'blk' input: 'pads' attr { key: 'T' value { type: "
            "DT_FLOAT } } attr { key: 'Tblock_shape' value { type: DT_INT32 } } attr { key: 'Tpaddings' value { type: "
            "DT_INT32 } } }\n");
     conv(b, "conv", op, "s2b", "w", "DT_FLOAT", "NHWC", "VALID");
-    add(b, "node { name: 'b2s' op: 'BatchToSpaceND' input: 'conv' input: 'blk' input: 'crops' attr { key: 'T' value { "
+    gn_pt_text_add(&b->t, "node { name: 'b2s' op: 'BatchToSpaceND' input: 'conv' input: 'blk' input: 'crops' attr { key: 'T' value { "
            "type: DT_FLOAT } } attr { key: 'Tblock_shape' value { type: DT_INT32 } } attr { key: 'Tcrops' value { type: "
            "DT_INT32 } } }\n");
     bias(b, "bias", "b2s", "b", "DT_FLOAT", "NHWC");
@@ -879,7 +858,7 @@ static void test_dilated_conv(void **state)
         atrous_text(&b, cases[i].op, cases[i].h, cases[i].pads, cases[i].crops);
         rx x;
         /* the dilated convolution alone (fusions off), then with the BiasAdd + Relu fused */
-        x.g = gn_pt_load_text(b.s);
+        x.g = gn_pt_load_text(b.t.s);
         gn_pt_preserve_list(x.g, "act");
         x.before = gn_pt_clone(x.g);
         gn_pt_fx_init(&x.f, "remap.contraction_bias_act");
@@ -906,7 +885,7 @@ static void test_dilated_conv(void **state)
         expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
         rx_free(&x);
         if (!(dw && !strcmp(cases[i].padding, "EXPLICIT"))) {
-            assert_true(rx_run(&x, b.s, "act", i & 1, GN_REMAP_POLICY_GRAPNEL));
+            assert_true(rx_run(&x, b.t.s, "act", i & 1, GN_REMAP_POLICY_GRAPNEL));
             snprintf(want, sizeof want, "x=Placeholder(); w=Const(); b=Const(); act=%s(x, w, b)",
                      dw ? "_FusedDepthwiseConv2dNative" : "_FusedConv2D");
             gn_pt_expect_dump(x.g, want);
@@ -916,11 +895,11 @@ static void test_dilated_conv(void **state)
         }
         /* policy tensorflow: TensorFlow's remapper keeps the SpaceToBatchND form (and then has no
            Conv2D + BiasAdd to fuse) */
-        assert_false(rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_TENSORFLOW));
+        assert_false(rx_run(&x, b.t.s, "act", false, GN_REMAP_POLICY_TENSORFLOW));
         gn_pt_fx_expect_event(&x.f, "not rewritten: TensorFlow's remapper makes no dilated-convolution rewrite");
         assert_true(gn__graph_find(x.g, "s2b") != GN_NONE);
         rx_free(&x);
-        free(b.s);
+        gn_pt_text_free(&b.t);
     }
     /* crops larger than the paddings: refused */
     gb b;
@@ -928,7 +907,7 @@ static void test_dilated_conv(void **state)
     static const int pads[4] = {0, 0, 0, 0}, crops[4] = {1, 0, 0, 1};
     atrous_text(&b, "Conv2D", 10, pads, crops);
     rx x;
-    rx_run(&x, b.s, "act", false, GN_REMAP_POLICY_GRAPNEL);
+    rx_run(&x, b.t.s, "act", false, GN_REMAP_POLICY_GRAPNEL);
     gn_pt_fx_expect_event(&x.f, "remap.dilated_conv: b2s: SpaceToBatchND 's2b' + Conv2D 'conv' + BatchToSpaceND 'b2s' not "
                                 "rewritten: crops exceed the paddings");
     assert_true(gn__graph_find(x.g, "s2b") != GN_NONE);
@@ -936,7 +915,7 @@ static void test_dilated_conv(void **state)
     const char *xn[1] = {"act"};
     expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* ---- policies --------------------------------------------------------------------------------- */
@@ -972,7 +951,7 @@ static void test_policy_gpu(void **state)
         const char *root = cases[i].act ? "act" : "bias";
         rx x;
         /* grapnel: fused */
-        assert_true(rx_run(&x, b.s, root, true, GN_REMAP_POLICY_GRAPNEL));
+        assert_true(rx_run(&x, b.t.s, root, true, GN_REMAP_POLICY_GRAPNEL));
         char want[256];
         snprintf(want, sizeof want, "x=Placeholder(); w=Const(); b=Const(); %s=%s(x, w, b)", root,
                  strcmp(cases[i].op, "Conv2D") ? "_FusedDepthwiseConv2dNative" : "_FusedConv2D");
@@ -981,7 +960,7 @@ static void test_policy_gpu(void **state)
         expect_same(x.before, x.g, &f_x, 1, xn, 1, 1e-5);
         rx_free(&x);
         /* tensorflow: TensorFlow's GPU rulebook */
-        bool ch = rx_run(&x, b.s, root, true, GN_REMAP_POLICY_TENSORFLOW);
+        bool ch = rx_run(&x, b.t.s, root, true, GN_REMAP_POLICY_TENSORFLOW);
         assert_int_equal(ch, cases[i].tf_event == NULL);
         gn_pt_expect_dump(x.g, cases[i].tf_dump);
         if (cases[i].tf_event) gn_pt_fx_expect_event(&x.f, cases[i].tf_event);
@@ -990,7 +969,7 @@ static void test_policy_gpu(void **state)
         /* tensorflow on a CPU target: TensorFlow's CPU kernels run all of these but the depthwise
            one (a oneDNN placeholder that writes nothing with oneDNN off) */
         bool dwc = strcmp(cases[i].op, "Conv2D") != 0;
-        assert_int_equal(rx_run(&x, b.s, root, false, GN_REMAP_POLICY_TENSORFLOW), !dwc);
+        assert_int_equal(rx_run(&x, b.t.s, root, false, GN_REMAP_POLICY_TENSORFLOW), !dwc);
         if (dwc)
             gn_pt_fx_expect_event(&x.f, "not fused: TensorFlow's CPU _FusedDepthwiseConv2dNative is a oneDNN "
                                         "placeholder: with TF_ENABLE_ONEDNN_OPTS=0 it is a NoOp that writes no output "
@@ -998,7 +977,7 @@ static void test_policy_gpu(void **state)
         else
             gn_pt_expect_dump(x.g, want);
         rx_free(&x);
-        free(b.s);
+        gn_pt_text_free(&b.t);
     }
 }
 
@@ -1014,7 +993,7 @@ static void test_policy_option(void **state)
     const char *want[2] = {"x=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b)",
                            "x=Placeholder(); w=Const(); b=Const(); conv=Conv2D(x, w); bias=BiasAdd(conv, b); act=Relu6(bias)"};
     for (int k = 0; k < 2; k++) {
-        gn_graph *g = gn_pt_load_text(b.s);
+        gn_graph *g = gn_pt_load_text(b.t.s);
         gn_options o;
         gn_options_init(&o);
         char text[1024], err[256];
@@ -1043,7 +1022,7 @@ static void test_policy_option(void **state)
         gn_report_free(r);
         gn_graph_free(g);
     }
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* A node placed on /device:CPU:0 follows the CPU rules on a GPU target. */
@@ -1053,25 +1032,25 @@ static void test_policy_placement(void **state)
     gb b;
     gb_init(&b);
     conv_bias_act_text(&b, "Relu6", "DT_FLOAT", "Conv2D", d_w33);
-    char *t = strdup(b.s);
+    char *t = strdup(b.t.s);
     /* place the three pattern nodes on the CPU */
     gb c;
     gb_init(&c);
     for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n")) {
         if (strstr(line, "name: 'conv'") || strstr(line, "name: 'bias'") || strstr(line, "name: 'act'")) {
             size_t n = strlen(line);
-            add(&c, "%.*s device: '/device:CPU:0' }\n", (int)(n - 1), line);
+            gn_pt_text_add(&c.t, "%.*s device: '/device:CPU:0' }\n", (int)(n - 1), line);
         } else {
-            add(&c, "%s\n", line);
+            gn_pt_text_add(&c.t, "%s\n", line);
         }
     }
     rx x;
-    assert_true(rx_run(&x, c.s, "act", true, GN_REMAP_POLICY_TENSORFLOW));
+    assert_true(rx_run(&x, c.t.s, "act", true, GN_REMAP_POLICY_TENSORFLOW));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b)@/device:CPU:0");
     rx_free(&x);
     free(t);
-    free(b.s);
-    free(c.s);
+    gn_pt_text_free(&b.t);
+    gn_pt_text_free(&c.t);
 }
 
 /* ---- batch norm --------------------------------------------------------------------------------- */
@@ -1094,7 +1073,7 @@ static void test_fold_batchnorm(void **state)
     fbn(&b, "bn2", "dwb", "q", 6, "NHWC", false, true);
     unary(&b, "y2", "Neg", "bn2", "DT_FLOAT");
     rx x;
-    assert_true(rx_run(&x, b.s, "r,y2", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "r,y2", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); r=_FusedConv2D(x, bn/folded_filter, bn/folded_bias); "
                            "bn2=_FusedDepthwiseConv2dNative(x, bn2/folded_filter, bn2/folded_bias); y2=Neg(bn2); "
                            "bn/folded_filter=Const(); bn/folded_bias=Const(); bn2/folded_filter=Const(); "
@@ -1111,7 +1090,7 @@ static void test_fold_batchnorm(void **state)
     rx_free(&x);
 
     /* the batch norm fetched: not folded (nor rewritten); Conv2D + BiasAdd still fused */
-    assert_true(rx_run(&x, b.s, "r,bn2", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "r,bn2", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_fx_expect_event(&x.f, "remap.fold_batchnorm: bn2: DepthwiseConv2dNative 'dw' + BiasAdd 'dwb' + "
                                 "FusedBatchNormV3 'bn2' not folded: FusedBatchNormV3 'bn2' is preserved (fetch)");
     gn_pt_fx_expect_event(&x.f, "remap.batchnorm_scale_offset: bn2: FusedBatchNormV3 'bn2' not rewritten: "
@@ -1123,7 +1102,7 @@ static void test_fold_batchnorm(void **state)
     const char *xb[2] = {"r", "bn2"};
     expect_same(x.before, x.g, &f_x, 1, xb, 2, 1e-4);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* Keras' inference batch norm after a depthwise convolution: Mul and AddV2 of per-channel constants. */
@@ -1142,7 +1121,7 @@ static void test_fold_scale(void **state)
     binary(&b, "add", "AddV2", "mul", "o", "DT_FLOAT");
     unary(&b, "r", "Relu6", "add", "DT_FLOAT");
     rx x;
-    assert_true(rx_run(&x, b.s, "r", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "r", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); o=Const(); r=_FusedDepthwiseConv2dNative(x, mul/folded_filter, o); "
                            "mul/folded_filter=Const()");
     gn_pt_fx_expect_event(&x.f, "remap.fold_scale: mul: folded DepthwiseConv2dNative 'dw' + Mul 'mul' into the filter");
@@ -1153,11 +1132,11 @@ static void test_fold_scale(void **state)
     rx_free(&x);
     /* the convolution has another consumer: refused */
     unary(&b, "z", "Neg", "dw", "DT_FLOAT");
-    assert_false(rx_run(&x, b.s, "r,z", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_false(rx_run(&x, b.t.s, "r,z", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_fx_expect_event(&x.f, "remap.fold_scale: mul: DepthwiseConv2dNative 'dw' + Mul 'mul' not folded: "
                                 "DepthwiseConv2dNative has a second consumer");
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* Conv2D + FusedBatchNorm (+ Relu) with a filter that is not a constant. */
@@ -1175,7 +1154,7 @@ static void test_conv_batchnorm(void **state)
     fbn(&b, "bn2", "conv2", "p", 4, "NHWC", false, false);
     unary(&b, "y2", "Neg", "bn2", "DT_FLOAT");
     rx x;
-    assert_true(rx_run(&x, b.s, "r,y2", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "r,y2", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Placeholder(); p/scale=Const(); p/offset=Const(); p/mean=Const(); "
                            "p/var=Const(); r=_FusedConv2D(x, w, p/scale, p/offset, p/mean, p/var); "
                            "bn2=_FusedConv2D(x, w, p/scale, p/offset, p/mean, p/var); y2=Neg(bn2)");
@@ -1193,7 +1172,7 @@ static void test_conv_batchnorm(void **state)
     rx_free(&x);
 
     /* TensorFlow on a GPU: not fused into the convolution; FusedBatchNorm + Relu -> _FusedBatchNormEx */
-    assert_true(rx_run(&x, b.s, "r,y2", true, GN_REMAP_POLICY_TENSORFLOW));
+    assert_true(rx_run(&x, b.t.s, "r,y2", true, GN_REMAP_POLICY_TENSORFLOW));
     gn_pt_fx_expect_event(&x.f, "remap.conv_batchnorm_act: r: Conv2D 'conv' + FusedBatchNormV3 'bn' + Relu 'r' not "
                                 "fused: TensorFlow fuses Conv2D + FusedBatchNorm on CPU only");
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Placeholder(); conv=Conv2D(x, w); p/scale=Const(); p/offset=Const(); "
@@ -1202,7 +1181,7 @@ static void test_conv_batchnorm(void **state)
                            "bn2/scale=Const(); bn2/offset=Const(); bn2/Mul=Mul(conv2, bn2/scale)");
     expect_same(x.before, x.g, f, 2, xn, 2, 1e-4);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* FusedBatchNorm + AddV2(side) + Relu -> _FusedBatchNormEx; the Relu becomes an Identity. */
@@ -1225,7 +1204,7 @@ static void test_batchnorm_ex(void **state)
         "p/var=Const(); bn=_FusedBatchNormEx(x, p/scale, p/offset, p/mean, p/var, side); r=Identity(bn); "
         "bnc=_FusedBatchNormEx(xc, p/scale, p/offset, p/mean, p/var); rc=Identity(bnc)";
     rx x;
-    assert_true(rx_run(&x, b.s, "r,rc", true, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "r,rc", true, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, after_grapnel);
     expect_attr_str(x.g, "bn", "activation_mode", "Relu");
     expect_int_attr(x.g, "bn", "num_side_inputs", 1);
@@ -1237,7 +1216,7 @@ static void test_batchnorm_ex(void **state)
     expect_same(x.before, x.g, f, 3, xn, 2, 1e-5);
     rx_free(&x);
     /* TensorFlow on a GPU: NHWC only; the NCHW one becomes scale-and-offset */
-    assert_true(rx_run(&x, b.s, "r,rc", true, GN_REMAP_POLICY_TENSORFLOW));
+    assert_true(rx_run(&x, b.t.s, "r,rc", true, GN_REMAP_POLICY_TENSORFLOW));
     gn_pt_fx_expect_event(&x.f, "remap.batchnorm_ex: rc: FusedBatchNormV3 'bnc' + Relu 'rc' not fused: TensorFlow fuses "
                                 "FusedBatchNorm + Relu on GPU only in NHWC");
     gn_pt_expect_dump(x.g, "x=Placeholder(); side=Placeholder(); xc=Placeholder(); p/scale=Const(); p/offset=Const(); "
@@ -1247,11 +1226,11 @@ static void test_batchnorm_ex(void **state)
     expect_same(x.before, x.g, f, 3, xn, 2, 1e-4);
     rx_free(&x);
     /* TensorFlow on a CPU: no side input */
-    assert_true(rx_run(&x, b.s, "r,rc", false, GN_REMAP_POLICY_TENSORFLOW));
+    assert_true(rx_run(&x, b.t.s, "r,rc", false, GN_REMAP_POLICY_TENSORFLOW));
     gn_pt_fx_expect_event(&x.f, "remap.batchnorm_ex: r: FusedBatchNormV3 'bn' + AddV2 'add' + Relu 'r' not fused: "
                                 "TensorFlow's CPU kernel takes no side input");
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* A standalone inference FusedBatchNorm with constant parameters -> Mul + Add, NHWC and NCHW. */
@@ -1271,7 +1250,7 @@ static void test_batchnorm_scale_offset(void **state)
     fbn(&b, "bnt", "x", "p", 4, "NHWC", true, false);
     unary(&b, "yt", "Neg", "bnt", "DT_FLOAT");
     rx x;
-    assert_true(rx_run(&x, b.s, "y,yc,bnp,yt", false, GN_REMAP_POLICY_GRAPNEL));
+    assert_true(rx_run(&x, b.t.s, "y,yc,bnp,yt", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); xc=Placeholder(); p/scale=Const(); p/offset=Const(); p/mean=Const(); "
                            "p/var=Const(); bn=Add(bn/Mul, bn/offset); y=Neg(bn); bnc=Add(bnc/Mul, bnc/offset); "
                            "yc=Neg(bnc); bnp=FusedBatchNormV3(x, p/scale, p/offset, p/mean, p/var); "
@@ -1296,7 +1275,7 @@ static void test_batchnorm_scale_offset(void **state)
     const char *xn[4] = {"y", "yc", "bnp", "yt"};
     expect_same(x.before, x.g, f, 2, xn, 4, 1e-4);
     rx_free(&x);
-    free(b.s);
+    gn_pt_text_free(&b.t);
 }
 
 /* ---- golden models and corpus CNNs through gn_optimize ------------------------------------------ */

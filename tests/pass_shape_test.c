@@ -10,7 +10,7 @@
 #include "grapnel/optimizer.h"
 #include "grapnel/runtime.h"
 #include "graph/ir.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "optimizer/pass.h"
 #include "testutil.h"
 #include "passtest.h"
@@ -28,9 +28,6 @@ static bool run_pass_on(gn_graph *g, const gn_graph *lib, const char *fn, gn_rep
 static bool run_pass(gn_graph *g, gn_report *r, const char *disabled) { return run_pass_on(g, g, NULL, r, disabled); }
 
 /* ---- graph pieces ------------------------------------------------------------------------------------ */
-#define PH(name, shape) \
-    "node { name: '" name "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } " \
-    "attr { key: 'shape' value { shape { " shape " } } } }\n"
 #define ICONST(name, shape, vals) \
     "node { name: '" name "' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } " \
     "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { " shape " } " vals " } } } }\n"
@@ -55,14 +52,14 @@ static bool run_pass(gn_graph *g, gn_report *r, const char *disabled) { return r
 static void test_prod_of_shape(void **state)
 {
     (void)state;
-    gn_graph *g = gn_pt_load_text(PH("x", UNK2) SHAPE("s", "x", "", "DT_INT32") ICONST("axes", "dim { size: 1 }", "int_val: 0")
+    gn_graph *g = gn_pt_load_text(PH_SHAPE("x", UNK2) SHAPE("s", "x", "", "DT_INT32") ICONST("axes", "dim { size: 1 }", "int_val: 0")
                                 PROD("p", "s", "axes", "false", "DT_INT32"));
     gn_pt_preserve(g, "p");
     gn_graph *orig = gn_pt_clone(g);
     gn_report *r = gn_pt_new_report();
     assert_true(run_pass(g, r, NULL));
     /* the Shape and the axes are gone; Size sits on the Shape's device (here none) */
-    gn_pt_expect_graph(g, PH("x", UNK2) "node { name: 'p' op: 'Size' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } "
+    gn_pt_expect_graph(g, PH_SHAPE("x", UNK2) "node { name: 'p' op: 'Size' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } "
                                   "attr { key: 'out_type' value { type: DT_INT32 } } }\n");
     gn_pt_expect_report(r, "shape.prod_of_shape: p: 'p' = Prod(Shape('x')) is now Size('x')");
     float x[30] = {0};
@@ -81,7 +78,7 @@ static void test_prod_of_shape(void **state)
 static void test_prod_variants(void **state)
 {
     (void)state;
-    const char *text = PH("x", UNK2) "node { name: 'c' op: 'NoOp' }\n"
+    const char *text = PH_SHAPE("x", UNK2) "node { name: 'c' op: 'NoOp' }\n"
         SHAPE("s", "x", "input: '^c'", "DT_INT64") ICONST("axes", "", "int_val: -1")
         ICONST("axes2", "dim { size: 2 }", "int_val: 0 int_val: 0") PROD("p", "s", "axes", "false", "DT_INT64")
         PROD("pk", "s", "axes", "true", "DT_INT64") PROD("p2", "s", "axes2", "false", "DT_INT64");
@@ -91,7 +88,7 @@ static void test_prod_variants(void **state)
     gn_pt_preserve(g, "p2");
     gn_report *r = gn_pt_new_report();
     assert_true(run_pass(g, r, NULL));
-    gn_pt_expect_graph(g, PH("x", UNK2) "node { name: 'c' op: 'NoOp' }\n"
+    gn_pt_expect_graph(g, PH_SHAPE("x", UNK2) "node { name: 'c' op: 'NoOp' }\n"
         SHAPE("s", "x", "input: '^c'", "DT_INT64") ICONST("axes", "", "int_val: -1")
         ICONST("axes2", "dim { size: 2 }", "int_val: 0 int_val: 0")
         "node { name: 'p' op: 'Size' input: 'x' input: '^s' attr { key: 'T' value { type: DT_FLOAT } } "
@@ -110,7 +107,7 @@ static void test_prod_variants(void **state)
 static void test_size_ratio(void **state)
 {
     (void)state;
-    const char *text = PH("x", UNK2) ICONST("ax", "dim { size: 1 }", "int_val: 1")
+    const char *text = PH_SHAPE("x", UNK2) ICONST("ax", "dim { size: 1 }", "int_val: 1")
         "node { name: 'm' op: 'Mean' input: 'x' input: 'ax' attr { key: 'T' value { type: DT_FLOAT } } "
         "attr { key: 'Tidx' value { type: DT_INT32 } } attr { key: 'keep_dims' value { b: true } } }\n"
         SIZE("sx", "x", "", "DT_INT32") SIZE("sm", "m", "", "DT_INT32") DIV("d", "Div", "sx", "sm", "DT_INT32")
@@ -125,7 +122,7 @@ static void test_size_ratio(void **state)
     gn_report *r = gn_pt_new_report();
     assert_true(run_pass(g, r, NULL));
     /* no loops: the constants need no anchor, and the Size nodes go */
-    gn_pt_expect_graph(g, PH("x", UNK2) ICONST("ax", "dim { size: 1 }", "int_val: 1")
+    gn_pt_expect_graph(g, PH_SHAPE("x", UNK2) ICONST("ax", "dim { size: 1 }", "int_val: 1")
         "node { name: 'm' op: 'Mean' input: 'x' input: 'ax' attr { key: 'T' value { type: DT_FLOAT } } "
         "attr { key: 'Tidx' value { type: DT_INT32 } } attr { key: 'keep_dims' value { b: true } } }\n"
         CONSTV("d", "DT_INT32", "int_val", "10", "")
@@ -151,7 +148,7 @@ static void test_size_ratio(void **state)
 static void test_prod_then_ratio(void **state)
 {
     (void)state;
-    const char *text = PH("x", "dim { size: -1 } dim { size: 8 }") PH("z", "dim { size: -1 } dim { size: 8 }")
+    const char *text = PH_SHAPE("x", "dim { size: -1 } dim { size: 8 }") PH_SHAPE("z", "dim { size: -1 } dim { size: 8 }")
         "node { name: 'w' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
         "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 8 } dim { size: 4 } } float_val: 0.5 } } } }\n"
         "node { name: 'mm' op: 'MatMul' input: 'x' input: 'w' attr { key: 'T' value { type: DT_FLOAT } } }\n"
@@ -167,7 +164,7 @@ static void test_prod_then_ratio(void **state)
     gn_graph *orig = gn_pt_clone(g);
     gn_report *r = gn_pt_new_report();
     assert_true(run_pass(g, r, NULL));
-    gn_pt_expect_graph(g, PH("x", "dim { size: -1 } dim { size: 8 }") PH("z", "dim { size: -1 } dim { size: 8 }")
+    gn_pt_expect_graph(g, PH_SHAPE("x", "dim { size: -1 } dim { size: 8 }") PH_SHAPE("z", "dim { size: -1 } dim { size: 8 }")
         "node { name: 'w' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
         "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 8 } dim { size: 4 } } float_val: 0.5 } } } }\n"
         "node { name: 'mm' op: 'MatMul' input: 'x' input: 'w' attr { key: 'T' value { type: DT_FLOAT } } }\n"
@@ -207,7 +204,7 @@ static void test_prod_then_ratio(void **state)
 static void test_ratio_anchor(void **state)
 {
     (void)state;
-    const char *t = PH("x", UNK2)
+    const char *t = PH_SHAPE("x", UNK2)
         "node { name: 'e' op: 'Enter' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } "
         "attr { key: 'frame_name' value { s: 'f' } } }\n"
         "node { name: 'r' op: 'Relu' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n"
@@ -216,7 +213,7 @@ static void test_ratio_anchor(void **state)
     gn_pt_preserve(g, "d");
     gn_pt_preserve(g, "e");
     assert_true(run_pass(g, NULL, NULL));
-    gn_pt_expect_graph(g, PH("x", UNK2)
+    gn_pt_expect_graph(g, PH_SHAPE("x", UNK2)
         "node { name: 'e' op: 'Enter' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } "
         "attr { key: 'frame_name' value { s: 'f' } } }\n"
         "node { name: 'r' op: 'Relu' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "ops/registry.h"
+#include "opdef/registry.h"
 #include "passtest.h"
 
 /* ---- graphs and reports --------------------------------------------------------------------- */
@@ -147,13 +147,7 @@ void gn_pt_text_free(gn_pt_text *t)
     memset(t, 0, sizeof *t);
 }
 
-gn_graph *gn_pt_load_text(const char *text)
-{
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g);
-    if (s != GN_OK) fail_msg("load: %s", gn_graph_errmsg(g));
-    return g;
-}
+gn_graph *gn_pt_load_text(const char *text) { return gn_test_load_text(text, 1); }
 
 gn_graph *gn_pt_clone(const gn_graph *g)
 {
@@ -435,33 +429,28 @@ char *gn_pt_corpus_list(const char *dir)
 
 size_t gn_pt_read_manifest(gn_pt_golden *m, size_t max)
 {
-    char path[4096];
-    gn_test_data("golden/manifest.txt", path, sizeof path);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    char line[1024];
-    size_t n = 0;
-    gn_pt_golden *cur = NULL;
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = 0;
-        char a[512], b[512], c[512];
-        int k = sscanf(line, "%511s %511s %511s", a, b, c);
-        if (k < 1 || a[0] == '#') continue;
-        if (!strcmp(a, "model") && k >= 2 && n < max) {
-            cur = &m[n++];
-            memset(cur, 0, sizeof *cur);
-            snprintf(cur->name, sizeof cur->name, "%s", b);
-        } else if (cur && !strcmp(a, "graph") && k >= 2) {
-            snprintf(cur->graph, sizeof cur->graph, "%s", b);
-        } else if (cur && !strcmp(a, "feed") && k == 3 && cur->nf < 4) {
-            snprintf(cur->feed[cur->nf], sizeof cur->feed[0], "%s", b);
-            snprintf(cur->feed_file[cur->nf], sizeof cur->feed_file[0], "%s", c);
-            cur->nf++;
-        } else if (cur && !strcmp(a, "fetch") && k >= 2 && cur->nx < 4) {
-            snprintf(cur->fetch[cur->nx++], sizeof cur->fetch[0], "%s", b);
-        }
+    gn_test_manifest *man = malloc(sizeof *man);
+    char err[1024];
+    assert_non_null(man);
+    if (gn_test_read_manifest(man, err, sizeof err)) {
+        free(man);
+        fail_msg("%s", err);
     }
-    fclose(f);
+    size_t n = 0;
+    for (size_t i = 0; i < man->n && n < max; i++, n++) {
+        const gn_test_golden *g = &man->models[i];
+        gn_pt_golden *cur = &m[n];
+        memset(cur, 0, sizeof *cur);
+        snprintf(cur->name, sizeof cur->name, "%s", g->name);
+        snprintf(cur->graph, sizeof cur->graph, "%s", g->graph);
+        for (size_t k = 0; k < g->n_feeds && cur->nf < 4; k++, cur->nf++) {
+            snprintf(cur->feed[cur->nf], sizeof cur->feed[0], "%s", g->feeds[k].tensor);
+            snprintf(cur->feed_file[cur->nf], sizeof cur->feed_file[0], "%s", g->feeds[k].file);
+        }
+        for (size_t k = 0; k < g->n_fetches && cur->nx < 4; k++, cur->nx++)
+            snprintf(cur->fetch[cur->nx], sizeof cur->fetch[0], "%s", g->fetches[k].tensor);
+    }
+    free(man);
     return n;
 }
 
@@ -588,7 +577,7 @@ void gn_pt_check_same(const gn_graph *a, const gn_graph *b, const char *const *f
     }
 }
 
-const char *const gn_pt_corpus_models[] = {
+const char *const gn_pt_corpus_models[GN_PT_CORPUS_MODELS] = {
     "ARM-software__ML-KWS-for-MCU/Pretrained_models__DS_CNN__DS_CNN_S.pb",
     "ARM-software__ML-KWS-for-MCU/Pretrained_models__CRNN__CRNN_S.pb",
     "ARM-software__ML-KWS-for-MCU/Pretrained_models__LSTM__LSTM_S.pb",
@@ -633,6 +622,8 @@ const char *const gn_pt_corpus_models[] = {
     "tensorflow__tensorflow/tensorflow__core__ir__importexport__tests__roundtrip__test10.pbtxt",
 };
 const size_t gn_pt_corpus_model_count = sizeof gn_pt_corpus_models / sizeof gn_pt_corpus_models[0];
+/* every entry given (an initializer shorter than the bound would leave NULLs) */
+_Static_assert(sizeof(gn_pt_corpus_models) / sizeof gn_pt_corpus_models[0] == GN_PT_CORPUS_MODELS, "corpus list");
 
 bool gn_pt_golden_open(const gn_pt_golden *m, gn_graph **g, gn_tensor *feeds, const char **fn, const char **xn,
                        bool preserve)

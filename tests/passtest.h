@@ -35,6 +35,16 @@ void gn_pt_krelease(gn__tensor *t, uint32_t n);
 void gn_pt_kexpect_error(gn_graph *g, const gn__tensor *in, uint32_t n_in, uint32_t n_out, gn_status code,
                          const char *msg);
 
+/* ---- graph text pieces (pbtxt) the suites build graphs from --------------------------------- */
+#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
+/* a float32 Placeholder, without and with a shape ("dim { size: 2 } dim { size: 3 }") */
+#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+#define PH_SHAPE(n, shape)                                                                                         \
+    "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } "                       \
+    "attr { key: 'shape' value { shape { " shape " } } } }\n"
+/* a float32 op of one input */
+#define UN(n, op, in) "node { name: '" n "' op: '" op "' input: '" in "' " TF "}\n"
+
 /* ---- graphs and reports --------------------------------------------------------------------- */
 gn_graph *gn_pt_load_text(const char *text);
 /* Graph text built piece by piece (the buffer grows; start from {0}). */
@@ -93,11 +103,15 @@ uint32_t gn_pt_live_total(const gn_graph *g);
 void gn_pt_check_valid(gn_graph *g, const char *what);
 /* The corpus models under dir, one "./relative/path" a line, sorted; free() it. */
 char *gn_pt_corpus_list(const char *dir);
-/* Every corpus model (paths under GN_CORPUS_DIR) the pass suites run over. */
-extern const char *const gn_pt_corpus_models[];
+/* Every corpus model (paths under GN_CORPUS_DIR) the suites run over (pass
+ * suites, optimize_diff); the one list (passtest.c). */
+#define GN_PT_CORPUS_MODELS 42
+extern const char *const gn_pt_corpus_models[GN_PT_CORPUS_MODELS];
 extern const size_t gn_pt_corpus_model_count;
 
-/* Golden models (tests/data/golden/manifest.txt). */
+/* Golden models (tests/data/golden/manifest.txt, read by gn_test_read_manifest;
+ * a manifest that does not parse fails the test), with at most 4 feeds and
+ * fetches each. */
 typedef struct gn_pt_golden {
     char name[512], graph[512];
     char feed[4][512], feed_file[4][512];

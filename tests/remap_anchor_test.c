@@ -16,9 +16,6 @@
 #include "testutil.h"
 #include "passtest.h"
 
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
-#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
-#define UN(n, op, x) "node { name: '" n "' op: '" op "' input: '" x "' " TF "}\n"
 #define BIN(n, op, a, b) "node { name: '" n "' op: '" op "' input: '" a "' input: '" b "' " TF "}\n"
 
 static void test_no_anchor_no_shapes(void **state)

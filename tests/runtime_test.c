@@ -23,23 +23,6 @@
 #define DT_HALF 19
 
 /* ---- helpers ---------------------------------------------------------------------------- */
-static gn_graph *load_text(const char *text)
-{
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g);
-    if (s != GN_OK) fail_msg("load: %s", gn_graph_errmsg(g));
-    return g;
-}
-
-static gn_graph *load_corpus(const char *rel)
-{
-    char path[2048];
-    if (!gn_test_corpus(rel, path, sizeof path)) return NULL;
-    gn_graph *g = NULL;
-    if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("load %s: %s", rel, gn_graph_errmsg(g));
-    return g;
-}
-
 static gn_session *new_session(const gn_graph *g, uint64_t seed)
 {
     gn_session_options o;
@@ -76,7 +59,7 @@ static void expect_run_error(gn_session *s, const char *const *fn, const gn_tens
 static void test_addition(void **state)
 {
     (void)state;
-    gn_graph *g = load_corpus("tensorflow__rust/examples__addition__model.pb");
+    gn_graph *g = gn_test_load_corpus("tensorflow__rust/examples__addition__model.pb");
     if (!g) skip();
     gn_session *s = new_session(g, 0);
     int32_t x = 3, y = 39;
@@ -102,7 +85,7 @@ static void test_addition(void **state)
 static void test_errors(void **state)
 {
     (void)state;
-    gn_graph *g = load_corpus("tensorflow__rust/examples__addition__model.pb");
+    gn_graph *g = gn_test_load_corpus("tensorflow__rust/examples__addition__model.pb");
     if (!g) skip();
     gn_session *s = new_session(g, 0);
     int32_t x = 1, y = 2;
@@ -143,8 +126,8 @@ static void test_errors(void **state)
 static void test_backend_names(void **state)
 {
     (void)state;
-    gn_graph *g = load_text("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
-                            "'value' value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 2 } } } }\n");
+    gn_graph *g = gn_test_load_text("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
+                            "'value' value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 2 } } } }\n", 1);
     gn_session_options o;
     gn_session_options_init(&o);
     assert_string_equal(o.backend, "cpu");
@@ -191,13 +174,13 @@ static void test_backend_names(void **state)
 static void test_unsupported_before_running(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
+    gn_graph *g = gn_test_load_text(
         "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
         "node { name: 's' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
         "tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } int_val: 7 } } } }\n"
         "node { name: 'r' op: 'Reshape' input: 'x' input: 's' attr { key: 'T' value { type: DT_FLOAT } } }\n"
         "node { name: 'p' op: 'MyCustomParse' input: 'r' }\n"
-        "node { name: 'ok' op: 'Identity' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+        "node { name: 'ok' op: 'Identity' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n", 1);
     gn_session *s = new_session(g, 0);
     float v[3] = {1, 2, 3};
     int64_t d = 3;
@@ -222,11 +205,11 @@ static void test_unsupported_before_running(void **state)
 static void test_feed_cut(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
+    gn_graph *g = gn_test_load_text(
         "node { name: 'w' op: 'Placeholder' attr { key: 'dtype' value { type: DT_STRING } } }\n"
         "node { name: 'front' op: 'MyDecoder' input: 'w' }\n"
         "node { name: 'y0' op: 'Identity' input: 'front' attr { key: 'T' value { type: DT_FLOAT } } }\n"
-        "node { name: 'y' op: 'Identity' input: 'front:1' attr { key: 'T' value { type: DT_INT32 } } }\n");
+        "node { name: 'y' op: 'Identity' input: 'front:1' attr { key: 'T' value { type: DT_INT32 } } }\n", 1);
     gn_session *s = new_session(g, 0);
     int32_t v[2] = {5, 6};
     int64_t d = 2;
@@ -334,7 +317,7 @@ static void check_fc(const gn_graph *g, const float *x, int64_t B, const gn_tens
 static void test_fc_layers_and_plan(void **state)
 {
     (void)state;
-    gn_graph *g = load_corpus("onnx__tensorflow-onnx/tests__models__fc-layers__frozen.pb");
+    gn_graph *g = gn_test_load_corpus("onnx__tensorflow-onnx/tests__models__fc-layers__frozen.pb");
     if (!g) skip();
     gn_session *s = new_session(g, 0);
     enum { B = 3 };
@@ -424,12 +407,12 @@ static void test_fc_layers_and_plan(void **state)
 static void test_plan_data_dependent(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
+    gn_graph *g = gn_test_load_text(
         "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_BOOL } } }\n"
         "node { name: 'w' op: 'Where' input: 'x' attr { key: 'T' value { type: DT_BOOL } } }\n"
         "node { name: 'c' op: 'Cast' input: 'w' attr { key: 'SrcT' value { type: DT_INT64 } } attr { key: 'DstT' value "
         "{ type: DT_FLOAT } } }\n"
-        "node { name: 'y' op: 'AddV2' input: 'c' input: 'c' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+        "node { name: 'y' op: 'AddV2' input: 'c' input: 'c' attr { key: 'T' value { type: DT_FLOAT } } }\n", 1);
     gn_session *s = new_session(g, 0);
     bool x[8] = {0, 1, 0, 0, 0, 0, 1, 0};
     int64_t d = 8;
@@ -464,7 +447,7 @@ static void test_plan_data_dependent(void **state)
 static void test_ds_cnn_from_mfcc(void **state)
 {
     (void)state;
-    gn_graph *g = load_corpus("ARM-software__ML-KWS-for-MCU/Pretrained_models__DS_CNN__DS_CNN_S.pb");
+    gn_graph *g = gn_test_load_corpus("ARM-software__ML-KWS-for-MCU/Pretrained_models__DS_CNN__DS_CNN_S.pb");
     if (!g) skip();
     gn_session *s = new_session(g, 0);
     float m[49 * 10];

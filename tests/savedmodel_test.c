@@ -13,7 +13,7 @@
 #include "grapnel/grapnel.h"
 #include "graph/ir.h"
 #include "io/bundle.h"
-#include "io/savedmodel_impl.h"
+#include "io/savedmodel.h"
 #include "testutil.h"
 
 #define DT_FLOAT 1
@@ -21,14 +21,6 @@
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- helpers ------------------------------------------------------------------------- */
-static gn_graph *load(const char *dir)
-{
-    gn_graph *g = NULL;
-    gn_status s = gn_graph_load(dir, NULL, &g);
-    if (s != GN_OK) fail_msg("%s: %s", dir, g ? gn_graph_errmsg(g) : "no graph");
-    return g;
-}
-
 static bool corpus(const char *rel, char *out, size_t n)
 {
     if (!gn_test_corpus(rel, out, n)) {
@@ -127,7 +119,7 @@ static void test_corpus_loads(void **state)
         char dir[2048];
         if (!corpus(c->rel, dir, sizeof dir)) continue;
         seen++;
-        gn_graph *g = load(dir);
+        gn_graph *g = gn_test_load(dir);
         assert_string_equal(gn_graph_tags(g), c->tags);
         assert_int_equal(gn_graph_signature_count(g), c->n_sig);
         char keys[1024] = "";
@@ -170,7 +162,7 @@ static void test_signature_args_and_assets(void **state)
                 "tf2_cpu__00000123",
                 dir, sizeof dir))
         return;
-    gn_graph *g = load(dir);
+    gn_graph *g = gn_test_load(dir);
     assert_string_equal(gn_graph_default_signature(g), "serving_default");
     assert_string_equal(gn_graph_signature_method(g, "serving_default"), "tensorflow/serving/predict");
     assert_null(gn_graph_signature_method(g, "nope"));
@@ -199,7 +191,7 @@ static void test_signature_args_and_assets(void **state)
     if (!corpus("tensorflow__tensorflow/tensorflow__cc__saved_model__testdata__half_plus_two_pbtxt__00000123", dir,
                 sizeof dir))
         return;
-    g = load(dir);
+    g = gn_test_load(dir);
     assert_int_equal(gn_graph_asset_count(g), 1);
     assert_string_equal(gn_graph_asset_filename(g, 0), "foo.txt");
     assert_string_equal(gn_graph_asset_tensor(g, 0), "Const:0");
@@ -311,7 +303,7 @@ static void test_freeze_matches_tensorflow(void **state)
         snprintf(rel, sizeof rel, "savedmodel/%s/%s", GOLDEN[i].name, GOLDEN[i].sig);
         gn_test_data(rel, gdir, sizeof gdir);
         snprintf(label, sizeof label, "%s/%s", GOLDEN[i].name, GOLDEN[i].sig);
-        gn_graph *g = load(dir);
+        gn_graph *g = gn_test_load(dir);
         run_golden(g, GOLDEN[i].sig, gdir, label, GOLDEN[i].tol);
         gn_graph_free(g);
     }
@@ -331,7 +323,7 @@ static void test_freeze_keras3_loop_variables(void **state)
     char dir[2048], gdir[2048];
     gn_test_data("savedmodel_keras3", dir, sizeof dir);
     gn_test_data("savedmodel_keras3/serving_default", gdir, sizeof gdir);
-    gn_graph *g = load(dir);
+    gn_graph *g = gn_test_load(dir);
     run_golden(g, "serving_default", gdir, "keras3/serving_default", 1e-5);
     gn_graph *fz = NULL;
     assert_int_equal(gn_graph_freeze(g, "serving_default", &fz), GN_OK);
@@ -379,7 +371,7 @@ static void test_freeze_sparse_inputs_matches_tensorflow(void **state)
                 sizeof dir))
         skip();
     gn_test_data("savedmodel/transform_fn/transform_signature", gdir, sizeof gdir);
-    gn_graph *g = load(dir), *fz = NULL;
+    gn_graph *g = gn_test_load(dir), *fz = NULL;
     if (gn_graph_freeze(g, sig, &fz) != GN_OK) fail_msg("freeze: %s", gn_graph_errmsg(g));
     assert_int_equal(gn_graph_validate(fz), GN_OK);
     const Tensorflow__SignatureDef *sd = gn__savedmodel_signature(g, sig);
@@ -451,7 +443,7 @@ static void test_half_plus_two_exact(void **state)
     for (size_t i = 0; i < 3; i++) {
         char dir[2048];
         if (!corpus(rels[i], dir, sizeof dir)) continue;
-        gn_graph *g = load(dir), *fz = NULL;
+        gn_graph *g = gn_test_load(dir), *fz = NULL;
         if (gn_graph_freeze(g, NULL, &fz) != GN_OK) fail_msg("%s: %s", rels[i], gn_graph_errmsg(g));
         gn_signature_arg in, out;
         assert_int_equal(gn_graph_signature_arg(g, "serving_default", 0, 0, &in), GN_OK);
@@ -491,7 +483,7 @@ static void test_half_plus_two_tf2_optimized(void **state)
     (void)state;
     char dir[2048];
     if (!corpus(HP2_TF2, dir, sizeof dir)) skip();
-    gn_graph *g = load(dir), *fz = NULL;
+    gn_graph *g = gn_test_load(dir), *fz = NULL;
     if (gn_graph_freeze(g, NULL, &fz) != GN_OK) fail_msg("%s", gn_graph_errmsg(g));
     gn_signature_arg in, out;
     assert_int_equal(gn_graph_signature_arg(g, "serving_default", 0, 0, &in), GN_OK);
@@ -581,7 +573,7 @@ static void test_corpus_cannot(void **state)
         char dir[2048], want[4096];
         if (!corpus(c->rel, dir, sizeof dir)) continue;
         snprintf(want, sizeof want, c->msg, dir);
-        gn_graph *g = load(dir), *fz = NULL;
+        gn_graph *g = gn_test_load(dir), *fz = NULL;
         gn_status s = gn_graph_freeze(g, c->sig, &fz);
         if (c->stage == 0) {
             expect_msg(s, c->code, gn_graph_errmsg(g), want);
@@ -670,7 +662,7 @@ static const char *bad_sig_dir(void)
 static void test_bad_signatures(void **state)
 {
     (void)state;
-    gn_graph *g = load(bad_sig_dir()), *fz = NULL;
+    gn_graph *g = gn_test_load(bad_sig_dir()), *fz = NULL;
     expect_msg(gn_graph_freeze(g, NULL, &fz), GN_ERR_NOT_FOUND, gn_graph_errmsg(g),
                "signature 'serving_default': output 'y' names tensor 'nope:0', which is not in the graph");
     assert_null(fz);
@@ -716,7 +708,7 @@ static void test_missing_variables(void **state)
     snprintf(p, sizeof p, "%s/saved_model.pbtxt", src);
     snprintf(q, sizeof q, "%s/saved_model.pbtxt", d);
     copy_file(p, q);
-    gn_graph *g = load(d), *fz = NULL;
+    gn_graph *g = gn_test_load(d), *fz = NULL;
     char want[4096];
     snprintf(want, sizeof want,
              "%s/variables/variables.index: no such file (freezing signature 'serving_default': variable 'a' needs "
@@ -734,7 +726,7 @@ static void test_missing_variables(void **state)
     snprintf(p, sizeof p, "%s/variables/variables.index", src);
     snprintf(q, sizeof q, "%s/variables/variables.index", d);
     copy_file(p, q);
-    g = load(d);
+    g = gn_test_load(d);
     size_t nv = 0;
     assert_int_equal(gn_graph_variable_count(g, &nv), GN_OK);   /* the index alone lists them */
     assert_int_equal(nv, 3);
@@ -757,7 +749,7 @@ static void test_missing_variables(void **state)
     assert_int_equal(nv, 3);
     gn_graph_free(g);
     /* a graph loaded after that looks anew: no index, no variables */
-    g = load(d);
+    g = gn_test_load(d);
     assert_int_equal(gn_graph_variable_count(g, &nv), GN_OK);
     assert_int_equal(nv, 0);
     gn_graph_free(g);
@@ -842,7 +834,7 @@ static void test_resource_readers_and_restore_keys(void **state)
     assert_int_equal(gn__bundle_writer_add(bw, "weights", &tw, &err), GN_OK);
     if (gn__bundle_writer_finish(bw, &err) != GN_OK) fail_msg("%s", err.msg);
 
-    gn_graph *g = load(d), *fz = NULL;
+    gn_graph *g = gn_test_load(d), *fz = NULL;
     if (gn_graph_freeze(g, NULL, &fz) != GN_OK) fail_msg("%s", gn_graph_errmsg(g));
     /* the rewritten nodes */
     static const char *const want[][2] = {{"emb", "Const"},    {"emb_id", "Identity"}, {"g", "GatherV2"},
@@ -895,7 +887,7 @@ static void test_resource_readers_and_restore_keys(void **state)
     snprintf(p, sizeof p, "%s/saved_model.pbtxt", d);
     write_text(p, text);
     free(text);
-    g = load(d);
+    g = gn_test_load(d);
     gn_status st = gn_graph_freeze(g, NULL, &fz);
     assert_int_equal(st, GN_ERR_NOT_FOUND);
     if (strncmp(gn_graph_errmsg(g), "freezing signature 'serving_default': variable 'emb': ", 54) != 0 ||
@@ -922,7 +914,7 @@ static void test_table_frozen_graph(void **state)
     (void)state;
     char dir[2048];
     if (!corpus(STATIC_TABLE, dir, sizeof dir)) skip();
-    gn_graph *g = load(dir), *fz = NULL;
+    gn_graph *g = gn_test_load(dir), *fz = NULL;
     if (gn_graph_freeze(g, NULL, &fz) != GN_OK) fail_msg("%s", gn_graph_errmsg(g));
     size_t n_table = 0, n_init = 0, n_find = 0;
     for (size_t i = 0; i < gn_graph_node_count(fz); i++) {
@@ -997,7 +989,7 @@ static void test_table_asset_missing(void **state)
         snprintf(q, sizeof q, "%s/variables/%s", d, files[k]);
         copy_file(p, q);
     }
-    gn_graph *g = load(d), *fz = NULL;
+    gn_graph *g = gn_test_load(d), *fz = NULL;
     char want[4096];
     snprintf(want, sizeof want,
              "freezing signature 'serving_default': table initializer "
@@ -1080,7 +1072,7 @@ static void test_cli(void **state)
     assert_int_equal(cli(&out, "freeze '%s' -o '%s' --signature regress_x2_to_y3%s", dir, pb, ""), 0);
     expect_has(out, "  feed  inputs: regress_x2_to_y3_inputs:0\n  fetch outputs: StatefulPartitionedCall_2:0\n");
     free(out);
-    gn_graph *g = load(pb);
+    gn_graph *g = gn_test_load(pb);
     assert_int_equal(gn_graph_signature_count(g), 0);
     gn_graph_free(g);
     char gdir2[2048];
@@ -1118,7 +1110,7 @@ static void test_cli(void **state)
     const char *osm = tmp("hp2_opt_sm");
     assert_int_equal(cli(&out, "optimize '%s' -o '%s' --signature regress_x2_to_y3%s", dir, osm, ""), 0);
     free(out);
-    g = load(osm);
+    g = gn_test_load(osm);
     assert_int_equal(gn_graph_signature_count(g), 1);
     assert_string_equal(gn_graph_signature_key(g, 0), "regress_x2_to_y3");
     gn_graph_free(g);

@@ -14,8 +14,8 @@
 #include "grapnel/runtime.h"
 #include "grapnel/save.h"
 #include "io/bundle.h"
-#include "io/farmhash.h"
-#include "io/highwayhash.h"
+#include "common/farmhash.h"
+#include "common/highwayhash.h"
 #include "io/riegeli.h"
 #include "io/savedmodel_chunked.h"
 #include "tensorflow/tools/proto_splitter/chunk.pb-c.h"
@@ -54,21 +54,6 @@ static char *cat(const char *a, const char *b)
     char *r = buf[k++ % 8];
     PATHF(r, 1024, "%s/%s", a, b);
     return r;
-}
-
-static gn_graph *load(const char *path)
-{
-    gn_graph *g = NULL;
-    if (gn_graph_load(path, NULL, &g) != GN_OK) fail_msg("load %s: %s", path, g ? gn_graph_errmsg(g) : "?");
-    return g;
-}
-
-static gn_graph *load_text(const char *text)
-{
-    gn_graph *g = NULL;
-    if (gn_graph_load_buffer(text, strlen(text), "t.pbtxt", NULL, &g) != GN_OK)
-        fail_msg("load: %s", g ? gn_graph_errmsg(g) : "?");
-    return g;
 }
 
 static void opts_parse(gn_save_options *o, const char *text)
@@ -173,9 +158,9 @@ static void expect_same_signatures(gn_graph *a, gn_graph *b, const char *what)
 /* ---- round trip: load, save, load ------------------------------------------------------ */
 static void roundtrip_one(const char *src, const char *dir)
 {
-    gn_graph *a = load(src);
+    gn_graph *a = gn_test_load(src);
     save_ok(a, dir, NULL, NULL);
-    gn_graph *b = load(dir);
+    gn_graph *b = gn_test_load(dir);
     assert_int_equal(gn_graph_node_count(a), gn_graph_node_count(b));
     /* the same GraphDef, up to the order of map entries (written sorted) */
     size_t na, nb;
@@ -336,7 +321,7 @@ static void check_case(tfcase *c, char **outputs, size_t nout, const char *base)
     } else {
         gn_test_data(c->src, src, sizeof src);
     }
-    gn_graph *g = load(src);
+    gn_graph *g = gn_test_load(src);
     gn_save_params p;
     gn_save_params_init(&p);
     p.feeds = c->feeds;
@@ -365,7 +350,7 @@ static void check_case(tfcase *c, char **outputs, size_t nout, const char *base)
                      fpc->saved_model_checksum, c->checksum);
         assert_int_equal(fpc->version->producer, 2);
         tensorflow__fingerprint_def__free_unpacked(fpc, NULL);
-        gn_graph *saved = load(dir);
+        gn_graph *saved = gn_test_load(dir);
         assert_string_equal(gn_graph_tags(saved), c->tags);
         gn_graph_free(saved);
         gn_graph_free(g);
@@ -389,7 +374,7 @@ static void check_case(tfcase *c, char **outputs, size_t nout, const char *base)
     tensorflow__fingerprint_def__free_unpacked(fp, NULL);
     assert_true(c->v1_ok);
     assert_true(c->v2_ok);
-    gn_graph *saved = load(dir);
+    gn_graph *saved = gn_test_load(dir);
     assert_string_equal(gn_graph_tags(saved), c->tags);
     for (size_t i = 0; i < nout; i++) run_output(c, saved, outputs[i], base);
     gn_graph_free(saved);
@@ -481,14 +466,14 @@ static gn_save_params fetch_params(const char *const *fetches, size_t n)
 static void test_sparse_signature_arg(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(
+    gn_graph *g = gn_test_load_text(
         "node { name: 'i' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT64 } }\n"
         "  attr { key: 'shape' value { shape { dim { size: -1 } dim { size: 2 } } } } }\n"
         "node { name: 'v' op: 'Placeholder' attr { key: 'dtype' value { type: DT_STRING } }\n"
         "  attr { key: 'shape' value { shape { dim { size: -1 } } } } }\n"
         "node { name: 's' op: 'Placeholder' attr { key: 'dtype' value { type: DT_INT64 } }\n"
         "  attr { key: 'shape' value { shape { dim { size: 2 } } } } }\n"
-        "node { name: 'y' op: 'Identity' input: 'v' attr { key: 'T' value { type: DT_STRING } } }\n");
+        "node { name: 'y' op: 'Identity' input: 'v' attr { key: 'T' value { type: DT_STRING } } }\n", 1);
     const char *feeds[] = {"words=v:0,i:0,s"};
     const char *fetch[] = {"out=y"};
     gn_save_params p = fetch_params(fetch, 1);
@@ -512,7 +497,7 @@ static void test_sparse_signature_arg(void **state)
     assert_int_equal(ti->tensor_shape->dim[1]->size, -1);
     tensorflow__saved_model__free_unpacked(sm, NULL);
     /* the loader's view: the values tensor, and the other two */
-    gn_graph *r = load(d);
+    gn_graph *r = gn_test_load(d);
     gn_signature_arg a;
     const char *ind = NULL, *shp = NULL;
     assert_int_equal(gn_graph_signature_arg(r, "serving_default", 0, 0, &a), GN_OK);
@@ -535,7 +520,7 @@ static void test_sparse_signature_arg(void **state)
 static void test_namespace_whitelist(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(NS_GRAPH);
+    gn_graph *g = gn_test_load_text(NS_GRAPH, 1);
     const char *fetch[] = {"y"};
     gn_save_params p = fetch_params(fetch, 1);
     save_fails(g, tmp("ns_other"), "{'namespace_whitelist': ['Other', 'More']}", &p, GN_ERR_ARG,
@@ -550,10 +535,10 @@ static void test_namespace_whitelist(void **state)
     assert_true(same_file(cat(d1, "saved_model.pb"), cat(d2, "saved_model.pb")));
     gn_graph_free(g);
     /* inside a function body; the namespace is the text before the first '>' */
-    g = load_text("node { name: 'y' op: 'F' }\n"
+    g = gn_test_load_text("node { name: 'y' op: 'F' }\n"
                   "library { function { signature { name: 'F' output_arg { name: 'o' type: DT_FLOAT } }\n"
                   "  node_def { name: 'k' op: 'Test>>A>CustomOp' attr { key: 'T' value { type: DT_FLOAT } } }\n"
-                  "  ret { key: 'o' value: 'k:0' } } }\n");
+                  "  ret { key: 'o' value: 'k:0' } } }\n", 1);
     save_fails(g, tmp("ns_fn"), "{'namespace_whitelist': ['Test>']}", &p, GN_ERR_ARG,
                "namespace_whitelist: op 'Test>>A>CustomOp' (node 'k' in function 'F') is in namespace 'Test', which is not in ['Test>']");
     save_ok(g, tmp("ns_fn_ok"), "{'namespace_whitelist': ['Test']}", &p);
@@ -563,7 +548,7 @@ static void test_namespace_whitelist(void **state)
 static void test_signature_from_feeds_and_fetches(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(NS_GRAPH);
+    gn_graph *g = gn_test_load_text(NS_GRAPH, 1);
     const char *fetch[] = {"c:0", "y"};
     gn_save_params p = fetch_params(fetch, 2);
     char *d = tmp("sig");
@@ -591,7 +576,7 @@ static void test_signature_from_feeds_and_fetches(void **state)
     tensorflow__saved_model__free_unpacked(sm, NULL);
     gn_graph_free(g);
     /* without T: DT_INVALID; keys replace '/' and add the output index */
-    g = load_text("node { name: 'a/b' op: 'Mystery' }\n");
+    g = gn_test_load_text("node { name: 'a/b' op: 'Mystery' }\n", 1);
     const char *f2[] = {"a/b:1"};
     p = fetch_params(f2, 1);
     d = tmp("sig2");
@@ -614,12 +599,12 @@ static void test_signature_from_feeds_and_fetches(void **state)
 static void test_save_debug_info(void **state)
 {
     (void)state;
-    gn_graph *g = load_text("node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
+    gn_graph *g = gn_test_load_text("node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
                             "node { name: 'y' op: 'F' input: 'x' }\n"
                             "library { function { signature { name: 'F' input_arg { name: 'i' type: DT_FLOAT }\n"
                             "    output_arg { name: 'o' type: DT_FLOAT } }\n"
                             "  node_def { name: 'n' op: 'Neg' input: 'i' attr { key: 'T' value { type: DT_FLOAT } } }\n"
-                            "  ret { key: 'o' value: 'n:y:0' } } }\n");
+                            "  ret { key: 'o' value: 'n:y:0' } } }\n", 1);
     const char *fetch[] = {"y"};
     gn_save_params p = fetch_params(fetch, 1);
     char *d0 = tmp("dbg_off");
@@ -648,7 +633,7 @@ static void test_function_aliases(void **state)
     (void)state;
     char src[1024];
     if (!gn_test_corpus(HP2_TF2, src, sizeof src)) skip();
-    gn_graph *g = load(src);
+    gn_graph *g = gn_test_load(src);
     char *d = tmp("alias");
     save_ok(g, d, "{'function_aliases': {'serve_fn': '__inference_signature_wrapper_predict_245', "
                   "'other': '__inference_classify_xy_195'}}", NULL);
@@ -700,7 +685,7 @@ static void test_debug_stripper(void **state)
         "    attr { key: 'T' value { list { type: DT_FLOAT } } } }\n"
         "  node_def { name: 'n' op: 'Neg' input: 'i' input: '^as' attr { key: 'T' value { type: DT_FLOAT } } }\n"
         "  ret { key: 'o' value: 'n:y:0' } } }\n";
-    gn_graph *g = load_text(text);
+    gn_graph *g = gn_test_load_text(text, 1);
     const char *fetch[] = {"y", "z"};
     gn_save_params p = fetch_params(fetch, 2);
     char *d0 = tmp("strip_off"), *d1 = tmp("strip_on");
@@ -726,7 +711,7 @@ static void test_debug_stripper(void **state)
     tensorflow__saved_model__free_unpacked(s0, NULL);
     tensorflow__saved_model__free_unpacked(s1, NULL);
     /* the stripped SavedModel computes the same */
-    gn_graph *b = load(d1);
+    gn_graph *b = gn_test_load(d1);
     gn_session *s = NULL;
     assert_int_equal(gn_session_new(b, NULL, &s), GN_OK);
     float xv[2] = {1.5f, -2.0f};
@@ -772,7 +757,7 @@ static void test_io_device(void **state)
     (void)state;
     char src[1024];
     if (!gn_test_corpus(HP2_TF2, src, sizeof src)) skip();
-    gn_graph *g = load(src);
+    gn_graph *g = gn_test_load(src);
     const char *dev = "/job:localhost/replica:0/task:0/device:CPU:0";
     char *d0 = tmp("io_off"), *d1 = tmp("io_on");
     save_ok(g, d0, NULL, NULL);
@@ -839,7 +824,7 @@ static void test_variable_policy(void **state)
     if (!gn_test_corpus(HP2_TF2, src, sizeof src)) skip();
     char *with_dev = tmp("vp_src");
     make_variable_with_device(src, with_dev);
-    gn_graph *g = load(with_dev);
+    gn_graph *g = gn_test_load(with_dev);
     static const char *const pol[] = {"None", "'save_variable_devices'", "VariablePolicy.EXPAND_DISTRIBUTED_VARIABLES"};
     for (int k = 0; k < 3; k++) {
         char opts[128], name[32];
@@ -862,12 +847,12 @@ static void test_variable_policy(void **state)
 static void test_custom_gradients(void **state)
 {
     (void)state;
-    gn_graph *g = load_text("node { name: 'y' op: 'G' }\n"
+    gn_graph *g = gn_test_load_text("node { name: 'y' op: 'G' }\n"
                             "library { function { signature { name: 'G' output_arg { name: 'o' type: DT_FLOAT } }\n"
                             "  node_def { name: 'k' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } }\n"
                             "    attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } }\n"
                             "  ret { key: 'o' value: 'k:output:0' } }\n"
-                            "  registered_gradients { gradient_func: 'G' registered_op_type: 'MyCustomGrad' } }\n");
+                            "  registered_gradients { gradient_func: 'G' registered_op_type: 'MyCustomGrad' } }\n", 1);
     const char *fetch[] = {"y"};
     gn_save_params p = fetch_params(fetch, 1);
     char *d1 = tmp("cg_on"), *d0 = tmp("cg_off");
@@ -889,7 +874,7 @@ static void test_custom_gradients(void **state)
 static void test_image_format_small_model(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(NS_GRAPH);
+    gn_graph *g = gn_test_load_text(NS_GRAPH, 1);
     const char *fetch[] = {"y"};
     gn_save_params p = fetch_params(fetch, 1);
     char *d0 = tmp("img_off"), *d1 = tmp("img_on");
@@ -1002,7 +987,7 @@ static void test_image_format_chunked(void **state)
     (void)state;
     char src[1024];
     gn_test_data("golden/cnn_bn_residual.pb", src, sizeof src);
-    gn_graph *g = load(src);
+    gn_graph *g = gn_test_load(src);
     const char *fetch[] = {"Identity:0"};
     gn_save_params p = fetch_params(fetch, 1);
     char *d0 = tmp("cpb_off"), *d1 = tmp("cpb_on");
@@ -1066,7 +1051,7 @@ static void test_image_format_chunked(void **state)
     tensorflow__fingerprint_def__free_unpacked(fp, NULL);
     free(fb);
     /* and it loads and runs like the plain one */
-    gn_graph *g0 = load(d0), *g1 = load(d1);
+    gn_graph *g0 = gn_test_load(d0), *g1 = gn_test_load(d1);
     size_t s0, s1;
     unsigned char *b0 = serialize(g0, &s0), *b1 = serialize(g1, &s1);
     assert_int_equal(s0, s1);
@@ -1154,7 +1139,7 @@ static void test_skip_saver(void **state)
     (void)state;
     char src[1024];
     if (!gn_test_corpus(HP2_TF1, src, sizeof src)) skip();
-    gn_graph *g = load(src);
+    gn_graph *g = gn_test_load(src);
     char *d0 = tmp("skip_off"), *d1 = tmp("skip_on");
     save_ok(g, d0, NULL, NULL);
     save_ok(g, d1, "{'experimental_skip_saver': True}", NULL);
@@ -1199,7 +1184,7 @@ static void test_skip_saver_keeps_collection_nodes(void **state)
                         "1646034756",
                         src, sizeof src))
         skip();
-    gn_graph *g = load(src);
+    gn_graph *g = gn_test_load(src);
     char *d0 = tmp("skipc_off"), *d1 = tmp("skipc_on");
     save_ok(g, d0, NULL, NULL);
     save_ok(g, d1, "{'experimental_skip_saver': True}", NULL);
@@ -1288,7 +1273,7 @@ static void test_sharding_callback(void **state)
     (void)state;
     char src[1024];
     if (!gn_test_corpus(HP2_TF2, src, sizeof src)) skip();
-    gn_graph *g = load(src);
+    gn_graph *g = gn_test_load(src);
     char *d0 = tmp("shard_default"), *d1 = tmp("shard_task"), *d2 = tmp("shard_big");
     save_ok(g, d0, NULL, NULL);
     save_ok(g, d1, "{'experimental_sharding_callback': tf.train.experimental.ShardByTaskPolicy()}", NULL);
@@ -1319,7 +1304,7 @@ static void test_max_shard_size_like_tensorflow(void **state)
     char plain[1024], want[1024];
     gn_test_data("savedmodel_sharding/plain", plain, sizeof plain);
     gn_test_data("savedmodel_sharding/max_shard_200/variables", want, sizeof want);
-    gn_graph *g = load(plain);
+    gn_graph *g = gn_test_load(plain);
     char *d = tmp("shard_200");
     save_ok(g, d, "{'experimental_sharding_callback': tf.train.experimental.MaxShardSizePolicy(200)}", NULL);
     char got_names[2048], want_names[2048];
@@ -1332,7 +1317,7 @@ static void test_max_shard_size_like_tensorflow(void **state)
     for (char *f = strtok_r(got_names, " ", &save); f; f = strtok_r(NULL, " ", &save))
         if (!same_file(cat(vdir, f), cat(want, f))) fail_msg("variables/%s differs from TensorFlow's", f);
     /* and reads back: every variable the same as the plain checkpoint's */
-    gn_graph *g2 = load(d);
+    gn_graph *g2 = gn_test_load(d);
     size_t n0 = 0, n1 = 0;
     assert_int_equal(gn_graph_variable_count(g, &n0), GN_OK);
     assert_int_equal(gn_graph_variable_count(g2, &n1), GN_OK);
@@ -1380,7 +1365,7 @@ static void test_max_shard_size_like_tensorflow(void **state)
 static void test_extra_tags(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(NS_GRAPH);
+    gn_graph *g = gn_test_load_text(NS_GRAPH, 1);
     const char *fetch[] = {"y"};
     gn_save_params p = fetch_params(fetch, 1);
     p.tags = "serve,tpu";
@@ -1450,7 +1435,7 @@ static void test_options_text(void **state)
 static void test_failures_leave_nothing(void **state)
 {
     (void)state;
-    gn_graph *g = load_text(NS_GRAPH);
+    gn_graph *g = gn_test_load_text(NS_GRAPH, 1);
     const char *fetch[] = {"y"};
     gn_save_params p = fetch_params(fetch, 1);
     /* a directory that cannot be created: its parent is a file */
@@ -1482,7 +1467,7 @@ static void test_failures_leave_nothing(void **state)
     if (!gn_test_corpus(HP2_TF2, src, sizeof src)) return;
     char *copy = tmp("noasset_src");
     assert_int_equal(gn_test_sh(NULL, "cp -r '%s' '%s' && rm '%s/assets/foo.txt'", src, copy, copy), 0);
-    g = load(copy);
+    g = gn_test_load(copy);
     char *out = tmp("noasset");
     PATHF(msg, sizeof msg, "%s/assets/foo.txt: No such file or directory", copy);
     save_fails(g, out, NULL, NULL, GN_ERR_IO, msg);

@@ -17,9 +17,6 @@
 #include "passtest.h"
 
 #define DT_FLOAT 1
-#define TF "attr { key: 'T' value { type: DT_FLOAT } } "
-#define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
-#define UN(n, op, in) "node { name: '" n "' op: '" op "' input: '" in "' " TF "}\n"
 #define UND(n, op, in, dev) "node { name: '" n "' op: '" op "' input: '" in "' device: '" dev "' " TF "}\n"
 #define BIN(n, op, a, b) "node { name: '" n "' op: '" op "' input: '" a "' input: '" b "' " TF "}\n"
 #define CONST(n, v)                                                                                                  \

@@ -105,21 +105,9 @@ static void nd(tb *b, const char *name, const char *op, const char *inputs, cons
 #define A_B(k, v) "attr { key: \"" k "\" value { b: " #v " } } "
 #define A_L(k, items) "attr { key: \"" k "\" value { list { " items " } } } "
 
-static gn_graph *load_text(const char *text)
-{
-    gn_graph *g = NULL;
-    gn_load_options o;
-    gn_load_options_init(&o);
-    o.validate = 0;
-    gn_status s = gn_graph_load_buffer(text, strlen(text), "test.pbtxt", &o, &g);
-    if (s != GN_OK) fprintf(stderr, "load failed: %s\n%s\n", g ? gn_graph_errmsg(g) : "(no handle)", text);
-    assert_int_equal(s, GN_OK);
-    return g;
-}
-
 static gn_graph *infer_ok(tb *b)
 {
-    gn_graph *g = load_text(b->s);
+    gn_graph *g = gn_test_load_text(b->s, 0);
     gn_status s = gn__graph_infer_shapes(g);
     if (s != GN_OK) fprintf(stderr, "infer failed: %s\n", gn_graph_errmsg(g));
     assert_int_equal(s, GN_OK);
@@ -128,7 +116,7 @@ static gn_graph *infer_ok(tb *b)
 
 static void infer_fails(tb *b, const char *msg)
 {
-    gn_graph *g = load_text(b->s);
+    gn_graph *g = gn_test_load_text(b->s, 0);
     gn_status s = gn__graph_infer_shapes(g);
     assert_int_equal(s, GN_ERR_GRAPH);
     if (strcmp(gn_graph_errmsg(g), msg) != 0) fprintf(stderr, "got:  %s\nwant: %s\n", gn_graph_errmsg(g), msg);
@@ -1318,7 +1306,7 @@ static void test_robustness(void **state)
             }
             nd(&b, "n", op, inputs, attr_sets[(cfg / 2 + i) % (sizeof attr_sets / sizeof attr_sets[0])]);
             nd(&b, "after", "Identity", "n", T_F);
-            gn_graph *g = load_text(b.s);
+            gn_graph *g = gn_test_load_text(b.s, 0);
             gn_status s = gn__graph_infer_shapes(g);
             if (s != GN_OK && s != GN_ERR_GRAPH) fprintf(stderr, "%s cfg %u: %d %s\n", op, cfg, s, gn_graph_errmsg(g));
             assert_true(s == GN_OK || s == GN_ERR_GRAPH);

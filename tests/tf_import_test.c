@@ -75,7 +75,7 @@ static gn_graph *optimize(const gn_graph *orig, const char *opts, const char *co
     return g;
 }
 
-#define PH(name, d0, d1)                                                                                     \
+#define PH_2D(name, d0, d1)                                                                                     \
     "node { name: '" name "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: " \
     "'shape' value { shape { dim { size: " #d0 " } dim { size: " #d1 " } } } } }\n"
 
@@ -86,7 +86,7 @@ static void test_fold_transpose_switch(void **state)
 {
     (void)state;
     const char *text =
-        PH("x", 4, 3) PH("w", 4, 5)
+        PH_2D("x", 4, 3) PH_2D("w", 4, 5)
         "node { name: 'pred' op: 'Placeholder' attr { key: 'dtype' value { type: DT_BOOL } } attr { key: 'shape' "
         "value { shape { } } } }\n"
         "node { name: 'perm' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "

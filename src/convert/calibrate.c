@@ -88,15 +88,8 @@ static bool wants_calibration(const gn_graph *g, gn_id id)
 
 static gn_status set_table(gn_graph *g, gn_id id, const char *text)
 {
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    size_t n = strlen(text);
-    char *c = gn__graph_value_alloc(g, n + 1);
-    if (!v || !c) return gn__fail(&g->err, GN_ERR_NOMEM, "calibrate: out of memory");
-    tensorflow__attr_value__init(v);
-    memcpy(c, text, n + 1);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_S;
-    v->s.data = (uint8_t *)c;
-    v->s.len = n;
+    Tensorflow__AttrValue *v = gn__attr_new_string(g, text, strlen(text));
+    if (!v) return gn__fail(&g->err, GN_ERR_NOMEM, "calibrate: out of memory");
     return gn__node_set_attr(g, id, "calibration_data", v);
 }
 

@@ -456,67 +456,6 @@ static int32_t edge_dtype(const gn_graph *g, gn__edge e)
     return op ? gn__op_output_dtype(op, g, e.node, e.index) : 0;
 }
 
-static Tensorflow__AttrValue *attr_new(gn_graph *g)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    if (v) tensorflow__attr_value__init(v);
-    return v;
-}
-
-static Tensorflow__AttrValue *attr_types(gn_graph *g, const int32_t *t, uint32_t n)
-{
-    Tensorflow__AttrValue *v = attr_new(g);
-    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
-    Tensorflow__DataType *ts = gn__graph_value_alloc(g, (n ? n : 1) * sizeof *ts);
-    if (!v || !l || !ts) return NULL;
-    tensorflow__attr_value__list_value__init(l);
-    for (uint32_t i = 0; i < n; i++) ts[i] = (Tensorflow__DataType)t[i];
-    l->n_type = n;
-    l->type = ts;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-    v->list = l;
-    return v;
-}
-
-static Tensorflow__AttrValue *attr_int(gn_graph *g, int64_t x)
-{
-    Tensorflow__AttrValue *v = attr_new(g);
-    if (!v) return NULL;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
-    v->i = x;
-    return v;
-}
-
-static Tensorflow__AttrValue *attr_bool(gn_graph *g, bool x)
-{
-    Tensorflow__AttrValue *v = attr_new(g);
-    if (!v) return NULL;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_B;
-    v->b = x;
-    return v;
-}
-
-static Tensorflow__AttrValue *attr_str(gn_graph *g, const char *s)
-{
-    Tensorflow__AttrValue *v = attr_new(g);
-    char *c = gn__graph_value_alloc(g, strlen(s) + 1);
-    if (!v || !c) return NULL;
-    memcpy(c, s, strlen(s) + 1);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_S;
-    v->s.data = (uint8_t *)c;
-    v->s.len = strlen(s);
-    return v;
-}
-
-static Tensorflow__AttrValue *attr_type(gn_graph *g, int32_t t)
-{
-    Tensorflow__AttrValue *v = attr_new(g);
-    if (!v) return NULL;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v->type = (Tensorflow__DataType)t;
-    return v;
-}
-
 #define NOMEM(S) gn__fail((S)->err, GN_ERR_NOMEM, "segment: out of memory")
 #define GFAIL(S, g, s) ((s) == GN_OK ? GN_OK : gn__fail((S)->err, (s), "segment: %s", (g)->err.msg))
 
@@ -528,7 +467,7 @@ static gn_status add_arg(seg *S, gn_graph *body, const char *name, int32_t dt, u
     if (out) *out = id;
     body->nodes[id].flags |= ret ? GN__NODE_FN_RET : GN__NODE_FN_ARG;
     body->nodes[id].orig_index = idx;
-    Tensorflow__AttrValue *t = attr_type(body, dt), *ix = attr_int(body, idx);
+    Tensorflow__AttrValue *t = gn__attr_new_type(body, dt), *ix = gn__attr_new_int(body, idx);
     if (!t || !ix) return NOMEM(S);
     GN_TRY(GFAIL(S, body, gn__node_set_attr(body, id, "T", t)));
     GN_TRY(GFAIL(S, body, gn__node_set_attr(body, id, "index", ix)));
@@ -561,10 +500,7 @@ static bool half_ok(const gn_graph *b, gn_id id)
     if (op_is(b, id, "Const")) return true;
     const gn__opdef *op = gn__node_opdef(b, id);
     if (!op) return false;
-    Tensorflow__AttrValue h;
-    tensorflow__attr_value__init(&h);
-    h.value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    h.type = DT_F16;
+    Tensorflow__AttrValue h = gn__attr_type_value(DT_F16);
     bool any = false;
     for (uint32_t k = 0; k < b->nodes[id].n_attr; k++) {
         const char *key = gn__str(b, b->nodes[id].attr[k].key);
@@ -589,7 +525,7 @@ static gn_status node_to_half(seg *S, gn_graph *b, gn_id id)
         const Tensorflow__AttrValue *v = b->nodes[id].attr[k].value;
         if (!strcmp(key, "U") || key[0] == '_') continue;
         if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_TYPE && v->type == DT_F32) {
-            Tensorflow__AttrValue *h = attr_type(b, DT_F16);
+            Tensorflow__AttrValue *h = gn__attr_new_type(b, DT_F16);
             if (!h) return NOMEM(S);
             GN_TRY(GFAIL(S, b, gn__node_set_attr(b, id, key, h)));
         }
@@ -618,11 +554,7 @@ static gn_status node_to_half(seg *S, gn_graph *b, gn_id id)
     gn__buffer_unref(buf);
     gn__tensor_release(&t32);
     GN_TRY(s);
-    Tensorflow__AttrValue *nv = attr_new(b);
-    if (!nv) return NOMEM(S);
-    nv->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
-    nv->tensor = tp;
-    return GFAIL(S, b, gn__node_set_attr(b, id, "value", nv));
+    return GFAIL(S, b, gn__node_set_attr_tensor(b, id, "value", tp));
 }
 
 /* The Cast of tensor e to dtype `to` (made once per tensor and direction). */
@@ -633,8 +565,8 @@ static gn_status cast_of(seg *S, gn_graph *b, gn__edge e, int32_t to, gn_id *out
     *out = gn__graph_find(b, name);
     if (*out != GN_NONE) return GN_OK;
     GN_TRY(GFAIL(S, b, gn__node_add(b, name, "Cast", out)));
-    Tensorflow__AttrValue *src = attr_type(b, to == DT_F16 ? DT_F32 : DT_F16), *dst = attr_type(b, to),
-                          *tr = attr_bool(b, false);
+    Tensorflow__AttrValue *src = gn__attr_new_type(b, to == DT_F16 ? DT_F32 : DT_F16), *dst = gn__attr_new_type(b, to),
+                          *tr = gn__attr_new_bool(b, false);
     if (!src || !dst || !tr) return NOMEM(S);
     GN_TRY(GFAIL(S, b, gn__node_set_attr(b, *out, "SrcT", src)));
     GN_TRY(GFAIL(S, b, gn__node_set_attr(b, *out, "DstT", dst)));
@@ -954,51 +886,30 @@ static gn_status build_engine(seg *S, const gn_id *members, uint32_t nm, uint32_
     for (uint32_t i = 0; i < io.in.n && s == GN_OK; i++) s = GFAIL(S, g, gn__node_add_input(g, en, io.in.e[i]));
     if (s == GN_OK) {
         static const char *const prec[] = {"FP32", "FP16", "INT8"};
-        Tensorflow__AttrValue *f = attr_new(g);
-        Tensorflow__NameAttrList *nl = gn__graph_value_alloc(g, sizeof *nl);
-        char *fnc = gn__graph_value_alloc(g, strlen(fname) + 1);
-        if (!f || !nl || !fnc) {
-            s = NOMEM(S);
-        } else {
-            tensorflow__name_attr_list__init(nl);
-            memcpy(fnc, fname, strlen(fname) + 1);
-            nl->name = fnc;
-            f->value_case = TENSORFLOW__ATTR_VALUE__VALUE_FUNC;
-            f->func = nl;
-        }
+        const char *pm = prec[S->p->precision_mode];
+        Tensorflow__AttrValue *f = gn__attr_new_func_named(g, fname);
         struct {
             const char *k;
             Tensorflow__AttrValue *v;
         } attrs[] = {
             {"segment_func", f},
-            {"InT", attr_types(g, tin, io.in.n)},
-            {"OutT", attr_types(g, tout, io.out.n)},
-            {"precision_mode", attr_str(g, prec[S->p->precision_mode])},
-            {"max_cached_engines_count", attr_int(g, S->p->maximum_cached_engines)},
-            {"workspace_size_bytes", attr_int(g, S->p->max_workspace_size_bytes)},
-            {"use_calibration", attr_bool(g, S->p->precision_mode == GN_PRECISION_INT8 && S->p->use_calibration)},
-            {"allow_build_at_runtime", attr_bool(g, S->p->allow_build_at_runtime != 0)},
-            {"static_engine", attr_bool(g, false)},
-            {"calibration_data", attr_str(g, table ? table : "")},
-            {"minimum_segment_size", attr_int(g, S->p->minimum_segment_size)},
+            {"InT", gn__attr_new_types(g, tin, io.in.n)},
+            {"OutT", gn__attr_new_types(g, tout, io.out.n)},
+            {"precision_mode", gn__attr_new_string(g, pm, strlen(pm))},
+            {"max_cached_engines_count", gn__attr_new_int(g, S->p->maximum_cached_engines)},
+            {"workspace_size_bytes", gn__attr_new_int(g, S->p->max_workspace_size_bytes)},
+            {"use_calibration", gn__attr_new_bool(g, S->p->precision_mode == GN_PRECISION_INT8 && S->p->use_calibration)},
+            {"allow_build_at_runtime", gn__attr_new_bool(g, S->p->allow_build_at_runtime != 0)},
+            {"static_engine", gn__attr_new_bool(g, false)},
+            {"calibration_data", gn__attr_new_string(g, table ? table : "", table ? strlen(table) : 0)},
+            {"minimum_segment_size", gn__attr_new_int(g, S->p->minimum_segment_size)},
         };
         for (size_t k = 0; k < GN__ARRAY_LEN(attrs) && s == GN_OK; k++)
             s = attrs[k].v ? GFAIL(S, g, gn__node_set_attr(g, en, attrs[k].k, attrs[k].v)) : NOMEM(S);
         if (s == GN_OK && S->p->precision_mode == GN_PRECISION_FP16) {
             /* what a built engine runs; the native segment stays the fallback */
-            Tensorflow__AttrValue *hf = attr_new(g);
-            Tensorflow__NameAttrList *hl = gn__graph_value_alloc(g, sizeof *hl);
-            char *hc = gn__graph_value_alloc(g, strlen(hname) + 1);
-            if (!hf || !hl || !hc) {
-                s = NOMEM(S);
-            } else {
-                tensorflow__name_attr_list__init(hl);
-                memcpy(hc, hname, strlen(hname) + 1);
-                hl->name = hc;
-                hf->value_case = TENSORFLOW__ATTR_VALUE__VALUE_FUNC;
-                hf->func = hl;
-                s = GFAIL(S, g, gn__node_set_attr(g, en, "_engine_func", hf));
-            }
+            Tensorflow__AttrValue *hf = gn__attr_new_func_named(g, hname);
+            s = hf ? GFAIL(S, g, gn__node_set_attr(g, en, "_engine_func", hf)) : NOMEM(S);
         }
         /* placement: the members' common device, if any */
         if (s == GN_OK) gn__node_set_device(g, en, gn__str(g, g->nodes[members[0]].device));

@@ -335,6 +335,51 @@ bool gn__attr_get_float(const gn_graph *g, gn_id id, const char *key, float *v);
 bool gn__attr_get_bool(const gn_graph *g, gn_id id, const char *key, bool *v);
 bool gn__attr_get_string(const gn_graph *g, gn_id id, const char *key, const char **s, size_t *n);
 
+/* Typed attr values (src/graph/attr_value.c), built in the graph's value blob
+ * as gn__node_set_attr wants them; NULL on OOM (g->err untouched). Strings
+ * and arrays are copied (strings NUL-terminated past their length). */
+Tensorflow__AttrValue *gn__attr_new(gn_graph *g, Tensorflow__AttrValue__ValueCase kind);
+Tensorflow__AttrValue *gn__attr_new_int(gn_graph *g, int64_t i);
+Tensorflow__AttrValue *gn__attr_new_float(gn_graph *g, float f);
+Tensorflow__AttrValue *gn__attr_new_bool(gn_graph *g, bool b);
+Tensorflow__AttrValue *gn__attr_new_type(gn_graph *g, int32_t dtype);
+Tensorflow__AttrValue *gn__attr_new_string(gn_graph *g, const char *s, size_t n);
+Tensorflow__AttrValue *gn__attr_new_tensor(gn_graph *g, Tensorflow__TensorProto *t);   /* shares t */
+Tensorflow__AttrValue *gn__attr_new_func(gn_graph *g, Tensorflow__NameAttrList *f);    /* shares f */
+/* A func value naming function `name` (copied), with no attrs. */
+Tensorflow__AttrValue *gn__attr_new_func_named(gn_graph *g, const char *name);
+/* A shape of rank dims (rank < 0: unknown rank). */
+Tensorflow__AttrValue *gn__attr_new_shape(gn_graph *g, int32_t rank, const int64_t *dims);
+/* A list value with an empty list, for the caller to fill (arrays from
+ * gn__graph_value_alloc). */
+Tensorflow__AttrValue *gn__attr_new_list(gn_graph *g);
+Tensorflow__AttrValue *gn__attr_new_ints(gn_graph *g, const int64_t *v, size_t n);
+Tensorflow__AttrValue *gn__attr_new_types(gn_graph *g, const int32_t *t, size_t n);
+Tensorflow__AttrValue *gn__attr_new_strings(gn_graph *g, const char *const *s, size_t n);
+/* A TensorShapeProto of rank dims in the value blob (rank < 0: unknown rank). */
+Tensorflow__TensorShapeProto *gn__shape_proto_new(gn_graph *g, int32_t rank, const int64_t *dims);
+/* A type value on the stack (for checks against an op's definition). */
+static inline Tensorflow__AttrValue gn__attr_type_value(int32_t dtype)
+{
+    Tensorflow__AttrValue v = TENSORFLOW__ATTR_VALUE__INIT;
+    v.value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
+    v.type = (Tensorflow__DataType)dtype;
+    return v;
+}
+/* Typed setters: the value above attached under key; GN_ERR_NOMEM with
+ * "out of memory" in g->err when it cannot be built. */
+gn_status gn__node_set_attr_int(gn_graph *g, gn_id id, const char *key, int64_t i);
+gn_status gn__node_set_attr_float(gn_graph *g, gn_id id, const char *key, float f);
+gn_status gn__node_set_attr_bool(gn_graph *g, gn_id id, const char *key, bool b);
+gn_status gn__node_set_attr_type(gn_graph *g, gn_id id, const char *key, int32_t dtype);
+gn_status gn__node_set_attr_string(gn_graph *g, gn_id id, const char *key, const char *s);   /* C string */
+gn_status gn__node_set_attr_tensor(gn_graph *g, gn_id id, const char *key, Tensorflow__TensorProto *t);
+gn_status gn__node_set_attr_func(gn_graph *g, gn_id id, const char *key, Tensorflow__NameAttrList *f);
+gn_status gn__node_set_attr_shape(gn_graph *g, gn_id id, const char *key, int32_t rank, const int64_t *dims);
+gn_status gn__node_set_attr_ints(gn_graph *g, gn_id id, const char *key, const int64_t *v, size_t n);
+gn_status gn__node_set_attr_types(gn_graph *g, gn_id id, const char *key, const int32_t *t, size_t n);
+gn_status gn__node_set_attr_strings(gn_graph *g, gn_id id, const char *key, const char *const *s, size_t n);
+
 /* ---- whole graph ------------------------------------------------------------- */
 /* Number of outputs a producer is known to have: from the op registry and the
  * node's attrs, or for function calls from the function's signature; -1 when

@@ -441,19 +441,8 @@ static gn_status add_fn_arg_node(gn_graph *body, const Tensorflow__OpDef__ArgDef
     body->nodes[*out].flags |= ret ? GN__NODE_FN_RET : GN__NODE_FN_ARG;
     body->nodes[*out].orig_index = idx;
     /* T and index attrs, as TensorFlow's _Arg/_Retval carry */
-    Tensorflow__AttrValue *t = gn__graph_value_alloc(body, sizeof *t);
-    Tensorflow__AttrValue *ix = gn__graph_value_alloc(body, sizeof *ix);
-    if (!t || !ix) return gn__fail(&body->err, GN_ERR_NOMEM, "out of memory");
-    tensorflow__attr_value__init(t);
-    tensorflow__attr_value__init(ix);
-    ix->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
-    ix->i = idx;
-    GN_TRY(gn__node_set_attr(body, *out, "index", ix));
-    if (a->type != 0) {
-        t->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-        t->type = a->type;
-        GN_TRY(gn__node_set_attr(body, *out, "T", t));
-    }
+    GN_TRY(gn__node_set_attr_int(body, *out, "index", idx));
+    if (a->type != 0) GN_TRY(gn__node_set_attr_type(body, *out, "T", a->type));
     return GN_OK;
 }
 

@@ -125,7 +125,7 @@ void gn__graph_put_shapes(gn_graph *g, gn__shape_table *t);
 /* Takes g's table away from it (the caller frees it or puts it back); NULL when none. */
 gn__shape_table *gn__graph_take_shapes(gn_graph *g);
 
-/* ---- shape functions (src/ops/shape_fns.c) ------------------------------------ */
+/* ---- shape functions (table: src/ops/shape_fns.c; functions: src/ops/shape_<family>.c) ---- */
 /* The shape function of an op (binary search in a sorted constant table);
  * NULL when we have none. The driver caches the answer per op. */
 gn__shape_fn gn__shape_fn_for(const char *op);

@@ -115,11 +115,10 @@ gn_status gn__coloc_fix(gn_graph *g, const gn__coloc *c, bool *changed, gn__err 
         size_t tl = strlen(r->target), yl = yn ? strlen(yn) : 0;
         /* the new list: the entry rewritten (or dropped), no repeats */
         size_t ns = v->list->n_s;
-        Tensorflow__AttrValue *nv = gn__graph_value_alloc(g, sizeof *nv);
-        Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
+        Tensorflow__AttrValue *nv = gn__attr_new_list(g);
         ProtobufCBinaryData *ss = gn__graph_value_alloc(g, ns * sizeof *ss);
         uint8_t *rep = yn ? gn__graph_value_alloc(g, yl + 6) : NULL;
-        if (!nv || !l || !ss || (yn && !rep)) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+        if (!nv || !ss || (yn && !rep)) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
         if (rep) {
             memcpy(rep, "loc:@", 5);
             memcpy(rep + 5, yn, yl + 1);
@@ -141,12 +140,8 @@ gn_status gn__coloc_fix(gn_graph *g, const gn__coloc *c, bool *changed, gn__err 
             GN_TRY(gn__node_remove_attr(g, h, "_class"));
             continue;
         }
-        tensorflow__attr_value__init(nv);
-        tensorflow__attr_value__list_value__init(l);
-        l->n_s = m;
-        l->s = ss;
-        nv->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-        nv->list = l;
+        nv->list->n_s = m;
+        nv->list->s = ss;
         GN_TRY(gn__node_set_attr(g, h, "_class", nv));
     }
     return GN_OK;

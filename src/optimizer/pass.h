@@ -84,39 +84,13 @@ bool gn__list_has(const char *list, const char *s);
 /* Monotonic clock in microseconds. */
 int64_t gn__now_us(void);
 
-/* The passes built so far; each pattern table ends with a {NULL, NULL} entry. */
-gn_status gn__pass_pruning(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_debug_stripper(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_dependency(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_constfold(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_arithmetic(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_cse(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_shape(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_function(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_impl_selector(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_amp(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_pin_to_host(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_layout(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_remap(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_loop(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_auto_parallel(gn__pass_ctx *c, gn_graph *g);
-gn_status gn__pass_scoped_allocator(gn__pass_ctx *c, gn_graph *g);
-extern const gn__pattern gn__patterns_function[];
-extern const gn__pattern gn__patterns_impl_selector[];
-extern const gn__pattern gn__patterns_amp[];
-extern const gn__pattern gn__patterns_pin_to_host[];
-extern const gn__pattern gn__patterns_layout[];
-extern const gn__pattern gn__patterns_remap[];
-extern const gn__pattern gn__patterns_loop[];
-extern const gn__pattern gn__patterns_auto_parallel[];
-extern const gn__pattern gn__patterns_scoped_allocator[];
-extern const gn__pattern gn__patterns_pruning[];
-extern const gn__pattern gn__patterns_debug_stripper[];
-extern const gn__pattern gn__patterns_dependency[];
-extern const gn__pattern gn__patterns_constfold[];
-extern const gn__pattern gn__patterns_arithmetic[];
-extern const gn__pattern gn__patterns_cse[];
-extern const gn__pattern gn__patterns_shape[];
+/* Each built-in pass's function and pattern table, declared from passes.def
+ * (the one list); a pattern table ends with a {NULL, NULL} entry. */
+#define GN_PASS(ID, name, key, rule, run_once, fn, patterns, help) \
+    gn_status fn(gn__pass_ctx *c, gn_graph *g);                    \
+    extern const gn__pattern patterns[];
+#include "optimizer/passes/passes.def"
+#undef GN_PASS
 
 /* The built-in passes, in Grappler's order (passes.def). */
 #define GN_PASS(ID, name, key, rule, run_once, fn, patterns, help) ID,

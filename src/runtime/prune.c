@@ -68,3 +68,21 @@ gn_status gn__runtime_prune(const gn_graph *g, const gn__engine_sig *sig, const 
     *n_keep = n;
     return GN_OK;
 }
+
+gn_status gn__runtime_compile_start(const gn_graph *g, const gn__engine_sig *sig, uint8_t **has_feed, uint8_t **keep,
+                                    uint32_t *n_keep, gn__err *err)
+{
+    *has_feed = *keep = NULL;
+    *n_keep = 0;
+    for (uint32_t i = 0; i < sig->n_feeds; i++)
+        if (!gn__node_live(g, sig->feeds[i].node)) return gn__fail(err, GN_ERR_INTERNAL, "feed %u names no node", i);
+    for (uint32_t i = 0; i < sig->n_fetches; i++)
+        if (!gn__node_live(g, sig->fetches[i].node)) return gn__fail(err, GN_ERR_INTERNAL, "fetch %u names no node", i);
+    GN_TRY(gn__runtime_feed_marks(g, sig, has_feed, err));
+    gn_status s = gn__runtime_prune(g, sig, *has_feed, keep, n_keep, err);
+    if (s != GN_OK) {
+        free(*has_feed);
+        *has_feed = NULL;
+    }
+    return s;
+}

@@ -23,5 +23,11 @@ int32_t gn__sig_control_feed(const gn_graph *g, const gn__engine_sig *sig, const
  * frees); *n_keep gets their number. */
 gn_status gn__runtime_prune(const gn_graph *g, const gn__engine_sig *sig, const uint8_t *has_feed, uint8_t **keep,
                             uint32_t *n_keep, gn__err *err);
+/* What every backend's compile starts with: each feed and fetch must name a
+ * live node (GN_ERR_INTERNAL "feed 3 names no node" otherwise), then has_feed
+ * and keep as above. On success the caller frees *has_feed and *keep; on
+ * failure both are NULL. */
+gn_status gn__runtime_compile_start(const gn_graph *g, const gn__engine_sig *sig, uint8_t **has_feed, uint8_t **keep,
+                                    uint32_t *n_keep, gn__err *err);
 
 #endif

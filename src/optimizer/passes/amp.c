@@ -935,21 +935,9 @@ static void casts_to_allow(amp *a)
 }
 
 /* ---- rewriting -------------------------------------------------------------------------------- */
-static const Tensorflow__AttrValue *type_value(gn_graph *g, int32_t dt)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    if (!v) return NULL;
-    tensorflow__attr_value__init(v);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v->type = (Tensorflow__DataType)dt;
-    return v;
-}
-
 static gn_status set_type(amp *a, gn_id id, const char *attr, int32_t dt)
 {
-    const Tensorflow__AttrValue *v = type_value(a->g, dt);
-    if (!v) return nomem(a);
-    return from_graph(a, gn__node_set_attr(a->g, id, attr, v));
+    return from_graph(a, gn__node_set_attr_type(a->g, id, attr, dt));
 }
 
 /* "<node>-<port>-CastToFp16-AutoMixedPrecision", made unique with "_k" when taken. */
@@ -996,15 +984,10 @@ static gn_status half_const(amp *a, gn_id src, const char *name, gn_id *out)
     gn__tensor_release(&t);
     gn__tensor_release(&h);
     if (s != GN_OK) return gn__fail(a->c->err, s, "auto_mixed_precision: %s", e.msg);
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    if (!v) return nomem(a);
-    tensorflow__attr_value__init(v);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
-    v->tensor = tp;
     gn_id id;
     if ((s = gn__node_add(g, name, "Const", &id)) != GN_OK) return from_graph(a, s);
     gn__node_set_device(g, id, gn__str(g, gn__node_at(g, src)->device));
-    if ((s = gn__node_set_attr(g, id, "value", v)) != GN_OK) return from_graph(a, s);
+    if ((s = gn__node_set_attr_tensor(g, id, "value", tp)) != GN_OK) return from_graph(a, s);
     if ((s = set_type(a, id, "dtype", DT_HALF)) != GN_OK) return s;
     *out = id;
     return GN_OK;
@@ -1020,12 +1003,7 @@ static gn_status add_cast(amp *a, gn_id src, uint32_t port, bool to_f16, const c
     if ((s = gn__node_add_input(g, id, (gn__edge){src, port})) != GN_OK) return from_graph(a, s);
     if ((s = set_type(a, id, "SrcT", to_f16 ? DT_FLOAT : DT_HALF)) != GN_OK) return s;
     if ((s = set_type(a, id, "DstT", to_f16 ? DT_HALF : DT_FLOAT)) != GN_OK) return s;
-    Tensorflow__AttrValue *b = gn__graph_value_alloc(g, sizeof *b);
-    if (!b) return nomem(a);
-    tensorflow__attr_value__init(b);
-    b->value_case = TENSORFLOW__ATTR_VALUE__VALUE_B;
-    b->b = 0;
-    if ((s = gn__node_set_attr(g, id, "Truncate", b)) != GN_OK) return from_graph(a, s);
+    if ((s = gn__node_set_attr_bool(g, id, "Truncate", false)) != GN_OK) return from_graph(a, s);
     *out = id;
     return GN_OK;
 }

@@ -330,10 +330,7 @@ static gn_status set_input0_type(gn__ar *a, gn_id id, int32_t dt, bool *ok)
         return GN_OK;
     }
     const gn__attrdef *ad = gn__opdef_attr(op, ta);
-    Tensorflow__AttrValue v;
-    tensorflow__attr_value__init(&v);
-    v.value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v.type = (Tensorflow__DataType)dt;
+    Tensorflow__AttrValue v = gn__attr_type_value(dt);
     gn__err e;
     gn__err_clear(&e);
     if (ad && gn__attr_check(op, ad, &v, &e) != GN_OK) return GN_OK;
@@ -1469,10 +1466,7 @@ gn_status gn__ar_fuse_squared_diff(gn__ar *a, gn_id n, gn__ar_res *r)
     int32_t od = gn__op_find("SquaredDifference", strlen("SquaredDifference"));
     const gn__opdef *sd = od >= 0 ? gn__op_at((uint32_t)od) : NULL;
     const gn__attrdef *ta = sd ? gn__opdef_attr(sd, "T") : NULL;
-    Tensorflow__AttrValue v;
-    tensorflow__attr_value__init(&v);
-    v.value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v.type = (Tensorflow__DataType)T;
+    Tensorflow__AttrValue v = gn__attr_type_value(T);
     gn__err e;
     gn__err_clear(&e);
     if (!T || !ta || gn__attr_check(sd, ta, &v, &e) != GN_OK) {

@@ -204,78 +204,39 @@ int32_t gn__ar_dtype(gn__ar *a, gn__edge e)
     return op ? gn__op_output_dtype(op, a->g, e.node, e.index) : 0;
 }
 
-static Tensorflow__AttrValue *new_attr(gn__ar *a)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(a->g, sizeof *v);
-    if (v) tensorflow__attr_value__init(v);
-    return v;
-}
-
 static gn_status attr_nomem(gn__ar *a) { return gn__fail(a->c->err, GN_ERR_NOMEM, "out of memory"); }
 
+/* The typed setters of graph/ir.h, forgetting what the pass knew of id's types. */
 gn_status gn__ar_set_type(gn__ar *a, gn_id id, const char *key, int32_t dtype)
 {
-    Tensorflow__AttrValue *v = new_attr(a);
-    if (!v) return attr_nomem(a);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v->type = (Tensorflow__DataType)dtype;
     gn__ar_forget_type(a, id);
-    return gn__node_set_attr(a->g, id, key, v);
+    return gn__node_set_attr_type(a->g, id, key, dtype);
 }
 
 gn_status gn__ar_set_bool(gn__ar *a, gn_id id, const char *key, bool b)
 {
-    Tensorflow__AttrValue *v = new_attr(a);
-    if (!v) return attr_nomem(a);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_B;
-    v->b = b;
     gn__ar_forget_type(a, id);
-    return gn__node_set_attr(a->g, id, key, v);
+    return gn__node_set_attr_bool(a->g, id, key, b);
 }
 
 gn_status gn__ar_set_int(gn__ar *a, gn_id id, const char *key, int64_t i)
 {
-    Tensorflow__AttrValue *v = new_attr(a);
-    if (!v) return attr_nomem(a);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
-    v->i = i;
     gn__ar_forget_type(a, id);
-    return gn__node_set_attr(a->g, id, key, v);
+    return gn__node_set_attr_int(a->g, id, key, i);
 }
 
 gn_status gn__ar_set_tensor(gn__ar *a, gn_id id, const char *key, const gn__tensor *t)
 {
-    Tensorflow__AttrValue *v = new_attr(a);
-    if (!v) return attr_nomem(a);
     Tensorflow__TensorProto *p = NULL;
     GN_TRY(gn__tensor_to_proto(t, gn__graph_value_allocator(a->g), &p, a->c->err));
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
-    v->tensor = p;
     gn__ar_forget_type(a, id);
-    return gn__node_set_attr(a->g, id, key, v);
+    return gn__node_set_attr_tensor(a->g, id, key, p);
 }
 
 gn_status gn__ar_set_strings(gn__ar *a, gn_id id, const char *key, const char *const *s, uint32_t n)
 {
-    Tensorflow__AttrValue *v = new_attr(a);
-    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(a->g, sizeof *l);
-    ProtobufCBinaryData *items = gn__graph_value_alloc(a->g, (n ? n : 1) * sizeof *items);
-    if (!v || !l || !items) return attr_nomem(a);
-    tensorflow__attr_value__list_value__init(l);
-    for (uint32_t i = 0; i < n; i++) {
-        size_t len = strlen(s[i]);
-        uint8_t *d = gn__graph_value_alloc(a->g, len + 1);
-        if (!d) return attr_nomem(a);
-        memcpy(d, s[i], len + 1);
-        items[i].data = d;
-        items[i].len = len;
-    }
-    l->n_s = n;
-    l->s = items;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-    v->list = l;
     gn__ar_forget_type(a, id);
-    return gn__node_set_attr(a->g, id, key, v);
+    return gn__node_set_attr_strings(a->g, id, key, s, n);
 }
 
 /* ---- names ---------------------------------------------------------------------------------- */

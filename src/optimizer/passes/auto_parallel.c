@@ -106,20 +106,9 @@ static gn_status fanin(gn__pass_ctx *c, const gn_graph *g, const gn_id *roots, u
     return GN_OK;
 }
 
-static Tensorflow__AttrValue *new_attr(gn_graph *g)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    if (v) tensorflow__attr_value__init(v);
-    return v;
-}
-
 static gn_status set_float_type(gn__pass_ctx *c, gn_graph *g, gn_id id, const char *key)
 {
-    Tensorflow__AttrValue *v = new_attr(g);
-    if (!v) return nomem(c);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v->type = TENSORFLOW__DATA_TYPE__DT_FLOAT;
-    return from_graph(c, g, gn__node_set_attr(g, id, key, v));
+    return from_graph(c, g, gn__node_set_attr_type(g, id, key, TENSORFLOW__DATA_TYPE__DT_FLOAT));
 }
 
 /* AutoParallel-Div-Const: dtype float, value {dtype: DT_FLOAT tensor_shape {} float_val: n}. */
@@ -127,7 +116,7 @@ static gn_status add_div_const(gn__pass_ctx *c, gn_graph *g, int32_t n, gn_id *o
 {
     GN_TRY(from_graph(c, g, gn__node_add(g, PREFIX "-Div-Const", "Const", out)));
     GN_TRY(set_float_type(c, g, *out, "dtype"));
-    Tensorflow__AttrValue *v = new_attr(g);
+    Tensorflow__AttrValue *v = gn__attr_new(g, TENSORFLOW__ATTR_VALUE__VALUE_TENSOR);
     Tensorflow__TensorProto *t = gn__graph_value_alloc(g, sizeof *t);
     float *f = gn__graph_value_alloc(g, sizeof *f);
     Tensorflow__TensorShapeProto *sh = gn__graph_value_alloc(g, sizeof *sh);
@@ -139,7 +128,6 @@ static gn_status add_div_const(gn__pass_ctx *c, gn_graph *g, int32_t n, gn_id *o
     *f = (float)n;
     t->n_float_val = 1;
     t->float_val = f;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
     v->tensor = t;
     return from_graph(c, g, gn__node_set_attr(g, *out, "value", v));
 }

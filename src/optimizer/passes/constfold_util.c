@@ -514,60 +514,20 @@ static void *pb_alloc(cf_state *s, size_t n)
     return a->alloc(a->allocator_data, n ? n : 1);
 }
 
-Tensorflow__AttrValue *gn__cf_attr_type(cf_state *s, int32_t dtype)
-{
-    Tensorflow__AttrValue *v = pb_alloc(s, sizeof *v);
-    if (!v) return NULL;
-    tensorflow__attr_value__init(v);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v->type = (Tensorflow__DataType)dtype;
-    return v;
-}
+Tensorflow__AttrValue *gn__cf_attr_type(cf_state *s, int32_t dtype) { return gn__attr_new_type(s->g, dtype); }
 
-Tensorflow__AttrValue *gn__cf_attr_int(cf_state *s, int64_t i)
-{
-    Tensorflow__AttrValue *v = pb_alloc(s, sizeof *v);
-    if (!v) return NULL;
-    tensorflow__attr_value__init(v);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
-    v->i = i;
-    return v;
-}
+Tensorflow__AttrValue *gn__cf_attr_int(cf_state *s, int64_t i) { return gn__attr_new_int(s->g, i); }
 
 Tensorflow__AttrValue *gn__cf_attr_int_list(cf_state *s, const int64_t *v, int64_t n)
 {
-    Tensorflow__AttrValue *a = pb_alloc(s, sizeof *a);
-    Tensorflow__AttrValue__ListValue *l = pb_alloc(s, sizeof *l);
-    int64_t *items = pb_alloc(s, (size_t)(n > 0 ? n : 1) * sizeof *items);
-    if (!a || !l || !items) return NULL;
-    tensorflow__attr_value__init(a);
-    tensorflow__attr_value__list_value__init(l);
-    for (int64_t i = 0; i < n; i++) items[i] = v[i];
-    l->n_i = (size_t)n;
-    l->i = items;
-    a->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-    a->list = l;
-    return a;
+    return gn__attr_new_ints(s->g, v, (size_t)(n > 0 ? n : 0));
 }
 
-Tensorflow__AttrValue *gn__cf_attr_tensor(cf_state *s, Tensorflow__TensorProto *t)
-{
-    Tensorflow__AttrValue *v = pb_alloc(s, sizeof *v);
-    if (!v) return NULL;
-    tensorflow__attr_value__init(v);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
-    v->tensor = t;
-    return v;
-}
+Tensorflow__AttrValue *gn__cf_attr_tensor(cf_state *s, Tensorflow__TensorProto *t) { return gn__attr_new_tensor(s->g, t); }
 
 Tensorflow__AttrValue *gn__cf_attr_func(cf_state *s, const Tensorflow__NameAttrList *f)
 {
-    Tensorflow__AttrValue *v = pb_alloc(s, sizeof *v);
-    if (!v) return NULL;
-    tensorflow__attr_value__init(v);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_FUNC;
-    v->func = (Tensorflow__NameAttrList *)f;
-    return v;
+    return gn__attr_new_func(s->g, (Tensorflow__NameAttrList *)f);
 }
 
 static Tensorflow__TensorShapeProto *shape_proto(cf_state *s, int32_t rank, const int64_t *dims)

@@ -281,13 +281,6 @@ static gn_status add_node(gn_graph *g, const char *name, const char *op, uint32_
     return GN_OK;
 }
 
-static Tensorflow__AttrValue *new_attr(gn_graph *g)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    if (v) tensorflow__attr_value__init(v);
-    return v;
-}
-
 static gn_status set_type_attr(gn_graph *g, gn_id id, const char *key, const Tensorflow__AttrValue *like, gn__err *err)
 {
     if (!like) return GN_OK;
@@ -318,23 +311,18 @@ static const Tensorflow__AttrValue *map_attr(gn_graph *g, gn_id call, const gn_g
     if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER)
         return bound_attr(g, call, v->placeholder ? v->placeholder : "");
     if (strcmp(key, "frame_name") == 0 && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_S) {
-        Tensorflow__AttrValue *nv = new_attr(g);
+        Tensorflow__AttrValue *nv = gn__attr_new(g, TENSORFLOW__ATTR_VALUE__VALUE_S);
         if (!nv) return NULL;
-        nv->value_case = TENSORFLOW__ATTR_VALUE__VALUE_S;
         nv->s = prefixed(g, prefix, v->s.data, v->s.len);
         return nv->s.data ? nv : NULL;
     }
     if (strcmp(key, "_class") == 0 && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && v->list &&
         v->list->n_s) {
-        Tensorflow__AttrValue *nv = new_attr(g);
-        Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
+        Tensorflow__AttrValue *nv = gn__attr_new_list(g);
         ProtobufCBinaryData *ss = gn__graph_value_alloc(g, v->list->n_s * sizeof *ss);
-        if (!nv || !l || !ss) return NULL;
-        tensorflow__attr_value__list_value__init(l);
-        nv->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-        nv->list = l;
-        l->n_s = v->list->n_s;
-        l->s = ss;
+        if (!nv || !ss) return NULL;
+        nv->list->n_s = v->list->n_s;
+        nv->list->s = ss;
         for (size_t i = 0; i < v->list->n_s; i++) {
             ProtobufCBinaryData in = v->list->s[i];
             ss[i] = in;
@@ -562,24 +550,20 @@ gn_status gn__inline_call_ex(gn_graph *g, gn_id call, bool keep_caller, gn__err 
         gn_id k_id;
         if (nout) {
             TRY_G(gn__node_add_interned(g, cname_id, gn__intern_cstr(g, "IdentityN"), &k_id));
-            Tensorflow__AttrValue *tv = new_attr(g);
-            Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
+            Tensorflow__AttrValue *tv = gn__attr_new_list(g);
             Tensorflow__DataType *ty = gn__graph_value_alloc(g, nout * sizeof *ty);
-            if (!tv || !l || !ty) {
+            if (!tv || !ty) {
                 st = gn__fail(err, GN_ERR_NOMEM, "out of memory");
                 goto out;
             }
-            tensorflow__attr_value__list_value__init(l);
             for (size_t k = 0; k < nout; k++) {
                 int t = 0;
                 gn__attr_get_type(g, out_id[k], "T", &t);
                 ty[k] = (Tensorflow__DataType)t;
                 TRY_G(gn__node_add_input(g, k_id, (gn__edge){out_id[k], 0}));
             }
-            l->n_type = nout;
-            l->type = ty;
-            tv->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-            tv->list = l;
+            tv->list->n_type = nout;
+            tv->list->type = ty;
             TRY_G(gn__node_set_attr(g, k_id, "T", tv));
         } else {
             TRY_G(gn__node_add_interned(g, cname_id, gn__intern_cstr(g, "NoOp"), &k_id));

@@ -69,26 +69,6 @@ static bool marked(const gn_graph *g, gn_id id)
     return gn__attr_get_bool(g, id, "_lower_using_switch_merge", &b) && b;
 }
 
-static Tensorflow__AttrValue *type_attr(gn_graph *g, int dtype)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    if (!v) return NULL;
-    tensorflow__attr_value__init(v);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v->type = (Tensorflow__DataType)dtype;
-    return v;
-}
-
-static Tensorflow__AttrValue *int_attr(gn_graph *g, int64_t i)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    if (!v) return NULL;
-    tensorflow__attr_value__init(v);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
-    v->i = i;
-    return v;
-}
-
 static bool taken(const gn_graph *g, const char *base, const char *sfx)
 {
     char nm[4096];
@@ -251,21 +231,21 @@ static gn_status lower_if(lower_ctx *L, gn_id id)
         if (s != GN_OK) goto out;                                                                                    \
     } while (0)
     T_(mk(L, "switch_pred", "Switch", &sw));
-    T_(set(L, sw, "T", type_attr(g, DT_BOOL)));
+    T_(set(L, sw, "T", gn__attr_new_type(g, DT_BOOL)));
     T_(edge(L, sw, pred));
     T_(edge(L, sw, pred));
     for (uint32_t k = 0; k < n_ctrl; k++) T_(ctl(L, sw, ctrl[k]));
     T_(mk(L, "pivot_f", "Identity", &pf));
-    T_(set(L, pf, "T", type_attr(g, DT_BOOL)));
+    T_(set(L, pf, "T", gn__attr_new_type(g, DT_BOOL)));
     T_(edge(L, pf, (gn__edge){sw, 0}));
     T_(mk(L, "pivot_t", "Identity", &pt));
-    T_(set(L, pt, "T", type_attr(g, DT_BOOL)));
+    T_(set(L, pt, "T", gn__attr_new_type(g, DT_BOOL)));
     T_(edge(L, pt, (gn__edge){sw, 1}));
     for (uint32_t k = 0; k < nin; k++) {
         char sfx[32];
         snprintf(sfx, sizeof sfx, "input_%u", k);
         T_(mk(L, sfx, "Switch", &ins[k]));
-        T_(set(L, ins[k], "T", type_attr(g, tin->list->type[k])));
+        T_(set(L, ins[k], "T", gn__attr_new_type(g, tin->list->type[k])));
         T_(edge(L, ins[k], in_e[k]));
         T_(edge(L, ins[k], pred));
         for (uint32_t j = 0; j < n_ctrl; j++) T_(ctl(L, ins[k], ctrl[j]));
@@ -282,8 +262,8 @@ static gn_status lower_if(lower_ctx *L, gn_id id)
         char sfx[32];
         snprintf(sfx, sizeof sfx, "output_%u", k);
         T_(mk(L, sfx, "Merge", &outs[k]));
-        T_(set(L, outs[k], "N", int_attr(g, 2)));
-        T_(set(L, outs[k], "T", type_attr(g, tout->list->type[k])));
+        T_(set(L, outs[k], "N", gn__attr_new_int(g, 2)));
+        T_(set(L, outs[k], "T", gn__attr_new_type(g, tout->list->type[k])));
         T_(edge(L, outs[k], (gn__edge){ec, k}));
         T_(edge(L, outs[k], (gn__edge){tc, k}));
         s = gn__graph_forward_output(g, (gn__edge){id, k}, (gn__edge){outs[k], 0});
@@ -293,8 +273,8 @@ static gn_status lower_if(lower_ctx *L, gn_id id)
         }
     }
     T_(mk(L, "branch_executed", "Merge", &be));
-    T_(set(L, be, "N", int_attr(g, 2)));
-    T_(set(L, be, "T", type_attr(g, DT_BOOL)));
+    T_(set(L, be, "N", gn__attr_new_int(g, 2)));
+    T_(set(L, be, "T", gn__attr_new_type(g, DT_BOOL)));
     T_(edge(L, be, (gn__edge){pf, 0}));
     T_(edge(L, be, (gn__edge){pt, 0}));
     gn_id first = sw;
@@ -351,30 +331,6 @@ static bool while_lowerable(const gn_graph *g, gn_id id, char *why, size_t n)
     return true;
 }
 
-static Tensorflow__AttrValue *bool_attr(gn_graph *g, bool b)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    if (!v) return NULL;
-    tensorflow__attr_value__init(v);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_B;
-    v->b = b;
-    return v;
-}
-
-static Tensorflow__AttrValue *str_attr(gn_graph *g, const char *str)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    size_t n = strlen(str);
-    uint8_t *d = gn__graph_value_alloc(g, n + 1);
-    if (!v || !d) return NULL;
-    tensorflow__attr_value__init(v);
-    memcpy(d, str, n + 1);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_S;
-    v->s.data = d;
-    v->s.len = n;
-    return v;
-}
-
 static gn_status lower_while(lower_ctx *L, gn_id id)
 {
     gn_graph *g = L->g;
@@ -404,8 +360,9 @@ static gn_status lower_while(lower_ctx *L, gn_id id)
     }
     memcpy(in_e, nd->in, n * sizeof *in_e);
     if (n_ctrl) memcpy(ctrl, nd->ctrl, n_ctrl * sizeof *ctrl);
-    Tensorflow__AttrValue *frame = str_attr(g, L->base), *notconst = bool_attr(g, false), *pi = int_attr(g, par);
-    Tensorflow__AttrValue *two = int_attr(g, 2);
+    Tensorflow__AttrValue *frame = gn__attr_new_string(g, L->base, strlen(L->base));
+    Tensorflow__AttrValue *notconst = gn__attr_new_bool(g, false), *pi = gn__attr_new_int(g, par);
+    Tensorflow__AttrValue *two = gn__attr_new_int(g, 2);
 #define T_(x)                                                                                                        \
     do {                                                                                                             \
         s = (x);                                                                                                     \
@@ -413,7 +370,7 @@ static gn_status lower_while(lower_ctx *L, gn_id id)
     } while (0)
     char sfx[64];
     for (uint32_t k = 0; k < n; k++) {
-        Tensorflow__AttrValue *ty = type_attr(g, t->list->type[k]);
+        Tensorflow__AttrValue *ty = gn__attr_new_type(g, t->list->type[k]);
         snprintf(sfx, sizeof sfx, "enter_%u", k);
         T_(mk(L, sfx, "Enter", &enter[k]));
         T_(set(L, enter[k], "T", ty));
@@ -436,7 +393,7 @@ static gn_status lower_while(lower_ctx *L, gn_id id)
     T_(mk(L, "loop_cond", "LoopCond", &lc));
     T_(edge(L, lc, (gn__edge){cc, 0}));
     for (uint32_t k = 0; k < n; k++) {
-        Tensorflow__AttrValue *ty = type_attr(g, t->list->type[k]);
+        Tensorflow__AttrValue *ty = gn__attr_new_type(g, t->list->type[k]);
         snprintf(sfx, sizeof sfx, "switch_%u", k);
         T_(mk(L, sfx, "Switch", &sw[k]));
         T_(set(L, sw[k], "T", ty));
@@ -458,7 +415,7 @@ static gn_status lower_while(lower_ctx *L, gn_id id)
     for (uint32_t k = 0; k < n; k++) {
         snprintf(sfx, sizeof sfx, "next_iteration_%u", k);
         T_(mk(L, sfx, "NextIteration", &nx[k]));
-        T_(set(L, nx[k], "T", type_attr(g, t->list->type[k])));
+        T_(set(L, nx[k], "T", gn__attr_new_type(g, t->list->type[k])));
         T_(edge(L, nx[k], (gn__edge){bc, k}));
         T_(edge(L, merge[k], (gn__edge){nx[k], 0}));
         s = gn__graph_forward_output(g, (gn__edge){id, k}, (gn__edge){ex[k], 0});
@@ -472,28 +429,8 @@ static gn_status lower_while(lower_ctx *L, gn_id id)
         T_(mk(L, "executed", "NoOp", &done));
         for (uint32_t k = 0; k < n; k++) T_(ctl(L, done, ex[k]));
     }
-    if (has_cuse) s = gn__graph_forward_control(g, id, done);
-    if (s == GN_OK) s = gn__node_remove(g, id);
-    if (s != GN_OK) {
-        s = gn__fail(L->c->err, s, "%s", g->err.msg);
-        goto out;
-    }
-    for (gn_id k = first; k < g->n_nodes; k++) g->nodes[k].orig_index = orig;
-    if (keep) {
-        gn_id kid;
-        s = gn__node_add_interned(g, name_id, gn__intern_cstr(g, "IdentityN"), &kid);
-        if (s != GN_OK) {
-            s = gn__fail(L->c->err, s, "%s", g->err.msg);
-            goto out;
-        }
-        g->nodes[kid].device = L->dev;
-        g->nodes[kid].orig_index = orig;
-        g->nodes[kid].flags |= GN__NODE_PRESERVE;
-        for (uint32_t k = 0; k < n; k++) T_(edge(L, kid, (gn__edge){ex[k], 0}));
-        T_(set(L, kid, "T", t));
-        T_(ctl(L, kid, done));
-        if (cret) gn__retarget_control_ret(g, id, kid);
-    }
+    /* no control consumer: nothing is forwarded, done may be none */
+    T_(finish_lowering(L, id, done, first, name_id, orig, keep, cret, ex, n, t));
 #undef T_
 out:
     free(enter);
@@ -592,7 +529,7 @@ static gn_status lower_case(lower_ctx *L, gn_id id)
     }
     if (nin) memcpy(in_e, nd->in + 1, nin * sizeof *in_e);
     if (n_ctrl) memcpy(ctrl, nd->ctrl, n_ctrl * sizeof *ctrl);
-    Tensorflow__AttrValue *nouts = int_attr(g, nb), *nmerge = int_attr(g, nb);
+    Tensorflow__AttrValue *nouts = gn__attr_new_int(g, nb), *nmerge = gn__attr_new_int(g, nb);
     gn_id bi, be;
 #define T_(x)                                                                                                        \
     do {                                                                                                             \
@@ -601,7 +538,7 @@ static gn_status lower_case(lower_ctx *L, gn_id id)
     } while (0)
     /* the pivots: one live per run, the one of the taken branch */
     T_(mk(L, "branch_index", "_SwitchN", &bi));
-    T_(set(L, bi, "T", type_attr(g, DT_INT32)));
+    T_(set(L, bi, "T", gn__attr_new_type(g, DT_INT32)));
     T_(set(L, bi, "num_outs", nouts));
     T_(edge(L, bi, index));
     T_(edge(L, bi, index));
@@ -610,14 +547,14 @@ static gn_status lower_case(lower_ctx *L, gn_id id)
     for (uint32_t b = 0; b < nb; b++) {
         snprintf(sfx, sizeof sfx, "pivot_%u", b);
         T_(mk(L, sfx, "Identity", &piv[b]));
-        T_(set(L, piv[b], "T", type_attr(g, DT_INT32)));
+        T_(set(L, piv[b], "T", gn__attr_new_type(g, DT_INT32)));
         T_(edge(L, piv[b], (gn__edge){bi, b}));
     }
     /* the inputs: output b of "input_<k>" is live when branch b runs */
     for (uint32_t k = 0; k < nin; k++) {
         snprintf(sfx, sizeof sfx, "input_%u", k);
         T_(mk(L, sfx, "_SwitchN", &ins[k]));
-        T_(set(L, ins[k], "T", type_attr(g, tin->list->type[k])));
+        T_(set(L, ins[k], "T", gn__attr_new_type(g, tin->list->type[k])));
         T_(set(L, ins[k], "num_outs", nouts));
         T_(edge(L, ins[k], in_e[k]));
         T_(edge(L, ins[k], index));
@@ -635,7 +572,7 @@ static gn_status lower_case(lower_ctx *L, gn_id id)
         snprintf(sfx, sizeof sfx, "output_%u", k);
         T_(mk(L, sfx, "Merge", &outs[k]));
         T_(set(L, outs[k], "N", nmerge));
-        T_(set(L, outs[k], "T", type_attr(g, tout->list->type[k])));
+        T_(set(L, outs[k], "T", gn__attr_new_type(g, tout->list->type[k])));
         for (uint32_t b = 0; b < nb; b++) T_(edge(L, outs[k], (gn__edge){call[b], k}));
         s = gn__graph_forward_output(g, (gn__edge){id, k}, (gn__edge){outs[k], 0});
         if (s != GN_OK) {
@@ -647,7 +584,7 @@ static gn_status lower_case(lower_ctx *L, gn_id id)
      * calls' control outputs), whether or not it has outputs */
     T_(mk(L, "branch_executed", "Merge", &be));
     T_(set(L, be, "N", nmerge));
-    T_(set(L, be, "T", type_attr(g, DT_INT32)));
+    T_(set(L, be, "T", gn__attr_new_type(g, DT_INT32)));
     for (uint32_t b = 0; b < nb; b++) T_(edge(L, be, (gn__edge){piv[b], 0}));
     for (uint32_t b = 0; b < nb; b++) T_(ctl(L, be, call[b]));
     T_(finish_lowering(L, id, be, first, name_id, orig, keep, cret, outs, nout, tout));

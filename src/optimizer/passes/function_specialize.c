@@ -53,32 +53,17 @@ static bool truly_const(const gn_graph *g, gn_id p)
            gn__node_attr(g, p, "value") && gn__node_attr(g, p, "dtype");
 }
 
-static Tensorflow__AttrValue *int_attr(gn_graph *g, int64_t i)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    if (!v) return NULL;
-    tensorflow__attr_value__init(v);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
-    v->i = i;
-    return v;
-}
-
 /* A copy of list attr `key` of node id keeping the entries keep[] marks. */
 static Tensorflow__AttrValue *cut_types(gn_graph *g, const Tensorflow__AttrValue *v, const uint8_t *keep, size_t n)
 {
-    Tensorflow__AttrValue *nv = gn__graph_value_alloc(g, sizeof *nv);
-    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
+    Tensorflow__AttrValue *nv = gn__attr_new_list(g);
     Tensorflow__DataType *t = gn__graph_value_alloc(g, (n ? n : 1) * sizeof *t);
-    if (!nv || !l || !t) return NULL;
-    tensorflow__attr_value__init(nv);
-    tensorflow__attr_value__list_value__init(l);
+    if (!nv || !t) return NULL;
     size_t w = 0;
     for (size_t i = 0; i < n && i < v->list->n_type; i++)
         if (keep[i]) t[w++] = v->list->type[i];
-    l->n_type = w;
-    l->type = t;
-    nv->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-    nv->list = l;
+    nv->list->n_type = w;
+    nv->list->type = t;
     return nv;
 }
 
@@ -183,7 +168,7 @@ gn_status gn__fn_body_cut(gn__pass_ctx *c, gn_graph *g, const gn__function *fn, 
     for (size_t i = 0; i < os->n_input_arg && s == GN_OK; i++) {
         gn_id a = gn__graph_find(b, os->input_arg[i]->name);
         if (consts[i] == GN_NONE) {
-            s = gn__node_set_attr(b, a, "index", int_attr(b, w++));
+            s = gn__node_set_attr(b, a, "index", gn__attr_new_int(b, w++));
             continue;
         }
         gn_id p = consts[i];
@@ -199,7 +184,7 @@ gn_status gn__fn_body_cut(gn__pass_ctx *c, gn_graph *g, const gn__function *fn, 
         char rn[4096];
         snprintf(rn, sizeof rn, "_retval:%s", os->output_arg[i]->name);
         gn_id r = gn__graph_find(b, rn);
-        if (keep_out[i]) s = gn__node_set_attr(b, r, "index", int_attr(b, w++));
+        if (keep_out[i]) s = gn__node_set_attr(b, r, "index", gn__attr_new_int(b, w++));
         else s = gn__node_remove(b, r);
     }
     if (s == GN_OK) s = gn__graph_compact(b);

@@ -124,20 +124,16 @@ static const api_info *find_info(const api_info *t, uint32_t n, const char *name
 static gn_status set_func_name(gn_graph *g, gn_id id, const char *key, const Tensorflow__AttrValue *old,
                                const char *name)
 {
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
     Tensorflow__NameAttrList *f = gn__graph_value_alloc(g, sizeof *f);
     size_t len = strlen(name);
     char *s = gn__graph_value_alloc(g, len + 1);
-    if (!v || !f || !s) return GN_ERR_NOMEM;
+    if (!f || !s) return GN_ERR_NOMEM;
     memcpy(s, name, len + 1);
-    tensorflow__attr_value__init(v);
     tensorflow__name_attr_list__init(f);
     f->name = s;
     f->n_attr = old->func->n_attr;  /* the attr entries are shared (immutable) */
     f->attr = old->func->attr;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_FUNC;
-    v->func = f;
-    return gn__node_set_attr(g, id, key, v);
+    return gn__node_set_attr_func(g, id, key, f);
 }
 
 gn_status gn__pass_impl_selector(gn__pass_ctx *c, gn_graph *g)

@@ -1003,59 +1003,6 @@ static gn_status plan_all(lay *L, const gn_id *order, uint32_t n_order, uint32_t
 }
 
 /* ---- building ----------------------------------------------------------------------------------- */
-static Tensorflow__AttrValue *new_attr(lay *L)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(L->g, sizeof *v);
-    if (v) tensorflow__attr_value__init(v);
-    return v;
-}
-
-static gn_status set_type(lay *L, gn_id id, const char *key, int32_t dt)
-{
-    Tensorflow__AttrValue *v = new_attr(L);
-    if (!v) return nomem(L);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v->type = (Tensorflow__DataType)dt;
-    return gn__node_set_attr(L->g, id, key, v);
-}
-
-static gn_status set_string(lay *L, gn_id id, const char *key, const char *s)
-{
-    Tensorflow__AttrValue *v = new_attr(L);
-    size_t len = strlen(s);
-    uint8_t *d = gn__graph_value_alloc(L->g, len + 1);
-    if (!v || !d) return nomem(L);
-    memcpy(d, s, len + 1);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_S;
-    v->s.data = d;
-    v->s.len = len;
-    return gn__node_set_attr(L->g, id, key, v);
-}
-
-static gn_status set_ints(lay *L, gn_id id, const char *key, const int64_t *x, size_t n)
-{
-    Tensorflow__AttrValue *v = new_attr(L);
-    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(L->g, sizeof *l);
-    int64_t *d = gn__graph_value_alloc(L->g, (n ? n : 1) * sizeof *d);
-    if (!v || !l || !d) return nomem(L);
-    tensorflow__attr_value__list_value__init(l);
-    memcpy(d, x, n * sizeof *d);
-    l->n_i = n;
-    l->i = d;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-    v->list = l;
-    return gn__node_set_attr(L->g, id, key, v);
-}
-
-static gn_status set_int(lay *L, gn_id id, const char *key, int64_t i)
-{
-    Tensorflow__AttrValue *v = new_attr(L);
-    if (!v) return nomem(L);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
-    v->i = i;
-    return gn__node_set_attr(L->g, id, key, v);
-}
-
 /* "<base><rest>" or, when taken, "<base><rest>_<k>" with the smallest free k */
 static const char *fresh_name(lay *L, const char *fmt_base, uint32_t a, uint32_t b, bool two, const char *what)
 {
@@ -1079,14 +1026,10 @@ static gn_status add_node(lay *L, const char *name, const char *op, gn_id device
 static gn_status add_const(lay *L, const char *name, const gn__tensor *t, gn_id device_of, gn_id *out)
 {
     GN_TRY(add_node(L, name, "Const", device_of, out));
-    GN_TRY(set_type(L, *out, "dtype", t->dtype));
-    Tensorflow__AttrValue *v = new_attr(L);
-    if (!v) return nomem(L);
+    GN_TRY(gn__node_set_attr_type(L->g, *out, "dtype", t->dtype));
     Tensorflow__TensorProto *p = NULL;
     GN_TRY(gn__tensor_to_proto(t, gn__graph_value_allocator(L->g), &p, L->c->err));
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
-    v->tensor = p;
-    return gn__node_set_attr(L->g, *out, "value", v);
+    return gn__node_set_attr_tensor(L->g, *out, "value", p);
 }
 
 /* Transpose(e, p) named name, its perm "<name>-PermConst<A>To<B>-LayoutOptimizer". */
@@ -1096,8 +1039,8 @@ static gn_status add_transpose(lay *L, gn__edge e, const int *p, int32_t dt, gn_
     char tname[2048];
     snprintf(tname, sizeof tname, "%.2000s", L->name);
     GN_TRY(add_node(L, tname, "Transpose", device_of, out));
-    GN_TRY(set_type(L, *out, "T", dt));
-    GN_TRY(set_type(L, *out, "Tperm", DT_INT32));
+    GN_TRY(gn__node_set_attr_type(L->g, *out, "T", dt));
+    GN_TRY(gn__node_set_attr_type(L->g, *out, "Tperm", DT_INT32));
     GN_TRY(gn__node_add_input(L->g, *out, e));
     int32_t pv[4] = {p[0], p[1], p[2], p[3]};
     gn__tensor t;
@@ -1234,8 +1177,8 @@ static gn_status reshape_input(lay *L, gn_id v, uint32_t s)
     snprintf(rname, sizeof rname, "%.2000s", L->name);
     gn_id rs = GN_NONE;
     GN_TRY(add_node(L, rname, "Reshape", v, &rs));
-    GN_TRY(set_type(L, rs, "T", L->in_dt[L->in_off[v] + s]));
-    GN_TRY(set_type(L, rs, "Tshape", DT_INT32));
+    GN_TRY(gn__node_set_attr_type(L->g, rs, "T", L->in_dt[L->in_off[v] + s]));
+    GN_TRY(gn__node_set_attr_type(L->g, rs, "Tshape", DT_INT32));
     GN_TRY(gn__node_add_input(g, rs, e));
     int32_t shp[4] = {-1, 1, 1, 1};
     gn__tensor t;
@@ -1300,9 +1243,9 @@ static gn_status add_format_node(lay *L, const char *name, const char *op, gn__e
                                  const char *from, const char *to, gn_id *out)
 {
     GN_TRY(add_node(L, name, op, device_of, out));
-    GN_TRY(set_type(L, *out, "T", dt));
-    GN_TRY(set_string(L, *out, "src_format", from));
-    GN_TRY(set_string(L, *out, "dst_format", to));
+    GN_TRY(gn__node_set_attr_type(L->g, *out, "T", dt));
+    GN_TRY(gn__node_set_attr_string(L->g, *out, "src_format", from));
+    GN_TRY(gn__node_set_attr_string(L->g, *out, "dst_format", to));
     return gn__node_add_input(L->g, *out, e);
 }
 
@@ -1359,7 +1302,7 @@ static gn_status permute_list_attr(lay *L, gn_id v, const char *key, int pairs)
     memcpy(x, a->list->i, n * sizeof x[0]);
     for (int i = 0; i < 4; i++)
         for (int k = 0; k < pairs; k++) y[i * pairs + k] = x[L->perm[i] * pairs + k];
-    return set_ints(L, v, key, y, n);
+    return gn__node_set_attr_ints(L->g, v, key, y, n);
 }
 
 static gn_status permute_mask(lay *L, gn_id v, const char *key)
@@ -1369,7 +1312,7 @@ static gn_status permute_mask(lay *L, gn_id v, const char *key)
     int64_t o = 0;
     for (int i = 0; i < 4; i++)
         if ((m >> L->perm[i]) & 1) o |= 1ll << i;
-    return set_int(L, v, key, o);
+    return gn__node_set_attr_int(L->g, v, key, o);
 }
 
 /* Rewrites converted node v: inputs, layout operands, attributes. */
@@ -1399,7 +1342,7 @@ static gn_status convert_node(lay *L, gn_id v)
     case S_POOLGRADV2:
     case S_AVGPOOLGRAD:
     case S_BIASGRAD:
-        GN_TRY(set_string(L, v, "data_format", L->dst));
+        GN_TRY(gn__node_set_attr_string(L->g, v, "data_format", L->dst));
         GN_TRY(permute_list_attr(L, v, "strides", 1));
         GN_TRY(permute_list_attr(L, v, "ksize", 1));
         GN_TRY(permute_list_attr(L, v, "dilations", 1));
@@ -1413,7 +1356,7 @@ static gn_status convert_node(lay *L, gn_id v)
             int64_t d = a->list->i[i];
             x[i] = L->axis_map[d < 0 ? d + 4 : d];
         }
-        GN_TRY(set_ints(L, v, "squeeze_dims", x, n));
+        GN_TRY(gn__node_set_attr_ints(L->g, v, "squeeze_dims", x, n));
         break;
     }
     case A_SSLICE:

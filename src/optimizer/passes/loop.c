@@ -103,20 +103,9 @@ static bool preserved(const gn_graph *g, gn_id id)
     return (g->nodes[id].flags & (GN__NODE_PRESERVE | GN__NODE_FN_ARG | GN__NODE_FN_RET)) != 0;
 }
 
-static Tensorflow__AttrValue *attr_new(gn_graph *g)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    if (v) tensorflow__attr_value__init(v);
-    return v;
-}
-
 static gn_status set_type_attr(gn__pass_ctx *c, gn_graph *g, gn_id id, const char *key, int32_t dtype)
 {
-    Tensorflow__AttrValue *v = attr_new(g);
-    if (!v) return gn__fail(c->err, GN_ERR_NOMEM, "loop: out of memory");
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v->type = (Tensorflow__DataType)dtype;
-    return from_graph(c, g, gn__node_set_attr(g, id, key, v));
+    return from_graph(c, g, gn__node_set_attr_type(g, id, key, dtype));
 }
 
 /* Drops every attr but those named (NULL-terminated) and '_'-prefixed ones
@@ -340,7 +329,7 @@ static gn_status make_index_const(gn__pass_ctx *c, gn_graph *g, gn_id merge, int
     Tensorflow__TensorProto *t = gn__graph_value_alloc(g, sizeof *t);
     Tensorflow__TensorShapeProto *sh = gn__graph_value_alloc(g, sizeof *sh);
     int32_t *val = gn__graph_value_alloc(g, sizeof *val);
-    Tensorflow__AttrValue *v = attr_new(g);
+    Tensorflow__AttrValue *v = gn__attr_new(g, TENSORFLOW__ATTR_VALUE__VALUE_TENSOR);
     if (!t || !sh || !val || !v) return gn__fail(c->err, GN_ERR_NOMEM, "loop: out of memory");
     tensorflow__tensor_proto__init(t);
     tensorflow__tensor_shape_proto__init(sh);
@@ -349,7 +338,6 @@ static gn_status make_index_const(gn__pass_ctx *c, gn_graph *g, gn_id merge, int
     *val = index;
     t->n_int_val = 1;
     t->int_val = val;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
     v->tensor = t;
     GN_TRY(set_type_attr(c, g, id, "dtype", TENSORFLOW__DATA_TYPE__DT_INT32));
     GN_TRY(from_graph(c, g, gn__node_set_attr(g, id, "value", v)));
@@ -502,10 +490,8 @@ static gn_status functional_branches(gn__pass_ctx *c, gn_graph *g)
             continue;
         }
         bool stateless = op_is(g, id, "StatelessIf") || op_is(g, id, "StatelessCase");
-        Tensorflow__AttrValue *f = attr_new(g);
+        Tensorflow__AttrValue *f = gn__attr_new_func(g, (Tensorflow__NameAttrList *)fn);
         if (!f) return gn__fail(c->err, GN_ERR_NOMEM, "loop: out of memory");
-        f->value_case = TENSORFLOW__ATTR_VALUE__VALUE_FUNC;
-        f->func = (Tensorflow__NameAttrList *)fn;
         const Tensorflow__AttrValue *keep_tin = tin, *keep_tout = tout;
         GN_TRY(from_graph(c, g, gn__node_remove_input(g, id, 0)));
         /* the selector's producer stays ordered before the call (it is a Const: harmless) */
@@ -821,26 +807,14 @@ static gn_status licm_copy_out(licm *L)
     return GN_OK;
 }
 
-static Tensorflow__AttrValue *lattr_new(gn_graph *g, int value_case)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    if (!v) return NULL;
-    tensorflow__attr_value__init(v);
-    v->value_case = value_case;
-    return v;
-}
-
 /* A new _Arg / _Retval of a body: T, index. */
 static gn_status fn_io_node(gn_graph *b, const char *name, bool ret, int32_t dt, uint32_t index, gn_id *out)
 {
     GN_TRY(gn__node_add(b, name, ret ? "_Retval" : "_Arg", out));
     b->nodes[*out].flags |= ret ? GN__NODE_FN_RET : GN__NODE_FN_ARG;
     b->nodes[*out].orig_index = index;
-    Tensorflow__AttrValue *t = lattr_new(b, TENSORFLOW__ATTR_VALUE__VALUE_TYPE);
-    Tensorflow__AttrValue *ix = lattr_new(b, TENSORFLOW__ATTR_VALUE__VALUE_I);
+    Tensorflow__AttrValue *t = gn__attr_new_type(b, dt), *ix = gn__attr_new_int(b, index);
     if (!t || !ix) return GN_ERR_NOMEM;
-    t->type = (Tensorflow__DataType)dt;
-    ix->i = index;
     GN_TRY(gn__node_set_attr(b, *out, "T", t));
     return gn__node_set_attr(b, *out, "index", ix);
 }
@@ -1300,8 +1274,7 @@ static gn_status const_vars_while(gn__pass_ctx *c, gn_graph *g, gn_id w, const u
     }
     const Tensorflow__AttrValue *no = gn__node_attr(g, w, "_num_original_outputs");
     if (s == GN_OK && no && no->value_case == TENSORFLOW__ATTR_VALUE__VALUE_I && no->i == (int64_t)n) {
-        Tensorflow__AttrValue *nv = lattr_new(g, TENSORFLOW__ATTR_VALUE__VALUE_I);
-        if (nv) nv->i = n - m;
+        Tensorflow__AttrValue *nv = gn__attr_new_int(g, n - m);
         s = nv ? gn__node_set_attr(g, w, "_num_original_outputs", nv) : GN_ERR_NOMEM;
     }
     if (s == GN_OK) {

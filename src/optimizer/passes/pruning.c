@@ -340,13 +340,11 @@ static gn_status list_attr_filtered(pr *p, gn_id id, const char *key, const uint
     if (v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !v->list ||
         (types ? v->list->n_type : v->list->n_shape) != n_old)
         return from_graph(p, gn__node_remove_attr(g, id, key));
-    Tensorflow__AttrValue *nv = gn__graph_value_alloc(g, sizeof *nv);
-    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
+    Tensorflow__AttrValue *nv = gn__attr_new_list(g);
     void *arr = gn__graph_value_alloc(g, (n_new ? n_new : 1) * (types ? sizeof(Tensorflow__DataType)
                                                                         : sizeof(Tensorflow__TensorShapeProto *)));
-    if (!nv || !l || !arr) return nomem(p);
-    tensorflow__attr_value__init(nv);
-    tensorflow__attr_value__list_value__init(l);
+    if (!nv || !arr) return nomem(p);
+    Tensorflow__AttrValue__ListValue *l = nv->list;
     uint32_t j = 0;
     for (uint32_t k = 0; k < n_old; k++) {
         if (!keep_port[k]) continue;
@@ -360,8 +358,6 @@ static gn_status list_attr_filtered(pr *p, gn_id id, const char *key, const uint
         l->n_shape = n_new;
         l->shape = arr;
     }
-    nv->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-    nv->list = l;
     return from_graph(p, gn__node_set_attr(g, id, key, nv));
 }
 

@@ -258,88 +258,13 @@ static gn_id in0(const gn_graph *g, gn_id id, uint32_t k)
 static gn_status nomem(rm *r) { return gn__fail(r->c->err, GN_ERR_NOMEM, "out of memory"); }
 
 /* ---- attrs --------------------------------------------------------------------------------- */
-static Tensorflow__AttrValue *new_attr(rm *r)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(r->g, sizeof *v);
-    if (v) tensorflow__attr_value__init(v);
-    return v;
-}
-
-static gn_status set_type(rm *r, gn_id id, const char *key, int32_t dt)
-{
-    Tensorflow__AttrValue *v = new_attr(r);
-    if (!v) return nomem(r);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v->type = (Tensorflow__DataType)dt;
-    return gn__node_set_attr(r->g, id, key, v);
-}
-
-static gn_status set_int(rm *r, gn_id id, const char *key, int64_t i)
-{
-    Tensorflow__AttrValue *v = new_attr(r);
-    if (!v) return nomem(r);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
-    v->i = i;
-    return gn__node_set_attr(r->g, id, key, v);
-}
-
-static gn_status set_float(rm *r, gn_id id, const char *key, float f)
-{
-    Tensorflow__AttrValue *v = new_attr(r);
-    if (!v) return nomem(r);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_F;
-    v->f = f;
-    return gn__node_set_attr(r->g, id, key, v);
-}
-
-static gn_status set_str(rm *r, gn_id id, const char *key, const char *s)
-{
-    Tensorflow__AttrValue *v = new_attr(r);
-    size_t n = strlen(s);
-    uint8_t *d = gn__graph_value_alloc(r->g, n + 1);
-    if (!v || !d) return nomem(r);
-    memcpy(d, s, n + 1);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_S;
-    v->s.data = d;
-    v->s.len = n;
-    return gn__node_set_attr(r->g, id, key, v);
-}
-
-static gn_status set_strings(rm *r, gn_id id, const char *key, const char *const *s, uint32_t n)
-{
-    Tensorflow__AttrValue *v = new_attr(r);
-    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(r->g, sizeof *l);
-    ProtobufCBinaryData *items = gn__graph_value_alloc(r->g, (n ? n : 1) * sizeof *items);
-    if (!v || !l || !items) return nomem(r);
-    tensorflow__attr_value__list_value__init(l);
-    for (uint32_t i = 0; i < n; i++) {
-        size_t len = strlen(s[i]);
-        uint8_t *d = gn__graph_value_alloc(r->g, len + 1);
-        if (!d) return nomem(r);
-        memcpy(d, s[i], len + 1);
-        items[i].data = d;
-        items[i].len = len;
-    }
-    l->n_s = n;
-    l->s = items;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-    v->list = l;
-    return gn__node_set_attr(r->g, id, key, v);
-}
-
+/* TArgs: n copies of dt (n is at most 4: the fused arguments). */
 static gn_status set_types(rm *r, gn_id id, const char *key, int32_t dt, uint32_t n)
 {
-    Tensorflow__AttrValue *v = new_attr(r);
-    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(r->g, sizeof *l);
-    Tensorflow__DataType *t = gn__graph_value_alloc(r->g, (n ? n : 1) * sizeof *t);
-    if (!v || !l || !t) return nomem(r);
-    tensorflow__attr_value__list_value__init(l);
-    for (uint32_t i = 0; i < n; i++) t[i] = (Tensorflow__DataType)dt;
-    l->n_type = n;
-    l->type = t;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-    v->list = l;
-    return gn__node_set_attr(r->g, id, key, v);
+    int32_t t[4];
+    if (n > 4) return gn__fail(r->c->err, GN_ERR_INTERNAL, "remap: %u fused arguments", n);
+    for (uint32_t i = 0; i < n; i++) t[i] = dt;
+    return gn__node_set_attr_types(r->g, id, key, t, n);
 }
 
 /* Saved attr values of a node (blob-owned, so they outlive the node). */
@@ -429,12 +354,8 @@ static gn_status add_const_proto(rm *r, const char *name, int32_t dtype, Tensorf
     gn_id id = GN_NONE;
     GN_TRY(gn__node_add(r->g, name, "Const", &id));
     if (device_of != GN_NONE) gn__node_set_device(r->g, id, gn__str(r->g, gn__node_at(r->g, device_of)->device));
-    GN_TRY(set_type(r, id, "dtype", dtype));
-    Tensorflow__AttrValue *v = new_attr(r);
-    if (!v) return nomem(r);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
-    v->tensor = p;
-    GN_TRY(gn__node_set_attr(r->g, id, "value", v));
+    GN_TRY(gn__node_set_attr_type(r->g, id, "dtype", dtype));
+    GN_TRY(gn__node_set_attr_tensor(r->g, id, "value", p));
     *out = id;
     return GN_OK;
 }
@@ -769,8 +690,8 @@ static gn_status fold_one(rm *r, gn_id bn)
     if ((st = reset_node(r, bn, "BiasAdd")) != GN_OK) goto out;
     if ((st = gn__node_add_input(g, bn, (gn__edge){conv, 0})) != GN_OK) goto out;
     if ((st = gn__node_add_input(g, bn, (gn__edge){nbid, 0})) != GN_OK) goto out;
-    if ((st = set_type(r, bn, "T", T)) != GN_OK) goto out;
-    if ((st = set_str(r, bn, "data_format", cf ? "NCHW" : "NHWC")) != GN_OK) goto out;
+    if ((st = gn__node_set_attr_type(r->g, bn, "T", T)) != GN_OK) goto out;
+    if ((st = gn__node_set_attr_string(r->g, bn, "data_format", cf ? "NCHW" : "NHWC")) != GN_OK) goto out;
     if ((st = drop_if_orphan(r, badd, false)) != GN_OK) goto out;
     if ((st = drop_if_orphan(r, wid, true)) != GN_OK) goto out;
     if ((st = drop_if_orphan(r, bid, true)) != GN_OK) goto out;
@@ -1023,10 +944,10 @@ static gn_status fuse(rm *r, const cmatch *m, const char *pattern, const char *w
     for (uint32_t k = 0; k < m->nargs; k++) GN_TRY(gn__node_add_input(g, root, args[k]));
     GN_TRY(put_attrs(r, root, &sa));
     if (m->kind == K_CONV) GN_TRY(set_types(r, root, "TArgs", T, m->nargs));
-    GN_TRY(set_strings(r, root, "fused_ops", ops, nops));
-    GN_TRY(set_int(r, root, "num_args", m->nargs));
-    GN_TRY(set_float(r, root, "epsilon", eps));
-    if (leaky) GN_TRY(set_float(r, root, "leakyrelu_alpha", alpha));
+    GN_TRY(gn__node_set_attr_strings(r->g, root, "fused_ops", ops, nops));
+    GN_TRY(gn__node_set_attr_int(r->g, root, "num_args", m->nargs));
+    GN_TRY(gn__node_set_attr_float(r->g, root, "epsilon", eps));
+    if (leaky) GN_TRY(gn__node_set_attr_float(r->g, root, "leakyrelu_alpha", alpha));
     for (uint32_t k = 0; k < m->n_extra; k++) {
         gn_id e = m->extra[k];
         gn_id ins[2] = {GN_NONE, GN_NONE};
@@ -1324,10 +1245,10 @@ static gn_status try_squeeze(rm *r, gn_id id, bool *done)
     GN_TRY(gn__node_add_input(g, conv, b));
     GN_TRY(put_attrs(r, conv, &ca));
     GN_TRY(set_types(r, conv, "TArgs", T, 1));
-    GN_TRY(set_strings(r, conv, "fused_ops", ops, nops));
-    GN_TRY(set_int(r, conv, "num_args", 1));
-    GN_TRY(set_float(r, conv, "epsilon", 0.0f));
-    if (leaky) GN_TRY(set_float(r, conv, "leakyrelu_alpha", alpha));
+    GN_TRY(gn__node_set_attr_strings(r->g, conv, "fused_ops", ops, nops));
+    GN_TRY(gn__node_set_attr_int(r->g, conv, "num_args", 1));
+    GN_TRY(gn__node_set_attr_float(r->g, conv, "epsilon", 0.0f));
+    if (leaky) GN_TRY(gn__node_set_attr_float(r->g, conv, "leakyrelu_alpha", alpha));
     GN_TRY(reset_node(r, id, "Squeeze"));
     GN_TRY(gn__node_add_input(g, id, (gn__edge){conv, 0}));
     GN_TRY(put_attrs(r, id, &sa));
@@ -1363,21 +1284,6 @@ static bool all_ones(const gn_graph *g, gn_id id, const char *key)
     for (size_t i = 0; i < v->list->n_i; i++)
         if (v->list->i[i] != 1) return false;
     return true;
-}
-
-static gn_status set_ints(rm *r, gn_id id, const char *key, const int64_t *iv, uint32_t n)
-{
-    Tensorflow__AttrValue *v = new_attr(r);
-    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(r->g, sizeof *l);
-    int64_t *d = gn__graph_value_alloc(r->g, (n ? n : 1) * sizeof *d);
-    if (!v || !l || !d) return nomem(r);
-    tensorflow__attr_value__list_value__init(l);
-    memcpy(d, iv, n * sizeof *d);
-    l->n_i = n;
-    l->i = d;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-    v->list = l;
-    return gn__node_set_attr(r->g, id, key, v);
 }
 
 /* BatchToSpaceND(Conv(SpaceToBatchND(x, block, pad), w), block, crops), the
@@ -1447,12 +1353,12 @@ static gn_status try_dilated(rm *r, gn_id b2s)
     GN_TRY(put_attrs(r, b2s, &sa));
     static const int64_t ones[4] = {1, 1, 1, 1};
     int64_t dil[4] = {1, blk[0], blk[1], 1};
-    GN_TRY(set_ints(r, b2s, "strides", ones, 4));
-    GN_TRY(set_ints(r, b2s, "dilations", dil, 4));
-    GN_TRY(set_str(r, b2s, "padding", padding));
+    GN_TRY(gn__node_set_attr_ints(r->g, b2s, "strides", ones, 4));
+    GN_TRY(gn__node_set_attr_ints(r->g, b2s, "dilations", dil, 4));
+    GN_TRY(gn__node_set_attr_string(r->g, b2s, "padding", padding));
     if (!strcmp(padding, "EXPLICIT")) {
         int64_t e8[8] = {0, 0, ep[0], ep[1], ep[2], ep[3], 0, 0};
-        GN_TRY(set_ints(r, b2s, "explicit_paddings", e8, 8));
+        GN_TRY(gn__node_set_attr_ints(r->g, b2s, "explicit_paddings", e8, 8));
     }
     GN_TRY(drop_if_orphan(r, conv, false));
     GN_TRY(drop_if_orphan(r, s2b, false));
@@ -1706,12 +1612,12 @@ static gn_status try_bn_ex(rm *r, gn_id relu, bool *done)
     }
     GN_TRY(put_attrs(r, bn, &sa));
     if (side.node != GN_NONE) GN_TRY(gn__node_add_input(g, bn, side));
-    GN_TRY(set_int(r, bn, "num_side_inputs", side.node != GN_NONE ? 1 : 0));
-    GN_TRY(set_str(r, bn, "activation_mode", "Relu"));
+    GN_TRY(gn__node_set_attr_int(r->g, bn, "num_side_inputs", side.node != GN_NONE ? 1 : 0));
+    GN_TRY(gn__node_set_attr_string(r->g, bn, "activation_mode", "Relu"));
     /* the Relu becomes Identity(bn) under its own name */
     GN_TRY(reset_node(r, relu, "Identity"));
     GN_TRY(gn__node_add_input(g, relu, (gn__edge){bn, 0}));
-    GN_TRY(set_type(r, relu, "T", T));
+    GN_TRY(gn__node_set_attr_type(r->g, relu, "T", T));
     GN_TRY(drop_if_orphan(r, add, false));
     r->c->changed = true;
     if (only) gn__pass_rewrote(r->c, P_BNEX, g, bn, "fused %s into _FusedBatchNormEx [grapnel-only: %s]", what, only);
@@ -1779,11 +1685,11 @@ static gn_status try_bn_scale_offset(rm *r, gn_id bn)
     gn__node_set_device(g, mul, gn__str(g, gn__node_at(g, bn)->device));
     if ((st = gn__node_add_input(g, mul, x)) != GN_OK) goto out;
     if ((st = gn__node_add_input(g, mul, (gn__edge){sid, 0})) != GN_OK) goto out;
-    if ((st = set_type(r, mul, "T", T)) != GN_OK) goto out;
+    if ((st = gn__node_set_attr_type(r->g, mul, "T", T)) != GN_OK) goto out;
     if ((st = reset_node(r, bn, "Add")) != GN_OK) goto out;
     if ((st = gn__node_add_input(g, bn, (gn__edge){mul, 0})) != GN_OK) goto out;
     if ((st = gn__node_add_input(g, bn, (gn__edge){oid, 0})) != GN_OK) goto out;
-    if ((st = set_type(r, bn, "T", T)) != GN_OK) goto out;
+    if ((st = gn__node_set_attr_type(r->g, bn, "T", T)) != GN_OK) goto out;
     for (uint32_t k = 0; k < 4; k++)
         if ((st = drop_if_orphan(r, params[k], true)) != GN_OK) goto out;
     r->c->changed = true;

@@ -260,113 +260,21 @@ static bool analyze(sa *s, group *gr)
 }
 
 /* ---- attrs ----------------------------------------------------------------------------------- */
-static Tensorflow__AttrValue *new_attr(gn_graph *g)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(g, sizeof *v);
-    if (v) tensorflow__attr_value__init(v);
-    return v;
-}
-
 static gn_status set_av(sa *s, gn_id id, const char *key, Tensorflow__AttrValue *v)
 {
     if (!v) return nomem(s->c);
     return from_graph(s->c, s->g, gn__node_set_attr(s->g, id, key, v));
 }
 
-static Tensorflow__AttrValue *av_type(gn_graph *g, int32_t dt)
-{
-    Tensorflow__AttrValue *v = new_attr(g);
-    if (!v) return NULL;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v->type = (Tensorflow__DataType)dt;
-    return v;
-}
-
-static Tensorflow__AttrValue *av_int(gn_graph *g, int64_t i)
-{
-    Tensorflow__AttrValue *v = new_attr(g);
-    if (!v) return NULL;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
-    v->i = i;
-    return v;
-}
-
-static Tensorflow__AttrValue *av_bool(gn_graph *g, bool b)
-{
-    Tensorflow__AttrValue *v = new_attr(g);
-    if (!v) return NULL;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_B;
-    v->b = b;
-    return v;
-}
-
-static Tensorflow__AttrValue *av_str(gn_graph *g, const char *str)
-{
-    Tensorflow__AttrValue *v = new_attr(g);
-    size_t n = strlen(str);
-    uint8_t *d = gn__graph_value_alloc(g, n + 1);
-    if (!v || !d) return NULL;
-    memcpy(d, str, n + 1);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_S;
-    v->s.data = d;
-    v->s.len = n;
-    return v;
-}
-
-static Tensorflow__AttrValue *av_ints(gn_graph *g, const int64_t *x, size_t n)
-{
-    Tensorflow__AttrValue *v = new_attr(g);
-    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
-    int64_t *d = gn__graph_value_alloc(g, (n ? n : 1) * sizeof *d);
-    if (!v || !l || !d) return NULL;
-    tensorflow__attr_value__list_value__init(l);
-    memcpy(d, x, n * sizeof *d);
-    l->n_i = n;
-    l->i = d;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-    v->list = l;
-    return v;
-}
-
-static Tensorflow__TensorShapeProto *shape_proto(gn_graph *g, int32_t rank, const int64_t *dims)
-{
-    Tensorflow__TensorShapeProto *p = gn__graph_value_alloc(g, sizeof *p);
-    Tensorflow__TensorShapeProto__Dim **dv = gn__graph_value_alloc(g, (size_t)(rank > 0 ? rank : 1) * sizeof *dv);
-    if (!p || !dv) return NULL;
-    tensorflow__tensor_shape_proto__init(p);
-    for (int32_t k = 0; k < rank; k++) {
-        dv[k] = gn__graph_value_alloc(g, sizeof **dv);
-        if (!dv[k]) return NULL;
-        tensorflow__tensor_shape_proto__dim__init(dv[k]);
-        dv[k]->size = dims[k];
-    }
-    p->n_dim = (size_t)rank;
-    p->dim = dv;
-    return p;
-}
-
-static Tensorflow__AttrValue *av_shape(gn_graph *g, int64_t n)
-{
-    Tensorflow__AttrValue *v = new_attr(g);
-    if (!v) return NULL;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_SHAPE;
-    v->shape = shape_proto(g, 1, &n);
-    return v->shape ? v : NULL;
-}
-
 static Tensorflow__AttrValue *av_shapes(gn_graph *g, const member *m, uint32_t n)
 {
-    Tensorflow__AttrValue *v = new_attr(g);
-    Tensorflow__AttrValue__ListValue *l = gn__graph_value_alloc(g, sizeof *l);
+    Tensorflow__AttrValue *v = gn__attr_new_list(g);
     Tensorflow__TensorShapeProto **sh = gn__graph_value_alloc(g, (n ? n : 1) * sizeof *sh);
-    if (!v || !l || !sh) return NULL;
-    tensorflow__attr_value__list_value__init(l);
+    if (!v || !sh) return NULL;
     for (uint32_t i = 0; i < n; i++)
-        if (!(sh[i] = shape_proto(g, m[i].shape.rank, m[i].shape.dims))) return NULL;
-    l->n_shape = n;
-    l->shape = sh;
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_LIST;
-    v->list = l;
+        if (!(sh[i] = gn__shape_proto_new(g, m[i].shape.rank, m[i].shape.dims))) return NULL;
+    v->list->n_shape = n;
+    v->list->shape = sh;
     return v;
 }
 
@@ -429,7 +337,7 @@ static gn_status rewrite(sa *s, const group *gr, int32_t sa_id, int32_t *ident_i
         snprintf(name, sizeof name, "scoped_allocator_identity_%d_%d", (*ident_id)++, INVOCATION);
         gn_id k;
         if ((st = add_node(s, name, "Identity", m[i].op, &k)) != GN_OK) break;
-        if ((st = set_av(s, k, "T", av_type(g, gr->dtype))) != GN_OK) break;
+        if ((st = set_av(s, k, "T", gn__attr_new_type(g, gr->dtype))) != GN_OK) break;
         if ((st = from_graph(c, g, gn__node_add_input(g, k, m[i].in))) != GN_OK) break;
         if ((st = from_graph(c, g, gn__node_set_input(g, m[i].op, 0, (gn__edge){k, 0}))) != GN_OK) break;
         prod[i] = k;
@@ -442,6 +350,7 @@ static gn_status rewrite(sa *s, const group *gr, int32_t sa_id, int32_t *ident_i
         bytes += (size_t)gn__shape_num_elements(&m[i].shape) * esz;
         if (bytes % ALIGN) bytes += ALIGN - bytes % ALIGN;
     }
+    const int64_t n_elems = (int64_t)(bytes / esz); /* the buffer's shape: [n_elems] */
     mark = calloc(g->n_nodes + 1, 1);
     if (!mark) {
         st = nomem(c);
@@ -450,12 +359,12 @@ static gn_status rewrite(sa *s, const group *gr, int32_t sa_id, int32_t *ident_i
     if ((st = fanout(s, prod, n, mark)) != GN_OK) goto out;
     gn_id san;
     if ((st = add_node(s, sa_name, "_ScopedAllocator", dev, &san)) != GN_OK) goto out;
-    if ((st = set_av(s, san, "sa_name", av_str(g, sa_name))) != GN_OK ||
-        (st = set_av(s, san, "T", av_type(g, gr->dtype))) != GN_OK ||
-        (st = set_av(s, san, "id", av_int(g, sa_id))) != GN_OK ||
+    if ((st = set_av(s, san, "sa_name", gn__attr_new_string(g, sa_name, strlen(sa_name)))) != GN_OK ||
+        (st = set_av(s, san, "T", gn__attr_new_type(g, gr->dtype))) != GN_OK ||
+        (st = set_av(s, san, "id", gn__attr_new_int(g, sa_id))) != GN_OK ||
         (st = set_av(s, san, "shapes", av_shapes(g, m, n))) != GN_OK ||
-        (st = set_av(s, san, "shape", av_shape(g, (int64_t)(bytes / esz)))) != GN_OK ||
-        (st = set_av(s, san, "expected_call_count", av_int(g, n))) != GN_OK)
+        (st = set_av(s, san, "shape", gn__attr_new_shape(g, 1, &n_elems))) != GN_OK ||
+        (st = set_av(s, san, "expected_call_count", gn__attr_new_int(g, n))) != GN_OK)
         goto out;
     for (uint32_t i = 0; i < n; i++) {
         if ((st = from_graph(c, g, gn__node_add_control(g, prod[i], san))) != GN_OK) goto out;
@@ -466,7 +375,7 @@ static gn_status rewrite(sa *s, const group *gr, int32_t sa_id, int32_t *ident_i
             for (size_t k = 0; k < old->list->n_i && nv < 62; k++) v[nv++] = old->list->i[k];
         v[nv++] = slot[i];
         v[nv++] = sa_id + 1 + (int64_t)i;
-        if ((st = set_av(s, prod[i], "_scoped_allocator", av_ints(g, v, nv))) != GN_OK) goto out;
+        if ((st = set_av(s, prod[i], "_scoped_allocator", gn__attr_new_ints(g, v, nv))) != GN_OK) goto out;
     }
     /* the delay edge: the first producer input outside the producers' fan-out */
     bool delayed = false;
@@ -491,12 +400,12 @@ static gn_status rewrite(sa *s, const group *gr, int32_t sa_id, int32_t *ident_i
             for (uint32_t j = 0; j < n; j++) member_of |= m[j].op == p;
             if (!member_of && (st = from_graph(c, g, gn__node_add_control(g, cat, p))) != GN_OK) goto out;
         }
-    if ((st = set_av(s, cat, "sa_name", av_str(g, sa_name))) != GN_OK ||
-        (st = set_av(s, cat, "id", av_int(g, sa_id))) != GN_OK ||
-        (st = set_av(s, cat, "T", av_type(g, gr->dtype))) != GN_OK ||
-        (st = set_av(s, cat, "shape", av_shape(g, (int64_t)(bytes / esz)))) != GN_OK ||
-        (st = set_av(s, cat, "N", av_int(g, n))) != GN_OK ||
-        (st = set_av(s, cat, "reshape", av_bool(g, false))) != GN_OK)
+    if ((st = set_av(s, cat, "sa_name", gn__attr_new_string(g, sa_name, strlen(sa_name)))) != GN_OK ||
+        (st = set_av(s, cat, "id", gn__attr_new_int(g, sa_id))) != GN_OK ||
+        (st = set_av(s, cat, "T", gn__attr_new_type(g, gr->dtype))) != GN_OK ||
+        (st = set_av(s, cat, "shape", gn__attr_new_shape(g, 1, &n_elems))) != GN_OK ||
+        (st = set_av(s, cat, "N", gn__attr_new_int(g, n))) != GN_OK ||
+        (st = set_av(s, cat, "reshape", gn__attr_new_bool(g, false))) != GN_OK)
         goto out;
     snprintf(name, sizeof name, "%s_%s", sa_name, opname);
     if ((st = add_node(s, name, opname, dev, &op)) != GN_OK) goto out;
@@ -505,18 +414,18 @@ static gn_status rewrite(sa *s, const group *gr, int32_t sa_id, int32_t *ident_i
         if ((st = from_graph(c, g, gn__node_set_attr(g, op, gn__str(g, a->key), a->value))) != GN_OK) goto out;
     }
     int64_t fwd[2] = {0, 0};
-    if ((st = set_av(s, op, "_forward_input", av_ints(g, fwd, 2))) != GN_OK) goto out;
+    if ((st = set_av(s, op, "_forward_input", gn__attr_new_ints(g, fwd, 2))) != GN_OK) goto out;
     if ((st = from_graph(c, g, gn__node_add_input(g, op, (gn__edge){cat, 0}))) != GN_OK) goto out;
     snprintf(name, sizeof name, "scoped_allocator_split_%d_%d", sa_id, INVOCATION);
     if ((st = add_node(s, name, "_ScopedAllocatorSplit", dev, &split)) != GN_OK) goto out;
     if ((st = from_graph(c, g, gn__node_add_input(g, split, (gn__edge){op, 0}))) != GN_OK) goto out;
     for (uint32_t i = 0; i < n; i++)
         if ((st = from_graph(c, g, gn__node_add_input(g, split, g->nodes[m[i].op].in[0]))) != GN_OK) goto out;
-    if ((st = set_av(s, split, "sa_name", av_str(g, sa_name))) != GN_OK ||
-        (st = set_av(s, split, "id", av_int(g, sa_id))) != GN_OK ||
-        (st = set_av(s, split, "T", av_type(g, gr->dtype))) != GN_OK ||
+    if ((st = set_av(s, split, "sa_name", gn__attr_new_string(g, sa_name, strlen(sa_name)))) != GN_OK ||
+        (st = set_av(s, split, "id", gn__attr_new_int(g, sa_id))) != GN_OK ||
+        (st = set_av(s, split, "T", gn__attr_new_type(g, gr->dtype))) != GN_OK ||
         (st = set_av(s, split, "shapes", av_shapes(g, m, n))) != GN_OK ||
-        (st = set_av(s, split, "N", av_int(g, n))) != GN_OK)
+        (st = set_av(s, split, "N", gn__attr_new_int(g, n))) != GN_OK)
         goto out;
     /* the members' readers read the split; the members go */
     for (uint32_t i = 0; i < n; i++) {

@@ -468,12 +468,11 @@ static gn_status apply_prod(gn__pass_ctx *c, gn_graph *g, const prod_rw *r)
 static gn_status apply_div(gn__pass_ctx *c, gn_graph *g, const div_rw *r, bool anchor)
 {
     gn_id d = r->div;
-    Tensorflow__AttrValue *av = gn__graph_value_alloc(g, sizeof *av);
+    Tensorflow__AttrValue *av = gn__attr_new(g, TENSORFLOW__ATTR_VALUE__VALUE_TENSOR);
     Tensorflow__TensorProto *tp = gn__graph_value_alloc(g, sizeof *tp);
     Tensorflow__TensorShapeProto *sp = gn__graph_value_alloc(g, sizeof *sp);
     void *val = gn__graph_value_alloc(g, sizeof(int64_t));
     if (!av || !tp || !sp || !val) return gn__fail(c->err, GN_ERR_NOMEM, "out of memory");
-    tensorflow__attr_value__init(av);
     tensorflow__tensor_proto__init(tp);
     tensorflow__tensor_shape_proto__init(sp);
     tp->dtype = (Tensorflow__DataType)r->dtype;
@@ -487,7 +486,6 @@ static gn_status apply_div(gn__pass_ctx *c, gn_graph *g, const div_rw *r, bool a
         tp->n_int64_val = 1;
         tp->int64_val = val;
     }
-    av->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
     av->tensor = tp;
     const Tensorflow__AttrValue *dtype = gn__node_attr(g, d, "T");
     GN_TRY(gn__node_remove_input(g, d, 1));

@@ -483,14 +483,9 @@ static gn_status assign_frames(cbuild *b)
 gn_status gn__xprog_compile(const gn_graph *g, const gn__engine_sig *sig, cpu_lib *lib, xprog **out, gn__err *err)
 {
     *out = NULL;
-    for (uint32_t i = 0; i < sig->n_feeds; i++)
-        if (!gn__node_live(g, sig->feeds[i].node)) return gn__fail(err, GN_ERR_INTERNAL, "feed %u names no node", i);
-    for (uint32_t i = 0; i < sig->n_fetches; i++)
-        if (!gn__node_live(g, sig->fetches[i].node)) return gn__fail(err, GN_ERR_INTERNAL, "fetch %u names no node", i);
     uint8_t *has_feed = NULL, *keep = NULL;
     uint32_t n_keep = 0;
-    GN_TRY(gn__runtime_feed_marks(g, sig, &has_feed, err));
-    gn_status s = gn__runtime_prune(g, sig, has_feed, &keep, &n_keep, err);
+    gn_status s = gn__runtime_compile_start(g, sig, &has_feed, &keep, &n_keep, err);
     gn_id *order = NULL;
     cbuild b = {g, sig, has_feed, NULL, NULL, err};
     xprog *p = NULL;

@@ -29,6 +29,7 @@
 #include "runtime/cpu/cpu.h"
 #include "io/engine_store.h"
 #include "runtime/cpu/int8.h"
+#include "runtime/engine_op.h"
 
 #define MAX_CALL_DEPTH 256
 
@@ -625,13 +626,6 @@ void gn__engine_key_free(cpu_engine_key *k)
     memset(k, 0, sizeof *k);
 }
 
-static bool attr_is(const gn_graph *g, gn_id id, const char *key, const char *want)
-{
-    const char *v;
-    size_t n;
-    return gn__attr_get_string(g, id, key, &v, &n) && n == strlen(want) && !strncasecmp(v, want, n);
-}
-
 /* An INT8 engine op's engine: built from its native segment and calibration
  * table (int8.h). A failed build leaves k->failed (the native segment runs). */
 static void build_int8(gn__kctx *c, const char *segment_fn, cpu_engine_key *k)
@@ -647,26 +641,18 @@ static void build_int8(gn__kctx *c, const char *segment_fn, cpu_engine_key *k)
     gn__err_clear(&e2);
 }
 
-/* The function an FP32/FP16 engine runs: the op's own when the conversion
- * made one (FP16), else the segment. */
-static const char *engine_function(const gn_graph *g, gn_id node, const char *segment_fn)
-{
-    const Tensorflow__AttrValue *ef = gn__node_attr(g, node, "_engine_func");
-    return ef && ef->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && ef->func && ef->func->name ? ef->func->name
-                                                                                                    : segment_fn;
-}
-
 /* A new cache starts with the engines built ahead of time (gn_engines_build)
  * or saved in the SavedModel's assets (io/engine_store.h): each is
  * built now, for its input shapes (counted as prebuilt; stale asset records
  * are counted and left out). */
-static gn_status seed_cache(xrun *r, cpu_engine_cache *ec, gn__kctx *c, const char *segment_fn, uint32_t max,
-                            bool int8)
+static gn_status seed_cache(xrun *r, cpu_engine_cache *ec, gn__kctx *c, const gn__engine_op_cfg *op)
 {
+    const char *segment_fn = op->segment_fn;
+    const bool int8 = op->int8;
     cpu_lib *lib = r->p->lib;
     gn__engine_shapes *sh = NULL;
     uint32_t n = 0, stale = 0;
-    gn_status s = gn__engine_seeds(lib->top, c->g, c->node, GN__ENGINE_CPU, max, &sh, &n, &stale, c->err);
+    gn_status s = gn__engine_seeds(lib->top, c->g, c->node, GN__ENGINE_CPU, op->max, &sh, &n, &stale, c->err);
     if (s != GN_OK) {
         gn__err_prefix(c->err, "node '%s' (Grapnel>EngineOp)", gn__node_name(c->g, c->node));
         return s;
@@ -674,7 +660,7 @@ static gn_status seed_cache(xrun *r, cpu_engine_cache *ec, gn__kctx *c, const ch
     lib->eng_stale += stale;
     if (n && !int8) {
         /* on this backend an FP32/FP16 engine is its function compiled (once per program) */
-        const char *fname = engine_function(c->g, c->node, segment_fn);
+        const char *fname = op->engine_fn;
         const gn__function *fn = gn__graph_find_function(c->g->lib ? c->g->lib : c->g, fname);
         xprog *bp = NULL;
         if (!fn) s = gn__kctx_fail(c, GN_ERR_GRAPH, "function '%s' is not in the library", fname);
@@ -704,31 +690,22 @@ static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *i
 {
     xrun *r = (xrun *)rb;
     cpu_lib *lib = r->p->lib;
-    const Tensorflow__AttrValue *f = gn__node_attr(c->g, c->node, "segment_func");
-    if (!f || f->value_case != TENSORFLOW__ATTR_VALUE__VALUE_FUNC || !f->func || !f->func->name)
-        return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'segment_func' is missing or not a function");
-    if (!lib) return run_call(rb, c, f->func->name, in, n_in, out, n_out);
-    int64_t max = 1;
-    bool allow = true;
-    (void)gn__attr_get_int(c->g, c->node, "max_cached_engines_count", &max);
-    (void)gn__attr_get_bool(c->g, c->node, "allow_build_at_runtime", &allow);
-    if (max < 1) max = 1;
-    bool int8 = attr_is(c->g, c->node, "precision_mode", "INT8");
-    if (int8) {
+    gn__engine_op_cfg op;
+    gn__engine_op_read(c->g, c->node, &op);
+    const char *seg = op.segment_fn;
+    if (!seg) return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'segment_func' is missing or not a function");
+    if (!lib) return run_call(rb, c, seg, in, n_in, out, n_out);
+    if (op.int8 && !op.table_len) {
         /* INT8 with use_calibration and no table yet: not calibrated (gn_calibrate),
          * so no engine can be built; the native segment runs */
-        const char *tab = NULL;
-        size_t tl = 0;
-        if (!gn__attr_get_string(c->g, c->node, "calibration_data", &tab, &tl) || !tl) {
-            lib->eng_fallbacks++;
-            return run_call(rb, c, f->func->name, in, n_in, out, n_out);
-        }
+        lib->eng_fallbacks++;
+        return run_call(rb, c, seg, in, n_in, out, n_out);
     }
     cpu_engine_cache *ec = engine_cache(lib, c->g, c->node);
     if (!ec) return nomem(r);
     if (!ec->seeded) {
         ec->seeded = true;
-        gn_status s = seed_cache(r, ec, c, f->func->name, max > UINT32_MAX ? UINT32_MAX : (uint32_t)max, int8);
+        gn_status s = seed_cache(r, ec, c, &op);
         if (s != GN_OK) {
             /* nothing was added (a malformed asset): the next run reports it again */
             if (!ec->n) ec->seeded = false;
@@ -742,10 +719,10 @@ static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *i
     if (hit) {
         hit->last_use = lib->clock;
         if (!hit->failed) lib->eng_hits++;
-    } else if (allow) {
+    } else if (op.allow) {
         /* build: on this backend an engine is the segment compiled and planned for
          * these shapes (FP32, FP16), or the int8 program made from it (INT8) */
-        if (ec->n >= (uint64_t)max) {
+        if (ec->n >= op.max) {
             uint32_t lru = 0;
             for (uint32_t i = 1; i < ec->n; i++)
                 if (ec->k[i].last_use < ec->k[lru].last_use) lru = i;
@@ -770,16 +747,16 @@ static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *i
         }
         k->last_use = lib->clock;
         ec->n++;
-        if (int8) build_int8(c, f->func->name, k);
+        if (op.int8) build_int8(c, seg, k);
         if (!k->failed) lib->eng_builds++;
         hit = k;
     } else {
         lib->eng_fallbacks++;
-        return run_call(rb, c, f->func->name, in, n_in, out, n_out);
+        return run_call(rb, c, seg, in, n_in, out, n_out);
     }
     if (hit->failed) {
         lib->eng_fallbacks++;
-        return run_call(rb, c, f->func->name, in, n_in, out, n_out);
+        return run_call(rb, c, seg, in, n_in, out, n_out);
     }
     if (hit->int8) {
         gn_status s = gn__int8_engine_run(hit->int8, in, n_in, out, n_out, c->err);
@@ -787,7 +764,7 @@ static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *i
         return s;
     }
     /* an engine: its own function when the conversion made one (FP16), else the segment */
-    return run_call(rb, c, engine_function(c->g, c->node, f->func->name), in, n_in, out, n_out);
+    return run_call(rb, c, op.engine_fn, in, n_in, out, n_out);
 }
 
 static const struct gn__run_ops run_ops = {run_call, run_own, run_engine};

@@ -1,10 +1,12 @@
 /* The CUDA backend (private): the kernels in kernels.cu, callable from C.
  *
- * backend.c  the backend interface: compile (prune, per-node support check,
- *            topological order, weights uploaded once), plans (one per set
- *            of input shapes: host-side shapes, one device arena with
+ * backend.c and the files backend_impl.h lists, by stage: the backend
+ *            interface, support checks, compile (prune, per-node support
+ *            check, topological order, weights uploaded once), plans (one per
+ *            set of input shapes: host-side shapes, one device arena with
  *            buffers placed by lifetime, cuDNN descriptors and algorithms),
- *            execute (one stream, feeds copied in, fetches copied out).
+ *            layer norm and elementwise fusion, running, the engine op's
+ *            cache; execute (one stream, feeds copied in, fetches copied out).
  * xla_kernels.cu  the XLA data-movement ops (dynamic slice and update, gather, pad).
  * kernels.cu our own kernels (elementwise with broadcasting, epilogues,
  *            Cast, Transpose, Pad, reductions, Softmax, batch norm, pooling,

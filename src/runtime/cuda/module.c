@@ -114,6 +114,8 @@ gn_status gn__engine_seeds(const gn_graph *top, const gn_graph *g, gn_id node, g
     return H()->gn__engine_seeds(top, g, node, be, max, out, n_out, n_stale, err);
 }
 
+void gn__engine_op_read(const gn_graph *g, gn_id node, gn__engine_op_cfg *cfg) { H()->gn__engine_op_read(g, node, cfg); }
+
 void gn__engine_shapes_free(gn__engine_shapes *s) { H()->gn__engine_shapes_free(s); }
 
 gn_id gn__graph_find(const gn_graph *g, const char *name) { return H()->gn__graph_find(g, name); }
@@ -150,15 +152,10 @@ gn_status gn__q8_weights(const gn_graph *g, gn_id id, const gn__q8_node *q, cons
     return H()->gn__q8_weights(g, id, q, w, pitch, wq, sw, k_out, n_out, err);
 }
 
-gn_status gn__runtime_feed_marks(const gn_graph *g, const gn__engine_sig *sig, uint8_t **has_feed, gn__err *err)
+gn_status gn__runtime_compile_start(const gn_graph *g, const gn__engine_sig *sig, uint8_t **has_feed, uint8_t **keep,
+                                    uint32_t *n_keep, gn__err *err)
 {
-    return H()->gn__runtime_feed_marks(g, sig, has_feed, err);
-}
-
-gn_status gn__runtime_prune(const gn_graph *g, const gn__engine_sig *sig, const uint8_t *has_feed, uint8_t **keep,
-                            uint32_t *n_keep, gn__err *err)
-{
-    return H()->gn__runtime_prune(g, sig, has_feed, keep, n_keep, err);
+    return H()->gn__runtime_compile_start(g, sig, has_feed, keep, n_keep, err);
 }
 
 int32_t gn__sig_control_feed(const gn_graph *g, const gn__engine_sig *sig, const uint8_t *has_feed, gn_id id)

@@ -1,7 +1,8 @@
-/* Shape functions of TensorFlow's XLA ops (tf2xla), included by shape_fns.c
- * (they use its helpers). They mirror the ops' shape functions in TensorFlow's
+/* Shape functions of TensorFlow's XLA ops (tf2xla). They mirror the ops' shape functions in TensorFlow's
  * tensorflow/compiler/tf2xla/ops/xla_ops.cc; the proto attrs are read by
  * src/ops/xla_attrs.c, which gives the kernels' messages too. */
+#include "ops/shape_fn.h"
+
 #include "ops/xla_attrs.h"
 
 /* An entry xla_vec does not know (padding may be -1, so not -1). */
@@ -23,7 +24,7 @@ static void xla_vec(const ctx *c, uint32_t i, int64_t *v, int32_t *n)
 
 static gn_status xla_attr_fail(ctx *c, const char *why) { return gn__shape_fail(c, "%s", why); }
 
-static gn_status sf_xla_dynamic_slice(ctx *c)
+gn_status gn__sf_xla_dynamic_slice(ctx *c)
 {
     NEED(c, 3, 1);
     int64_t sz[MAXR];
@@ -41,7 +42,7 @@ static gn_status sf_xla_dynamic_slice(ctx *c)
     return set_dims(c, 0, n, sz);
 }
 
-static gn_status sf_xla_dynamic_update_slice(ctx *c)
+gn_status gn__sf_xla_dynamic_update_slice(ctx *c)
 {
     NEED(c, 3, 1);
     const gn__shape *x = IS(c, 0), *u = IS(c, 1);
@@ -53,7 +54,7 @@ static gn_status sf_xla_dynamic_update_slice(ctx *c)
     return GN_OK;
 }
 
-static gn_status sf_xla_pad(ctx *c)
+gn_status gn__sf_xla_pad(ctx *c)
 {
     NEED(c, 5, 1);
     const gn__shape *x = IS(c, 0);
@@ -75,7 +76,7 @@ static gn_status sf_xla_pad(ctx *c)
     return set_dims(c, 0, r, od);
 }
 
-static gn_status sf_xla_broadcast_helper(ctx *c)
+gn_status gn__sf_xla_broadcast_helper(ctx *c)
 {
     NEED(c, 3, 2);
     const gn__shape *l = IS(c, 0), *r = IS(c, 1);
@@ -110,7 +111,7 @@ static gn_status sf_xla_broadcast_helper(ctx *c)
     return set_dims(c, k, b->rank, dims);
 }
 
-static gn_status sf_xla_gather(ctx *c)
+gn_status gn__sf_xla_gather(ctx *c)
 {
     NEED(c, 3, 1);
     const gn__shape *x = IS(c, 0), *idx = IS(c, 1);
@@ -149,7 +150,7 @@ static gn_status sf_xla_gather(ctx *c)
     return set_dims(c, 0, orank, od);
 }
 
-static gn_status sf_xla_scatter(ctx *c)
+gn_status gn__sf_xla_scatter(ctx *c)
 {
     NEED(c, 3, 1);
     gn__xla_scatter_dims d;
@@ -163,7 +164,7 @@ static gn_status sf_xla_scatter(ctx *c)
     return GN_OK;
 }
 
-static gn_status sf_xla_dot(ctx *c)
+gn_status gn__sf_xla_dot(ctx *c)
 {
     NEED(c, 2, 1);
     const gn__shape *a = IS(c, 0), *b = IS(c, 1);
@@ -190,7 +191,7 @@ static gn_status sf_xla_dot(ctx *c)
 
 static gn_status xla_reduced(ctx *c, uint32_t k, const gn__shape *x, const Tensorflow__AttrValue__ListValue *l);
 
-static gn_status sf_xla_reduce(ctx *c)
+gn_status gn__sf_xla_reduce(ctx *c)
 {
     NEED(c, 2, 1);
     gn__xla_fn f;
@@ -202,7 +203,7 @@ static gn_status sf_xla_reduce(ctx *c)
     return xla_reduced(c, 0, x, l);
 }
 
-static gn_status sf_xla_sort(ctx *c)
+gn_status gn__sf_xla_sort(ctx *c)
 {
     NEED(c, 1, 1);
     pass_through(c, 0, 0);
@@ -210,7 +211,7 @@ static gn_status sf_xla_sort(ctx *c)
     return GN_OK;
 }
 
-static gn_status sf_xla_variadic_sort(ctx *c)
+gn_status gn__sf_xla_variadic_sort(ctx *c)
 {
     gn__xla_fn f;
     char why[GN__XLA_WHY];
@@ -222,7 +223,7 @@ static gn_status sf_xla_variadic_sort(ctx *c)
     return GN_OK;
 }
 
-static gn_status sf_xla_sharding(ctx *c)
+gn_status gn__sf_xla_sharding(ctx *c)
 {
     NEED(c, 1, 1);
     char why[GN__XLA_WHY];
@@ -239,7 +240,7 @@ static int64_t xla_scalar(const ctx *c, uint32_t i)
     return pv && pv->shape.rank == 0 && vget(pv, 0, &v) ? v : -1;
 }
 
-static gn_status sf_xla_set_dynamic_dimension_size(ctx *c)
+gn_status gn__sf_xla_set_dynamic_dimension_size(ctx *c)
 {
     NEED(c, 3, 1);
     const gn__shape *x = IS(c, 0);
@@ -255,7 +256,7 @@ static gn_status sf_xla_set_dynamic_dimension_size(ctx *c)
     return set_dims(c, 0, x->rank, od);
 }
 
-static gn_status sf_xla_remove_dynamic_dimension_size(ctx *c)
+gn_status gn__sf_xla_remove_dynamic_dimension_size(ctx *c)
 {
     NEED(c, 2, 1);
     pass_through(c, 0, 0);
@@ -281,7 +282,7 @@ static gn_status xla_reduced(ctx *c, uint32_t k, const gn__shape *x, const Tenso
     return set_dims(c, k, n, od);
 }
 
-static gn_status sf_xla_variadic_reduce(ctx *c)
+gn_status gn__sf_xla_variadic_reduce(ctx *c)
 {
     uint32_t n = c->n_out;
     if (!n || c->n_in != 2 * n || n > GN__XLA_MAXN) return GN_OK;
@@ -325,7 +326,7 @@ static gn_status xla_window_shape(ctx *c, int in_dims, int in_str, int in_bd, in
     return set_dims(c, 0, r, od);
 }
 
-static gn_status sf_xla_reduce_window(ctx *c)
+gn_status gn__sf_xla_reduce_window(ctx *c)
 {
     NEED(c, 7, 1);
     gn__xla_fn f;
@@ -334,7 +335,7 @@ static gn_status sf_xla_reduce_window(ctx *c)
     return xla_window_shape(c, 2, 3, 4, 5, 6);
 }
 
-static gn_status sf_xla_select_and_scatter(ctx *c)
+gn_status gn__sf_xla_select_and_scatter(ctx *c)
 {
     NEED(c, 6, 1);
     gn__xla_fn f;
@@ -347,7 +348,7 @@ static gn_status sf_xla_select_and_scatter(ctx *c)
     return GN_OK;
 }
 
-static gn_status sf_xla_conv(ctx *c)
+gn_status gn__sf_xla_conv(ctx *c)
 {
     NEED(c, 7, 1);
     const gn__shape *a = IS(c, 0), *b = IS(c, 1);
