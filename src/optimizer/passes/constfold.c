@@ -664,6 +664,38 @@ static bool typed_dtype(int32_t dt)
     }
 }
 
+/* The index of the last element that differs from its predecessor (0 when all n
+ * elements are equal): the elements after it repeat it, and the typed encoding
+ * stops there. Scanned from the end, so that a tensor without a trailing run
+ * costs one comparison; compared bit by bit (so that -0.0 and 0.0, and NaN
+ * payloads, stay distinct). */
+static int64_t last_change(const void *data, int64_t n, size_t esz)
+{
+#define GN__CF_LAST(T)                                                       \
+    do {                                                                     \
+        const uint8_t *d = data; /* possibly unaligned: loads by memcpy */   \
+        T b, a;                                                              \
+        memcpy(&b, d + (size_t)(n - 1) * sizeof(T), sizeof(T));              \
+        for (int64_t i = n - 1; i > 0; i--, b = a) {                         \
+            memcpy(&a, d + (size_t)(i - 1) * sizeof(T), sizeof(T));          \
+            if (a != b) return i;                                            \
+        }                                                                    \
+        return 0;                                                            \
+    } while (0)
+    switch (esz) {
+    case 1: GN__CF_LAST(uint8_t);
+    case 2: GN__CF_LAST(uint16_t);
+    case 4: GN__CF_LAST(uint32_t);
+    case 8: GN__CF_LAST(uint64_t);
+    default: break;
+    }
+#undef GN__CF_LAST
+    const uint8_t *d = data;
+    for (int64_t i = n - 1; i > 0; i--)
+        if (memcmp(d + (size_t)i * esz, d + (size_t)(i - 1) * esz, esz) != 0) return i;
+    return 0;
+}
+
 gn_status gn__cf_encode(cf_state *s, const gn__tensor *t, Tensorflow__TensorProto **out, size_t *encoded)
 {
     int64_t n = gn__tensor_numel(t);
@@ -671,10 +703,7 @@ gn_status gn__cf_encode(cf_state *s, const gn__tensor *t, Tensorflow__TensorProt
     if (n > 4 && typed_dtype(t->dtype) && esz) {
         /* the last element that differs from its successor run, compared bit by bit
          * (so that -0.0 and 0.0, and NaN payloads, survive) */
-        const uint8_t *d = t->data;
-        int64_t last = 0;
-        for (int64_t i = 1; i < n; i++)
-            if (memcmp(d + (size_t)i * esz, d + (size_t)last * esz, esz) != 0) last = i;
+        int64_t last = last_change(t->data, n, esz);
         if (last < INT32_MAX) {
             Tensorflow__TensorProto *p = pb_alloc(s, sizeof *p);
             if (!p) return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
