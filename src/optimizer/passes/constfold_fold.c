@@ -515,6 +515,20 @@ static bool live_consumers(const gn_graph *g, gn_id id, const gn__tensor *out, i
     return false;
 }
 
+/* Output t is (part of) the bytes of an input that borrows a constant's value
+ * (an Identity, a Reshape): an encoding may point at them rather than copy them. */
+static bool borrows_input(const gn__tensor *t, const gn__tensor *in, uint32_t nin)
+{
+    if (t->buf || !t->data) return false;
+    const char *d = t->data;
+    for (uint32_t i = 0; i < nin; i++) {
+        const char *b = in[i].data;
+        if (!in[i].buf && b && d >= b && t->nbytes <= in[i].nbytes && (size_t)(d - b) <= in[i].nbytes - t->nbytes)
+            return true;
+    }
+    return false;
+}
+
 static gn_status evaluate(cf_state *s, gn_id id, bool *done)
 {
     gn_graph *g = s->g;
@@ -572,7 +586,7 @@ static gn_status evaluate(cf_state *s, gn_id id, bool *done)
         const Tensorflow__TensorProto *p = gn__cf_const_value(s, gn__node_at(g, id)->in[i].node);
         if (!p) {
             why = "an input constant has no value";
-        } else if (gn__tensor_from_proto(p, &in[i], &e) != GN_OK) {
+        } else if (gn__tensor_view_proto(p, &in[i], &e) != GN_OK) {
             snprintf(whybuf, sizeof whybuf, "cannot decode input %u: %.500s", i, e.msg);
             why = whybuf;
         } else {
@@ -614,7 +628,7 @@ static gn_status evaluate(cf_state *s, gn_id id, bool *done)
             break;
         }
         size_t enc = 0;
-        st = gn__cf_encode(s, &out[k], &protos[k], &enc);
+        st = gn__cf_encode_shared(s, &out[k], borrows_input(&out[k], in, nin), &protos[k], &enc);
         if (st == GN_ERR_UNSUPPORTED) {
             st = GN_OK;
             snprintf(whybuf, sizeof whybuf, "cannot encode a %s result", gn__dtype_name(out[k].dtype));
