@@ -382,17 +382,17 @@ static void scan_proto(const Tensorflow__TensorProto *p, int dt, int64_t numel, 
         }
         return;
     }
-#define SCAN(arr, cnt, step, Z, O)                                \
-    do {                                                          \
-        if ((cnt) == 0) {                                         \
-            *one = false;                                         \
-            return;                                               \
-        }                                                         \
-        for (size_t i = 0; i < (cnt); i += (step)) {              \
-            if (!(Z)) *zero = false;                              \
-            if (!(O)) *one = false;                               \
-        }                                                         \
-        (void)(arr);                                              \
+#define SCAN(arr, cnt, step, Z, O)                                      \
+    do {                                                                \
+        if ((cnt) == 0) {                                               \
+            *one = false;                                               \
+            return;                                                     \
+        }                                                               \
+        for (size_t i = 0; i < (cnt) && (*zero || *one); i += (step)) { \
+            if (!(Z)) *zero = false;                                    \
+            if (!(O)) *one = false;                                     \
+        }                                                               \
+        (void)(arr);                                                    \
     } while (0)
     switch (dt) {
     case DT(FLOAT): SCAN(p->float_val, p->n_float_val, 1, p->float_val[i] == 0, p->float_val[i] == 1); return;
