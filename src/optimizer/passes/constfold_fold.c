@@ -515,10 +515,55 @@ static bool live_consumers(const gn_graph *g, gn_id id, const gn__tensor *out, i
     return false;
 }
 
-/* Output t is (part of) the bytes of an input that borrows a constant's value
- * (an Identity, a Reshape): an encoding may point at them rather than copy them. */
+/* Kernel outputs of a fold that will likely become a Const's value are written
+ * straight into graph memory (kept for the graph's life), so that the Const's
+ * typed field can point at them instead of holding a copy: results of a dtype
+ * whose typed field stores elements as themselves, not so small that a copy
+ * costs nothing, and not so large that the size rule could still refuse them
+ * (what a refused or failed fold leaves there is kept with the graph). */
+typedef struct cf_out_alloc {
+    cf_state *s;
+    gn_id id;
+    size_t in_bytes;
+} cf_out_alloc;
+
+#define CF_GRAPH_OUTPUT_MIN ((size_t)4096)
+
+static void graph_buffer_release(gn__buffer *b) { free(b); }
+
+static gn__buffer *alloc_output(void *user, uint32_t k, size_t bytes)
+{
+    const cf_out_alloc *a = user;
+    int32_t dt = gn__cf_out_info(a->s, a->id, k).dtype;
+    int t = 0;
+    if (!dt && gn__node_num_outputs(a->s->g, a->id) == 1 && gn__attr_get_type(a->s->g, a->id, "T", &t))
+        dt = t; /* a node this pass made has no inferred shapes: its type attr */
+    bool stored_as_is = dt == DT(FLOAT) || dt == DT(DOUBLE) || dt == DT(INT32) || dt == DT(INT64) ||
+                        dt == DT(UINT32) || dt == DT(UINT64);
+    if (!stored_as_is || bytes < CF_GRAPH_OUTPUT_MIN || (bytes > a->in_bytes && bytes >= CF_MAX_CONSTANT_SIZE))
+        return gn__buffer_new(bytes);
+    gn__buffer *b = malloc(sizeof *b);
+    if (!b) return NULL;
+    b->data = gn__graph_value_alloc(a->s->g, bytes);
+    if (!b->data) {
+        free(b);
+        return NULL;
+    }
+    b->refs = 1;
+    b->flags = 0;
+    b->size = bytes;
+    b->release = graph_buffer_release;
+    b->owner = NULL;
+    return b;
+}
+
+/* Output t is graph memory that nothing else will write: (part of) the bytes of
+ * an input that borrows a constant's value (an Identity, a Reshape), or an
+ * output written there by alloc_output. An encoding may point at them rather
+ * than copy them. */
 static bool borrows_input(const gn__tensor *t, const gn__tensor *in, uint32_t nin)
 {
+    if (t->buf && t->buf->release == graph_buffer_release && t->data) return true;
     if (t->buf || !t->data) return false;
     const char *d = t->data;
     for (uint32_t i = 0; i < nin; i++) {
@@ -607,6 +652,9 @@ static gn_status evaluate(cf_state *s, gn_id id, bool *done)
         /* no output past what the size check below would keep: a Fill, Tile or
          * Range asking for terabytes fails here without allocating */
         kc.max_output_bytes = in_bytes > SIZE_MAX - CF_MAX_CONSTANT_SIZE ? SIZE_MAX : in_bytes + CF_MAX_CONSTANT_SIZE;
+        cf_out_alloc oa = {s, id, in_bytes};
+        kc.alloc = alloc_output;
+        kc.alloc_user = &oa;
         gn__err_clear(&e);
         gn_status ks = fn(&kc);
         if (ks == GN_ERR_NOMEM) st = gn__fail(s->c->err, ks, "%s", e.msg);
