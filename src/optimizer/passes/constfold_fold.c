@@ -528,6 +528,28 @@ typedef struct cf_out_alloc {
 } cf_out_alloc;
 
 #define CF_GRAPH_OUTPUT_MIN ((size_t)4096)
+/* Results are carved from slabs of this size (one allocation, and the
+ * transparent huge pages gn__advise_huge asks for, instead of a fresh mapping
+ * faulted in 4 KiB pages per result); a slab's untouched tail costs address
+ * space only. Results over half a slab get an allocation of their own. */
+#define CF_SLAB ((size_t)8 << 20)
+
+static void *graph_output(cf_state *s, size_t bytes)
+{
+    size_t need = (bytes + 63) & ~(size_t)63;
+    if (need > CF_SLAB / 2) return gn__graph_value_alloc(s->g, bytes);
+    if (need > s->slab_left) {
+        char *slab = gn__graph_value_alloc(s->g, CF_SLAB);
+        if (!slab) return NULL;
+        uintptr_t a = ((uintptr_t)slab + 63) & ~(uintptr_t)63;
+        s->slab = (char *)a;
+        s->slab_left = CF_SLAB - (size_t)(a - (uintptr_t)slab);
+    }
+    void *p = s->slab;
+    s->slab += need;
+    s->slab_left -= need;
+    return p;
+}
 
 static void graph_buffer_release(gn__buffer *b) { free(b); }
 
@@ -544,7 +566,7 @@ static gn__buffer *alloc_output(void *user, uint32_t k, size_t bytes)
         return gn__buffer_new(bytes);
     gn__buffer *b = malloc(sizeof *b);
     if (!b) return NULL;
-    b->data = gn__graph_value_alloc(a->s->g, bytes);
+    b->data = graph_output(a->s, bytes);
     if (!b->data) {
         free(b);
         return NULL;

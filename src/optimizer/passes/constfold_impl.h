@@ -125,6 +125,8 @@ typedef struct cf_state {
     uint32_t cap_kc;
     gn_id *scratch_ids;         /* reusable buffer */
     uint32_t cap_scratch;
+    char *slab;                 /* graph memory that fold results are carved from */
+    size_t slab_left;
 } cf_state;
 
 /* ---- constfold.c: bookkeeping ---------------------------------------------------- */
