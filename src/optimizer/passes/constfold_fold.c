@@ -528,22 +528,28 @@ typedef struct cf_out_alloc {
 } cf_out_alloc;
 
 #define CF_GRAPH_OUTPUT_MIN ((size_t)4096)
-/* Results are carved from slabs of this size (one allocation, and the
+/* Results are carved from slabs (one allocation, and from 4 MiB on the
  * transparent huge pages gn__advise_huge asks for, instead of a fresh mapping
- * faulted in 4 KiB pages per result); a slab's untouched tail costs address
- * space only. Results over half a slab get an allocation of their own. */
-#define CF_SLAB ((size_t)8 << 20)
+ * faulted in 4 KiB pages per result). A slab is as large as what the
+ * invocation has put there so far, from CF_SLAB_MIN to CF_SLAB_MAX, so that
+ * the unused tail of the last one stays within that; results over half a slab
+ * get an allocation of their own. */
+#define CF_SLAB_MIN ((size_t)256 << 10)
+#define CF_SLAB_MAX ((size_t)8 << 20)
 
 static void *graph_output(cf_state *s, size_t bytes)
 {
     size_t need = (bytes + 63) & ~(size_t)63;
-    if (need > CF_SLAB / 2) return gn__graph_value_alloc(s->g, bytes);
+    size_t slab = CF_SLAB_MIN;
+    while (slab < CF_SLAB_MAX && slab < s->out_bytes) slab *= 2;
+    s->out_bytes += need;
+    if (need > s->slab_left && need > slab / 2) return gn__graph_value_alloc(s->g, bytes);
     if (need > s->slab_left) {
-        char *slab = gn__graph_value_alloc(s->g, CF_SLAB);
-        if (!slab) return NULL;
-        uintptr_t a = ((uintptr_t)slab + 63) & ~(uintptr_t)63;
+        char *p = gn__graph_value_alloc(s->g, slab);
+        if (!p) return NULL;
+        uintptr_t a = ((uintptr_t)p + 63) & ~(uintptr_t)63;
         s->slab = (char *)a;
-        s->slab_left = CF_SLAB - (size_t)(a - (uintptr_t)slab);
+        s->slab_left = slab - (size_t)(a - (uintptr_t)p);
     }
     void *p = s->slab;
     s->slab += need;

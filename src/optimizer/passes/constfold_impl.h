@@ -127,6 +127,7 @@ typedef struct cf_state {
     uint32_t cap_scratch;
     char *slab;                 /* graph memory that fold results are carved from */
     size_t slab_left;
+    size_t out_bytes;           /* fold results put in graph memory so far */
 } cf_state;
 
 /* ---- constfold.c: bookkeeping ---------------------------------------------------- */
