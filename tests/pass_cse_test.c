@@ -267,7 +267,7 @@ static void test_big_typed_const(void **state)
                        names[k], k == 3 ? "dim { size: 50 } dim { size: 100 }" : "dim { size: 5000 }",
                        k == 4 ? "tensor_content: '" : "");
         for (size_t i = 0; i < n; i++) {
-            /* element 260 (bytes 1040..1043) lies between the first two 1 KiB windows */
+            /* element 260 (bytes 1040..1043) lies between the first two sampled windows */
             unsigned v = (unsigned)(i * 2654435761u) >> 9;
             float f = (float)v + (k == 2 && i == 260 ? 0.5f : 0.0f);
             if (k == 4) {

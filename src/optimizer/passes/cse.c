@@ -50,8 +50,8 @@ const gn__pattern gn__patterns_cse[] = {
  * splats would cost O(bytes) per constant. */
 #define CSE_DECODE_MAX ((size_t)4096)
 /* Byte strings longer than this are hashed by samples (equality is exact). */
-#define CSE_HASH_FULL ((size_t)1 << 14)
-#define CSE_HASH_WINDOW ((size_t)1024)
+#define CSE_HASH_FULL ((size_t)1 << 12)
+#define CSE_HASH_WINDOW ((size_t)256)
 #define CSE_HASH_WINDOWS 16
 
 enum {
