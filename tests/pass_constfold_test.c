@@ -925,6 +925,28 @@ static void test_shared_results(void **state)
     gn_pt_expect_same_results(orig, g, fn, ft, 1, xn, 2, 8);
     gn_graph_free(orig);
     gn_graph_free(g);
+
+    /* float16 (tensor_content): the folded Identity's tensor_content is the input's bytes */
+    g = gn_pt_load_text(
+        CONSTV("h", "DT_HALF", D1(8), CONTENT("\\000<\\000@\\000B\\000D\\000E\\000F\\000G\\000H"), "")
+            NODE("hid", "Identity", IN("h"), "attr { key: 'T' value { type: DT_HALF } } ")
+            PHT("hx", "DT_HALF", D1(8))
+            NODE("ho", "AddV2", IN("hx") IN("hid"), "attr { key: 'T' value { type: DT_HALF } } "));
+    gn_pt_preserve(g, "ho");
+    Tensorflow__AttrValue *hv = (Tensorflow__AttrValue *)gn__node_attr(g, gn__graph_find(g, "h"), "value");
+    assert_int_equal(hv->tensor->tensor_content.len, 16);
+    uint8_t *aligned = gn__graph_value_alloc(g, 16); /* the loader keeps no alignment for a text graph */
+    assert_non_null(aligned);
+    memcpy(aligned, hv->tensor->tensor_content.data, 16);
+    hv->tensor->tensor_content.data = aligned;
+    assert_true(run_pass(g, NULL));
+    const Tensorflow__TensorProto *hp = gn__node_attr(g, gn__graph_find(g, "hid"), "value")->tensor;
+    assert_int_equal(hp->dtype, 19);
+    assert_ptr_equal(hp->tensor_content.data, aligned);
+    assert_int_equal(hp->tensor_content.len, 16);
+    assert_int_equal(hp->tensor_shape->n_dim, 1);
+    assert_int_equal(hp->tensor_shape->dim[0]->size, 8);
+    gn_graph_free(g);
 }
 
 /* Every pattern can be disabled by id, and the whole pass by "constfold". */

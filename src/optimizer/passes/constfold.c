@@ -739,6 +739,23 @@ gn_status gn__cf_encode_shared(cf_state *s, const gn__tensor *t, bool share, Ten
             return GN_OK;
         }
     }
+    bool raw = t->dtype == DT(HALF) || t->dtype == DT(BFLOAT16) || t->dtype == DT(COMPLEX64) ||
+               t->dtype == DT(COMPLEX128);
+    if (share && raw && n > 0 && esz && t->nbytes == (size_t)n * esz) {
+        /* gn__tensor_to_proto's encoding (dtype, shape, tensor_content), the
+         * content being t's own bytes */
+        Tensorflow__TensorProto *p = pb_alloc(s, sizeof *p);
+        if (!p) return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
+        tensorflow__tensor_proto__init(p);
+        p->dtype = (Tensorflow__DataType)t->dtype;
+        if (!(p->tensor_shape = shape_proto(s, t->rank, t->dims)))
+            return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
+        p->tensor_content.data = t->data;
+        p->tensor_content.len = t->nbytes;
+        *out = p;
+        *encoded = t->nbytes;
+        return GN_OK;
+    }
     gn__err e;
     gn__err_clear(&e);
     gn_status st = gn__tensor_to_proto(t, gn__graph_value_allocator(s->g), out, &e);
