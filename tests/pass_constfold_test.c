@@ -873,6 +873,78 @@ static void test_select(void **state)
     gn_report_free(r);
 }
 
+/* ---- results that are an input's bytes, or written where the Const keeps them ------------------------------ */
+/* Identity of a constant folds into a Const whose typed field points at the
+ * input's own values (no copy); Mul of two constants is written once, where
+ * the new Const holds it. Both hold exactly the values, and the graph computes
+ * what it did. */
+static void test_shared_results(void **state)
+{
+    (void)state;
+    gn_pt_text t = {0};
+    uint64_t rng = 42;
+    int64_t wd[2] = {32, 64}, sd[1] = {64};
+    gn_pt_text_const(&t, "w", 2, wd, &rng);
+    gn_pt_text_const(&t, "s", 1, sd, &rng);
+    gn_pt_text_add(&t, "%s",
+                   PH("x", D2(32, 64)) UNARY("id", "Identity", "w") BINARY("m", "Mul", "w", "s")
+                       BINARY("o1", "AddV2", "x", "id") BINARY("o2", "AddV2", "x", "m"));
+    gn_graph *g = gn_pt_load_text(t.s);
+    gn_pt_text_free(&t);
+    gn_pt_preserve(g, "o1");
+    gn_pt_preserve(g, "o2");
+    gn_graph *orig = gn_pt_clone(g);
+    const Tensorflow__TensorProto *wp = gn__node_attr(g, gn__graph_find(g, "w"), "value")->tensor;
+    const Tensorflow__TensorProto *sp = gn__node_attr(g, gn__graph_find(g, "s"), "value")->tensor;
+    assert_int_equal(wp->n_float_val, 2048);
+    assert_int_equal(sp->n_float_val, 64);
+    assert_true(run_pass(g, NULL));
+
+    gn_id id = gn__graph_find(g, "id"), m = gn__graph_find(g, "m");
+    assert_string_equal(gn__node_op(g, id), "Const");
+    assert_string_equal(gn__node_op(g, m), "Const");
+    const Tensorflow__TensorProto *ip = gn__node_attr(g, id, "value")->tensor;
+    const Tensorflow__TensorProto *mp = gn__node_attr(g, m, "value")->tensor;
+    assert_ptr_equal(ip->float_val, wp->float_val);
+    assert_int_equal(ip->n_float_val, 2048);
+    assert_int_equal(mp->n_float_val, 2048);
+    assert_ptr_not_equal(mp->float_val, wp->float_val);
+    for (size_t i = 0; i < 2048; i++) {
+        float want = wp->float_val[i] * sp->float_val[i % 64];
+        assert_memory_equal(&mp->float_val[i], &want, sizeof want);
+    }
+    float x[32 * 64];
+    for (size_t i = 0; i < 32 * 64; i++) x[i] = (float)i / 64.0f - 16.0f;
+    int64_t dims[2] = {32, 64};
+    gn_tensor ft[1] = {gn_pt_view(DT_FLOAT, x, sizeof x, 2, dims)};
+    const char *fn[1] = {"x"}, *xn[2] = {"o1", "o2"};
+    gn_pt_expect_same_results(orig, g, fn, ft, 1, xn, 2, 8);
+    gn_graph_free(orig);
+    gn_graph_free(g);
+
+    /* float16 (tensor_content): the folded Identity's tensor_content is the input's bytes */
+    g = gn_pt_load_text(
+        CONSTV("h", "DT_HALF", D1(8), CONTENT("\\000<\\000@\\000B\\000D\\000E\\000F\\000G\\000H"), "")
+            NODE("hid", "Identity", IN("h"), "attr { key: 'T' value { type: DT_HALF } } ")
+            PHT("hx", "DT_HALF", D1(8))
+            NODE("ho", "AddV2", IN("hx") IN("hid"), "attr { key: 'T' value { type: DT_HALF } } "));
+    gn_pt_preserve(g, "ho");
+    Tensorflow__AttrValue *hv = (Tensorflow__AttrValue *)gn__node_attr(g, gn__graph_find(g, "h"), "value");
+    assert_int_equal(hv->tensor->tensor_content.len, 16);
+    uint8_t *aligned = gn__graph_value_alloc(g, 16); /* the loader keeps no alignment for a text graph */
+    assert_non_null(aligned);
+    memcpy(aligned, hv->tensor->tensor_content.data, 16);
+    hv->tensor->tensor_content.data = aligned;
+    assert_true(run_pass(g, NULL));
+    const Tensorflow__TensorProto *hp = gn__node_attr(g, gn__graph_find(g, "hid"), "value")->tensor;
+    assert_int_equal(hp->dtype, 19);
+    assert_ptr_equal(hp->tensor_content.data, aligned);
+    assert_int_equal(hp->tensor_content.len, 16);
+    assert_int_equal(hp->tensor_shape->n_dim, 1);
+    assert_int_equal(hp->tensor_shape->dim[0]->size, 8);
+    gn_graph_free(g);
+}
+
 /* Every pattern can be disabled by id, and the whole pass by "constfold". */
 static void test_disable(void **state)
 {
@@ -1210,6 +1282,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_merge_concat),
         cmocka_unit_test(test_bias_add_push_down),
         cmocka_unit_test(test_select),
+        cmocka_unit_test(test_shared_results),
         cmocka_unit_test(test_disable),
         cmocka_unit_test(test_function_body),
         cmocka_unit_test(test_through_meta),

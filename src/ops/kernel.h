@@ -57,6 +57,11 @@ void gn__tensor_copy_ref(gn__tensor *dst, const gn__tensor *src);
  * the last value" form, all-zero when empty) into a fresh tensor.
  * GN_ERR_LIMIT for a short form that would expand past GN__TENSOR_EXPAND_MAX. */
 gn_status gn__tensor_from_proto(const Tensorflow__TensorProto *p, gn__tensor *out, gn__err *err);
+/* As gn__tensor_from_proto, but when p already holds every element in the
+ * tensor's layout (tensor_content, or one typed value per element of a type
+ * stored as itself), naturally aligned, the tensor borrows those bytes (buf
+ * NULL, valid as long as p is) instead of copying them. */
+gn_status gn__tensor_view_proto(const Tensorflow__TensorProto *p, gn__tensor *out, gn__err *err);
 /* The most bytes gn__tensor_from_proto expands a proto to when the proto
  * does not hold every element itself (the "repeat the last value" and
  * all-zero forms): past it, GN_ERR_LIMIT without allocating. */

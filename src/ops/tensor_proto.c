@@ -331,6 +331,19 @@ static const void *aliasable(const Tensorflow__TensorProto *p, const layout *l)
     return d;
 }
 
+gn_status gn__tensor_view_proto(const Tensorflow__TensorProto *p, gn__tensor *out, gn__err *err)
+{
+    layout l;
+    GN_TRY(proto_layout(p, &l, err));
+    const void *alias = aliasable(p, &l);
+    if (!alias) return gn__tensor_from_proto(p, out, err);
+    memset(out, 0, sizeof *out);
+    set_shape(out, &l);
+    out->data = (void *)alias;
+    out->nbytes = (size_t)l.n * l.esz;
+    return GN_OK;
+}
+
 gn_status gn__ak_tensor_from_proto_out(gn__kctx *c, uint32_t k, const Tensorflow__TensorProto *p, bool borrow)
 {
     layout l;

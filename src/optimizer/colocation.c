@@ -4,15 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *dupn(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (!d) return NULL;
-    memcpy(d, s, n);
-    d[n] = 0;
-    return d;
-}
-
 /* The `_class` attr's value of id when it is a list of strings, else NULL. */
 static const Tensorflow__AttrValue *class_attr(const gn_graph *g, gn_id id, uint32_t key)
 {
@@ -30,11 +21,6 @@ static bool is_loc(ProtobufCBinaryData s) { return s.len > 5 && !memcmp(s.data, 
 
 void gn__coloc_free(gn__coloc *c)
 {
-    for (uint32_t i = 0; i < c->n; i++) {
-        free(c->r[i].holder);
-        free(c->r[i].target);
-        free(c->r[i].consumer);
-    }
     free(c->r);
     memset(c, 0, sizeof *c);
 }
@@ -69,14 +55,13 @@ gn_status gn__coloc_collect(const gn_graph *g, gn__coloc *c, gn__err *err)
             const gn__node *tn = gn__node_at(g, t);
             for (uint32_t i = 0; i < tn->n_use && !r->consumer; i++) {
                 if (tn->use[i].node == id) continue;
-                r->consumer = strdup(gn__node_name(g, tn->use[i].node));
-                if (!r->consumer) goto nomem;
+                r->consumer = gn__node_name(g, tn->use[i].node);
                 r->cslot = tn->use[i].slot;
             }
-            r->holder = strdup(gn__node_name(g, id));
-            r->target = dupn((const char *)s.data + 5, s.len - 5);
+            r->holder = gn__node_name(g, id);
+            r->target = (const char *)s.data + 5;
+            r->target_len = s.len - 5;
             c->n++;
-            if (!r->holder || !r->target) goto nomem;
         }
     }
     return GN_OK;
@@ -105,14 +90,14 @@ gn_status gn__coloc_fix(gn_graph *g, const gn__coloc *c, bool *changed, gn__err 
     if (key == UINT32_MAX) return GN_OK;
     for (uint32_t i = 0; i < c->n; i++) {
         const gn__coloc_rec *r = &c->r[i];
-        if (gn__graph_find(g, r->target) != GN_NONE) continue;
+        if (gn__graph_find_n(g, r->target, r->target_len) != GN_NONE) continue;
         gn_id h = gn__graph_find(g, r->holder);
         if (h == GN_NONE) continue;
         const Tensorflow__AttrValue *v = class_attr(g, h, key);
         if (!v) continue;
         gn_id y = successor(g, r, h);
         const char *yn = y != GN_NONE ? gn__node_name(g, y) : NULL;
-        size_t tl = strlen(r->target), yl = yn ? strlen(yn) : 0;
+        size_t tl = r->target_len, yl = yn ? strlen(yn) : 0;
         /* the new list: the entry rewritten (or dropped), no repeats */
         size_t ns = v->list->n_s;
         Tensorflow__AttrValue *nv = gn__attr_new_list(g);

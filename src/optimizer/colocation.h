@@ -19,12 +19,15 @@
 
 #include "graph/ir.h"
 
+/* The names point into the graph's own memory (interned node names, the
+ * attr's bytes), which lives as long as the graph: a record copies nothing. */
 typedef struct gn__coloc_rec {
-    char *holder;      /* the node with the `_class` attr */
-    char *target;      /* the node an entry names */
-    int32_t slot;      /* the holder's data input read from target, -1 when none */
-    char *consumer;    /* another data consumer of target, NULL when none */
-    uint32_t cslot;    /* its input slot */
+    const char *holder;    /* the node with the `_class` attr */
+    const char *target;    /* the node an entry names (target_len bytes, not terminated) */
+    size_t target_len;
+    int32_t slot;          /* the holder's data input read from target, -1 when none */
+    const char *consumer;  /* another data consumer of target, NULL when none */
+    uint32_t cslot;        /* its input slot */
 } gn__coloc_rec;
 
 typedef struct gn__coloc {

@@ -439,13 +439,17 @@ bool gn__ar_unary_elementwise(gn__ar *a, gn_id id);   /* IsUnaryElementWise */
 bool gn__ar_free_of_side_effects(gn__ar *a, gn_id id);
 bool gn__ar_idempotent(gn__ar *a, gn_id id);          /* IsIdempotent */
 
-/* Constants: a Const that is not fed (not preserved). *t is decoded (release
- * with gn__tensor_release). */
+/* Constants: a Const that is not fed (not preserved). *t is decoded, or
+ * borrows the value's bytes when they have the tensor's layout: read only
+ * (release with gn__tensor_release). */
 bool gn__ar_const_node(gn__ar *a, gn_id id);
 bool gn__ar_const_tensor(gn__ar *a, gn_id id, gn__tensor *t);
 /* All elements equal, with value re + i*im; false for an empty tensor and for
  * dtypes not handled. */
 bool gn__ar_all_equal(const gn__tensor *t, double *re, double *im);
+/* gn__ar_const_tensor and gn__ar_all_equal in one, without expanding a value
+ * given in the short form; *dtype: the value's dtype (0 when not a constant). */
+bool gn__ar_const_all_equal(gn__ar *a, gn_id id, int32_t *dtype, double *re, double *im);
 bool gn__ar_float_dtype(int32_t dt);  /* half, bfloat16, float, double */
 /* Integer values of a small int32/int64 Const, at most max; false otherwise. */
 bool gn__ar_const_ints(gn__ar *a, gn_id id, int64_t *v, int32_t max, int32_t *n);

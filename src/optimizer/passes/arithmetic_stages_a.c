@@ -1088,12 +1088,9 @@ out:
 static bool is_ones_f32(gn__ar *a, gn_id id)
 {
     if (gn__ar_type_attr(a, id, "dtype") != GN__AR_F32) return false;
-    gn__tensor t;
-    if (!gn__ar_const_tensor(a, id, &t)) return false;
+    int32_t dt = 0;
     double re = 0, im = 0;
-    bool ok = gn__ar_all_equal(&t, &re, &im) && re == 1.0 && im == 0.0;
-    gn__tensor_release(&t);
-    return ok;
+    return gn__ar_const_all_equal(a, id, &dt, &re, &im) && re == 1.0 && im == 0.0;
 }
 
 gn_status gn__ar_replace_mul_with_tile(gn__ar *a, gn_id n, gn__ar_res *r)

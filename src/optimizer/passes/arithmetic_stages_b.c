@@ -833,11 +833,9 @@ gn_status gn__ar_convert_pow(gn__ar *a, gn_id n, gn__ar_res *r)
     gn__edge xe = gn__ar_in(a, n, 0), ye = gn__ar_in(a, n, 1);
     const gn__ar_shape *xs = shape_of(a, xe), *os = shape_of(a, (gn__edge){n, 0});
     if (!xs || !os || ye.index != 0) return GN_OK;
-    gn__tensor t;
-    if (!gn__ar_const_tensor(a, ye.node, &t)) return GN_OK;
+    int32_t ydt = 0;
     double re = 0, im = 0;
-    bool eq = gn__ar_all_equal(&t, &re, &im);
-    gn__tensor_release(&t);
+    bool eq = gn__ar_const_all_equal(a, ye.node, &ydt, &re, &im);
     if (!eq || im != 0) return GN_OK;
     const char *to = NULL;
     if (re == 2) to = "Square";
@@ -907,13 +905,10 @@ gn_status gn__ar_convert_pow(gn__ar *a, gn_id n, gn__ar_res *r)
 /* ==== 25. convert_log1p ================================================================================================== */
 static bool all_ones_float(gn__ar *a, gn_id id)
 {
-    gn__tensor t;
-    if (!gn__ar_const_tensor(a, id, &t)) return false;
+    int32_t dt = 0;
     double re = 0, im = 0;
-    bool ok = (gn__ar_float_dtype(t.dtype) || is_complex(t.dtype)) && gn__ar_all_equal(&t, &re, &im) && re == 1 &&
-              im == 0;
-    gn__tensor_release(&t);
-    return ok;
+    bool eq = gn__ar_const_all_equal(a, id, &dt, &re, &im);
+    return (gn__ar_float_dtype(dt) || is_complex(dt)) && eq && re == 1 && im == 0;
 }
 
 gn_status gn__ar_convert_log1p(gn__ar *a, gn_id n, gn__ar_res *r)

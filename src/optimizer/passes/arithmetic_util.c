@@ -479,7 +479,8 @@ bool gn__ar_const_tensor(gn__ar *a, gn_id id, gn__tensor *t)
     if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR || !v->tensor) return false;
     gn__err e;
     gn__err_clear(&e);
-    if (gn__tensor_from_proto(v->tensor, t, &e) != GN_OK) {
+    /* read only: the value's own bytes when they have the tensor's layout */
+    if (gn__tensor_view_proto(v->tensor, t, &e) != GN_OK) {
         memset(t, 0, sizeof *t);
         return false;
     }
@@ -561,6 +562,69 @@ bool gn__ar_all_equal(const gn__tensor *t, double *re, double *im)
     *re = r0;
     *im = i0;
     return true;
+}
+
+/* The short form of a float/double/int32/int64 proto (typed values v[0..c)
+ * for n > c elements: v[c-1] repeats): the decoded tensor holds only those c
+ * bit patterns, so gn__ar_all_equal on it (bitwise for these element sizes)
+ * is answered from the c values without expanding it. Any proto that would
+ * not decode (bad shape, too many values, over GN__TENSOR_EXPAND_MAX) goes
+ * the decoding way, and fails there as before. */
+static int short_all_equal(const Tensorflow__TensorProto *p, double *re)
+{
+    const void *vals = NULL;
+    size_t c = 0, esz = 0;
+    switch ((int32_t)p->dtype) {
+    case GN__AR_F32: vals = p->float_val, c = p->n_float_val, esz = 4; break;
+    case GN__AR_F64: vals = p->double_val, c = p->n_double_val, esz = 8; break;
+    case GN__AR_I32: vals = p->int_val, c = p->n_int_val, esz = 4; break;
+    case GN__AR_I64: vals = p->int64_val, c = p->n_int64_val, esz = 8; break;
+    default: return -1;
+    }
+    if (!vals || !c || p->tensor_content.len || (p->tensor_shape && p->tensor_shape->n_dim > GN__MAX_DIMS)) return -1;
+    int64_t n = 0;
+    gn__err e;
+    gn__err_clear(&e);
+    if (gn__shape_check(p->tensor_shape, false, &n, &e) != GN_OK || (uint64_t)c >= (uint64_t)n ||
+        (uint64_t)n > GN__TENSOR_EXPAND_MAX / esz)
+        return -1;
+    const uint8_t *b = vals;
+    for (size_t i = 1; i < c; i++)
+        if (memcmp(b + i * esz, b, esz) != 0) return 0;
+    double r0;
+    switch ((int32_t)p->dtype) {
+    case GN__AR_F32: r0 = p->float_val[0]; break;
+    case GN__AR_F64: r0 = p->double_val[0]; break;
+    case GN__AR_I32: r0 = p->int_val[0]; break;
+    default: r0 = (double)p->int64_val[0]; break;
+    }
+    if (r0 != r0) return 0; /* NaN equals nothing */
+    *re = r0;
+    return 1;
+}
+
+bool gn__ar_const_all_equal(gn__ar *a, gn_id id, int32_t *dtype, double *re, double *im)
+{
+    *dtype = 0;
+    *re = *im = NAN;
+    if (!gn__ar_const_node(a, id)) return false;
+    const Tensorflow__AttrValue *v = gn__node_attr(a->g, id, "value");
+    if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR || !v->tensor) return false;
+    double r = NAN;
+    int k = short_all_equal(v->tensor, &r);
+    if (k >= 0) {
+        *dtype = (int32_t)v->tensor->dtype;
+        if (k == 0) return false;
+        *re = r;
+        *im = 0;
+        return true;
+    }
+    gn__tensor t;
+    if (!gn__ar_const_tensor(a, id, &t)) return false;
+    *dtype = t.dtype;
+    bool ok = gn__ar_all_equal(&t, re, im);
+    gn__tensor_release(&t);
+    return ok;
 }
 
 bool gn__ar_const_ints(gn__ar *a, gn_id id, int64_t *v, int32_t max, int32_t *n)

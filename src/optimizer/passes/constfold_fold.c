@@ -515,6 +515,93 @@ static bool live_consumers(const gn_graph *g, gn_id id, const gn__tensor *out, i
     return false;
 }
 
+/* Kernel outputs of a fold that will likely become a Const's value are written
+ * straight into graph memory (kept for the graph's life), so that the Const's
+ * typed field can point at them instead of holding a copy: results of a dtype
+ * whose typed field stores elements as themselves, not so small that a copy
+ * costs nothing, and not so large that the size rule could still refuse them
+ * (what a refused or failed fold leaves there is kept with the graph). */
+typedef struct cf_out_alloc {
+    cf_state *s;
+    gn_id id;
+    size_t in_bytes;
+} cf_out_alloc;
+
+#define CF_GRAPH_OUTPUT_MIN ((size_t)4096)
+/* Results are carved from slabs (one allocation, and from 4 MiB on the
+ * transparent huge pages gn__advise_huge asks for, instead of a fresh mapping
+ * faulted in 4 KiB pages per result). A slab is as large as what the
+ * invocation has put there so far, from CF_SLAB_MIN to CF_SLAB_MAX, so that
+ * the unused tail of the last one stays within that; results over half a slab
+ * get an allocation of their own. */
+#define CF_SLAB_MIN ((size_t)256 << 10)
+#define CF_SLAB_MAX ((size_t)8 << 20)
+
+static void *graph_output(cf_state *s, size_t bytes)
+{
+    size_t need = (bytes + 63) & ~(size_t)63;
+    size_t slab = CF_SLAB_MIN;
+    while (slab < CF_SLAB_MAX && slab < s->out_bytes) slab *= 2;
+    s->out_bytes += need;
+    if (need > s->slab_left && need > slab / 2) return gn__graph_value_alloc(s->g, bytes);
+    if (need > s->slab_left) {
+        char *p = gn__graph_value_alloc(s->g, slab);
+        if (!p) return NULL;
+        uintptr_t a = ((uintptr_t)p + 63) & ~(uintptr_t)63;
+        s->slab = (char *)a;
+        s->slab_left = slab - (size_t)(a - (uintptr_t)p);
+    }
+    void *p = s->slab;
+    s->slab += need;
+    s->slab_left -= need;
+    return p;
+}
+
+static void graph_buffer_release(gn__buffer *b) { free(b); }
+
+static gn__buffer *alloc_output(void *user, uint32_t k, size_t bytes)
+{
+    const cf_out_alloc *a = user;
+    int32_t dt = gn__cf_out_info(a->s, a->id, k).dtype;
+    int t = 0;
+    if (!dt && gn__node_num_outputs(a->s->g, a->id) == 1 && gn__attr_get_type(a->s->g, a->id, "T", &t))
+        dt = t; /* a node this pass made has no inferred shapes: its type attr */
+    bool stored_as_is = dt == DT(FLOAT) || dt == DT(DOUBLE) || dt == DT(INT32) || dt == DT(INT64) ||
+                        dt == DT(UINT32) || dt == DT(UINT64);
+    if (!stored_as_is || bytes < CF_GRAPH_OUTPUT_MIN || (bytes > a->in_bytes && bytes >= CF_MAX_CONSTANT_SIZE))
+        return gn__buffer_new(bytes);
+    gn__buffer *b = malloc(sizeof *b);
+    if (!b) return NULL;
+    b->data = graph_output(a->s, bytes);
+    if (!b->data) {
+        free(b);
+        return NULL;
+    }
+    b->refs = 1;
+    b->flags = 0;
+    b->size = bytes;
+    b->release = graph_buffer_release;
+    b->owner = NULL;
+    return b;
+}
+
+/* Output t is graph memory that nothing else will write: (part of) the bytes of
+ * an input that borrows a constant's value (an Identity, a Reshape), or an
+ * output written there by alloc_output. An encoding may point at them rather
+ * than copy them. */
+static bool borrows_input(const gn__tensor *t, const gn__tensor *in, uint32_t nin)
+{
+    if (t->buf && t->buf->release == graph_buffer_release && t->data) return true;
+    if (t->buf || !t->data) return false;
+    const char *d = t->data;
+    for (uint32_t i = 0; i < nin; i++) {
+        const char *b = in[i].data;
+        if (!in[i].buf && b && d >= b && t->nbytes <= in[i].nbytes && (size_t)(d - b) <= in[i].nbytes - t->nbytes)
+            return true;
+    }
+    return false;
+}
+
 static gn_status evaluate(cf_state *s, gn_id id, bool *done)
 {
     gn_graph *g = s->g;
@@ -572,7 +659,7 @@ static gn_status evaluate(cf_state *s, gn_id id, bool *done)
         const Tensorflow__TensorProto *p = gn__cf_const_value(s, gn__node_at(g, id)->in[i].node);
         if (!p) {
             why = "an input constant has no value";
-        } else if (gn__tensor_from_proto(p, &in[i], &e) != GN_OK) {
+        } else if (gn__tensor_view_proto(p, &in[i], &e) != GN_OK) {
             snprintf(whybuf, sizeof whybuf, "cannot decode input %u: %.500s", i, e.msg);
             why = whybuf;
         } else {
@@ -594,6 +681,9 @@ static gn_status evaluate(cf_state *s, gn_id id, bool *done)
         /* no output past what the size check below would keep: a Fill, Tile or
          * Range asking for terabytes fails here without allocating */
         kc.max_output_bytes = in_bytes > SIZE_MAX - CF_MAX_CONSTANT_SIZE ? SIZE_MAX : in_bytes + CF_MAX_CONSTANT_SIZE;
+        cf_out_alloc oa = {s, id, in_bytes};
+        kc.alloc = alloc_output;
+        kc.alloc_user = &oa;
         gn__err_clear(&e);
         gn_status ks = fn(&kc);
         if (ks == GN_ERR_NOMEM) st = gn__fail(s->c->err, ks, "%s", e.msg);
@@ -615,7 +705,7 @@ static gn_status evaluate(cf_state *s, gn_id id, bool *done)
             break;
         }
         size_t enc = 0;
-        st = gn__cf_encode(s, &out[k], &protos[k], &enc);
+        st = gn__cf_encode_shared(s, &out[k], borrows_input(&out[k], in, nin), &protos[k], &enc);
         if (st == GN_ERR_UNSUPPORTED) {
             st = GN_OK;
             snprintf(whybuf, sizeof whybuf, "cannot encode a %s result", gn__dtype_name(out[k].dtype));

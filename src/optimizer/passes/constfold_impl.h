@@ -125,6 +125,9 @@ typedef struct cf_state {
     uint32_t cap_kc;
     gn_id *scratch_ids;         /* reusable buffer */
     uint32_t cap_scratch;
+    char *slab;                 /* graph memory that fold results are carved from */
+    size_t slab_left;
+    size_t out_bytes;           /* fold results put in graph memory so far */
 } cf_state;
 
 /* ---- constfold_util.c: bookkeeping ----------------------------------------------- */
@@ -177,6 +180,11 @@ Tensorflow__AttrValue *gn__cf_attr_func(cf_state *s, const Tensorflow__NameAttrL
  * the last change when more than 4 elements, else tensor_content); *encoded gets the
  * encoded payload size. */
 gn_status gn__cf_encode(cf_state *s, const gn__tensor *t, Tensorflow__TensorProto **out, size_t *encoded);
+/* The same; share: t's bytes are those of another constant of the graph (kept
+ * for the graph's life, never changed), and the typed field may point at them
+ * instead of copying them (the same encoded bytes either way). */
+gn_status gn__cf_encode_shared(cf_state *s, const gn__tensor *t, bool share, Tensorflow__TensorProto **out,
+                               size_t *encoded);
 /* A TensorProto holding one value repeated over shape (Grappler's compressed form);
  * GN_ERR_UNSUPPORTED for dtypes that have none. */
 gn_status gn__cf_fill_proto(cf_state *s, int32_t dtype, double value, const gn__shape *shape,

@@ -383,17 +383,17 @@ static void scan_proto(const Tensorflow__TensorProto *p, int dt, int64_t numel, 
         }
         return;
     }
-#define SCAN(arr, cnt, step, Z, O)                                \
-    do {                                                          \
-        if ((cnt) == 0) {                                         \
-            *one = false;                                         \
-            return;                                               \
-        }                                                         \
-        for (size_t i = 0; i < (cnt); i += (step)) {              \
-            if (!(Z)) *zero = false;                              \
-            if (!(O)) *one = false;                               \
-        }                                                         \
-        (void)(arr);                                              \
+#define SCAN(arr, cnt, step, Z, O)                                      \
+    do {                                                                \
+        if ((cnt) == 0) {                                               \
+            *one = false;                                               \
+            return;                                                     \
+        }                                                               \
+        for (size_t i = 0; i < (cnt) && (*zero || *one); i += (step)) { \
+            if (!(Z)) *zero = false;                                    \
+            if (!(O)) *one = false;                                     \
+        }                                                               \
+        (void)(arr);                                                    \
     } while (0)
     switch (dt) {
     case DT(FLOAT): SCAN(p->float_val, p->n_float_val, 1, p->float_val[i] == 0, p->float_val[i] == 1); return;
@@ -550,37 +550,52 @@ static Tensorflow__TensorShapeProto *shape_proto(cf_state *s, int32_t rank, cons
     return sh;
 }
 
-/* Typed field for dtype with the first `keep` elements of data (element size esz). */
+/* Typed field for dtype with the first `keep` elements of data (element size esz).
+ * share: data lives in memory the graph keeps for its whole life and never
+ * changes (the bytes of another constant's value): a field whose elements are
+ * stored as themselves points at data instead of holding a copy. */
 static bool set_typed(cf_state *s, Tensorflow__TensorProto *p, int32_t dt, const void *data, int64_t keep,
-                      size_t *encoded)
+                      bool share, size_t *encoded)
 {
     size_t k = (size_t)keep;
+#define GN__CF_SHARE(field, T)                                                                  \
+    if (share && (uintptr_t)data % _Alignof(T) == 0) {                                          \
+        p->field = (T *)(uintptr_t)data;                                                        \
+        p->n_##field = k;                                                                       \
+        *encoded = k * sizeof(T);                                                               \
+        return true;                                                                            \
+    }
     switch (dt) {
     case DT(FLOAT):
+        GN__CF_SHARE(float_val, float)
         if (!(p->float_val = pb_alloc(s, k * sizeof(float)))) return false;
         memcpy(p->float_val, data, k * sizeof(float));
         p->n_float_val = k;
         *encoded = k * 4;
         return true;
     case DT(DOUBLE):
+        GN__CF_SHARE(double_val, double)
         if (!(p->double_val = pb_alloc(s, k * sizeof(double)))) return false;
         memcpy(p->double_val, data, k * sizeof(double));
         p->n_double_val = k;
         *encoded = k * 8;
         return true;
     case DT(INT64):
+        GN__CF_SHARE(int64_val, int64_t)
         if (!(p->int64_val = pb_alloc(s, k * sizeof(int64_t)))) return false;
         memcpy(p->int64_val, data, k * sizeof(int64_t));
         p->n_int64_val = k;
         *encoded = k * 8;
         return true;
     case DT(UINT64):
+        GN__CF_SHARE(uint64_val, uint64_t)
         if (!(p->uint64_val = pb_alloc(s, k * sizeof(uint64_t)))) return false;
         memcpy(p->uint64_val, data, k * sizeof(uint64_t));
         p->n_uint64_val = k;
         *encoded = k * 8;
         return true;
     case DT(UINT32):
+        GN__CF_SHARE(uint32_val, uint32_t)
         if (!(p->uint32_val = pb_alloc(s, k * sizeof(uint32_t)))) return false;
         memcpy(p->uint32_val, data, k * sizeof(uint32_t));
         p->n_uint32_val = k;
@@ -591,6 +606,7 @@ static bool set_typed(cf_state *s, Tensorflow__TensorProto *p, int32_t dt, const
     case DT(UINT16):
     case DT(INT8):
     case DT(UINT8):
+        if (dt == DT(INT32)) GN__CF_SHARE(int_val, int32_t)
         if (!(p->int_val = pb_alloc(s, k * sizeof(int32_t)))) return false;
         for (size_t i = 0; i < k; i++) {
             int32_t v;
@@ -614,6 +630,7 @@ static bool set_typed(cf_state *s, Tensorflow__TensorProto *p, int32_t dt, const
         return true;
     default: return false;
     }
+#undef GN__CF_SHARE
 }
 
 static bool typed_dtype(int32_t dt)
@@ -625,28 +642,80 @@ static bool typed_dtype(int32_t dt)
     }
 }
 
+/* The index of the last element that differs from its predecessor (0 when all n
+ * elements are equal): the elements after it repeat it, and the typed encoding
+ * stops there. Scanned from the end, so that a tensor without a trailing run
+ * costs one comparison; compared bit by bit (so that -0.0 and 0.0, and NaN
+ * payloads, stay distinct). */
+static int64_t last_change(const void *data, int64_t n, size_t esz)
+{
+#define GN__CF_LAST(T)                                                       \
+    do {                                                                     \
+        const uint8_t *d = data; /* possibly unaligned: loads by memcpy */   \
+        T b, a;                                                              \
+        memcpy(&b, d + (size_t)(n - 1) * sizeof(T), sizeof(T));              \
+        for (int64_t i = n - 1; i > 0; i--, b = a) {                         \
+            memcpy(&a, d + (size_t)(i - 1) * sizeof(T), sizeof(T));          \
+            if (a != b) return i;                                            \
+        }                                                                    \
+        return 0;                                                            \
+    } while (0)
+    switch (esz) {
+    case 1: GN__CF_LAST(uint8_t);
+    case 2: GN__CF_LAST(uint16_t);
+    case 4: GN__CF_LAST(uint32_t);
+    case 8: GN__CF_LAST(uint64_t);
+    default: break;
+    }
+#undef GN__CF_LAST
+    const uint8_t *d = data;
+    for (int64_t i = n - 1; i > 0; i--)
+        if (memcmp(d + (size_t)i * esz, d + (size_t)(i - 1) * esz, esz) != 0) return i;
+    return 0;
+}
+
 gn_status gn__cf_encode(cf_state *s, const gn__tensor *t, Tensorflow__TensorProto **out, size_t *encoded)
+{
+    return gn__cf_encode_shared(s, t, false, out, encoded);
+}
+
+gn_status gn__cf_encode_shared(cf_state *s, const gn__tensor *t, bool share, Tensorflow__TensorProto **out,
+                               size_t *encoded)
 {
     int64_t n = gn__tensor_numel(t);
     size_t esz = gn__dtype_size(t->dtype);
     if (n > 4 && typed_dtype(t->dtype) && esz) {
         /* the last element that differs from its successor run, compared bit by bit
          * (so that -0.0 and 0.0, and NaN payloads, survive) */
-        const uint8_t *d = t->data;
-        int64_t last = 0;
-        for (int64_t i = 1; i < n; i++)
-            if (memcmp(d + (size_t)i * esz, d + (size_t)last * esz, esz) != 0) last = i;
+        int64_t last = last_change(t->data, n, esz);
         if (last < INT32_MAX) {
             Tensorflow__TensorProto *p = pb_alloc(s, sizeof *p);
             if (!p) return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
             tensorflow__tensor_proto__init(p);
             p->dtype = (Tensorflow__DataType)t->dtype;
             if (!(p->tensor_shape = shape_proto(s, t->rank, t->dims)) ||
-                !set_typed(s, p, t->dtype, t->data, last + 1, encoded))
+                !set_typed(s, p, t->dtype, t->data, last + 1, share, encoded))
                 return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
             *out = p;
             return GN_OK;
         }
+    }
+    bool raw = t->dtype == DT(HALF) || t->dtype == DT(BFLOAT16) || t->dtype == DT(COMPLEX64) ||
+               t->dtype == DT(COMPLEX128);
+    if (share && raw && n > 0 && esz && t->nbytes == (size_t)n * esz) {
+        /* gn__tensor_to_proto's encoding (dtype, shape, tensor_content), the
+         * content being t's own bytes */
+        Tensorflow__TensorProto *p = pb_alloc(s, sizeof *p);
+        if (!p) return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
+        tensorflow__tensor_proto__init(p);
+        p->dtype = (Tensorflow__DataType)t->dtype;
+        if (!(p->tensor_shape = shape_proto(s, t->rank, t->dims)))
+            return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
+        p->tensor_content.data = t->data;
+        p->tensor_content.len = t->nbytes;
+        *out = p;
+        *encoded = t->nbytes;
+        return GN_OK;
     }
     gn__err e;
     gn__err_clear(&e);
@@ -691,17 +760,17 @@ gn_status gn__cf_fill_proto(cf_state *s, int32_t dt, double value, const gn__sha
         p->n_half_val = 1;
         break;
     }
-    case DT(FLOAT): { float v = (float)value; ok = set_typed(s, p, dt, &v, 1, &enc); break; }
-    case DT(DOUBLE): { double v = value; ok = set_typed(s, p, dt, &v, 1, &enc); break; }
-    case DT(INT64): { int64_t v = (int64_t)value; ok = set_typed(s, p, dt, &v, 1, &enc); break; }
-    case DT(UINT64): { uint64_t v = (uint64_t)value; ok = set_typed(s, p, dt, &v, 1, &enc); break; }
-    case DT(UINT32): { uint32_t v = (uint32_t)value; ok = set_typed(s, p, dt, &v, 1, &enc); break; }
-    case DT(INT32): case DT(QINT32): { int32_t v = (int32_t)value; ok = set_typed(s, p, DT(INT32), &v, 1, &enc); break; }
-    case DT(INT16): case DT(QINT16): { int16_t v = (int16_t)value; ok = set_typed(s, p, DT(INT16), &v, 1, &enc); break; }
-    case DT(UINT16): case DT(QUINT16): { uint16_t v = (uint16_t)value; ok = set_typed(s, p, DT(UINT16), &v, 1, &enc); break; }
-    case DT(INT8): case DT(QINT8): { int8_t v = (int8_t)value; ok = set_typed(s, p, DT(INT8), &v, 1, &enc); break; }
-    case DT(UINT8): case DT(QUINT8): { uint8_t v = (uint8_t)value; ok = set_typed(s, p, DT(UINT8), &v, 1, &enc); break; }
-    case DT(BOOL): { uint8_t v = value != 0; ok = set_typed(s, p, dt, &v, 1, &enc); break; }
+    case DT(FLOAT): { float v = (float)value; ok = set_typed(s, p, dt, &v, 1, false, &enc); break; }
+    case DT(DOUBLE): { double v = value; ok = set_typed(s, p, dt, &v, 1, false, &enc); break; }
+    case DT(INT64): { int64_t v = (int64_t)value; ok = set_typed(s, p, dt, &v, 1, false, &enc); break; }
+    case DT(UINT64): { uint64_t v = (uint64_t)value; ok = set_typed(s, p, dt, &v, 1, false, &enc); break; }
+    case DT(UINT32): { uint32_t v = (uint32_t)value; ok = set_typed(s, p, dt, &v, 1, false, &enc); break; }
+    case DT(INT32): case DT(QINT32): { int32_t v = (int32_t)value; ok = set_typed(s, p, DT(INT32), &v, 1, false, &enc); break; }
+    case DT(INT16): case DT(QINT16): { int16_t v = (int16_t)value; ok = set_typed(s, p, DT(INT16), &v, 1, false, &enc); break; }
+    case DT(UINT16): case DT(QUINT16): { uint16_t v = (uint16_t)value; ok = set_typed(s, p, DT(UINT16), &v, 1, false, &enc); break; }
+    case DT(INT8): case DT(QINT8): { int8_t v = (int8_t)value; ok = set_typed(s, p, DT(INT8), &v, 1, false, &enc); break; }
+    case DT(UINT8): case DT(QUINT8): { uint8_t v = (uint8_t)value; ok = set_typed(s, p, DT(UINT8), &v, 1, false, &enc); break; }
+    case DT(BOOL): { uint8_t v = value != 0; ok = set_typed(s, p, dt, &v, 1, false, &enc); break; }
     default: return GN_ERR_UNSUPPORTED;
     }
     if (!ok) return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
@@ -727,7 +796,7 @@ gn_status gn__cf_encode_single(cf_state *s, const gn__tensor *scalar, const gn__
         p->n_half_val = 1;
     } else if (!typed_dtype(dt)) {
         return GN_ERR_UNSUPPORTED;
-    } else if (!set_typed(s, p, dt, scalar->data, 1, &enc)) {
+    } else if (!set_typed(s, p, dt, scalar->data, 1, false, &enc)) {
         return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
     }
     *out = p;

@@ -50,8 +50,8 @@ const gn__pattern gn__patterns_cse[] = {
  * splats would cost O(bytes) per constant. */
 #define CSE_DECODE_MAX ((size_t)4096)
 /* Byte strings longer than this are hashed by samples (equality is exact). */
-#define CSE_HASH_FULL ((size_t)1 << 16)
-#define CSE_HASH_WINDOW ((size_t)4096)
+#define CSE_HASH_FULL ((size_t)1 << 12)
+#define CSE_HASH_WINDOW ((size_t)256)
 #define CSE_HASH_WINDOWS 16
 
 enum {
@@ -141,9 +141,14 @@ static gn_status pack(cse *s, gn__buf *b, const ProtobufCMessage *m)
     return GN_OK;
 }
 
-/* A tensor attr in canonical form: decoded bytes (mode 1) or its encoding (mode 2). */
+/* A tensor attr in canonical form: decoded bytes (mode 1), its encoding (mode
+ * 2), or (mode 3) the one typed field of a proto that holds nothing else but
+ * its dtype and a plain shape: such a proto's encoding is a function of dtype,
+ * shape and that array, one to one, so comparing them is comparing encodings,
+ * without packing a copy of a big constant. */
 typedef struct canon {
     int mode;
+    int field;               /* mode 3: which typed field */
     int32_t dtype;
     int32_t rank;
     const Tensorflow__TensorShapeProto *shape;
@@ -151,6 +156,44 @@ typedef struct canon {
     size_t n;
     gn__tensor tmp;          /* owns bytes when decoded */
 } canon;
+
+static bool shape_simple(const Tensorflow__TensorShapeProto *p);
+
+/* Mode 3 (see canon): no unknown fields, no version, no bytes fields, a plain
+ * shape (or none), and exactly one non-empty repeated field among the numeric
+ * ones whose in-memory elements encode one to one (bool_val, where any non-zero
+ * int encodes as 1, is left to packing). */
+static bool typed_only(const Tensorflow__TensorProto *t, int *field, const void **bytes, size_t *n)
+{
+    if (t->base.n_unknown_fields || t->version_number || t->tensor_content.len || t->float8_val.len ||
+        t->n_string_val || t->n_resource_handle_val || t->n_variant_val || t->n_bool_val)
+        return false;
+    if (t->tensor_shape && !shape_simple(t->tensor_shape)) return false;
+    const struct {
+        size_t count;
+        const void *data;
+        size_t esz;
+    } f[] = {
+        {t->n_half_val, t->half_val, sizeof *t->half_val},       {t->n_float_val, t->float_val, sizeof *t->float_val},
+        {t->n_double_val, t->double_val, sizeof *t->double_val}, {t->n_int_val, t->int_val, sizeof *t->int_val},
+        {t->n_scomplex_val, t->scomplex_val, sizeof *t->scomplex_val},
+        {t->n_int64_val, t->int64_val, sizeof *t->int64_val},
+        {t->n_dcomplex_val, t->dcomplex_val, sizeof *t->dcomplex_val},
+        {t->n_uint32_val, t->uint32_val, sizeof *t->uint32_val},
+        {t->n_uint64_val, t->uint64_val, sizeof *t->uint64_val},
+    };
+    int which = -1;
+    for (int i = 0; i < (int)GN__ARRAY_LEN(f); i++) {
+        if (!f[i].count) continue;
+        if (which >= 0) return false;
+        which = i;
+    }
+    if (which < 0) return false;
+    *field = which;
+    *bytes = f[which].data;
+    *n = f[which].count * f[which].esz;
+    return true;
+}
 
 static gn_status tensor_canon(cse *s, const Tensorflow__TensorProto *t, gn__buf *scratch, canon *out)
 {
@@ -191,6 +234,10 @@ static gn_status tensor_canon(cse *s, const Tensorflow__TensorProto *t, gn__buf 
             }
             gn__tensor_release(&out->tmp);
         }
+    }
+    if (typed_only(t, &out->field, &out->bytes, &out->n)) {
+        out->mode = 3;
+        return GN_OK;
     }
     GN_TRY(pack(s, scratch, &t->base));
     out->mode = 2;
@@ -347,6 +394,9 @@ static gn_status attr_hash(cse *s, const Tensorflow__AttrValue *v, uint64_t *h)
         if (cn.mode == 1) {
             x = combine(x, (uint64_t)cn.rank);
             for (int32_t i = 0; i < cn.rank; i++) x = combine(x, (uint64_t)cn.shape->dim[i]->size);
+        } else if (cn.mode == 3) {
+            x = combine(x, (uint64_t)cn.field);
+            x = cn.shape ? hash_shape(combine(x, 1), cn.shape) : combine(x, 0);
         }
         *h = combine(x, hash_sampled(cn.bytes, cn.n));
         canon_free(&cn);
@@ -377,6 +427,9 @@ static gn_status attr_equal(cse *s, const Tensorflow__AttrValue *a, const Tensor
         }
         *eq = ca.mode == cb.mode && ca.n == cb.n && (ca.n == 0 || memcmp(ca.bytes, cb.bytes, ca.n) == 0);
         if (*eq && ca.mode == 1) *eq = ca.dtype == cb.dtype && shapes_same(ca.shape, cb.shape);
+        if (*eq && ca.mode == 3)
+            *eq = ca.dtype == cb.dtype && ca.field == cb.field && !ca.shape == !cb.shape &&
+                  (!ca.shape || shape_equal(ca.shape, cb.shape));
         canon_free(&ca);
         canon_free(&cb);
         return GN_OK;
