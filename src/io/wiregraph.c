@@ -7,7 +7,9 @@
  * per distinct encoding and the resulting immutable AttrValue is shared by
  * every node carrying the same bytes. A Const tensor of the common form is
  * decoded here into one arena block (fast_tensor_value), keeping its bytes
- * for the writer when they are protobuf-c's own encoding of it; any other
+ * for the writer when they are protobuf-c's own encoding of it; when the
+ * image is the loaded file's, kept by the graph (gn_graph_load), a large
+ * tensor's tensor_content and encoding are not copied but point into it; any other
  * value is unpacked by protobuf-c (checked first by gn__wire_check, which
  * bounds the nesting protobuf-c's unpack recurses over). Inputs naming a
  * node already added are resolved at once (the name's hash and table slot
@@ -22,7 +24,10 @@
  * Writing: each NodeDef is encoded from the IR with sizes computed once;
  * an attr value still holding the bytes it was loaded from is copied, every
  * other distinct value is sized (and, when small, packed) once by
- * protobuf-c. Nodes carrying source fields the IR does not model, and the
+ * protobuf-c. For a file (gn__graph_write_binary_pieces), large values that
+ * already sit in memory (loaded encodings; a tensor's content or packed
+ * float / double values, the rest of its encoding written here) are left
+ * where they are, as pieces of a gathered write. Nodes carrying source fields the IR does not model, and the
  * rest of the GraphDef, are packed by protobuf-c from gn__node_to_def and
  * gn__graph_to_graphdef's messages, so the output is byte for byte what
  * protobuf_c_message_pack gives for gn__graph_to_graphdef.
