@@ -115,6 +115,9 @@ typedef struct wdec {
     size_t len;
     gn__blob *blob;
     bool lend;              /* d is owned by a blob of g: large tensors point into it */
+    Tensorflow__TensorProto **lent;   /* the tensors whose content points into d */
+    size_t n_lent, cap_lent;
+    size_t lent_bytes;      /* encoded bytes of the values that point into d */
     ProtobufCAllocator alloc;
     const gn__source *src;
     vtab vals;
@@ -468,6 +471,17 @@ static gn_status fast_tensor_value(wdec *w, const uint8_t *p, size_t n, const Te
             t->bool_val[k] = v != 0;
         }
         o += f[11].n * sizeof(protobuf_c_boolean);
+    }
+    if (lend) {
+        if (w->n_lent == w->cap_lent) {
+            size_t ncap = w->cap_lent ? w->cap_lent * 2 : 256;
+            Tensorflow__TensorProto **nl = realloc(w->lent, ncap * sizeof *nl);
+            if (!nl) return GN_ERR_NOMEM;
+            w->lent = nl;
+            w->cap_lent = ncap;
+        }
+        w->lent[w->n_lent++] = t;
+        w->lent_bytes += n;
     }
     if (f[4].n) {
         t->tensor_content.len = f[4].len;
@@ -935,6 +949,33 @@ static gn_status decode(wdec *w, bool *empty)
     return gn__graph_build_fanouts(g);
 }
 
+/* The image stays with the graph when at least half its bytes are values
+ * pointing into it (a model of weights); otherwise those values get copies of
+ * their bytes and the graph lets the image go, so a graph of small tensors
+ * keeps no more memory than before. */
+static gn_status keep_or_drop_image(wdec *w, gn__blob *image)
+{
+    gn_graph *g = w->g;
+    if (w->lent_bytes && w->lent_bytes >= w->len / 2) return GN_OK;
+    const uint8_t *lo = w->d, *hi = w->d + w->len;
+    for (size_t i = 0; i < w->n_lent; i++) {
+        ProtobufCBinaryData *c = &w->lent[i]->tensor_content;
+        if (!c->len || c->data < lo || c->data >= hi) continue;
+        uint8_t *m = gn__arena_memdup(&w->blob->arena, c->data, c->len);
+        if (!m) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+        c->data = m;
+    }
+    for (uint32_t k = 1; k < g->n_encs && w->n_lent; k++) {
+        gn__attr_enc *e = &g->encs[k];
+        if (e->bytes < lo || e->bytes >= hi) continue;
+        uint8_t *m = gn__arena_memdup(&w->blob->arena, e->bytes, e->len);
+        if (!m) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+        e->bytes = m;
+    }
+    gn__graph_drop_blob(g, image);
+    return GN_OK;
+}
+
 gn_status gn__graph_from_wire(gn_graph *g, const uint8_t *data, size_t len, gn__blob *blob, gn__blob *image,
                               const gn__source *src, bool *framing, bool *empty)
 {
@@ -951,6 +992,8 @@ gn_status gn__graph_from_wire(gn_graph *g, const uint8_t *data, size_t len, gn__
     w.src = src;
     gn__arena_pb_allocator(&blob->arena, &w.alloc);
     gn_status s = decode(&w, empty);
+    if (image && s == GN_OK) s = keep_or_drop_image(&w, image);
+    free(w.lent);
     free(w.vals.s);
     free(w.vals.e);
     free(w.in);
