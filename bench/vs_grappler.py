@@ -15,7 +15,9 @@ Per model, in one run, each measure best of --runs:
   e2e     wall time of `grapnel optimize M -o OUT.pb` (default options: process
           start, load, optimize, save)
   inproc  gn_optimize alone: the JSON report's total_micros of
-          `grapnel optimize M -o OUT.pb --report json --report-file R`
+          `grapnel optimize M -o OUT.pb --report json --report-file R`, and
+          its total_cpu_micros (the calling thread's CPU time: steadier on a
+          loaded machine)
   grappler  wall time of tf_optimizer.OptimizeGraph alone (default
           RewriterConfig, MetaGraphDef built beforehand, one Cluster reused)
   cp      wall time of `cp M OUT` (the output file removed before each run)
@@ -132,7 +134,7 @@ def main():
             e2e.append(dt)
             cpu.append(c)
             rss = max(rss, kib)
-        inproc = []
+        inproc, inproc_cpu = [], []
         if e2e is not None:
             for _ in range(a.runs):
                 dt, c, kib, rc, err = timed_child([a.grapnel, "optimize", path, "-o", out_pb,
@@ -142,6 +144,8 @@ def main():
                 txt = open(rep).read()
                 i = txt.index('"total_micros"')
                 inproc.append(int(txt[i:].split(":", 1)[1].split(",", 1)[0]) / 1e6)
+                i = txt.index('"total_cpu_micros"')
+                inproc_cpu.append(int(txt[i:].split(":", 1)[1].split(",", 1)[0]) / 1e6)
         if e2e is None:
             print(f"  grapnel failed: {err.strip().splitlines()[-1:]}", file=sys.stderr)
 
@@ -167,7 +171,8 @@ def main():
             print(f"  Grappler failed: {' '.join(str(e).split())[:200]}", file=sys.stderr)
         del gd
         rows.append((rel, size, nodes, min(e2e) if e2e else None, min(cpu) if e2e else None,
-                     min(inproc) if inproc else None, tf_s, min(cps), rss))
+                     min(inproc) if inproc else None, min(inproc_cpu) if inproc_cpu else None,
+                     tf_s, min(cps), rss))
 
     def ms(s):
         return "-" if s is None else ("%.1f" % (s * 1e3) if s < 0.1 else "%.0f" % (s * 1e3))
@@ -175,18 +180,18 @@ def main():
     def ratio(num, den):
         return "-" if num is None or den is None or den <= 0 else "%.1fx" % (num / den)
 
-    print("| model | MB | nodes | grapnel e2e ms | e2e CPU ms | grapnel in-process ms | Grappler ms | "
+    print("| model | MB | nodes | grapnel e2e ms | e2e CPU ms | grapnel in-process ms | in-process CPU ms | Grappler ms | "
           "e2e vs Grappler | in-process vs Grappler | cp ms | e2e / (cp + 1 us/node) | "
           "peak RSS MB | RSS - file MB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for rel, size, nodes, e2e, cpu, inp, tf_s, cps, rss in rows:
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for rel, size, nodes, e2e, cpu, inp, inp_cpu, tf_s, cps, rss in rows:
         mb = size / 1e6
-        print("| %s | %.1f | %d | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %.0f |" % (
-            rel, mb, nodes, ms(e2e), ms(cpu), ms(inp), ms(tf_s), ratio(tf_s, e2e), ratio(tf_s, inp),
+        print("| %s | %.1f | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %.0f |" % (
+            rel, mb, nodes, ms(e2e), ms(cpu), ms(inp), ms(inp_cpu), ms(tf_s), ratio(tf_s, e2e), ratio(tf_s, inp),
             ms(cps), ratio(e2e, cps + nodes * 1e-6), rss / 1024.0, rss / 1024.0 - size / 1048576.0))
     if a.tsv:
         with open(a.tsv, "w") as f:
-            f.write("model\tbytes\tnodes\te2e_s\te2e_cpu_s\tinproc_s\tgrappler_s\tcp_s\trss_kib\n")
+            f.write("model\tbytes\tnodes\te2e_s\te2e_cpu_s\tinproc_s\tinproc_cpu_s\tgrappler_s\tcp_s\trss_kib\n")
             for r in rows:
                 f.write("\t".join("" if v is None else str(v) for v in r) + "\n")
     for p in (out_pb, rep, rssf):
