@@ -1,6 +1,6 @@
 /* Full disks: every write the library makes goes through this test's hooks
- * (the binary links the static library with -Wl,--wrap=write,--wrap=fsync,
- * --wrap=fwrite), which give it a budget of bytes: a write that meets the end
+ * (the binary links the static library with -Wl,--wrap=write,--wrap=writev,
+ * --wrap=fsync,--wrap=fwrite), which give it a budget of bytes: a write that meets the end
  * of the budget writes what fits, the next one fails with ENOSPC (as a full
  * file system does); fsync can be made to fail with ENOSPC too (the error a
  * file system with delayed allocation reports there).
@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "grapnel/grapnel.h"
@@ -43,6 +44,8 @@ static bool recording;
 
 ssize_t __real_write(int fd, const void *p, size_t n);
 ssize_t __wrap_write(int fd, const void *p, size_t n);
+ssize_t __real_writev(int fd, const struct iovec *iov, int n);
+ssize_t __wrap_writev(int fd, const struct iovec *iov, int n);
 int __real_fsync(int fd);
 int __wrap_fsync(int fd);
 size_t __real_fwrite(const void *p, size_t size, size_t n, FILE *f);
@@ -64,6 +67,30 @@ ssize_t __wrap_write(int fd, const void *p, size_t n)
         return -1;
     }
     ssize_t w = __real_write(fd, p, k);
+    if (w > 0 && budget >= 0) budget -= w;
+    return w;
+}
+
+/* A gathered write (gn_graph_save of a binary GraphDef): the same budget over
+ * the bytes of all its pieces. */
+ssize_t __wrap_writev(int fd, const struct iovec *iov, int n)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += iov[i].iov_len;
+    if (fd <= 2) return __real_writev(fd, iov, n);
+    size_t k = fits(total);
+    if (total && !k) {
+        errno = ENOSPC;
+        return -1;
+    }
+    struct iovec cut[64];
+    int m = 0;
+    for (size_t left = k; m < n && m < 64 && left; m++) {
+        cut[m] = iov[m];
+        if (cut[m].iov_len > left) cut[m].iov_len = left;
+        left -= cut[m].iov_len;
+    }
+    ssize_t w = m ? __real_writev(fd, cut, m) : 0;
     if (w > 0 && budget >= 0) budget -= w;
     return w;
 }

@@ -331,6 +331,110 @@ static void test_atomic_write(void **state)
     gn_graph_free(g);
 }
 
+/* Large tensors: a binary GraphDef's large Const tensors point into the file's
+ * bytes, read once into memory of the graph's own; the file changed or cut
+ * after the load changes nothing. Saving writes the large values from where
+ * they are (gathered writes): the same bytes as gn_graph_serialize. Covered:
+ * a value kept whole from the file (its encoding), a tensor_content and a
+ * float_val tensor packed from the graph's own memory, each over 32 KiB. */
+static void test_large_tensors_borrowed_and_gathered(void **state)
+{
+    (void)state;
+    enum { NF = 12000, NB = 50000 };
+    size_t cap = (size_t)NF * 24 + (size_t)NB * 4 + 4096, n = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    n += (size_t)snprintf(t + n, cap - n,
+                          "node { name: 'f' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } }"
+                          " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: %d } }",
+                          NF);
+    for (int i = 0; i < NF; i++) n += (size_t)snprintf(t + n, cap - n, " float_val: %d.5", i % 977);
+    n += (size_t)snprintf(t + n, cap - n,
+                          " } } } }\nnode { name: 'b' op: 'Const' attr { key: 'dtype' value { type: DT_UINT8 } }"
+                          " attr { key: 'value' value { tensor { dtype: DT_UINT8 tensor_shape { dim { size: %d } }"
+                          " tensor_content: '",
+                          NB);
+    for (int i = 0; i < NB; i++) n += (size_t)snprintf(t + n, cap - n, "\\%03o", (unsigned)(i * 7 + 3) & 0xff);
+    n += (size_t)snprintf(t + n, cap - n, "' } } } }\n");
+    gn_graph *g = NULL;
+    assert_int_equal(gn_graph_load_buffer(t, n, "big.pbtxt", NULL, &g), GN_OK);
+    free(t);
+    void *want = NULL;
+    size_t want_len = 0;
+    assert_int_equal(gn_graph_serialize(g, GN_FORMAT_BINARY, &want, &want_len), GN_OK);
+    assert_true(want_len > (size_t)NF * 4 + NB);
+    char p1[1024], p2[1024];
+    snprintf(p1, sizeof p1, "%s/big1.pb", gn_test_tmpdir());
+    snprintf(p2, sizeof p2, "%s/big2.pb", gn_test_tmpdir());
+    /* packed from the graph's own memory, gathered */
+    assert_int_equal(gn_graph_save(g, p1, GN_FORMAT_BINARY), GN_OK);
+    gn_graph_free(g);
+    size_t n1;
+    unsigned char *b1 = gn_test_slurp(p1, &n1);
+    assert_int_equal(n1, want_len);
+    assert_memory_equal(b1, want, want_len);
+    free(b1);
+    /* loaded from the file; then the file is overwritten in place and cut */
+    assert_int_equal(gn_graph_load(p1, NULL, &g), GN_OK);
+    FILE *f = fopen(p1, "r+b");
+    assert_non_null(f);
+    unsigned char junk[4096];
+    memset(junk, 0x5a, sizeof junk);
+    for (size_t off = 0; off < want_len; off += sizeof junk) fwrite(junk, 1, sizeof junk, f);
+    fclose(f);
+    assert_int_equal(truncate(p1, 10), 0);
+    void *again = NULL;
+    size_t again_len = 0;
+    assert_int_equal(gn_graph_serialize(g, GN_FORMAT_BINARY, &again, &again_len), GN_OK);
+    assert_int_equal(again_len, want_len);
+    assert_memory_equal(again, want, want_len);
+    free(again);
+    /* the loaded encodings and tensor_content, gathered */
+    assert_int_equal(gn_graph_save(g, p2, GN_FORMAT_BINARY), GN_OK);
+    size_t n2;
+    unsigned char *b2 = gn_test_slurp(p2, &n2);
+    assert_int_equal(n2, want_len);
+    assert_memory_equal(b2, want, want_len);
+    free(b2);
+    /* a clone shares the bytes and outlives the graph they were loaded into */
+    gn_graph *c = NULL;
+    assert_int_equal(gn_graph_clone(g, &c), GN_OK);
+    gn_graph_free(g);
+    assert_int_equal(gn_graph_serialize(c, GN_FORMAT_BINARY, &again, &again_len), GN_OK);
+    assert_int_equal(again_len, want_len);
+    assert_memory_equal(again, want, want_len);
+    free(again);
+    gn_graph_free(c);
+    free(want);
+
+    /* a large tensor in a file of mostly small nodes: its bytes are copied
+     * and the file's image is let go; the same bytes either way */
+    cap = 64 * 1024 + 400 * 128;
+    t = malloc(cap);
+    assert_non_null(t);
+    n = (size_t)snprintf(t, cap,
+                         "node { name: 'b' op: 'Const' attr { key: 'dtype' value { type: DT_UINT8 } }"
+                         " attr { key: 'value' value { tensor { dtype: DT_UINT8 tensor_shape { dim { size: 1500 } }"
+                         " tensor_content: '");
+    for (int i = 0; i < 1500; i++) n += (size_t)snprintf(t + n, cap - n, "\\%03o", (unsigned)(i * 5 + 1) & 0xff);
+    n += (size_t)snprintf(t + n, cap - n, "' } } } }\n");
+    for (int i = 0; i < 400; i++)
+        n += (size_t)snprintf(t + n, cap - n, "node { name: 'a_rather_long_node_name_%04d' op: 'NoOp' }\n", i);
+    assert_int_equal(gn_graph_load_buffer(t, n, "mixed.pbtxt", NULL, &g), GN_OK);
+    free(t);
+    assert_int_equal(gn_graph_serialize(g, GN_FORMAT_BINARY, &want, &want_len), GN_OK);
+    assert_int_equal(gn_graph_save(g, p1, GN_FORMAT_BINARY), GN_OK);
+    gn_graph_free(g);
+    assert_int_equal(gn_graph_load(p1, NULL, &g), GN_OK);
+    assert_int_equal(truncate(p1, 0), 0);
+    assert_int_equal(gn_graph_serialize(g, GN_FORMAT_BINARY, &again, &again_len), GN_OK);
+    assert_int_equal(again_len, want_len);
+    assert_memory_equal(again, want, want_len);
+    free(again);
+    free(want);
+    gn_graph_free(g);
+}
+
 /* gzip input is detected from the content */
 static void test_gzip(void **state)
 {
@@ -368,6 +472,7 @@ int main(void)
         cmocka_unit_test(test_binary_huge_length_and_deep_nesting),
         cmocka_unit_test(test_cli_bad_input_leaves_nothing),
         cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_large_tensors_borrowed_and_gathered),
         cmocka_unit_test(test_gzip),
         cmocka_unit_test(test_version_is_the_macros),
     };

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -409,17 +410,42 @@ gn_status gn__read_file(const char *path, uint8_t **data, size_t *size, gn__err 
     return GN_OK;
 }
 
-static bool write_all(int fd, const void *data, size_t size)
+/* Every byte of iov[0..n), writev at most IOV_MAX entries at a time. */
+static bool write_all(int fd, const struct iovec *iov, size_t n)
 {
-    const unsigned char *p = data;
-    while (size > 0) {
-        ssize_t w = write(fd, p, size);
+    size_t i = 0, done = 0;   /* bytes of iov[i] already written */
+    while (i < n) {
+        if (iov[i].iov_len == done) {
+            i++;
+            done = 0;
+            continue;
+        }
+        struct iovec v[64];
+        size_t k = 0;
+        v[k++] = (struct iovec){(char *)iov[i].iov_base + done, iov[i].iov_len - done};
+        for (size_t j = i + 1; j < n && k < GN__ARRAY_LEN(v); j++)
+            if (iov[j].iov_len) v[k++] = iov[j];
+        ssize_t w = writev(fd, v, (int)k);
         if (w < 0) {
             if (errno == EINTR) continue;
             return false;
         }
-        p += w;
-        size -= (size_t)w;
+        if (w == 0) {
+            errno = EIO;
+            return false;
+        }
+        size_t left = (size_t)w;
+        while (left && i < n) {
+            size_t in_i = iov[i].iov_len - done;
+            if (left < in_i) {
+                done += left;
+                left = 0;
+            } else {
+                left -= in_i;
+                i++;
+                done = 0;
+            }
+        }
     }
     return true;
 }
@@ -429,7 +455,7 @@ static bool write_all(int fd, const void *data, size_t size)
  * leaves nothing behind. -1 with errno when the file system cannot do it, or
  * cannot link it (no /proc): the caller falls back to mkstemp. A write or
  * fsync failure is reported as it is (*stage names it), the file gone. */
-static int write_anonymous(const char *path, const void *data, size_t size, char *tmp, size_t tmplen,
+static int write_anonymous(const char *path, const struct iovec *iov, size_t n_iov, char *tmp, size_t tmplen,
                            const char **stage)
 {
 #ifdef O_TMPFILE
@@ -440,7 +466,7 @@ static int write_anonymous(const char *path, const void *data, size_t size, char
     int fd = open(tmp, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
     if (fd < 0) return -1;
     int e = 0;
-    if (!write_all(fd, data, size)) *stage = "write", e = errno;
+    if (!write_all(fd, iov, n_iov)) *stage = "write", e = errno;
     else if (fsync(fd) != 0 && errno != EINVAL) *stage = "fsync", e = errno;
     if (*stage) {
         close(fd);
@@ -463,7 +489,7 @@ static int write_anonymous(const char *path, const void *data, size_t size, char
     errno = EOPNOTSUPP;
     return -1;
 #else
-    (void)path, (void)data, (void)size, (void)tmp, (void)tmplen;
+    (void)path, (void)iov, (void)n_iov, (void)tmp, (void)tmplen;
     *stage = NULL;
     errno = EOPNOTSUPP;
     return -1;
@@ -472,11 +498,17 @@ static int write_anonymous(const char *path, const void *data, size_t size, char
 
 gn_status gn__write_file_atomic(const char *path, const void *data, size_t size, gn__err *err)
 {
+    struct iovec v = {(void *)(uintptr_t)data, size};
+    return gn__write_file_atomicv(path, &v, 1, err);
+}
+
+gn_status gn__write_file_atomicv(const char *path, const struct iovec *iov, size_t n_iov, gn__err *err)
+{
     size_t n = strlen(path);
     char *tmp = malloc(n + 32);
     if (!tmp) return gn__fail(err, GN_ERR_NOMEM, "%s: out of memory", path);
     const char *stage = NULL;
-    int fd = write_anonymous(path, data, size, tmp, n + 32, &stage);
+    int fd = write_anonymous(path, iov, n_iov, tmp, n + 32, &stage);
     if (fd < 0 && stage) {
         int e = errno;
         free(tmp);
@@ -490,7 +522,7 @@ gn_status gn__write_file_atomic(const char *path, const void *data, size_t size,
             free(tmp);
             return gn__fail(err, GN_ERR_IO, "%s: cannot create temporary file: %s", path, strerror(e));
         }
-        if (!write_all(fd, data, size)) stage = "write";
+        if (!write_all(fd, iov, n_iov)) stage = "write";
         else if (fsync(fd) != 0 && errno != EINVAL) stage = "fsync";
         if (stage) {
             int e = errno;

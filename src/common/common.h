@@ -120,5 +120,8 @@ gn_status gn__read_file(const char *path, uint8_t **data, size_t *size, gn__err 
  * left but what was at path; a process killed meanwhile leaves path as it was,
  * and a temporary only when killed between the link and the rename. */
 gn_status gn__write_file_atomic(const char *path, const void *data, size_t size, gn__err *err);
+/* The same for the bytes of iov[0..n) in order, written with gathered writes. */
+struct iovec;
+gn_status gn__write_file_atomicv(const char *path, const struct iovec *iov, size_t n, gn__err *err);
 
 #endif

@@ -172,6 +172,16 @@ gn_status gn__graph_adopt_blob(gn_graph *g, gn__blob *b)
     return GN_OK;
 }
 
+void gn__graph_drop_blob(gn_graph *g, gn__blob *b)
+{
+    for (uint32_t i = 0; i < g->n_blobs; i++)
+        if (g->blobs[i] == b) {
+            g->blobs[i] = g->blobs[--g->n_blobs];
+            gn__blob_unref(b);
+            return;
+        }
+}
+
 void *gn__graph_value_alloc(gn_graph *g, size_t bytes)
 {
     return gn__arena_alloc(&g->own->arena, bytes ? bytes : 1, _Alignof(max_align_t));

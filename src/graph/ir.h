@@ -227,6 +227,8 @@ struct gn_graph {
 gn_graph *gn__graph_new(gn__graph_kind kind);        /* NULL on OOM */
 /* Keeps a reference to b (values in b may then be attached to this graph). */
 gn_status gn__graph_adopt_blob(gn_graph *g, gn__blob *b);
+/* Drops the graph's reference to b (nothing of the graph may point into it any more). */
+void gn__graph_drop_blob(gn_graph *g, gn__blob *b);
 /* Allocates in the graph's own value blob (for new attr values / tensors). */
 void *gn__graph_value_alloc(gn_graph *g, size_t bytes);
 ProtobufCAllocator *gn__graph_value_allocator(gn_graph *g);

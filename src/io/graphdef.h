@@ -57,9 +57,12 @@ gn_status gn__graphdef_node_fail(gn_graph *g, const gn__source *src, uint32_t k,
  * (values are immutable). Framing errors are those of gn__wire_check on the
  * whole image ("byte N: ..."; *framing set, message not yet prefixed with the
  * file name); graph errors as gn__graph_from_graphdef's. *empty is set when
- * the image has no node and no function. */
-gn_status gn__graph_from_wire(gn_graph *g, const uint8_t *data, size_t len, gn__blob *blob, const gn__source *src,
-                              bool *framing, bool *empty);
+ * the image has no node and no function. image: NULL, or a blob that owns
+ * data[0..len) and keeps it unchanged; g then takes a reference to it and the
+ * large Const tensors (over 1 KiB encoded) point into data instead of being
+ * copied, their encodings kept for the writer (gn__attr_enc). */
+gn_status gn__graph_from_wire(gn_graph *g, const uint8_t *data, size_t len, gn__blob *blob, gn__blob *image,
+                              const gn__source *src, bool *framing, bool *empty);
 
 /* One NodeDef of g as protobuf-c objects in arena a (fn: input names in
  * function-body form). */
@@ -69,6 +72,21 @@ gn_status gn__node_to_def(const gn_graph *g, gn_id id, gn__arena *a, bool fn, Te
  * gives for gn__graph_to_graphdef's message, with each distinct attr value
  * packed once. */
 gn_status gn__graph_write_binary(gn_graph *g, gn__buf *out);
+
+/* Bytes of the output that already sit in memory: len bytes at p go before
+ * out->data[off] (offsets relative to where the output starts in out). */
+typedef struct gn__wire_piece {
+    size_t off;
+    const uint8_t *p;
+    size_t len;
+} gn__wire_piece;
+
+/* As gn__graph_write_binary, but the large values that are already in memory
+ * (loaded encodings kept by the graph, tensor contents of 32 KiB or more) are
+ * not copied into out: they are *pieces (increasing off; free(*pieces)), and
+ * out holds the other bytes. The same bytes in order once merged, for a
+ * gathered write (gn__write_file_atomicv). */
+gn_status gn__graph_write_binary_pieces(gn_graph *g, gn__buf *out, gn__wire_piece **pieces, size_t *n_pieces);
 
 /* Builds a GraphDef from g in arena (pointers into g's values). Deterministic. */
 gn_status gn__graph_to_graphdef(const gn_graph *g, gn__arena *arena, Tensorflow__GraphDef **out,

@@ -1,9 +1,13 @@
 /* The file front end: format sniffing, gzip, framing checks, SavedModel
  * MetaGraphDef selection, and the public load / save / serialize calls. */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "grapnel/grapnel.h"
@@ -341,8 +345,74 @@ static gn_status pick_meta_graph(const Tensorflow__SavedModel *sm, const char *t
 }
 
 /* ---- load ---------------------------------------------------------------------------- */
+/* The file at path read whole into one block of a fresh blob (*image, which
+ * owns *data; a NUL byte follows the len bytes). A binary GraphDef's large
+ * tensors then point into it (gn__graph_from_wire) instead of being copied:
+ * the bytes are read once, into memory of the process's own, so a file
+ * truncated or rewritten afterwards changes nothing here (no mapping of the
+ * file). Messages as gn__read_file's. */
+static gn_status read_file_image(const char *path, gn__blob **image, const uint8_t **data, size_t *len,
+                                 gn__err *err)
+{
+    *image = NULL;
+    *data = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return gn__fail(err, GN_ERR_IO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return gn__fail(err, GN_ERR_IO, "%s: %s", path, strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return gn__fail(err, GN_ERR_IO, "%s: is a directory", path);
+    }
+    /* one byte more than the size, so the read that finds the end needs no
+     * larger buffer; a file that grew meanwhile gets a block twice as large */
+    size_t cap = st.st_size > 0 && (uint64_t)st.st_size < SIZE_MAX / 4 ? (size_t)st.st_size + 1 : 4096;
+    gn__blob *b = gn__blob_new(4096);
+    uint8_t *buf = b ? gn__arena_alloc(&b->arena, cap + 1, 64) : NULL;
+    if (!buf) {
+        gn__blob_unref(b);
+        close(fd);
+        return gn__fail(err, GN_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, cap);
+    }
+    size_t n = 0;
+    for (;;) {
+        if (n == cap) {
+            uint8_t *nb = cap < SIZE_MAX / 4 ? gn__arena_alloc(&b->arena, cap * 2 + 1, 64) : NULL;
+            if (!nb) {
+                gn__blob_unref(b);
+                close(fd);
+                return gn__fail(err, GN_ERR_NOMEM, "%s: out of memory", path);
+            }
+            memcpy(nb, buf, n);
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            gn__blob_unref(b);
+            close(fd);
+            return gn__fail(err, GN_ERR_IO, "%s: read error: %s", path, strerror(e));
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = 0;
+    *image = b;
+    *data = buf;
+    *len = n;
+    return GN_OK;
+}
+
 static gn_status load_image(gn_graph *g, const uint8_t *data, size_t len, const char *name,
-                            const gn_load_options *o, bool savedmodel, const char *dir)
+                            const gn_load_options *o, bool savedmodel, const char *dir, gn__blob *image)
 {
     uint8_t *unz = NULL;
     size_t unz_len = 0;
@@ -388,7 +458,7 @@ static gn_status load_image(gn_graph *g, const uint8_t *data, size_t len, const 
     } else if (wire) {
         gn__source wsrc = {name, data, len, false};
         bool framing = false, empty = false;
-        s = gn__graph_from_wire(g, data, len, blob, &wsrc, &framing, &empty);
+        s = gn__graph_from_wire(g, data, len, blob, unz ? NULL : image, &wsrc, &framing, &empty);
         if (s != GN_OK && framing) gn__err_prefix(&g->err, "%s", name);
         if (s == GN_OK && empty) s = gn__fail(&g->err, GN_ERR_PARSE, "%s: empty model: no nodes and no functions", name);
         gn__blob_unref(blob); /* the graph holds its reference */
@@ -468,7 +538,7 @@ gn_status gn_graph_load_buffer(const void *data, size_t size, const char *name, 
     *out = g;
     if (!g) return GN_ERR_NOMEM;
     if (!data && size) return gn__fail(&g->err, GN_ERR_ARG, "NULL data");
-    return load_image(g, data, size, name ? name : "<buffer>", o, o->format == GN_FORMAT_SAVEDMODEL, NULL);
+    return load_image(g, data, size, name ? name : "<buffer>", o, o->format == GN_FORMAT_SAVEDMODEL, NULL, NULL);
 }
 
 static bool is_dir(const char *p)
@@ -517,10 +587,13 @@ gn_status gn_graph_load(const char *path, const gn_load_options *opts, gn_graph 
         savedmodel = o->format == GN_FORMAT_SAVEDMODEL || strcmp(base, "saved_model.pb") == 0 ||
                      strcmp(base, "saved_model.pbtxt") == 0;
     }
-    uint8_t *data = NULL;
+    uint8_t *data = NULL;     /* the chunked image, merged */
+    const uint8_t *bytes = NULL;
     size_t len = 0;
+    gn__blob *image = NULL;   /* the file's bytes otherwise */
     gn_status s = chunked ? gn__savedmodel_read_chunked(file, &data, &len, &g->err)
-                          : gn__read_file(file ? file : path, &data, &len, &g->err);
+                          : read_file_image(file ? file : path, &image, &bytes, &len, &g->err);
+    if (chunked) bytes = data;
     if (s == GN_OK) {
         gn_load_options o2 = *o;
         if (o2.format == GN_FORMAT_SAVEDMODEL) o2.format = GN_FORMAT_AUTO;
@@ -540,9 +613,10 @@ gn_status gn_graph_load(const char *path, const gn_load_options *opts, gn_graph 
             }
         }
         if (savedmodel && !dir) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
-        else s = load_image(g, data, len, file ? file : path, &o2, savedmodel, dir);
+        else s = load_image(g, bytes, len, file ? file : path, &o2, savedmodel, dir, image);
         free(dir);
     }
+    gn__blob_unref(image);   /* the graph keeps a reference when its tensors point into it */
     free(data);
     free(file);
     if (s == GN_OK) gn__err_clear(&g->err);
@@ -659,9 +733,35 @@ gn_status gn_graph_save(gn_graph *g, const char *path, gn_format fmt)
     if (fmt == GN_FORMAT_AUTO) fmt = (ends_with(path, ".pbtxt") || ends_with(path, ".txt")) ? GN_FORMAT_TEXT : GN_FORMAT_BINARY;
     gn__buf b;
     gn__buf_init(&b);
-    gn_status s = serialize(g, fmt, &b);
-    if (s == GN_OK) s = gn__write_file_atomic(path, b.data ? b.data : "", b.len, &g->err);
-    else gn__err_prefix(&g->err, "%s", path);
+    if (fmt == GN_FORMAT_TEXT) {
+        gn_status s = serialize(g, fmt, &b);
+        if (s == GN_OK) s = gn__write_file_atomic(path, b.data ? b.data : "", b.len, &g->err);
+        else gn__err_prefix(&g->err, "%s", path);
+        gn__buf_free(&b);
+        return s;
+    }
+    /* binary: the large values already in memory (the loaded file's tensors,
+     * folded results) are written from where they are, not copied first */
+    gn__wire_piece *pc = NULL;
+    size_t n_pc = 0;
+    gn_status s = gn__graph_write_binary_pieces(g, &b, &pc, &n_pc);
+    if (s == GN_OK && b.oom) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    struct iovec *iov = NULL;
+    if (s == GN_OK && !(iov = malloc((2 * n_pc + 1) * sizeof *iov))) s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+    if (s == GN_OK) {
+        size_t k = 0, at = 0;
+        for (size_t i = 0; i < n_pc; i++) {
+            iov[k++] = (struct iovec){b.data + at, pc[i].off - at};
+            iov[k++] = (struct iovec){(void *)(uintptr_t)pc[i].p, pc[i].len};
+            at = pc[i].off;
+        }
+        iov[k++] = (struct iovec){b.data ? b.data + at : "", b.len - at};
+        s = gn__write_file_atomicv(path, iov, k, &g->err);
+    } else {
+        gn__err_prefix(&g->err, "%s", path);
+    }
+    free(iov);
+    free(pc);
     gn__buf_free(&b);
     return s;
 }

@@ -7,7 +7,9 @@
  * per distinct encoding and the resulting immutable AttrValue is shared by
  * every node carrying the same bytes. A Const tensor of the common form is
  * decoded here into one arena block (fast_tensor_value), keeping its bytes
- * for the writer when they are protobuf-c's own encoding of it; any other
+ * for the writer when they are protobuf-c's own encoding of it; when the
+ * image is the loaded file's, kept by the graph (gn_graph_load), a large
+ * tensor's tensor_content and encoding are not copied but point into it; any other
  * value is unpacked by protobuf-c (checked first by gn__wire_check, which
  * bounds the nesting protobuf-c's unpack recurses over). Inputs naming a
  * node already added are resolved at once (the name's hash and table slot
@@ -22,7 +24,10 @@
  * Writing: each NodeDef is encoded from the IR with sizes computed once;
  * an attr value still holding the bytes it was loaded from is copied, every
  * other distinct value is sized (and, when small, packed) once by
- * protobuf-c. Nodes carrying source fields the IR does not model, and the
+ * protobuf-c. For a file (gn__graph_write_binary_pieces), large values that
+ * already sit in memory (loaded encodings; a tensor's content or packed
+ * float / double values, the rest of its encoding written here) are left
+ * where they are, as pieces of a gathered write. Nodes carrying source fields the IR does not model, and the
  * rest of the GraphDef, are packed by protobuf-c from gn__node_to_def and
  * gn__graph_to_graphdef's messages, so the output is byte for byte what
  * protobuf_c_message_pack gives for gn__graph_to_graphdef.
@@ -109,6 +114,10 @@ typedef struct wdec {
     const uint8_t *d;
     size_t len;
     gn__blob *blob;
+    bool lend;              /* d is owned by a blob of g: large tensors point into it */
+    Tensorflow__TensorProto **lent;   /* the tensors whose content points into d */
+    size_t n_lent, cap_lent;
+    size_t lent_bytes;      /* encoded bytes of the values that point into d */
     ProtobufCAllocator alloc;
     const gn__source *src;
     vtab vals;
@@ -392,8 +401,12 @@ static gn_status fast_tensor_value(wdec *w, const uint8_t *p, size_t n, const Te
     bytes += f[6].n * sizeof(double) + f[10].n * sizeof(int64_t);
     bytes += f[5].n * sizeof(float) + f[7].n * sizeof(int32_t) + f[13].n * sizeof(int32_t) +
              f[11].n * sizeof(protobuf_c_boolean);
-    if (n > WG_ENC_MAX) canon = false; /* large values: packed again on writing, not kept twice */
-    bytes += f[4].n + (canon ? n : 0);
+    /* large values: their tensor_content and encoding are the image's own
+     * bytes when the image stays with the graph (w->lend); otherwise packed
+     * again on writing, not kept twice */
+    bool lend = w->lend && n > WG_ENC_MAX;
+    if (n > WG_ENC_MAX && !lend) canon = false;
+    bytes += lend ? 0 : f[4].n + (canon ? n : 0);
     uint8_t *m = gn__arena_alloc(&w->blob->arena, bytes, 8);
     if (!m) return GN_ERR_NOMEM;
     Tensorflow__AttrValue *av = (Tensorflow__AttrValue *)m;
@@ -459,15 +472,31 @@ static gn_status fast_tensor_value(wdec *w, const uint8_t *p, size_t n, const Te
         }
         o += f[11].n * sizeof(protobuf_c_boolean);
     }
+    if (lend) {
+        if (w->n_lent == w->cap_lent) {
+            size_t ncap = w->cap_lent ? w->cap_lent * 2 : 256;
+            Tensorflow__TensorProto **nl = realloc(w->lent, ncap * sizeof *nl);
+            if (!nl) return GN_ERR_NOMEM;
+            w->lent = nl;
+            w->cap_lent = ncap;
+        }
+        w->lent[w->n_lent++] = t;
+        w->lent_bytes += n;
+    }
     if (f[4].n) {
         t->tensor_content.len = f[4].len;
-        t->tensor_content.data = o;
-        memcpy(o, p + f[4].off, f[4].len);
-        o += f[4].len;
+        if (lend) {
+            t->tensor_content.data = (uint8_t *)(uintptr_t)(p + f[4].off);
+        } else {
+            t->tensor_content.data = o;
+            memcpy(o, p + f[4].off, f[4].len);
+            o += f[4].len;
+        }
     }
     *enc = 0;
     if (canon) {
-        memcpy(o, p, n);
+        if (lend) o = (uint8_t *)(uintptr_t)p;
+        else memcpy(o, p, n);
         gn_graph *g = w->g;
         if (g->n_encs == g->cap_encs) {
             uint32_t ncap = g->cap_encs ? g->cap_encs * 2 : 1024;
@@ -920,20 +949,51 @@ static gn_status decode(wdec *w, bool *empty)
     return gn__graph_build_fanouts(g);
 }
 
-gn_status gn__graph_from_wire(gn_graph *g, const uint8_t *data, size_t len, gn__blob *blob, const gn__source *src,
-                              bool *framing, bool *empty)
+/* The image stays with the graph when at least half its bytes are values
+ * pointing into it (a model of weights); otherwise those values get copies of
+ * their bytes and the graph lets the image go, so a graph of small tensors
+ * keeps no more memory than before. */
+static gn_status keep_or_drop_image(wdec *w, gn__blob *image)
+{
+    gn_graph *g = w->g;
+    if (w->lent_bytes && w->lent_bytes >= w->len / 2) return GN_OK;
+    const uint8_t *lo = w->d, *hi = w->d + w->len;
+    for (size_t i = 0; i < w->n_lent; i++) {
+        ProtobufCBinaryData *c = &w->lent[i]->tensor_content;
+        if (!c->len || c->data < lo || c->data >= hi) continue;
+        uint8_t *m = gn__arena_memdup(&w->blob->arena, c->data, c->len);
+        if (!m) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+        c->data = m;
+    }
+    for (uint32_t k = 1; k < g->n_encs && w->n_lent; k++) {
+        gn__attr_enc *e = &g->encs[k];
+        if (e->bytes < lo || e->bytes >= hi) continue;
+        uint8_t *m = gn__arena_memdup(&w->blob->arena, e->bytes, e->len);
+        if (!m) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+        e->bytes = m;
+    }
+    gn__graph_drop_blob(g, image);
+    return GN_OK;
+}
+
+gn_status gn__graph_from_wire(gn_graph *g, const uint8_t *data, size_t len, gn__blob *blob, gn__blob *image,
+                              const gn__source *src, bool *framing, bool *empty)
 {
     *framing = false;
     *empty = false;
+    if (image && gn__graph_adopt_blob(g, image) != GN_OK) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     wdec w;
     memset(&w, 0, sizeof w);
     w.g = g;
     w.d = data;
     w.len = len;
     w.blob = blob;
+    w.lend = image != NULL;
     w.src = src;
     gn__arena_pb_allocator(&blob->arena, &w.alloc);
     gn_status s = decode(&w, empty);
+    if (image && s == GN_OK) s = keep_or_drop_image(&w, image);
+    free(w.lent);
     free(w.vals.s);
     free(w.vals.e);
     free(w.in);
@@ -973,12 +1033,21 @@ typedef struct vsize {
 } vsize;
 #define VS_PACK UINT32_MAX
 #define VS_ENC (UINT32_MAX - 1)
+/* Gathered (gn__graph_write_binary_pieces): the loaded bytes, left where they
+ * are; a tensor whose content is left where it is, the rest written here. */
+#define VS_ENC_G (UINT32_MAX - 2)
+#define VS_TENSOR_G (UINT32_MAX - 3)
+#define VS_FIRST_SPECIAL VS_TENSOR_G
+/* Values and tensor contents at least this large are gathered. */
+#define WG_GATHER_MIN ((size_t)32 << 10)
 
 /* The bytes an attr was loaded from, when they still encode its value. */
 static inline const gn__attr_enc *attr_enc(const gn_graph *g, const gn__attr *a)
 {
     return a->enc && a->enc < g->n_encs && g->encs[a->enc].value == a->value ? &g->encs[a->enc] : NULL;
 }
+
+static inline size_t ld_size(size_t n) { return 1 + varint_size(n) + n; }  /* tag < 128 */
 
 typedef struct wenc {
     pslot *s;
@@ -987,7 +1056,53 @@ typedef struct wenc {
     pslot recent[256];    /* last values looked up, by address */
     vsize *vs;            /* one per attr value of the plain live nodes, in order */
     size_t n_vs, cap_vs;
+    bool gather;          /* large values already in memory become pieces */
+    size_t gathered;      /* bytes of the pieces */
+    size_t node_gathered; /* of the node being written */
+    gn__wire_piece *pieces;
+    size_t n_pieces;      /* counted while sizing, filled while writing */
 } wenc;
+
+/* The TensorProto of v holding only dtype, shape, version and one large
+ * field of raw bytes (tensor_content, or the packed float_val / double_val,
+ * whose wire bytes are the array's on a little-endian host): packed as dtype,
+ * shape, version (*head), then that field (tag *tag, payload *p, *len): the
+ * payload can be gathered. *tsize: the TensorProto's packed size. */
+static bool tensor_gatherable(const Tensorflow__AttrValue *v, size_t size, Tensorflow__TensorProto *head,
+                              size_t *tsize, uint8_t *tag, const uint8_t **p, size_t *len)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR || !v->tensor) return false;
+    const Tensorflow__TensorProto *tp = v->tensor;
+    if (tp->tensor_content.len >= WG_GATHER_MIN) {
+        *tag = 0x22;
+        *p = tp->tensor_content.data;
+        *len = tp->tensor_content.len;
+    } else if (tp->n_float_val >= WG_GATHER_MIN / sizeof(float)) {
+        *tag = 0x2a;
+        *p = (const uint8_t *)tp->float_val;
+        *len = tp->n_float_val * sizeof(float);
+    } else if (tp->n_double_val >= WG_GATHER_MIN / sizeof(double)) {
+        *tag = 0x32;
+        *p = (const uint8_t *)tp->double_val;
+        *len = tp->n_double_val * sizeof(double);
+    } else {
+        return false;
+    }
+    tensorflow__tensor_proto__init(head);
+    head->dtype = tp->dtype;
+    head->tensor_shape = tp->tensor_shape;
+    head->version_number = tp->version_number;
+    size_t ts = protobuf_c_message_get_packed_size(&head->base) + ld_size(*len);
+    /* any other field of the tensor or the value would add bytes */
+    if (size != ld_size(ts)) return false;
+    *tsize = ts;
+    return true;
+#else
+    (void)v, (void)size, (void)head, (void)tsize, (void)tag, (void)p, (void)len;
+    return false;
+#endif
+}
 
 /* Values up to this size are packed once and copied; larger ones packed in place. */
 #define WG_CACHE_MAX 512
@@ -1042,8 +1157,6 @@ static const pslot *packed_slow(wenc *t, const Tensorflow__AttrValue *v)
     return &t->s[j];
 }
 
-static inline size_t ld_size(size_t n) { return 1 + varint_size(n) + n; }  /* tag < 128 */
-
 static size_t dec_digits(uint32_t v)
 {
     size_t n = 1;
@@ -1080,7 +1193,7 @@ static size_t node_size(const gn_graph *g, const gn__node *n, wenc *t)
             pslot es;
             const pslot *ps = ae ? &es : packed(t, n->attr[k].value);
             if (ae) es = (pslot){ae->value, ae->len, SIZE_MAX - 1};
-            if (!ps || ps->size > INT32_MAX || (ps->off < SIZE_MAX - 1 && ps->off >= VS_ENC)) return SIZE_MAX;
+            if (!ps || ps->size > INT32_MAX || (ps->off < SIZE_MAX - 1 && ps->off >= VS_FIRST_SPECIAL)) return SIZE_MAX;
             if (t->n_vs == t->cap_vs) {
                 size_t ncap = t->cap_vs ? t->cap_vs * 2 : 4096;
                 vsize *nv = realloc(t->vs, ncap * sizeof *nv);
@@ -1089,9 +1202,24 @@ static size_t node_size(const gn_graph *g, const gn__node *n, wenc *t)
                 t->vs = nv;
                 t->cap_vs = ncap;
             }
-            t->vs[t->n_vs++] = (vsize){(uint32_t)ps->size, ps->off == SIZE_MAX       ? VS_PACK
-                                                           : ps->off == SIZE_MAX - 1 ? VS_ENC
-                                                                                     : (uint32_t)ps->off};
+            uint32_t off = ps->off == SIZE_MAX       ? VS_PACK
+                           : ps->off == SIZE_MAX - 1 ? VS_ENC
+                                                     : (uint32_t)ps->off;
+            Tensorflow__TensorProto head;
+            size_t ts, gl;
+            uint8_t tag;
+            const uint8_t *gp;
+            if (t->gather && off == VS_ENC && ps->size >= WG_GATHER_MIN) {
+                off = VS_ENC_G;
+                t->gathered += ps->size;
+                t->n_pieces++;
+            } else if (t->gather && off == VS_PACK &&
+                       tensor_gatherable(n->attr[k].value, ps->size, &head, &ts, &tag, &gp, &gl)) {
+                off = VS_TENSOR_G;
+                t->gathered += gl;
+                t->n_pieces++;
+            }
+            t->vs[t->n_vs++] = (vsize){(uint32_t)ps->size, off};
             e += ld_size(ps->size);
         }
         z += ld_size(e);
@@ -1133,7 +1261,7 @@ static uint8_t *put_str(uint8_t *o, uint8_t tag, const char *s, size_t n)
     return o + n;
 }
 
-static uint8_t *write_node(const gn_graph *g, const gn__node *n, wenc *t, size_t *vi, uint8_t *o)
+static uint8_t *write_node(const gn_graph *g, const gn__node *n, wenc *t, size_t *vi, uint8_t *o, const uint8_t *base)
 {
     if (gn__strlen(g, n->name)) o = put_str(o, 0x0a, gn__str(g, n->name), gn__strlen(g, n->name));
     if (gn__strlen(g, n->op)) o = put_str(o, 0x12, gn__str(g, n->op), gn__strlen(g, n->op));
@@ -1172,6 +1300,27 @@ static uint8_t *write_node(const gn_graph *g, const gn__node *n, wenc *t, size_t
         if (vz) {
             *o++ = 0x12;
             o = put_varint(o, vz->size);
+            if (vz->off == VS_ENC_G) {
+                t->pieces[t->n_pieces++] = (gn__wire_piece){(size_t)(o - base), g->encs[n->attr[k].enc].bytes,
+                                                            vz->size};
+                t->node_gathered += vz->size;
+                continue;
+            }
+            if (vz->off == VS_TENSOR_G) {
+                Tensorflow__TensorProto head;
+                size_t ts = 0, gl = 0;
+                uint8_t tag = 0;
+                const uint8_t *gp = NULL;
+                tensor_gatherable(n->attr[k].value, vz->size, &head, &ts, &tag, &gp, &gl);
+                *o++ = 0x42;
+                o = put_varint(o, ts);
+                o += protobuf_c_message_pack(&head.base, o);
+                *o++ = tag;
+                o = put_varint(o, gl);
+                t->pieces[t->n_pieces++] = (gn__wire_piece){(size_t)(o - base), gp, gl};
+                t->node_gathered += gl;
+                continue;
+            }
             if (vz->off == VS_ENC) memcpy(o, g->encs[n->attr[k].enc].bytes, vz->size);
             else if (vz->off != VS_PACK) memcpy(o, t->cache.data + vz->off, vz->size);
             else protobuf_c_message_pack(&n->attr[k].value->base, o);
@@ -1181,10 +1330,11 @@ static uint8_t *write_node(const gn_graph *g, const gn__node *n, wenc *t, size_t
     return o;
 }
 
-gn_status gn__graph_write_binary(gn_graph *g, gn__buf *out)
+static gn_status write_binary(gn_graph *g, gn__buf *out, bool gather, gn__wire_piece **pieces, size_t *n_pieces)
 {
     wenc t;
     memset(&t, 0, sizeof t);
+    t.gather = gather;
     gn__buf_init(&t.cache);
     gn__arena a;
     gn__arena_init(&a, 64 * 1024);
@@ -1223,12 +1373,15 @@ gn_status gn__graph_write_binary(gn_graph *g, gn__buf *out)
             s = gn__fail(&g->err, GN_ERR_UNSUPPORTED,
                          "GraphDef would be %zu bytes, over protobuf's 2 GiB limit (keep weights in a "
                          "SavedModel's variables instead)", total);
-        else if (!gn__buf_reserve(out, total))
-            s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory for %zu bytes", total);
+        else if (!gn__buf_reserve(out, total - t.gathered))
+            s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory for %zu bytes", total - t.gathered);
+        else if (t.n_pieces && !(t.pieces = malloc(t.n_pieces * sizeof *t.pieces)))
+            s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
     }
     if (s == GN_OK) {
         uint8_t *base = (uint8_t *)out->data + out->len, *o = base;
         size_t vi = 0;
+        t.n_pieces = 0;
         for (gn_id i = 0; i < g->n_nodes; i++) {
             prefetch_input_names(g, i, true);
             const gn__node *n = &g->nodes[i];
@@ -1236,19 +1389,27 @@ gn_status gn__graph_write_binary(gn_graph *g, gn__buf *out)
             *o++ = 0x0a;
             o = put_varint(o, sizes[i]);
             uint8_t *b = o;
+            t.node_gathered = 0;
             if (defs && defs[i]) o += protobuf_c_message_pack(&defs[i]->base, o);
-            else o = write_node(g, n, &t, &vi, o);
-            if ((size_t)(o - b) != sizes[i]) {
+            else o = write_node(g, n, &t, &vi, o, base);
+            if ((size_t)(o - b) + t.node_gathered != sizes[i]) {
                 s = gn__fail(&g->err, GN_ERR_INTERNAL, "node '%s': wrote %zu bytes, expected %zu",
-                             gn__str(g, n->name), (size_t)(o - b), sizes[i]);
+                             gn__str(g, n->name), (size_t)(o - b) + t.node_gathered, sizes[i]);
                 break;
             }
         }
         if (s == GN_OK) o += protobuf_c_message_pack(&gd->base, o);
-        if (s == GN_OK && (size_t)(o - base) != total)
-            s = gn__fail(&g->err, GN_ERR_INTERNAL, "packed %zu bytes, expected %zu", (size_t)(o - base), total);
-        if (s == GN_OK) out->len += total;
+        if (s == GN_OK && (size_t)(o - base) + t.gathered != total)
+            s = gn__fail(&g->err, GN_ERR_INTERNAL, "packed %zu bytes, expected %zu", (size_t)(o - base) + t.gathered,
+                         total);
+        if (s == GN_OK) out->len += total - t.gathered;
     }
+    if (s == GN_OK && pieces) {
+        *pieces = t.pieces;
+        *n_pieces = t.n_pieces;
+        t.pieces = NULL;
+    }
+    free(t.pieces);
     free(sizes);
     free(defs);
     free(t.s);
@@ -1256,4 +1417,13 @@ gn_status gn__graph_write_binary(gn_graph *g, gn__buf *out)
     gn__buf_free(&t.cache);
     gn__arena_free(&a);
     return s;
+}
+
+gn_status gn__graph_write_binary(gn_graph *g, gn__buf *out) { return write_binary(g, out, false, NULL, NULL); }
+
+gn_status gn__graph_write_binary_pieces(gn_graph *g, gn__buf *out, gn__wire_piece **pieces, size_t *n_pieces)
+{
+    *pieces = NULL;
+    *n_pieces = 0;
+    return write_binary(g, out, true, pieces, n_pieces);
 }

@@ -377,9 +377,19 @@ static void scan_proto(const Tensorflow__TensorProto *p, int dt, int64_t numel, 
         t.dtype = dt;
         t.data = p->tensor_content.data;
         int64_t n = (int64_t)(p->tensor_content.len / esz);
+        /* the bytes may sit at any address (a loaded tensor points into the
+         * file's image): misaligned elements are read through a copy */
+        bool aligned = (uintptr_t)p->tensor_content.data % (esz > 8 ? 8 : esz) == 0;
+        _Alignas(16) unsigned char el[16];
         for (int64_t i = 0; i < n && (*zero || *one); i++) {
-            if (*zero && !elem_is(&t, i, 0)) *zero = false;
-            if (*one && !elem_is(&t, i, 1)) *one = false;
+            int64_t j = i;
+            if (!aligned && esz <= sizeof el) {
+                memcpy(el, p->tensor_content.data + (size_t)i * esz, esz);
+                t.data = el;
+                j = 0;
+            }
+            if (*zero && !elem_is(&t, j, 0)) *zero = false;
+            if (*one && !elem_is(&t, j, 1)) *one = false;
         }
         return;
     }
