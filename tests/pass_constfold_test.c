@@ -887,7 +887,7 @@ static void test_shared_results(void **state)
     gn_pt_text_const(&t, "w", 2, wd, &rng);
     gn_pt_text_const(&t, "s", 1, sd, &rng);
     gn_pt_text_add(&t, "%s",
-                   PH("x", D2(32, 64)) UNARY("id", "Identity", "w") BINARY("m", "Mul", "w", "s")
+                   PH_SHAPE("x", D2(32, 64)) UNARY("id", "Identity", "w") BINARY("m", "Mul", "w", "s")
                        BINARY("o1", "AddV2", "x", "id") BINARY("o2", "AddV2", "x", "m"));
     gn_graph *g = gn_pt_load_text(t.s);
     gn_pt_text_free(&t);
