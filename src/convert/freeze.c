@@ -313,42 +313,25 @@ static gn_status prune(freezer *z, char *const *fetch, size_t n_fetch)
     return st;
 }
 
-/* ---- attr building --------------------------------------------------------------- */
-static Tensorflow__AttrValue *attr_new(gn_graph *f)
-{
-    Tensorflow__AttrValue *v = gn__graph_value_alloc(f, sizeof *v);
-    if (v) tensorflow__attr_value__init(v);
-    return v;
-}
+/* ---- attr building (the IR's typed setters, graph/attr_value.c) ------------------ */
+static Tensorflow__AttrValue *attr_new(gn_graph *f) { return gn__attr_new(f, TENSORFLOW__ATTR_VALUE__VALUE__NOT_SET); }
 
 static gn_status set_type(freezer *z, gn_id id, const char *key, int32_t dtype)
 {
-    Tensorflow__AttrValue *v = attr_new(z->cur);
-    if (!v) return oom(z);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TYPE;
-    v->type = (Tensorflow__DataType)dtype;
-    return gn__node_set_attr(z->cur, id, key, v);
+    return gn__node_set_attr_type(z->cur, id, key, dtype);
 }
 
 static gn_status set_int(freezer *z, gn_id id, const char *key, int64_t i)
 {
-    Tensorflow__AttrValue *v = attr_new(z->cur);
-    if (!v) return oom(z);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_I;
-    v->i = i;
-    return gn__node_set_attr(z->cur, id, key, v);
+    return gn__node_set_attr_int(z->cur, id, key, i);
 }
 
 static gn_status set_tensor(freezer *z, gn_id id, const gn__tensor *t)
 {
     Tensorflow__TensorProto *p = NULL;
     GN_TRY(gn__tensor_to_proto(t, gn__graph_value_allocator(z->cur), &p, &z->g->err));
-    Tensorflow__AttrValue *v = attr_new(z->cur);
-    if (!v) return oom(z);
-    v->value_case = TENSORFLOW__ATTR_VALUE__VALUE_TENSOR;
-    v->tensor = p;
     GN_TRY(set_type(z, id, "dtype", t->dtype));
-    return gn__node_set_attr(z->cur, id, "value", v);
+    return gn__node_set_attr_tensor(z->cur, id, "value", p);
 }
 
 /* Drops every attr but the internal ones ("_class", ...) that still hold. */
