@@ -86,7 +86,7 @@ cp "$HERE"/seeds/dict_text/* "$C/dict_text/"
 python3 "$HERE/engine_seeds.py" "$C/engine_asset"
 
 # ---- dictionaries: protobuf field keys, text-format field names, op names
-ops=$(sed -n 's/^    {"\([A-Za-z0-9_>]*\)", gn__in_.*/\1/p' "$ROOT/src/ops/op_table.inc" | sort -u)
+ops=$(sed -n 's/^    {"\([A-Za-z0-9_>]*\)", gn__in_.*/\1/p' "$ROOT/src/opdef/op_table.inc" | sort -u)
 { cat "$HERE/dict/protobuf.dict"; printf '%s\n' "$ops" | sed 's/.*/"&"/'; } > "$OUT/graphdef_binary.dict"
 { cat "$HERE/dict/pbtxt.dict"; printf '%s\n' "$ops" | sed 's/.*/"&"/'; } > "$OUT/graphdef_text.dict"
 cp "$OUT/graphdef_binary.dict" "$OUT/savedmodel.dict"
