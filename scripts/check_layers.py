@@ -210,9 +210,9 @@ def build_edges(root, files):
         if not p.endswith((".c", ".cu")):
             continue
         seen = set()
-        todo = [b for (a, b) in list(edges) if a == p and b.endswith(LISTS)]
-        while todo:
-            d = todo.pop()
+        pending = [b for (a, b) in list(edges) if a == p and b.endswith(LISTS)]
+        while pending:
+            d = pending.pop()
             if d in seen:
                 continue
             seen.add(d)
@@ -225,7 +225,7 @@ def build_edges(root, files):
                     cands = [f for f in cands if not f.startswith(MODULES)]
                 if len(cands) == 1:
                     add(p, cands[0], "%s via %s" % (name, os.path.basename(d)))
-            todo += [b for (a, b) in list(edges) if a == d and b.endswith(LISTS)]
+            pending += [b for (a, b) in list(edges) if a == d and b.endswith(LISTS)]
     return edges
 
 
