@@ -576,41 +576,20 @@ static bool set_typed(cf_state *s, Tensorflow__TensorProto *p, int32_t dt, const
         return true;                                                                            \
     }
     switch (dt) {
-    case DT(FLOAT):
-        GN__CF_SHARE(float_val, float)
-        if (!(p->float_val = pb_alloc(s, k * sizeof(float)))) return false;
-        memcpy(p->float_val, data, k * sizeof(float));
-        p->n_float_val = k;
-        *encoded = k * 4;
-        return true;
-    case DT(DOUBLE):
-        GN__CF_SHARE(double_val, double)
-        if (!(p->double_val = pb_alloc(s, k * sizeof(double)))) return false;
-        memcpy(p->double_val, data, k * sizeof(double));
-        p->n_double_val = k;
-        *encoded = k * 8;
-        return true;
-    case DT(INT64):
-        GN__CF_SHARE(int64_val, int64_t)
-        if (!(p->int64_val = pb_alloc(s, k * sizeof(int64_t)))) return false;
-        memcpy(p->int64_val, data, k * sizeof(int64_t));
-        p->n_int64_val = k;
-        *encoded = k * 8;
-        return true;
-    case DT(UINT64):
-        GN__CF_SHARE(uint64_val, uint64_t)
-        if (!(p->uint64_val = pb_alloc(s, k * sizeof(uint64_t)))) return false;
-        memcpy(p->uint64_val, data, k * sizeof(uint64_t));
-        p->n_uint64_val = k;
-        *encoded = k * 8;
-        return true;
-    case DT(UINT32):
-        GN__CF_SHARE(uint32_val, uint32_t)
-        if (!(p->uint32_val = pb_alloc(s, k * sizeof(uint32_t)))) return false;
-        memcpy(p->uint32_val, data, k * sizeof(uint32_t));
-        p->n_uint32_val = k;
-        *encoded = k * 4;
-        return true;
+    /* types stored as themselves: the field shares data or holds one copy */
+#define GN__CF_COPY(field, T)                                                                   \
+    GN__CF_SHARE(field, T)                                                                      \
+    if (!(p->field = pb_alloc(s, k * sizeof(T)))) return false;                                 \
+    memcpy(p->field, data, k * sizeof(T));                                                      \
+    p->n_##field = k;                                                                           \
+    *encoded = k * sizeof(T);                                                                   \
+    return true;
+    case DT(FLOAT): GN__CF_COPY(float_val, float)
+    case DT(DOUBLE): GN__CF_COPY(double_val, double)
+    case DT(INT64): GN__CF_COPY(int64_val, int64_t)
+    case DT(UINT64): GN__CF_COPY(uint64_val, uint64_t)
+    case DT(UINT32): GN__CF_COPY(uint32_val, uint32_t)
+#undef GN__CF_COPY
     case DT(INT32):
     case DT(INT16):
     case DT(UINT16):
