@@ -85,6 +85,33 @@ def test_dtype_round_trip_through_run(dt, npd, num):
         assert s.shape == () and s.dtype == np.dtype(npd) and s == np.array(3, dtype=npd)
 
 
+def test_dtype_map_matches_the_library_table():
+    """grapnel.DTYPES against the C list (src/opdef/dtypes.def) through the
+    library: every number in the map has the library's size and NumPy name, and
+    every DataType whose NumPy name numpy knows is in the map."""
+    lib = grapnel._lib.lib
+    for num, npd in grapnel.DTYPES.items():
+        name = grapnel._lib.s(lib.gn_dtype_numpy_name(num))
+        if num == 7:  # DT_STRING: object arrays of bytes, no fixed size
+            assert name == "string" and lib.gn_dtype_size(num) == 0
+            continue
+        assert name == npd.name, num
+        assert lib.gn_dtype_size(num) == npd.itemsize, name
+    known = 0
+    for num in range(1, 200):
+        name = grapnel._lib.s(lib.gn_dtype_numpy_name(num))
+        if name == "unknown":
+            continue
+        known += 1
+        try:
+            npd = np.dtype(name)
+        except TypeError:  # bfloat16, qint8, float8_e5m2, resource, ...: numpy has no such dtype
+            assert num not in grapnel.DTYPES or num == 7, name
+            continue
+        assert grapnel.DTYPES.get(num) == npd, name
+    assert known == 66  # DT_FLOAT .. DT_FLOAT4_E2M1FN and their _REF types
+
+
 def test_string_tensors():
     assert grapnel.dtype_from_numpy(np.dtype("S3")) == 7 and grapnel.dtype_from_numpy(object) == 7
     with grapnel.loads(ph("x", "DT_STRING") + op("y", "Identity", "x", dt="DT_STRING")) as g:

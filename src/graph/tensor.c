@@ -3,45 +3,6 @@
 
 #include "tensorflow/core/framework/types.pb-c.h"
 
-size_t gn__dtype_size(int32_t dt)
-{
-    if (dt > 100) dt -= 100;
-    switch (dt) {
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT: return 4;
-    case TENSORFLOW__DATA_TYPE__DT_DOUBLE: return 8;
-    case TENSORFLOW__DATA_TYPE__DT_INT32: return 4;
-    case TENSORFLOW__DATA_TYPE__DT_UINT8: return 1;
-    case TENSORFLOW__DATA_TYPE__DT_INT16: return 2;
-    case TENSORFLOW__DATA_TYPE__DT_INT8: return 1;
-    case TENSORFLOW__DATA_TYPE__DT_COMPLEX64: return 8;
-    case TENSORFLOW__DATA_TYPE__DT_INT64: return 8;
-    case TENSORFLOW__DATA_TYPE__DT_BOOL: return 1;
-    case TENSORFLOW__DATA_TYPE__DT_QINT8: return 1;
-    case TENSORFLOW__DATA_TYPE__DT_QUINT8: return 1;
-    case TENSORFLOW__DATA_TYPE__DT_QINT32: return 4;
-    case TENSORFLOW__DATA_TYPE__DT_BFLOAT16: return 2;
-    case TENSORFLOW__DATA_TYPE__DT_QINT16: return 2;
-    case TENSORFLOW__DATA_TYPE__DT_QUINT16: return 2;
-    case TENSORFLOW__DATA_TYPE__DT_UINT16: return 2;
-    case TENSORFLOW__DATA_TYPE__DT_COMPLEX128: return 16;
-    case TENSORFLOW__DATA_TYPE__DT_HALF: return 2;
-    case TENSORFLOW__DATA_TYPE__DT_UINT32: return 4;
-    case TENSORFLOW__DATA_TYPE__DT_UINT64: return 8;
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E5M2:
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E4M3FN:
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E4M3FNUZ:
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E4M3B11FNUZ:
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E5M2FNUZ: return 1;
-    default: return 0;
-    }
-}
-
-bool gn__dtype_valid(int32_t dt)
-{
-    if (dt > 100) dt -= 100;
-    return dt >= 1 && dt <= 33;
-}
-
 gn_status gn__shape_check(const Tensorflow__TensorShapeProto *s, bool allow_unknown, int64_t *numel, gn__err *err)
 {
     *numel = 1;
@@ -80,12 +41,6 @@ gn_status gn__shape_check(const Tensorflow__TensorShapeProto *s, bool allow_unkn
     return GN_OK;
 }
 
-static const char *dt_name(int32_t dt)
-{
-    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(&tensorflow__data_type__descriptor, dt);
-    return v ? v->name : "?";
-}
-
 gn_status gn__tensor_check(const Tensorflow__TensorProto *t, gn__err *err)
 {
     int32_t dt = (int32_t)t->dtype;
@@ -98,7 +53,7 @@ gn_status gn__tensor_check(const Tensorflow__TensorProto *t, gn__err *err)
         if ((uint64_t)numel > SIZE_MAX / esz || t->tensor_content.len != (size_t)numel * esz)
             return gn__fail(err, GN_ERR_GRAPH,
                             "tensor_content has %zu bytes; %s with %lld elements needs %llu",
-                            t->tensor_content.len, dt_name(dt), (long long)numel,
+                            t->tensor_content.len, gn__dtype_enum_name(dt), (long long)numel,
                             (unsigned long long)((uint64_t)numel * esz));
         return GN_OK;
     }

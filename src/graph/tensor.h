@@ -3,14 +3,11 @@
 #define GN_GRAPH_TENSOR_H
 
 #include "common/common.h"
+#include "opdef/dtype.h"
 #include "tensorflow/core/framework/tensor.pb-c.h"
 #include "tensorflow/core/framework/tensor_shape.pb-c.h"
 
-/* Bytes per element of a fixed-size dtype; 0 for string, resource, variant,
- * sub-byte and unknown types. _REF types count as their base type. */
-size_t gn__dtype_size(int32_t dtype);
-/* True for a DataType number TensorFlow defines. */
-bool gn__dtype_valid(int32_t dtype);
+/* gn__dtype_size, gn__dtype_valid: opdef/dtype.h (the list src/opdef/dtypes.def) */
 
 /* Checks a shape: every dim >= 0 (or -1 when allow_unknown), and the element
  * count fits in int64. *numel gets the count, or -1 when some dim or the rank

@@ -17,35 +17,6 @@
 #include "ops/kernel.h"
 #include "tensorflow/core/framework/types.pb-c.h"
 
-typedef struct npy_type {
-    int32_t dtype;
-    char kind;          /* numpy kind: f i u b */
-    uint8_t size;
-    const char *descr;  /* what we write */
-} npy_type;
-
-static const npy_type types[] = {
-    {TENSORFLOW__DATA_TYPE__DT_FLOAT, 'f', 4, "<f4"},
-    {TENSORFLOW__DATA_TYPE__DT_DOUBLE, 'f', 8, "<f8"},
-    {TENSORFLOW__DATA_TYPE__DT_HALF, 'f', 2, "<f2"},
-    {TENSORFLOW__DATA_TYPE__DT_INT8, 'i', 1, "|i1"},
-    {TENSORFLOW__DATA_TYPE__DT_INT16, 'i', 2, "<i2"},
-    {TENSORFLOW__DATA_TYPE__DT_INT32, 'i', 4, "<i4"},
-    {TENSORFLOW__DATA_TYPE__DT_INT64, 'i', 8, "<i8"},
-    {TENSORFLOW__DATA_TYPE__DT_UINT8, 'u', 1, "|u1"},
-    {TENSORFLOW__DATA_TYPE__DT_UINT16, 'u', 2, "<u2"},
-    {TENSORFLOW__DATA_TYPE__DT_UINT32, 'u', 4, "<u4"},
-    {TENSORFLOW__DATA_TYPE__DT_UINT64, 'u', 8, "<u8"},
-    {TENSORFLOW__DATA_TYPE__DT_BOOL, 'b', 1, "|b1"},
-};
-
-const char *gn__npy_descr(int32_t dtype)
-{
-    for (size_t i = 0; i < GN__ARRAY_LEN(types); i++)
-        if (types[i].dtype == dtype) return types[i].descr;
-    return NULL;
-}
-
 /* ---- the header literal ---------------------------------------------------------------- */
 typedef struct lex {
     const char *p, *end;
@@ -228,14 +199,8 @@ gn_status gn__npy_parse(const uint8_t *data, size_t size, const char *name, gn_t
         dtype = TENSORFLOW__DATA_TYPE__DT_STRING;
         esz = (size_t)n;
     } else {
-        for (size_t i = 0; i < GN__ARRAY_LEN(types); i++) {
-            char want[8];
-            snprintf(want, sizeof want, "%c%u", types[i].kind, types[i].size);
-            if (strcmp(code, want) == 0) {
-                dtype = types[i].dtype;
-                esz = types[i].size;
-            }
-        }
+        dtype = gn__dtype_from_npy(code);   /* the descrs of src/opdef/dtypes.def */
+        esz = gn__dtype_size(dtype);
         if (!dtype)
             return gn__fail(err, GN_ERR_UNSUPPORTED,
                             "%s: dtype '%s' is not supported (float16/32/64, int8/16/32/64, uint8/16/32/64, bool, "
@@ -313,7 +278,7 @@ gn_status gn__npy_encode(const gn_tensor *t, uint8_t **data, size_t *size, gn__e
         snprintf(descr, sizeof descr, "|S%zu", w);
         esz = w;
     } else {
-        const char *d = gn__npy_descr(t->dtype);
+        const char *d = gn__dtype_npy_descr(t->dtype);
         if (!d)
             return gn__fail(err, GN_ERR_UNSUPPORTED, "dtype %s cannot be written as .npy",
                             gn_dtype_numpy_name(t->dtype));

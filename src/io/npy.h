@@ -10,7 +10,7 @@
 gn_status gn__npy_parse(const uint8_t *data, size_t size, const char *name, gn_tensor *out, gn__err *err);
 /* Encodes t (heap; caller frees). */
 gn_status gn__npy_encode(const gn_tensor *t, uint8_t **data, size_t *size, gn__err *err);
-/* The .npy descr of a dtype ("<f4"), NULL when it has none. */
-const char *gn__npy_descr(int32_t dtype);
+/* The .npy descr of each dtype is a column of src/opdef/dtypes.def
+ * (gn__dtype_npy_descr, gn__dtype_from_npy in opdef/dtype.h). */
 
 #endif

@@ -16,8 +16,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "grapnel/runtime.h"
-
 #include "tensorflow/core/framework/op_def.pb-c.h"
 
 /* ---- the tables ------------------------------------------------------------------ */
@@ -105,51 +103,6 @@ const gn__attrdef *gn__opdef_attr(const gn__opdef *op, const char *name)
     for (uint16_t i = 0; i < op->n_attrs; i++)
         if (strcmp(op->attrs[i].name, name) == 0) return &op->attrs[i];
     return NULL;
-}
-
-/* ---- DataType names ------------------------------------------------------------ */
-
-static const char *const gn__dt_names[] = {
-    "INVALID", "float", "double", "int32", "uint8", "int16", "int8", "string", "complex64",
-    "int64", "bool", "qint8", "quint8", "qint32", "bfloat16", "qint16", "quint16", "uint16",
-    "complex128", "half", "resource", "variant", "uint32", "uint64", "float8_e5m2",
-    "float8_e4m3fn", "float8_e4m3fnuz", "float8_e4m3b11fnuz", "float8_e5m2fnuz", "int4",
-    "uint4", "int2", "uint2", "float4_e2m1fn",
-};
-static const char *const gn__dt_ref_names[] = {
-    "INVALID_ref", "float_ref", "double_ref", "int32_ref", "uint8_ref", "int16_ref", "int8_ref",
-    "string_ref", "complex64_ref", "int64_ref", "bool_ref", "qint8_ref", "quint8_ref",
-    "qint32_ref", "bfloat16_ref", "qint16_ref", "quint16_ref", "uint16_ref", "complex128_ref",
-    "half_ref", "resource_ref", "variant_ref", "uint32_ref", "uint64_ref", "float8_e5m2_ref",
-    "float8_e4m3fn_ref", "float8_e4m3fnuz_ref", "float8_e4m3b11fnuz_ref", "float8_e5m2fnuz_ref",
-    "int4_ref", "uint4_ref", "int2_ref", "uint2_ref", "float4_e2m1fn_ref",
-};
-_Static_assert(GN__ARRAY_LEN(gn__dt_names) == GN__ARRAY_LEN(gn__dt_ref_names), "dtype tables");
-
-const char *gn__dtype_name(int32_t dt)
-{
-    if (dt >= 0 && dt < (int32_t)GN__ARRAY_LEN(gn__dt_names)) return gn__dt_names[dt];
-    if (dt > 100 && dt - 100 < (int32_t)GN__ARRAY_LEN(gn__dt_ref_names)) return gn__dt_ref_names[dt - 100];
-    return "unknown";
-}
-
-GN_API const char *gn_dtype_name(int32_t dtype) { return gn__dtype_name(dtype); }
-
-/* NumPy's names where they differ from TensorFlow's (include/grapnel/runtime.h) */
-GN_API const char *gn_dtype_numpy_name(int32_t dtype)
-{
-    switch (dtype) {
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT: return "float32";
-    case TENSORFLOW__DATA_TYPE__DT_DOUBLE: return "float64";
-    case TENSORFLOW__DATA_TYPE__DT_HALF: return "float16";
-    default: return gn__dtype_name(dtype);
-    }
-}
-
-static bool dtype_valid(int32_t dt)
-{
-    return (dt > 0 && dt < (int32_t)GN__ARRAY_LEN(gn__dt_names)) ||
-           (dt > 100 && dt - 100 < (int32_t)GN__ARRAY_LEN(gn__dt_ref_names));
 }
 
 /* ---- a small protobuf wire reader (for the serialized defaults) ---------------- */
@@ -505,7 +458,7 @@ static int32_t args_dtype(const gn__opdef *op, const gn__argdef *args, uint16_t 
             }
         }
         if (dt > 0 && dt < 100 && a->is_ref) dt += 100;
-        return dtype_valid(dt) ? dt : 0;
+        return gn__dtype_valid(dt) ? dt : 0;
     }
     return 0;
 }
@@ -595,7 +548,7 @@ static gn_status args_from_proto(Tensorflow__OpDef__ArgDef *const *src, size_t n
             return gn__fail(err, GN_ERR_GRAPH,
                             "op '%s': %s '%s' must have exactly one of type, type_attr, type_list_attr", opname,
                             what, name);
-        if (s->type != 0 && !dtype_valid((int32_t)s->type))
+        if (s->type != 0 && !gn__dtype_valid((int32_t)s->type))
             return gn__fail(err, GN_ERR_GRAPH, "op '%s': %s '%s' has invalid type %d", opname, what, name,
                             (int)s->type);
         a[i].name = opt_str(arena, name, &oom);
@@ -799,7 +752,7 @@ static bool string_allowed(const gn__attrdef *a, const uint8_t *s, size_t n)
 
 static gn_status check_type(const gn__opdef *op, const gn__attrdef *a, int32_t dt, const char *verb, gn__err *err)
 {
-    if (!dtype_valid(dt))
+    if (!gn__dtype_valid(dt))
         return gn__fail(err, GN_ERR_GRAPH, "attr '%s' %s an invalid DataType (%d)", a->name, verb, (int)dt);
     if (dt > 100)
         return gn__fail(err, GN_ERR_GRAPH, "attr '%s' %s %s; a type attr cannot hold a reference type", a->name,

@@ -16,6 +16,7 @@
 #define GN_OPDEF_REGISTRY_H
 
 #include "common/common.h"
+#include "opdef/dtype.h"   /* gn__dtype_name and the other DataType facts */
 #include "tensorflow/core/framework/attr_value.pb-c.h"
 
 /* The attrs of one node as the registry reads them: get(ctx, node, key) is
@@ -149,10 +150,5 @@ gn_status gn__opdef_from_proto(const struct Tensorflow__OpDef *p, gn__arena *are
  * Relu (allowed: float, double, ...)". An empty list (`list {}`) matches every
  * list kind; a placeholder matches every kind. */
 gn_status gn__attr_check(const gn__opdef *op, const gn__attrdef *a, const Tensorflow__AttrValue *v, gn__err *err);
-
-/* TensorFlow's short name of a DataType ("float", "half", "int32", "string",
- * "resource", "float_ref", ...; "INVALID" for 0, "unknown" otherwise). Static
- * text; gn_dtype_name (include/grapnel/graph.h) returns the same. */
-const char *gn__dtype_name(int32_t dt);
 
 #endif

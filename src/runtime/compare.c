@@ -19,11 +19,6 @@ double gn_compare_default_tol(int32_t dtype)
     }
 }
 
-static bool is_float(int32_t dt)
-{
-    return dt == DT(FLOAT) || dt == DT(DOUBLE) || dt == DT(HALF) || dt == DT(BFLOAT16);
-}
-
 static double get_f(const gn_tensor *t, int64_t i)
 {
     switch (t->dtype) {
@@ -85,7 +80,7 @@ gn_status gn_tensor_compare(const gn_tensor *a, const gn_tensor *ref, double tol
         return GN_OK;
     }
     int64_t n = gn_tensor_numel(ref);
-    if (is_float(ref->dtype)) {
+    if (gn__dtype_is_float(ref->dtype)) {
         double d2 = 0, r2 = 0, mx = 0;
         for (int64_t i = 0; i < n; i++) {
             double x = get_f(a, i), y = get_f(ref, i);

@@ -47,11 +47,6 @@ int64_t gn_tensor_numel(const gn_tensor *t)
     return n;
 }
 
-size_t gn_dtype_size(int32_t dtype)
-{
-    return gn__dtype_size(dtype);
-}
-
 gn_status gn_tensor_alloc(int32_t dtype, int32_t rank, const int64_t *dims, gn_tensor *out)
 {
     if (!out) return GN_ERR_ARG;

@@ -42,11 +42,6 @@ static gn_status need(gn__kctx *c, uint32_t n)
     return GN_OK;
 }
 
-static bool is_complex(int32_t dt)
-{
-    return dt == DT_C64 || dt == DT_C128;
-}
-
 /* The real dtype of a complex one's parts and back. */
 static int32_t part_dtype(int32_t cdt)
 {
@@ -121,7 +116,7 @@ static gn_status complex_part(gn__kctx *c, int which)
 {
     GN_TRY(need(c, 1));
     const gn__tensor *x = &c->in[0];
-    if (!is_complex(x->dtype))
+    if (!gn__dtype_is_complex(x->dtype))
         return gn__kctx_fail(c, GN_ERR_GRAPH, "input must be complex64 or complex128, got %s",
                              gn__dtype_name(x->dtype));
     int32_t odt = part_dtype(x->dtype);
@@ -157,7 +152,7 @@ static gn_status k_conj(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     const gn__tensor *x = &c->in[0];
-    if (!is_complex(x->dtype))
+    if (!gn__dtype_is_complex(x->dtype))
         return gn__kctx_fail(c, GN_ERR_GRAPH, "input must be complex64 or complex128, got %s",
                              gn__dtype_name(x->dtype));
     gn__tensor *o;
@@ -484,7 +479,7 @@ static gn_status fft_common(gn__kctx *c, int32_t r, bool forward, bool real)
         odt = complex_of(idt);
         GN_TRY(check_type_attr(c, "Tcomplex", odt));
     } else {
-        if (!is_complex(x->dtype))
+        if (!gn__dtype_is_complex(x->dtype))
             return gn__kctx_fail(c, GN_ERR_GRAPH, "input must be complex64 or complex128, got %s",
                                  gn__dtype_name(x->dtype));
         idt = x->dtype;

@@ -79,12 +79,8 @@ static bool next_index(int32_t r, const int64_t *d, int64_t *ix)
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 
 /* ---- scalar arithmetic on any numeric dtype ----------------------------------------- */
-static bool is_float(int32_t dt) { return dt == GN_DT_F32 || dt == GN_DT_F64 || dt == GN_DT_F16 || dt == GN_DT_BF16; }
-static bool is_int(int32_t dt)
-{
-    return dt == GN_DT_I8 || dt == GN_DT_I16 || dt == GN_DT_I32 || dt == GN_DT_I64 || dt == GN_DT_U8 ||
-           dt == GN_DT_U16 || dt == GN_DT_U32 || dt == GN_DT_U64 || dt == GN_DT_BOOL;
-}
+/* the integers and bool: what XLA's integer arithmetic takes (floats: gn__dtype_is_float) */
+static bool is_int(int32_t dt) { return gn__dtype_is_integer(dt) || dt == GN_DT_BOOL; }
 
 static float bf2f(uint16_t h) { return gn__km_bitsf((uint32_t)h << 16); }
 static uint16_t f2bf(float f)
@@ -144,8 +140,6 @@ static void sti(void *p, int32_t dt, int64_t i, int64_t v)
     }
 }
 
-static bool is_unsigned(int32_t dt) { return dt == GN_DT_U8 || dt == GN_DT_U16 || dt == GN_DT_U32 || dt == GN_DT_U64; }
-
 static double combf(gn__xla_fn_kind k, double a, double b)
 {
     switch (k) {
@@ -160,7 +154,7 @@ static double combf(gn__xla_fn_kind k, double a, double b)
 
 static int64_t combi(gn__xla_fn_kind k, int32_t dt, int64_t a, int64_t b)
 {
-    bool u = is_unsigned(dt);
+    bool u = gn__dtype_is_unsigned(dt);
     switch (k) {
     case GN__XLA_FN_ADD: return (int64_t)((uint64_t)a + (uint64_t)b);
     case GN__XLA_FN_MUL: return (int64_t)((uint64_t)a * (uint64_t)b);
@@ -175,14 +169,14 @@ static int64_t combi(gn__xla_fn_kind k, int32_t dt, int64_t a, int64_t b)
 /* dst[di] = f(dst[di], src[si]) for dtype dt */
 static void combine_at(gn__xla_fn_kind k, int32_t dt, void *dst, int64_t di, const void *src, int64_t si)
 {
-    if (is_float(dt)) stf(dst, dt, di, combf(k, ldf(dst, dt, di), ldf(src, dt, si)));
+    if (gn__dtype_is_float(dt)) stf(dst, dt, di, combf(k, ldf(dst, dt, di), ldf(src, dt, si)));
     else sti(dst, dt, di, combi(k, dt, ldi(dst, dt, di), ldi(src, dt, si)));
 }
 
 static gn_status check_combiner(gn__kctx *c, int32_t dt, const gn__xla_fn *f, const char *key)
 {
     bool logical = f->kind == GN__XLA_FN_AND || f->kind == GN__XLA_FN_OR;
-    if (!is_float(dt) && !is_int(dt)) return gn__km_bad_dtype(c, dt);
+    if (!gn__dtype_is_float(dt) && !is_int(dt)) return gn__km_bad_dtype(c, dt);
     if (logical && dt != GN_DT_BOOL)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "attr '%s': a %s computation needs bool operands, not %s", key,
                              gn__xla_fn_name(f->kind), gn__dtype_name(dt));
@@ -582,9 +576,9 @@ static gn_status k_dot(gn__kctx *c)
     if (!gn__xla_dot_attr(c->g, c->node, a->rank, b->rank, &d, why)) return attr_fail(c, why);
     if (!gn__xla_proto_attr_ok(c->g, c->node, "precision_config", "xla.PrecisionConfig", why)) return attr_fail(c, why);
     int32_t odt = gn__km_attr_type(c, "preferred_element_type", a->dtype);
-    if (!(is_float(a->dtype) || is_int(a->dtype)) || !(is_float(b->dtype) || is_int(b->dtype)))
-        return gn__km_bad_dtype(c, is_float(a->dtype) || is_int(a->dtype) ? b->dtype : a->dtype);
-    if (!is_float(odt) && !is_int(odt)) return gn__km_bad_dtype(c, odt);
+    if (!(gn__dtype_is_float(a->dtype) || is_int(a->dtype)) || !(gn__dtype_is_float(b->dtype) || is_int(b->dtype)))
+        return gn__km_bad_dtype(c, gn__dtype_is_float(a->dtype) || is_int(a->dtype) ? b->dtype : a->dtype);
+    if (!gn__dtype_is_float(odt) && !is_int(odt)) return gn__km_bad_dtype(c, odt);
     for (int32_t i = 0; i < d.lhs_contracting.n; i++)
         if (a->dims[d.lhs_contracting.v[i]] != b->dims[d.rhs_contracting.v[i]])
             return gn__kctx_fail(c, GN_ERR_GRAPH, "contracting dimension %d: lhs has %lld, rhs %lld", i,
@@ -632,7 +626,7 @@ static gn_status k_dot(gn__kctx *c)
     gn__tensor *o;
     GN_TRY(gn__kctx_output(c, 0, odt, orank, od, &o));
     if (!gn__tensor_numel(o)) return GN_OK;
-    bool fl = is_float(odt);
+    bool fl = gn__dtype_is_float(odt);
     int64_t contracted = 1;
     for (int32_t i = 0; i < nc; i++) contracted *= cd[i];
     int64_t ix[MAXD] = {0}, k = 0;
@@ -652,12 +646,12 @@ static gn_status k_dot(gn__kctx *c)
                 pb += jx[i] * cb[i];
             }
             if (fl) {
-                double va = is_float(a->dtype) ? ldf(a->data, a->dtype, pa) : (double)ldi(a->data, a->dtype, pa);
-                double vb = is_float(b->dtype) ? ldf(b->data, b->dtype, pb) : (double)ldi(b->data, b->dtype, pb);
+                double va = gn__dtype_is_float(a->dtype) ? ldf(a->data, a->dtype, pa) : (double)ldi(a->data, a->dtype, pa);
+                double vb = gn__dtype_is_float(b->dtype) ? ldf(b->data, b->dtype, pb) : (double)ldi(b->data, b->dtype, pb);
                 accf += va * vb;
             } else {
-                int64_t va = is_float(a->dtype) ? (int64_t)ldf(a->data, a->dtype, pa) : ldi(a->data, a->dtype, pa);
-                int64_t vb = is_float(b->dtype) ? (int64_t)ldf(b->data, b->dtype, pb) : ldi(b->data, b->dtype, pb);
+                int64_t va = gn__dtype_is_float(a->dtype) ? (int64_t)ldf(a->data, a->dtype, pa) : ldi(a->data, a->dtype, pa);
+                int64_t vb = gn__dtype_is_float(b->dtype) ? (int64_t)ldf(b->data, b->dtype, pb) : ldi(b->data, b->dtype, pb);
                 acci = (int64_t)((uint64_t)acci + (uint64_t)va * (uint64_t)vb);
             }
             next_index(nc, cd, jx);
@@ -680,11 +674,11 @@ static bool before(const sort_key *s, int64_t i, int64_t j)
 {
     int32_t dt = s->t->dtype;
     int cmp;
-    if (is_float(dt)) {
+    if (gn__dtype_is_float(dt)) {
         double a = ldf(s->t->data, dt, i), b = ldf(s->t->data, dt, j);
         if (a != a || b != b) cmp = (a != a) - (b != b);
         else cmp = (a > b) - (a < b);
-    } else if (is_unsigned(dt)) {
+    } else if (gn__dtype_is_unsigned(dt)) {
         uint64_t a = (uint64_t)ldi(s->t->data, dt, i), b = (uint64_t)ldi(s->t->data, dt, j);
         cmp = (a > b) - (a < b);
     } else {
@@ -768,7 +762,7 @@ static gn_status k_sort(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     const gn__tensor *x = &c->in[0];
-    if (!is_float(x->dtype) && !is_int(x->dtype)) return gn__km_bad_dtype(c, x->dtype);
+    if (!gn__dtype_is_float(x->dtype) && !is_int(x->dtype)) return gn__km_bad_dtype(c, x->dtype);
     sort_key key = {x, GN__XLA_FN_LESS};
     return sort_common(c, 1, x->rank - 1, &key);
 }
@@ -789,7 +783,7 @@ static gn_status k_variadic_sort(gn__kctx *c)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'comparator' takes %d arguments; %u operands need %u", f.n_args,
                              n_ops, 2 * n_ops);
     const gn__tensor *k = &c->in[f.operand];
-    if (!is_float(k->dtype) && !is_int(k->dtype)) return gn__km_bad_dtype(c, k->dtype);
+    if (!gn__dtype_is_float(k->dtype) && !is_int(k->dtype)) return gn__km_bad_dtype(c, k->dtype);
     sort_key key = {k, f.kind};
     if (dim < 0) dim += c->in[0].rank;
     return sort_common(c, n_ops, dim, &key);
@@ -947,7 +941,7 @@ static gn_status k_select_and_scatter(gn__kctx *c)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'select' takes %d arguments; 2 wanted", sel.n_args);
     if (!gn__xla_fn_attr(c->g, c->node, "scatter", false, &sc, why)) return attr_fail(c, why);
     GN_TRY(check_combiner(c, x->dtype, &sc, "scatter"));
-    if (!is_float(x->dtype) && !is_int(x->dtype)) return gn__km_bad_dtype(c, x->dtype);
+    if (!gn__dtype_is_float(x->dtype) && !is_int(x->dtype)) return gn__km_bad_dtype(c, x->dtype);
     bool same = src->rank == w.r;
     for (int32_t i = 0; same && i < w.r; i++) same = src->dims[i] == w.out[i];
     if (!same)
@@ -976,12 +970,12 @@ static gn_status k_select_and_scatter(gn__kctx *c)
 /* ---- XlaConvV2 -------------------------------------------------------------------------------- */
 static double ld_any(const gn__tensor *t, int64_t i)
 {
-    return is_float(t->dtype) ? ldf(t->data, t->dtype, i) : (double)ldi(t->data, t->dtype, i);
+    return gn__dtype_is_float(t->dtype) ? ldf(t->data, t->dtype, i) : (double)ldi(t->data, t->dtype, i);
 }
 
 static int64_t ld_int(const gn__tensor *t, int64_t i)
 {
-    return is_float(t->dtype) ? (int64_t)ldf(t->data, t->dtype, i) : ldi(t->data, t->dtype, i);
+    return gn__dtype_is_float(t->dtype) ? (int64_t)ldf(t->data, t->dtype, i) : ldi(t->data, t->dtype, i);
 }
 
 static gn_status k_conv(gn__kctx *c)
@@ -997,9 +991,9 @@ static gn_status k_conv(gn__kctx *c)
         return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "attr 'batch_group_count' is %lld; only 1 is supported",
                              (long long)bgc);
     int32_t odt = gn__km_attr_type(c, "preferred_element_type", a->dtype);
-    if (!is_float(a->dtype) && !is_int(a->dtype)) return gn__km_bad_dtype(c, a->dtype);
-    if (!is_float(b->dtype) && !is_int(b->dtype)) return gn__km_bad_dtype(c, b->dtype);
-    if (!is_float(odt) && !is_int(odt)) return gn__km_bad_dtype(c, odt);
+    if (!gn__dtype_is_float(a->dtype) && !is_int(a->dtype)) return gn__km_bad_dtype(c, a->dtype);
+    if (!gn__dtype_is_float(b->dtype) && !is_int(b->dtype)) return gn__km_bad_dtype(c, b->dtype);
+    if (!gn__dtype_is_float(odt) && !is_int(odt)) return gn__km_bad_dtype(c, odt);
     int32_t ns = d.in_spatial.n;
     int64_t st[MAXD], lo[MAXD], hi[MAXD], ld[MAXD], rd[MAXD], groups;
     GN_TRY(read_vec(c, 2, "window_strides", ns, st, NULL));
@@ -1034,7 +1028,7 @@ static gn_status k_conv(gn__kctx *c)
     strides(a->rank, a->dims, as);
     strides(b->rank, b->dims, bs);
     strides(ns + 2, od, os);
-    bool fl = is_float(odt), empty_kernel = false;
+    bool fl = gn__dtype_is_float(odt), empty_kernel = false;
     for (int32_t i = 0; i < ns; i++) empty_kernel = empty_kernel || ksz[i] == 0;
     int64_t fout_g = fout / groups;
     for (int64_t k = 0; k < n; k++) {

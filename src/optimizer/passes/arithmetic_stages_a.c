@@ -15,7 +15,6 @@
 #define NM(a, id) gn__node_name((a)->g, (id))
 #define OPN(a, id) gn__node_op((a)->g, (id))
 
-static bool is_complex(int32_t dt) { return dt == GN__AR_C64 || dt == GN__AR_C128; }
 
 /* A growable list of edges (scratch for one stage call). */
 typedef struct elist {
@@ -451,7 +450,7 @@ gn_status gn__ar_fold_transpose_matmul(gn__ar *a, gn_id n, gn__ar_res *r)
     bool batch = op == GN__AR_OP_BatchMatMul || op == GN__AR_OP_BatchMatMulV2 || op == GN__AR_OP_BatchMatMulV3;
     if (op != GN__AR_OP_MatMul && op != GN__AR_OP_SparseMatMul && !batch) return GN_OK;
     if (gn__ar_node(a, n)->n_in < 2) return GN_OK;
-    bool cplx = op != GN__AR_OP_SparseMatMul && is_complex(gn__ar_type_attr(a, n, "T"));
+    bool cplx = op != GN__AR_OP_SparseMatMul && gn__dtype_is_complex(gn__ar_type_attr(a, n, "T"));
     gn_id x[2];
     bool fold[2];
     for (int k = 0; k < 2; k++) {

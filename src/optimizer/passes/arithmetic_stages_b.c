@@ -26,7 +26,6 @@ static const gn__ar_shape *shape_of(gn__ar *a, gn__edge e)
 
 static bool edge_eq(gn__edge x, gn__edge y) { return x.node == y.node && x.index == y.index; }
 
-static bool is_complex(int32_t dt) { return dt == GN__AR_C64 || dt == GN__AR_C128; }
 
 static gn_status copy_info(gn__ar *a, gn_id dst, gn__edge src)
 {
@@ -250,7 +249,7 @@ gn_status gn__ar_replace_mul_with_square(gn__ar *a, gn_id n, gn__ar_res *r)
         return GN_OK;
     }
     if (gn__ar_name_taken(a, n, "ReplaceMulWithSquare", NULL)) return GN_OK;
-    if (is_complex(gn__ar_type_attr(a, n, "T")) && !gn__ar_on_cpu(a, n)) {
+    if (gn__dtype_is_complex(gn__ar_type_attr(a, n, "T")) && !gn__ar_on_cpu(a, n)) {
         gn__ar_refuse(a, P, n, "complex Square only on a CPU device (as Grappler)");
         return GN_OK;
     }
@@ -294,7 +293,7 @@ gn_status gn__ar_remove_logical_not(gn__ar *a, gn_id n, gn__ar_res *r)
         return GN_OK;
     }
     int32_t T = gn__ar_type_attr(a, in, "T");
-    if (ordered && (gn__ar_float_dtype(T) || is_complex(T) || T == 0)) {
+    if (ordered && (gn__ar_float_dtype(T) || gn__dtype_is_complex(T) || T == 0)) {
         gn__ar_refuse(a, P, n, "!(a %s b) differs from the inverted comparison when an operand is NaN (%s)", OPN(a, in),
                       T ? gn__dtype_name(T) : "unknown dtype");
         return GN_OK;
@@ -495,7 +494,7 @@ gn_status gn__ar_simplify_aggregation(gn__ar *a, gn_id n, gn__ar_res *r)
         return GN_OK;
     gn__tensor t;
     bool settable = T == GN__AR_F32 || T == GN__AR_F64 || T == GN__AR_F16 || T == GN__AR_BF16 || T == GN__AR_I32 ||
-                    T == GN__AR_I64 || T == GN__AR_I16 || T == GN__AR_I8 || T == GN__AR_U8 || is_complex(T);
+                    T == GN__AR_I64 || T == GN__AR_I16 || T == GN__AR_I8 || T == GN__AR_U8 || gn__dtype_is_complex(T);
     if (!settable) {
         gn__ar_refuse(a, P, n, "cannot build a constant of dtype %s", T ? gn__dtype_name(T) : "unknown");
         return GN_OK;
@@ -851,7 +850,7 @@ gn_status gn__ar_convert_pow(gn__ar *a, gn_id n, gn__ar_res *r)
         gn__ar_refuse(a, P, n, "the exponent broadcasts the base");
         return GN_OK;
     }
-    if ((re == 0.5 || re == -0.5 || re == -1) && !gn__ar_float_dtype(T) && !is_complex(T)) {
+    if ((re == 0.5 || re == -0.5 || re == -1) && !gn__ar_float_dtype(T) && !gn__dtype_is_complex(T)) {
         gn__ar_refuse(a, P, n, "exponent %g on %s", re, gn__dtype_name(T));
         return GN_OK;
     }
@@ -861,7 +860,7 @@ gn_status gn__ar_convert_pow(gn__ar *a, gn_id n, gn__ar_res *r)
     }
     if (re == 0 && (!gn__ar_shape_fully_known(os) ||
                     !(T == GN__AR_I32 || T == GN__AR_I64 || T == GN__AR_F32 || T == GN__AR_F64 || T == GN__AR_F16 ||
-                      is_complex(T)))) {
+                      gn__dtype_is_complex(T)))) {
         gn__ar_refuse(a, P, n, "x^0: the shape is not fully known or the dtype is not handled");
         return GN_OK;
     }
@@ -908,7 +907,7 @@ static bool all_ones_float(gn__ar *a, gn_id id)
     int32_t dt = 0;
     double re = 0, im = 0;
     bool eq = gn__ar_const_all_equal(a, id, &dt, &re, &im);
-    return (gn__ar_float_dtype(dt) || is_complex(dt)) && eq && re == 1 && im == 0;
+    return (gn__ar_float_dtype(dt) || gn__dtype_is_complex(dt)) && eq && re == 1 && im == 0;
 }
 
 gn_status gn__ar_convert_log1p(gn__ar *a, gn_id n, gn__ar_res *r)
@@ -1454,7 +1453,7 @@ gn_status gn__ar_fuse_squared_diff(gn__ar *a, gn_id n, gn__ar_res *r)
         return GN_OK;
     }
     int32_t T = gn__ar_type_attr(a, b, "T");
-    if (is_complex(T)) {
+    if (gn__dtype_is_complex(T)) {
         gn__ar_refuse(a, P, n, "SquaredDifference conjugates complex operands");
         return GN_OK;
     }

@@ -11,11 +11,7 @@
 
 static gn_status nomem(cf_state *s) { return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory"); }
 
-static bool is_float_or_complex(int32_t dt)
-{
-    return dt == DT(FLOAT) || dt == DT(DOUBLE) || dt == DT(HALF) || dt == DT(BFLOAT16) || dt == DT(COMPLEX64) ||
-           dt == DT(COMPLEX128);
-}
+static bool is_float_or_complex(int32_t dt) { return gn__dtype_is_float(dt) || gn__dtype_is_complex(dt); }
 
 static int64_t attr_int(cf_state *s, gn_id id, const char *key, int64_t dflt)
 {

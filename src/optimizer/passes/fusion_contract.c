@@ -85,16 +85,8 @@ bool gn__fusion_contract_governs(const char *op)
     return false;
 }
 
-static const char *dt_name(int32_t dt)
-{
-    switch (dt) {
-    case DT_F32: return "float32";
-    case DT_F64: return "float64";
-    case DT_F16: return "float16";
-    case DT_BF16: return "bfloat16";
-    default: return "this dtype";
-    }
-}
+/* NumPy's name of a float dtype ("float32", "bfloat16") */
+static const char *dt_name(int32_t dt) { return gn__dtype_is_float(dt) ? gn__dtype_numpy_name(dt) : "this dtype"; }
 
 /* Does a row's comma list equal the n ops? */
 static bool list_eq(const char *list, const char *const *ops, uint32_t n)

@@ -371,7 +371,6 @@ static bool attr_is(const lay *L, gn_id id, const char *key, const char *dflt, c
     return n == strlen(want) && !memcmp(s, want, n);
 }
 
-static bool float_dtype(int32_t dt) { return dt == DT_FLOAT || dt == DT_DOUBLE || dt == DT_HALF || dt == DT_BFLOAT16; }
 
 /* A Const node's value (fresh copy; release it), false when not a Const. */
 static bool const_value(const lay *L, gn_id id, gn__tensor *t)
@@ -548,7 +547,7 @@ static void plan_sensitive(const lay *L, gn_id id, int kind, plan *p)
         return;
     }
     int dt = 0;
-    if (!gn__attr_get_type(g, id, "T", &dt) || !float_dtype(dt)) {
+    if (!gn__attr_get_type(g, id, "T", &dt) || !gn__dtype_is_float(dt)) {
         refuse(p, "not a floating-point op");
         return;
     }

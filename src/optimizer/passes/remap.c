@@ -199,16 +199,8 @@ static int32_t tattr(const gn_graph *g, gn_id id, const char *key)
     return gn__attr_get_type(g, id, key, &t) ? (int32_t)t : 0;
 }
 
-static const char *dt_name(int32_t dt)
-{
-    switch (dt) {
-    case DT_F32: return "float32";
-    case DT_F64: return "float64";
-    case DT_F16: return "float16";
-    case DT_BF16: return "bfloat16";
-    default: return "non-float";
-    }
-}
+/* NumPy's name of a float dtype ("float32", "bfloat16") */
+static const char *dt_name(int32_t dt) { return gn__dtype_is_float(dt) ? gn__dtype_numpy_name(dt) : "non-float"; }
 
 static bool str_attr_is(const gn_graph *g, gn_id id, const char *key, const char *dflt, const char *want)
 {
