@@ -77,7 +77,7 @@ static gn_status transpose_impl(gn__kctx *c, bool conj)
             list[strlen(list) - 1] = 0;
             return gn__kctx_fail(c, GN_ERR_GRAPH, "%d is missing from {%s}.", i, list + 1);
         }
-    bool cplx = x->dtype == TENSORFLOW__DATA_TYPE__DT_COMPLEX64 || x->dtype == TENSORFLOW__DATA_TYPE__DT_COMPLEX128;
+    bool cplx = gn__dtype_is_complex(x->dtype);
     if (identity && !(conj && cplx)) return gn__kctx_forward(c, 0, 0);
     int64_t dims[GN__MAX_DIMS], istr[GN__MAX_DIMS], sstr[GN__MAX_DIMS];
     gn__ak_strides(r, x->dims, istr);

@@ -1017,7 +1017,7 @@ gn_status gn__ar_max_min_of_monotonic(gn__ar *a, gn_id red, gn__ar_res *r)
          * Sqrt and Log merge neighbouring floats); Neg of an integer wraps at
          * the most negative value. Grappler drops any monotonic f here. */
         int32_t xdt = gn__ar_dtype(a, x);
-        bool is_float = xdt == 1 || xdt == 2 || xdt == 14 || xdt == 19; /* float, double, bfloat16, half */
+        bool is_float = gn__dtype_is_float(xdt);
         if (gn__ar_op(a, f) != GN__AR_OP_Neg || !is_float) {
             static const char *const flat[] = {"Sign", "Relu", "Relu6", "Floor", "Ceil", "Rint", "Round", NULL};
             bool is_flat = false;

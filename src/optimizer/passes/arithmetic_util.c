@@ -489,7 +489,7 @@ bool gn__ar_const_tensor(gn__ar *a, gn_id id, gn__tensor *t)
 
 bool gn__ar_float_dtype(int32_t dt)
 {
-    return dt == GN__AR_F32 || dt == GN__AR_F64 || dt == GN__AR_F16 || dt == GN__AR_BF16;
+    return gn__dtype_is_float(dt);
 }
 
 static float bf16_to_f32(uint16_t h)

@@ -59,28 +59,6 @@ static gn_status nomem(gn__pass_ctx *c) { return gn__fail(c->err, GN_ERR_NOMEM, 
 
 static bool op_is(const gn_graph *g, gn_id id, const char *op) { return strcmp(gn__node_op(g, id), op) == 0; }
 
-static size_t dtype_size(int32_t dt)
-{
-    switch (dt) {
-    case TENSORFLOW__DATA_TYPE__DT_DOUBLE:
-    case TENSORFLOW__DATA_TYPE__DT_INT64:
-    case TENSORFLOW__DATA_TYPE__DT_UINT64:
-    case TENSORFLOW__DATA_TYPE__DT_COMPLEX64: return 8;
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT:
-    case TENSORFLOW__DATA_TYPE__DT_INT32:
-    case TENSORFLOW__DATA_TYPE__DT_UINT32: return 4;
-    case TENSORFLOW__DATA_TYPE__DT_HALF:
-    case TENSORFLOW__DATA_TYPE__DT_BFLOAT16:
-    case TENSORFLOW__DATA_TYPE__DT_INT16:
-    case TENSORFLOW__DATA_TYPE__DT_UINT16: return 2;
-    case TENSORFLOW__DATA_TYPE__DT_INT8:
-    case TENSORFLOW__DATA_TYPE__DT_UINT8:
-    case TENSORFLOW__DATA_TYPE__DT_BOOL: return 1;
-    case TENSORFLOW__DATA_TYPE__DT_COMPLEX128: return 16;
-    default: return 0;
-    }
-}
-
 /* One member's input after the rewrite: the producer (an Identity to be made
  * when ident) and its output slot. */
 typedef struct member {
@@ -345,7 +323,7 @@ static gn_status rewrite(sa *s, const group *gr, int32_t sa_id, int32_t *ident_i
     }
     if (st != GN_OK) goto out;
     /* the buffer: fields aligned to 64 bytes */
-    size_t esz = dtype_size(gr->dtype), bytes = 0;
+    size_t esz = gn__dtype_size(gr->dtype), bytes = 0;
     for (uint32_t i = 0; i < n; i++) {
         bytes += (size_t)gn__shape_num_elements(&m[i].shape) * esz;
         if (bytes % ALIGN) bytes += ALIGN - bytes % ALIGN;
