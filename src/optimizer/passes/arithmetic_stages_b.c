@@ -308,13 +308,8 @@ gn_status gn__ar_remove_logical_not(gn__ar *a, gn_id n, gn__ar_res *r)
 }
 
 /* ==== 18. reorder_cast_like_and_value_preserving ============================================================ */
-static bool fixed_size(int32_t dt)
-{
-    if (dt == GN__AR_STRING || dt == GN__AR_VARIANT || dt == GN__AR_RESOURCE) return false;
-    if (dt >= 11 && dt <= 13) return false;   /* qint8 quint8 qint32 */
-    if (dt == 15 || dt == 16) return false;   /* qint16 quint16 */
-    return gn__dtype_size(dt) != 0;
-}
+/* a size per element (not string, variant, resource), and not a quantized type */
+static bool fixed_size(int32_t dt) { return gn__dtype_size(dt) != 0 && gn__dtype_kind_of(dt) != GN__DK_QUANT; }
 
 /* Sets the dtype of node's input 0 (its type attr) to dt; false when the op
  * has no such attr or does not allow dt. */
