@@ -127,7 +127,6 @@ static gn_report *check_case(const cf_case *k)
 }
 
 /* ---- graph text ----------------------------------------------------------------------------------- */
-#define TI "attr { key: 'T' value { type: DT_INT32 } } "
 #define TB "attr { key: 'T' value { type: DT_BOOL } } "
 #define PHT(name, dt, shape) \
     "node { name: '" name "' op: 'Placeholder' attr { key: 'dtype' value { type: " dt " } } " \
