@@ -243,8 +243,10 @@ static const char *const_head(gn_pt_text *t, const char *name, const char *dt, i
 
 void gn_pt_text_cst(gn_pt_text *t, const char *name, const char *dt, const char *dims, const char *vals)
 {
-    int64_t d[8];
-    const char *field = const_head(t, name, dt, gn_pt_dims(dims, d), d);
+    int64_t d[8] = {vals && *vals ? 1 : 0};
+    if (!dims)
+        for (const char *p = vals; p && *p; p++) d[0] += *p == ',';
+    const char *field = const_head(t, name, dt, dims ? gn_pt_dims(dims, d) : 1, d);
     const char *p = vals;
     while (p && *p) {
         const char *e = strchr(p, ',');

@@ -38,10 +38,12 @@ void gn_pt_kexpect_error(gn_graph *g, const gn__tensor *in, uint32_t n_in, uint3
 /* ---- graph text pieces (pbtxt) the suites build graphs from --------------------------------- */
 #define TF "attr { key: 'T' value { type: DT_FLOAT } } "
 #define TI "attr { key: 'T' value { type: DT_INT32 } } "
-/* attrs: a type ("DT_INT32"), a bool ("true"), an int ("2") */
+/* attrs: a type ("DT_INT32"), a bool ("true"), an int ("2"), a string, a list ("i: 1 i: 2") */
 #define AT(k, t) "attr { key: '" k "' value { type: " t " } } "
 #define AB(k, v) "attr { key: '" k "' value { b: " v " } } "
 #define AINT(k, v) "attr { key: '" k "' value { i: " v " } } "
+#define AS(k, v) "attr { key: '" k "' value { s: '" v "' } } "
+#define AL(k, items) "attr { key: '" k "' value { list { " items " } } } "
 /* a float32 Placeholder, without and with a shape ("dim { size: 2 } dim { size: 3 }") */
 #define PH(n) "node { name: '" n "' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
 #define PH_SHAPE(n, shape)                                                                                         \
@@ -82,8 +84,8 @@ void gn_pt_text_node(gn_pt_text *t, const char *name, const char *op, const char
 /* The same with a type attr T of dtype dt (gn_pt_dt) before attrs. */
 void gn_pt_text_op(gn_pt_text *t, const char *name, const char *op, const char *inputs, const char *dt,
                    const char *attrs);
-/* A Const of dtype dt (gn_pt_dt), dims as text, values "1,2.5,3" as text
- * (float_val, double_val, int64_val, else int_val). */
+/* A Const of dtype dt (gn_pt_dt), dims as text (NULL: a vector of the
+ * values), values "1,2.5,3" as text (float_val, double_val, int64_val, else int_val). */
 void gn_pt_text_cst(gn_pt_text *t, const char *name, const char *dt, const char *dims, const char *vals);
 /* A Const of dtype dt whose every element is gen(ctx), written with the printf format fmt ("%.4g"). */
 typedef double (*gn_pt_gen)(void *ctx);
