@@ -411,9 +411,24 @@ static bool tensor_attr_same(const Tensorflow__AttrValue *a, const Tensorflow__A
     return eq;
 }
 
-void gn_pt_expect_same_graph(gn_graph *g, const gn_graph *w)
+/* an attr's packed bytes in hex (a failure's message) */
+static void attr_hex(const Tensorflow__AttrValue *v, char *buf, size_t n)
 {
-    static char d[16384];
+    size_t len = protobuf_c_message_get_packed_size(&v->base);
+    uint8_t *x = malloc(len + 1);
+    assert_non_null(x);
+    protobuf_c_message_pack(&v->base, x);
+    size_t k = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < len && k + 4 < n; i++) k += (size_t)snprintf(buf + k, n - k, "%02x", x[i]);
+    free(x);
+}
+
+/* g against w; strict: control inputs in order and attrs by their packed bytes
+ * alone, else control inputs as a set and tensor attrs by their values too. */
+static void same_graph(gn_graph *g, const gn_graph *w, bool strict)
+{
+    static char d[32768];
     gn_pt_describe(g, d, sizeof d);
     if (g->n_live != w->n_live) fail_msg("%u nodes, want %u; got:\n%s", g->n_live, w->n_live, d);
     for (gn_id i = 0; i < w->n_nodes; i++) {
@@ -423,7 +438,7 @@ void gn_pt_expect_same_graph(gn_graph *g, const gn_graph *w)
         if (j == GN_NONE) fail_msg("no node '%s'; got:\n%s", name, d);
         const gn__node *a = gn__node_at(g, j), *b = gn__node_at(w, i);
         if (strcmp(gn__node_op(g, j), gn__node_op(w, i)) != 0)
-            fail_msg("'%s' is %s, want %s", name, gn__node_op(g, j), gn__node_op(w, i));
+            fail_msg("'%s' is %s, want %s; got:\n%s", name, gn__node_op(g, j), gn__node_op(w, i), d);
         if (strcmp(gn__str(g, a->device), gn__str(w, b->device)) != 0)
             fail_msg("'%s' on '%s', want '%s'", name, gn__str(g, a->device), gn__str(w, b->device));
         if (a->n_in != b->n_in || a->n_ctrl != b->n_ctrl)
@@ -435,6 +450,12 @@ void gn_pt_expect_same_graph(gn_graph *g, const gn_graph *w)
                 fail_msg("'%s' input %u is %s:%u, want %s:%u; got:\n%s", name, k, gn__node_name(g, a->in[k].node),
                          a->in[k].index, gn__node_name(w, b->in[k].node), b->in[k].index, d);
         for (uint32_t k = 0; k < b->n_ctrl; k++) {
+            if (strict) {
+                if (strcmp(gn__node_name(g, a->ctrl[k]), gn__node_name(w, b->ctrl[k])) != 0)
+                    fail_msg("'%s' control input %u is ^%s, want ^%s; got:\n%s", name, k, gn__node_name(g, a->ctrl[k]),
+                             gn__node_name(w, b->ctrl[k]), d);
+                continue;
+            }
             bool found = false;
             for (uint32_t m = 0; m < a->n_ctrl; m++)
                 found |= strcmp(gn__node_name(g, a->ctrl[m]), gn__node_name(w, b->ctrl[k])) == 0;
@@ -442,14 +463,27 @@ void gn_pt_expect_same_graph(gn_graph *g, const gn_graph *w)
         }
         if (a->n_attr != b->n_attr) fail_msg("'%s': %u attrs, want %u", name, a->n_attr, b->n_attr);
         for (uint32_t k = 0; k < b->n_attr; k++) {
-            const Tensorflow__AttrValue *v = gn__node_attr(g, j, gn__str(w, b->attr[k].key));
-            if (!v) fail_msg("'%s' lacks attr '%s'", name, gn__str(w, b->attr[k].key));
-            if (!gn_pt_attr_same(v, b->attr[k].value) && !tensor_attr_same(v, b->attr[k].value))
-                fail_msg("'%s': attr '%s' differs", name, gn__str(w, b->attr[k].key));
+            const char *key = gn__str(w, b->attr[k].key);
+            const Tensorflow__AttrValue *v = gn__node_attr(g, j, key);
+            if (!v) fail_msg("'%s' lacks attr '%s'", name, key);
+            if (gn_pt_attr_same(v, b->attr[k].value) || (!strict && tensor_attr_same(v, b->attr[k].value))) continue;
+            char x[512], y[512];
+            attr_hex(v, x, sizeof x);
+            attr_hex(b->attr[k].value, y, sizeof y);
+            fail_msg("'%s': attr '%s' differs:\n  got  %s\n  want %s", name, key, x, y);
         }
     }
     if (gn__graph_validate(g) != GN_OK) fail_msg("invalid: %s", g->err.msg);
     assert_int_equal(gn__graph_check_fanouts(g), GN_OK);
+}
+
+void gn_pt_expect_same_graph(gn_graph *g, const gn_graph *w) { same_graph(g, w, false); }
+
+void gn_pt_expect_graph_strict(gn_graph *g, const char *want)
+{
+    gn_graph *w = gn_pt_load_text(want);
+    same_graph(g, w, true);
+    gn_graph_free(w);
 }
 
 /* ---- running on the CPU backend ----------------------------------------------------------------- */

@@ -127,6 +127,8 @@ void gn_pt_expect_attr_strs(const gn_graph *g, const char *node, const char *key
 void gn_pt_expect_graph(gn_graph *g, const char *want);
 /* The same check against a graph: g has exactly w's nodes, up to their order. */
 void gn_pt_expect_same_graph(gn_graph *g, const gn_graph *w);
+/* gn_pt_expect_graph with control inputs in order and every attr by its packed bytes. */
+void gn_pt_expect_graph_strict(gn_graph *g, const char *want);
 
 /* ---- running on the CPU backend ----------------------------------------------------------------- */
 gn_tensor gn_pt_view(int32_t dtype, void *data, size_t nbytes, int32_t rank, const int64_t *dims);
