@@ -118,13 +118,7 @@ typedef struct tin {
 
 static uint64_t g_rng = 88172645463325252ull;
 
-static float urand(void)
-{
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return (float)((g_rng >> 11) * (1.0 / 9007199254740992.0));
-}
+static float urand(void) { return (float)((gn_pt_xorshift(&g_rng) >> 11) * (1.0 / 9007199254740992.0)); }
 
 static gn_status run_on(const char *backend, const gn_graph *g, const char *const *fn, const gn_tensor *ft, size_t nf,
                         const char *fetch, gn_tensor *out, char *msg, size_t msg_len)

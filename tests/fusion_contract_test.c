@@ -131,18 +131,15 @@ static const char *dtname(int dt) { return dt == 19 ? "DT_HALF" : dt == 2 ? "DT_
 
 static void ph(gn_pt_text *t, const char *name, int dt, const int64_t *d, int r)
 {
-    gn_pt_text_add(t, "node { name: '%s' op: 'Placeholder' attr { key: 'dtype' value { type: %s } } attr { key: "
-                      "'shape' value { shape {", name, dtname(dt));
-    for (int i = 0; i < r; i++) gn_pt_text_add(t, " dim { size: %lld }", (long long)d[i]);
-    gn_pt_text_add(t, " } } } }\n");
+    gn_pt_text_ph_dims(t, name, dtname(dt), r, d);
 }
 
 static void node2(gn_pt_text *t, const char *name, const char *op, const char *a, const char *b, int dt,
                   const char *extra)
 {
-    gn_pt_text_add(t, "node { name: '%s' op: '%s' input: '%s'", name, op, a);
-    if (b) gn_pt_text_add(t, " input: '%s'", b);
-    gn_pt_text_add(t, " attr { key: 'T' value { type: %s } } %s }\n", dtname(dt), extra ? extra : "");
+    char in[256];
+    snprintf(in, sizeof in, "%s%s%s", a, b ? "," : "", b ? b : "");
+    gn_pt_text_op(t, name, op, in, dtname(dt), extra);
 }
 
 /* Runs the remap pass over text for (gpu, policy) and checks every fused node against the table. */

@@ -17,6 +17,7 @@
 #include "graph/tensor.h"
 #include "grapnel/graph.h"
 #include "ops/kernel.h"
+#include "passtest.h"
 
 #define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_F64 TENSORFLOW__DATA_TYPE__DT_DOUBLE
@@ -167,8 +168,6 @@ static void expect_u8(const gn__tensor *o, const uint8_t *want, int64_t n)
     for (int64_t i = 0; i < n; i++) assert_int_equal(((const uint8_t *)o->data)[i], want[i]);
 }
 
-#define A_B(k, v) "attr { key: \"" k "\" value { b: " #v " } } "
-#define A_I(k, v) "attr { key: \"" k "\" value { i: " #v " } } "
 #define A_F(k, v) "attr { key: \"" k "\" value { f: " #v " } } "
 #define A_T(k, v) "attr { key: \"" k "\" value { type: " #v " } } "
 
@@ -320,7 +319,7 @@ static void test_bad_broadcast(void **state)
     kt_free(&t);
 
     /* Equal with incompatible_shape_error=false gives a scalar false; NotEqual true */
-    kt_init(&t, "Equal", 2, A_B("incompatible_shape_error", false));
+    kt_init(&t, "Equal", 2, AB("incompatible_shape_error", "false"));
     kt_in(&t, 0, DT_F32, 2, da, a);
     kt_in(&t, 1, DT_F32, 1, db, b);
     kt_ok(&t, "Equal");
@@ -658,7 +657,7 @@ static void test_fast_transcendentals(void **state)
     const char *ops[] = {"Exp", "Tanh", "Sigmoid", "Erf", "Erfc", "Elu", "Gelu", "Gelu"};
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         kt t;
-        kt_init(&t, ops[k], 1, k == 7 ? A_B("approximate", true) : NULL);
+        kt_init(&t, ops[k], 1, k == 7 ? AB("approximate", "true") : NULL);
         int64_t d[1] = {N};
         kt_in(&t, 0, DT_F32, 1, d, x);
         for (int ref = 0; ref < 2; ref++) {
@@ -777,7 +776,7 @@ static void test_activations(void **state)
     assert_true(fabs(((float *)t.out[0].data)[1] - -0.15865529) < 1e-6); /* tf.nn.gelu's documented values */
     assert_true(fabs(((float *)t.out[0].data)[4] - 2.9959507) < 1e-6);
     kt_free(&t);
-    kt_init(&t, "Gelu", 1, A_B("approximate", true));
+    kt_init(&t, "Gelu", 1, AB("approximate", "true"));
     kt_in(&t, 0, DT_F32, 1, d5, gx);
     kt_ok(&t, "Gelu");
     double gaw[5];
@@ -837,7 +836,7 @@ static void test_cast(void **state)
     assert_true(isinf((float)h[3]));            /* 65520 overflows */
     assert_true((float)h[4] == 1.001953125f);   /* 1 + 3*2^-11 ties to even (up) */
     kt_free(&t);
-    kt_init(&t, "Cast", 1, A_T("DstT", DT_HALF) A_B("Truncate", true));
+    kt_init(&t, "Cast", 1, A_T("DstT", DT_HALF) AB("Truncate", "true"));
     kt_in(&t, 0, DT_F32, 1, d5, hx);
     kt_ok(&t, "Cast");
     h = t.out[0].data;
@@ -999,7 +998,7 @@ static void test_reductions(void **state)
 {
     (void)state;
     kt t;
-    kt_init(&t, "Mean", 2, A_B("keep_dims", true));
+    kt_init(&t, "Mean", 2, AB("keep_dims", "true"));
     float x[6] = {1, 2, 3, 4, 5, 6};
     int64_t dx[2] = {2, 3};
     int32_t ax = -1;
@@ -1221,7 +1220,7 @@ static void test_cumsum(void **state)
     int32_t wp[6] = {1, 2, 6, 4, 20, 120};
     expect_i32(&t.out[0], wp, 6);
     kt_free(&t);
-    kt_init(&t, "Cumsum", 2, A_B("exclusive", true) A_B("reverse", true));
+    kt_init(&t, "Cumsum", 2, AB("exclusive", "true") AB("reverse", "true"));
     kt_in(&t, 0, DT_I32, 2, d, x);
     int32_t a0 = 0;
     kt_in(&t, 1, DT_I32, 0, NULL, &a0);
@@ -1257,9 +1256,9 @@ static void test_random(void **state)
     (void)state;
     gn__tensor a = {0}, b = {0}, c = {0};
     /* seeded: same bits twice, another seed differs, run seed ignored */
-    run_random("RandomUniform", A_I("seed", 1) A_I("seed2", 2), 0, 1, NULL, &a);
-    run_random("RandomUniform", A_I("seed", 1) A_I("seed2", 2), 99, 1, NULL, &b);
-    run_random("RandomUniform", A_I("seed", 3) A_I("seed2", 2), 0, 1, NULL, &c);
+    run_random("RandomUniform", AINT("seed", "1") AINT("seed2", "2"), 0, 1, NULL, &a);
+    run_random("RandomUniform", AINT("seed", "1") AINT("seed2", "2"), 99, 1, NULL, &b);
+    run_random("RandomUniform", AINT("seed", "3") AINT("seed2", "2"), 0, 1, NULL, &c);
     assert_int_equal(a.dtype, DT_F32);
     assert_int_equal(gn__tensor_numel(&a), 1000);
     assert_true(same_bits(&a, &b));
@@ -1293,7 +1292,7 @@ static void test_random(void **state)
     gn__tensor_release(&c);
 
     /* truncated normal stays in (-2, 2); double output */
-    run_random("TruncatedNormal", A_I("seed", 5) A_T("dtype", DT_DOUBLE), 0, 1, NULL, &a);
+    run_random("TruncatedNormal", AINT("seed", "5") A_T("dtype", DT_DOUBLE), 0, 1, NULL, &a);
     assert_int_equal(a.dtype, DT_F64);
     for (int i = 0; i < 1000; i++) assert_true(fabs(((double *)a.data)[i]) < 2);
     gn__tensor_release(&a);
@@ -1305,7 +1304,7 @@ static void test_random(void **state)
     ex[0].data = &lo;
     ex[1].data = &hi;
     ex[0].nbytes = ex[1].nbytes = 8;
-    run_random("RandomUniformInt", A_I("seed", 9) A_T("Tout", DT_INT64), 0, 3, ex, &a);
+    run_random("RandomUniformInt", AINT("seed", "9") A_T("Tout", DT_INT64), 0, 3, ex, &a);
     int seen[7] = {0};
     for (int i = 0; i < 1000; i++) {
         int64_t v = ((int64_t *)a.data)[i];

@@ -33,32 +33,17 @@ static float frand(void)
     return (float)((rng_state >> 8) & 0xffff) / 65536.0f * 2.0f - 1.0f;
 }
 
-static void ph(gn_pt_text *b, const char *name, int r, int c)
+static double frand_gen(void *ctx)
 {
-    gn_pt_text_add(b, "node { name: '%s' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } "
-              "attr { key: 'shape' value { shape { dim { size: %d } dim { size: %d } } } } }\n", name, r, c);
+    (void)ctx;
+    return frand();
 }
 
 /* A float Const [r, c] (c == 0: a vector [r]) of pseudo-random values. */
 static void cst(gn_pt_text *b, const char *name, int r, int c)
 {
-    gn_pt_text_add(b, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' "
-              "value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: %d } ", name, r);
-    if (c) gn_pt_text_add(b, "dim { size: %d } ", c);
-    gn_pt_text_add(b, "}");
-    for (int i = 0; i < r * (c ? c : 1); i++) gn_pt_text_add(b, " float_val: %.4f", frand());
-    gn_pt_text_add(b, " } } } }\n");
-}
-
-static void op1(gn_pt_text *b, const char *name, const char *op, const char *in)
-{
-    gn_pt_text_add(b, "node { name: '%s' op: '%s' input: '%s' attr { key: 'T' value { type: DT_FLOAT } } }\n", name, op, in);
-}
-
-static void op2(gn_pt_text *b, const char *name, const char *op, const char *x, const char *y)
-{
-    gn_pt_text_add(b, "node { name: '%s' op: '%s' input: '%s' input: '%s' attr { key: 'T' value { type: DT_FLOAT } } }\n",
-           name, op, x, y);
+    const int64_t d[2] = {r, c};
+    gn_pt_text_const_gen(b, name, "f", c ? 2 : 1, d, "%.4f", frand_gen, NULL);
 }
 
 /* Nodes holding a DT_HALF type attr (T, dtype, SrcT, DstT, U), comma separated, in id order. */
@@ -86,7 +71,8 @@ static void expect_half(const gn_graph *g, const char *want)
     if (strcmp(buf, want) != 0) fail_msg("float16 nodes:\n  got  %s\n  want %s", buf, want);
 }
 
-/* Runs both graphs on random feeds (each [4, 8]) and compares the fetches: rel L2 <= 1e-2. */
+/* Runs both graphs on random feeds (each [4, 8]) and compares the fetches: rel
+ * L2 <= 1e-2, the fetches stay float32 (as the original's), float16 did run. */
 static void expect_close(const gn_graph *before, const gn_graph *after, const char *const *fn, size_t nf,
                          const char *const *xn, size_t nx)
 {
@@ -97,27 +83,18 @@ static void expect_close(const gn_graph *before, const gn_graph *after, const ch
         for (int k = 0; k < 32; k++) data[i][k] = frand() * 2.0f;
         ft[i] = gn_pt_view(DT_FLOAT, data[i], sizeof data[i], 2, dims);
     }
-    gn_tensor a[4], b[4];
-    gn_pt_run_graph(before, fn, ft, nf, xn, a, nx);
-    gn_pt_run_graph(after, fn, ft, nf, xn, b, nx);
-    for (size_t i = 0; i < nx; i++) {
-        assert_int_equal(b[i].dtype, DT_FLOAT); /* fetches stay float32 */
-        gn_compare_result cr;
-        assert_int_equal(gn_tensor_compare(&b[i], &a[i], 1e-2, &cr), GN_OK);
-        if (!cr.match) fail_msg("fetch '%s' differs: %s (rel L2 %g)", xn[i], cr.why, cr.rel_l2_err);
-        assert_true(cr.rel_l2_err > 0); /* float16 did run */
-        gn_tensor_free(&a[i]);
-        gn_tensor_free(&b[i]);
-    }
+    double rel[4];
+    assert_true(nx <= 4);
+    gn_pt_expect_close(before, after, fn, ft, nf, xn, nx, 1e-2, rel);
+    for (size_t i = 0; i < nx; i++)
+        if (!(rel[i] > 0)) fail_msg("fetch '%s' is exact: float16 did not run", xn[i]);
 }
 
 static void fx_gpu(gn_pt_fx *f, int cc)
 {
     gn_pt_fx_init(f, NULL);
     gn_pt_fx_pass(f, "auto_mixed_precision");
-    f->target.kind = GN_TARGET_GPU;
-    f->target.compute_capability = cc;
-    f->target.num_gpus = 1;
+    gn_pt_fx_gpu(f, cc);
     f->c.toggle = GN_TOGGLE_ON;
 }
 
@@ -126,18 +103,17 @@ static gn_graph *mlp(void)
 {
     gn_pt_text b = {0};
     rng_state = 7;
-    ph(&b, "x", 4, 8);
+    gn_pt_text_ph(&b, "x", "f", "4,8");
     cst(&b, "w", 8, 8);
     cst(&b, "b", 8, 0);
     cst(&b, "w2", 8, 8);
-    op2(&b, "mm", "MatMul", "x", "w");
-    op2(&b, "ba", "BiasAdd", "mm", "b");
-    op1(&b, "r", "Relu", "ba");
-    op2(&b, "mm2", "MatMul", "r", "w2");
-    op1(&b, "s", "Softmax", "mm2");
-    op1(&b, "y", "Identity", "s");
-    gn_graph *g = gn_pt_load_text(b.s);
-    gn_pt_text_free(&b);
+    gn_pt_text_op(&b, "mm", "MatMul", "x,w", "f", NULL);
+    gn_pt_text_op(&b, "ba", "BiasAdd", "mm,b", "f", NULL);
+    gn_pt_text_op(&b, "r", "Relu", "ba", "f", NULL);
+    gn_pt_text_op(&b, "mm2", "MatMul", "r,w2", "f", NULL);
+    gn_pt_text_op(&b, "s", "Softmax", "mm2", "f", NULL);
+    gn_pt_text_op(&b, "y", "Identity", "s", "f", NULL);
+    gn_graph *g = gn_pt_text_load(&b);
     gn_pt_preserve_list(g, "x,y");
     return g;
 }
@@ -192,30 +168,29 @@ static void test_infer_after_allow(void **state)
     (void)state;
     gn_pt_text b = {0};
     rng_state = 21;
-    ph(&b, "x", 4, 8);
+    gn_pt_text_ph(&b, "x", "f", "4,8");
     cst(&b, "w", 8, 8);
     cst(&b, "b", 8, 0);
     /* MatMul -> BiasAdd -> Tanh -> y: all float16, the fetch reads a CastToFp32 */
-    op2(&b, "mm", "MatMul", "x", "w");
-    op2(&b, "ba", "BiasAdd", "mm", "b");
-    op1(&b, "t", "Tanh", "ba");
-    op1(&b, "y", "Identity", "t");
+    gn_pt_text_op(&b, "mm", "MatMul", "x,w", "f", NULL);
+    gn_pt_text_op(&b, "ba", "BiasAdd", "mm,b", "f", NULL);
+    gn_pt_text_op(&b, "t", "Tanh", "ba", "f", NULL);
+    gn_pt_text_op(&b, "y", "Identity", "t", "f", NULL);
     /* MatMul -> Relu -> BiasAdd -> y2: the BiasAdd stays float32 */
-    op2(&b, "mm2", "MatMul", "x", "w");
-    op1(&b, "r2", "Relu", "mm2");
-    op2(&b, "ba2", "BiasAdd", "r2", "b");
-    op1(&b, "y2", "Identity", "ba2");
+    gn_pt_text_op(&b, "mm2", "MatMul", "x,w", "f", NULL);
+    gn_pt_text_op(&b, "r2", "Relu", "mm2", "f", NULL);
+    gn_pt_text_op(&b, "ba2", "BiasAdd", "r2,b", "f", NULL);
+    gn_pt_text_op(&b, "y2", "Identity", "ba2", "f", NULL);
     /* AddV2(MatMul, Exp(x)) -> y3: a deny input keeps the AddV2 float32 */
-    op2(&b, "mm3", "MatMul", "x", "w");
-    op1(&b, "e3", "Exp", "x");
-    op2(&b, "a3", "AddV2", "mm3", "e3");
-    op1(&b, "y3", "Identity", "a3");
+    gn_pt_text_op(&b, "mm3", "MatMul", "x,w", "f", NULL);
+    gn_pt_text_op(&b, "e3", "Exp", "x", "f", NULL);
+    gn_pt_text_op(&b, "a3", "AddV2", "mm3,e3", "f", NULL);
+    gn_pt_text_op(&b, "y3", "Identity", "a3", "f", NULL);
     /* AddV2(MatMul, x): float16 (the Placeholder is no deny input) */
-    op2(&b, "mm4", "MatMul", "x", "w");
-    op2(&b, "a4", "AddV2", "mm4", "x");
-    op1(&b, "y4", "Identity", "a4");
-    gn_graph *g = gn_pt_load_text(b.s), *before = gn_pt_clone(g);
-    gn_pt_text_free(&b);
+    gn_pt_text_op(&b, "mm4", "MatMul", "x,w", "f", NULL);
+    gn_pt_text_op(&b, "a4", "AddV2", "mm4,x", "f", NULL);
+    gn_pt_text_op(&b, "y4", "Identity", "a4", "f", NULL);
+    gn_graph *g = gn_pt_text_load(&b), *before = gn_pt_clone(g);
     gn_pt_preserve_list(g, "x,y,y2,y3,y4");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -257,16 +232,15 @@ static void test_deny_propagation(void **state)
     (void)state;
     gn_pt_text b = {0};
     rng_state = 11;
-    ph(&b, "x", 4, 8);
+    gn_pt_text_ph(&b, "x", "f", "4,8");
     cst(&b, "w", 8, 8);
-    op2(&b, "mm", "MatMul", "x", "w");
-    op1(&b, "r", "Relu", "mm");
-    op1(&b, "e", "Exp", "r");
-    op1(&b, "t", "Tanh", "e");
-    op2(&b, "mm2", "MatMul", "t", "w");
-    op1(&b, "y", "Identity", "mm2");
-    gn_graph *g = gn_pt_load_text(b.s), *before = gn_pt_clone(g);
-    gn_pt_text_free(&b);
+    gn_pt_text_op(&b, "mm", "MatMul", "x,w", "f", NULL);
+    gn_pt_text_op(&b, "r", "Relu", "mm", "f", NULL);
+    gn_pt_text_op(&b, "e", "Exp", "r", "f", NULL);
+    gn_pt_text_op(&b, "t", "Tanh", "e", "f", NULL);
+    gn_pt_text_op(&b, "mm2", "MatMul", "t,w", "f", NULL);
+    gn_pt_text_op(&b, "y", "Identity", "mm2", "f", NULL);
+    gn_graph *g = gn_pt_text_load(&b), *before = gn_pt_clone(g);
     gn_pt_preserve_list(g, "x,y");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -295,15 +269,14 @@ static void test_cpu_placed_node(void **state)
     (void)state;
     gn_pt_text b = {0};
     rng_state = 5;
-    ph(&b, "x", 4, 8);
+    gn_pt_text_ph(&b, "x", "f", "4,8");
     cst(&b, "w", 8, 8);
-    op2(&b, "mm", "MatMul", "x", "w");
+    gn_pt_text_op(&b, "mm", "MatMul", "x,w", "f", NULL);
     gn_pt_text_add(&b, "node { name: 'r' op: 'Relu' input: 'mm' device: '/device:CPU:0' attr { key: 'T' value { type: "
                "DT_FLOAT } } }\n");
-    op2(&b, "mm2", "MatMul", "r", "w");
-    op1(&b, "y", "Identity", "mm2");
-    gn_graph *g = gn_pt_load_text(b.s), *before = gn_pt_clone(g);
-    gn_pt_text_free(&b);
+    gn_pt_text_op(&b, "mm2", "MatMul", "r,w", "f", NULL);
+    gn_pt_text_op(&b, "y", "Identity", "mm2", "f", NULL);
+    gn_graph *g = gn_pt_text_load(&b), *before = gn_pt_clone(g);
     gn_pt_preserve_list(g, "x,y");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -335,10 +308,9 @@ static void test_existing_cast(void **state)
     gn_pt_text_add(&b, "node { name: 'c' op: 'Cast' input: 'x' attr { key: 'SrcT' value { type: DT_DOUBLE } } "
                "attr { key: 'DstT' value { type: DT_FLOAT } } }\n");
     cst(&b, "w", 8, 8);
-    op2(&b, "mm", "MatMul", "c", "w");
-    op1(&b, "y", "Identity", "mm");
-    gn_graph *g = gn_pt_load_text(b.s);
-    gn_pt_text_free(&b);
+    gn_pt_text_op(&b, "mm", "MatMul", "c,w", "f", NULL);
+    gn_pt_text_op(&b, "y", "Identity", "mm", "f", NULL);
+    gn_graph *g = gn_pt_text_load(&b);
     gn_pt_preserve_list(g, "x,y");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -363,8 +335,7 @@ static void test_batch_norm_v2(void **state)
                "node { name: 'bn' op: 'FusedBatchNorm' input: 'x' input: 'p' input: 'p' input: 'p' input: 'p' "
                "attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'is_training' value { b: false } } }\n"
                "node { name: 'y' op: 'Identity' input: 'bn' attr { key: 'T' value { type: DT_FLOAT } } }\n");
-    gn_graph *g = gn_pt_load_text(b.s);
-    gn_pt_text_free(&b);
+    gn_graph *g = gn_pt_text_load(&b);
     gn_pt_preserve_list(g, "x,p,y");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -387,7 +358,7 @@ static void test_while_loop(void **state)
     (void)state;
     gn_pt_text b = {0};
     rng_state = 3;
-    ph(&b, "x", 4, 8);
+    gn_pt_text_ph(&b, "x", "f", "4,8");
     cst(&b, "w", 8, 8);
     gn_pt_text_add(&b,
            "node { name: 'i0' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
@@ -420,9 +391,8 @@ static void test_while_loop(void **state)
                "node { name: 'ni' op: 'NextIteration' input: 'inc' attr { key: 'T' value { type: DT_INT32 } } }\n"
                "node { name: 'exx' op: 'Exit' input: 'swx' attr { key: 'T' value { type: DT_FLOAT } } }\n");
 #undef ENTER
-    op1(&b, "y", "Identity", "exx");
-    gn_graph *g = gn_pt_load_text(b.s), *before = gn_pt_clone(g);
-    gn_pt_text_free(&b);
+    gn_pt_text_op(&b, "y", "Identity", "exx", "f", NULL);
+    gn_graph *g = gn_pt_text_load(&b), *before = gn_pt_clone(g);
     gn_pt_preserve_list(g, "x,y");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -457,7 +427,7 @@ static gn_graph *tensor_list_loop(void)
 {
     gn_pt_text b = {0};
     rng_state = 5;
-    ph(&b, "x", 4, 8);
+    gn_pt_text_ph(&b, "x", "f", "4,8");
     cst(&b, "w", 8, 8);
 #define I32(n, v)                                                                                                    \
     gn_pt_text_add(&b, "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' " \
@@ -503,10 +473,9 @@ static gn_graph *tensor_list_loop(void)
 #undef ENTER
 #undef TL_ATTRS
 #undef I32
-    op2(&b, "mm", "MatMul", "st", "w");
-    op1(&b, "y", "Identity", "mm");
-    gn_graph *g = gn_pt_load_text(b.s);
-    gn_pt_text_free(&b);
+    gn_pt_text_op(&b, "mm", "MatMul", "st,w", "f", NULL);
+    gn_pt_text_op(&b, "y", "Identity", "mm", "f", NULL);
+    gn_graph *g = gn_pt_text_load(&b);
     gn_pt_preserve_list(g, "x,y");
     return g;
 }
@@ -594,11 +563,10 @@ static void test_cast_round_trip(void **state)
                "node { name: 'c' op: 'Cast' input: 'x' attr { key: 'SrcT' value { type: DT_HALF } } "
                "attr { key: 'DstT' value { type: DT_FLOAT } } }\n");
     cst(&b, "w", 8, 8);
-    op2(&b, "mm", "MatMul", "c", "w");
-    op1(&b, "y", "Identity", "mm");
-    op1(&b, "y2", "Identity", "c");
-    gn_graph *g = gn_pt_load_text(b.s), *before = gn_pt_clone(g);
-    gn_pt_text_free(&b);
+    gn_pt_text_op(&b, "mm", "MatMul", "c,w", "f", NULL);
+    gn_pt_text_op(&b, "y", "Identity", "mm", "f", NULL);
+    gn_pt_text_op(&b, "y2", "Identity", "c", "f", NULL);
+    gn_graph *g = gn_pt_text_load(&b), *before = gn_pt_clone(g);
     gn_pt_preserve_list(g, "x,y,y2");
     gn_pt_fx f;
     fx_gpu(&f, 90);
@@ -613,16 +581,7 @@ static void test_cast_round_trip(void **state)
     const int64_t dims[2] = {4, 8};
     gn_tensor t = gn_pt_view(DT_HALF, xh, sizeof xh, 2, dims);
     const char *fn[1] = {"x"}, *xn[2] = {"y", "y2"};
-    gn_tensor ra[2], rb[2];
-    gn_pt_run_graph(before, fn, &t, 1, xn, ra, 2);
-    gn_pt_run_graph(g, fn, &t, 1, xn, rb, 2);
-    for (int i = 0; i < 2; i++) {
-        gn_compare_result cr;
-        assert_int_equal(gn_tensor_compare(&rb[i], &ra[i], 1e-2, &cr), GN_OK);
-        if (!cr.match) fail_msg("fetch '%s': %s (rel L2 %g)", xn[i], cr.why, cr.rel_l2_err);
-        gn_tensor_free(&ra[i]);
-        gn_tensor_free(&rb[i]);
-    }
+    gn_pt_expect_close(before, g, fn, &t, 1, xn, 2, 1e-2, NULL);
     gn_pt_fx_free(&f);
     gn_graph_free(before);
     gn_graph_free(g);
@@ -632,11 +591,10 @@ static void test_cast_round_trip(void **state)
 static gn_graph *square_graph(void)
 {
     gn_pt_text b = {0};
-    ph(&b, "x", 4, 8);
-    op1(&b, "sq", "Square", "x");
-    op1(&b, "y", "Identity", "sq");
-    gn_graph *g = gn_pt_load_text(b.s);
-    gn_pt_text_free(&b);
+    gn_pt_text_ph(&b, "x", "f", "4,8");
+    gn_pt_text_op(&b, "sq", "Square", "x", "f", NULL);
+    gn_pt_text_op(&b, "y", "Identity", "sq", "f", NULL);
+    gn_graph *g = gn_pt_text_load(&b);
     gn_pt_preserve_list(g, "x,y");
     return g;
 }
@@ -765,9 +723,7 @@ static void test_meta_toggle(void **state)
         p.n_fetches = 1;
         p.feeds = feed;
         p.n_feeds = 1;
-        p.target.kind = GN_TARGET_GPU;
-        p.target.compute_capability = 90;
-        p.target.num_gpus = 1;
+        gn_pt_target_gpu(&p.target, 90);
         gn_report *r = NULL;
         assert_int_equal(gn_optimize(g, &o, &p, &r), GN_OK);
         char buf[4096];
@@ -822,58 +778,32 @@ static void count_casts(const gn_graph *g, int *casts, int *half, int *allow_f32
  * recorded feeds against the float32 original (rel L2 <= 1e-2). */
 static void golden_one(const gn_pt_golden *m, bool alone, int *casts, int *half, double *worst)
 {
-    char path[4096], err[512];
-    gn_test_data(m->graph, path, sizeof path);
     gn_graph *orig = NULL;
-    if (gn_graph_load(path, NULL, &orig) != GN_OK) fail_msg("%s: %s", path, gn_graph_errmsg(orig));
+    gn_tensor ft[4];
+    const char *fn[4], *xn[4];
+    if (!gn_pt_golden_open(m, &orig, ft, fn, xn, false)) fail_msg("%s: not found", m->name);
     gn_graph *g = gn_pt_clone(orig);
     gn_options opt;
-    gn_options_init(&opt);
-    if (alone) {
-        int32_t *off[] = {&opt.layout_optimizer, &opt.constant_folding, &opt.shape_optimization, &opt.remapping,
-                          &opt.arithmetic_optimization, &opt.dependency_optimization, &opt.loop_optimization,
-                          &opt.function_optimization, &opt.debug_stripper, &opt.scoped_allocator_optimization,
-                          &opt.pin_to_host_optimization, &opt.implementation_selector,
-                          &opt.common_subgraph_elimination};
-        for (size_t k = 0; k < sizeof off / sizeof off[0]; k++) *off[k] = GN_TOGGLE_OFF;
-        opt.disable_model_pruning = 1;
-    }
+    if (alone) gn_pt_options_alone(&opt);
+    else gn_options_init(&opt);
     opt.auto_mixed_precision = GN_TOGGLE_ON;
     opt.fail_on_optimizer_errors = 1;
     gn_optimize_params p;
     gn_optimize_params_init(&p);
-    const char *fetch[4], *feed[4];
-    for (size_t k = 0; k < m->nx; k++) fetch[k] = m->fetch[k];
-    for (size_t k = 0; k < m->nf; k++) feed[k] = m->feed[k];
-    p.fetches = fetch;
+    p.fetches = xn;
     p.n_fetches = m->nx;
-    p.feeds = feed;
+    p.feeds = fn;
     p.n_feeds = m->nf;
-    p.target.kind = GN_TARGET_GPU;
-    p.target.compute_capability = 90;
-    p.target.num_gpus = 1;
+    gn_pt_target_gpu(&p.target, 90);
     gn_report *r = NULL;
     if (gn_optimize(g, &opt, &p, &r) != GN_OK) fail_msg("%s: optimize failed", m->name);
     gn_report_free(r);
     gn_pt_check_valid(g, m->name);
-    gn_tensor ft[4], a[4], b[4];
-    for (size_t k = 0; k < m->nf; k++) {
-        char fp[4096], rel[600];
-        snprintf(rel, sizeof rel, "golden/%s", m->feed_file[k]);
-        gn_test_data(rel, fp, sizeof fp);
-        if (gn_npy_read(fp, &ft[k], err, sizeof err) != GN_OK) fail_msg("%s: %s", fp, err);
-    }
-    gn_pt_run_graph(orig, feed, ft, m->nf, fetch, a, m->nx);
-    gn_pt_run_graph(g, feed, ft, m->nf, fetch, b, m->nx);
+    double rel[4];
+    gn_pt_expect_close(orig, g, fn, ft, m->nf, xn, m->nx, 1e-2, rel);
     *worst = 0;
-    for (size_t k = 0; k < m->nx; k++) {
-        gn_compare_result cr;
-        assert_int_equal(gn_tensor_compare(&b[k], &a[k], 1e-2, &cr), GN_OK);
-        if (!cr.match) fail_msg("%s: fetch '%s': %s (rel L2 %g)", m->name, fetch[k], cr.why, cr.rel_l2_err);
-        if (cr.rel_l2_err > *worst) *worst = cr.rel_l2_err;
-        gn_tensor_free(&a[k]);
-        gn_tensor_free(&b[k]);
-    }
+    for (size_t k = 0; k < m->nx; k++)
+        if (rel[k] > *worst) *worst = rel[k];
     for (size_t k = 0; k < m->nf; k++) gn_tensor_free(&ft[k]);
     int allow_f32;
     count_casts(g, casts, half, &allow_f32);

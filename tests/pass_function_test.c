@@ -583,7 +583,6 @@ static void test_lower_if(void **state)
 #define ICONST(n, v)                                                                                                 \
     "node_def { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { " \
     "tensor { dtype: DT_INT32 tensor_shape { } int_val: " v " } } } }\n"
-#define TI "attr { key: 'T' value { type: DT_INT32 } } "
 #define FN_LOOP                                                                                                      \
     "function { signature { name: 'lcond' input_arg { name: 'i' type: DT_INT32 } input_arg { name: 'v' type: "      \
     "DT_FLOAT } output_arg { name: 'r' type: DT_BOOL } }\n" ICONST("three", "3")                                   \

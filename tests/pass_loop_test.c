@@ -247,7 +247,6 @@ static void test_functional_case(void **state)
     "node { name: '" n "' op: 'Enter' input: '" in "' attr { key: 'T' value { type: " t " } } "             \
     "attr { key: 'frame_name' value { s: 'L' } } attr { key: 'is_constant' value { b: " c " } } "            \
     "attr { key: 'parallel_iterations' value { i: 10 } } }\n"
-#define TI "attr { key: 'T' value { type: DT_INT32 } } "
 static const char *k_loop =
     PH("x") INTC("i0", "0", "") INTC("lim", "3", "") FLTC("w", "2.0")
     ENTER("ei", "i0", "DT_INT32", "false") ENTER("ex", "x", "DT_FLOAT", "false")

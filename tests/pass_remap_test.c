@@ -45,71 +45,51 @@ static float rnd(gb *b, float lo, float hi)
     return lo + (hi - lo) * (float)((double)(b->seed >> 40) / (double)(1ull << 24));
 }
 
-static void shape(gb *b, const int64_t *d, int r)
-{
-    gn_pt_text_add(&b->t, "shape {");
-    for (int i = 0; i < r; i++) gn_pt_text_add(&b->t, " dim { size: %lld }", (long long)d[i]);
-    gn_pt_text_add(&b->t, " }");
-}
+typedef struct cst_range {
+    gb *b;
+    float lo, hi;
+} cst_range;
 
-static void ph(gb *b, const char *name, const char *dt, const int64_t *d, int r)
+static double cst_value(void *ctx)
 {
-    gn_pt_text_add(&b->t, "node { name: '%s' op: 'Placeholder' attr { key: 'dtype' value { type: %s } } attr { key: 'shape' value { ",
-        name, dt);
-    shape(b, d, r);
-    gn_pt_text_add(&b->t, " } } }\n");
+    cst_range *r = ctx;
+    return rnd(r->b, r->lo, r->hi);
 }
 
 /* A float (or double) constant with values in [lo, hi). */
 static void cst(gb *b, const char *name, const char *dt, const int64_t *d, int r, float lo, float hi)
 {
-    gn_pt_text_add(&b->t, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: %s } } attr { key: 'value' value { tensor "
-           "{ dtype: %s tensor_shape {", name, dt, dt);
-    int64_t n = 1;
-    for (int i = 0; i < r; i++) {
-        gn_pt_text_add(&b->t, " dim { size: %lld }", (long long)d[i]);
-        n *= d[i];
-    }
-    gn_pt_text_add(&b->t, " }");
-    for (int64_t i = 0; i < n; i++) gn_pt_text_add(&b->t, " %s: %.6g", strcmp(dt, "DT_DOUBLE") ? "float_val" : "double_val", rnd(b, lo, hi));
-    gn_pt_text_add(&b->t, " } } } }\n");
-}
-
-static void unary(gb *b, const char *name, const char *op, const char *in, const char *dt)
-{
-    gn_pt_text_add(&b->t, "node { name: '%s' op: '%s' input: '%s' attr { key: 'T' value { type: %s } } }\n", name, op, in, dt);
+    cst_range c = {b, lo, hi};
+    gn_pt_text_const_gen(&b->t, name, dt, r, d, "%.6g", cst_value, &c);
 }
 
 static void conv(gb *b, const char *name, const char *op, const char *x, const char *w, const char *dt, const char *fmt,
                  const char *pad)
 {
-    gn_pt_text_add(&b->t, "node { name: '%s' op: '%s' input: '%s' input: '%s' attr { key: 'T' value { type: %s } } "
-           "attr { key: 'data_format' value { s: '%s' } } attr { key: 'padding' value { s: '%s' } } "
-           "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } "
-           "attr { key: 'dilations' value { list { i: 1 i: 1 i: 1 i: 1 } } }",
-        name, op, x, w, dt, fmt, pad);
-    if (!strcmp(op, "Conv2D")) gn_pt_text_add(&b->t, " attr { key: 'use_cudnn_on_gpu' value { b: true } }");
-    gn_pt_text_add(&b->t, " }\n");
+    char in[256], attrs[512];
+    snprintf(in, sizeof in, "%s,%s", x, w);
+    snprintf(attrs, sizeof attrs,
+             "attr { key: 'data_format' value { s: '%s' } } attr { key: 'padding' value { s: '%s' } } "
+             "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } "
+             "attr { key: 'dilations' value { list { i: 1 i: 1 i: 1 i: 1 } } }%s",
+             fmt, pad, !strcmp(op, "Conv2D") ? " attr { key: 'use_cudnn_on_gpu' value { b: true } }" : "");
+    gn_pt_text_op(&b->t, name, op, in, dt, attrs);
 }
 
 static void bias(gb *b, const char *name, const char *x, const char *bb, const char *dt, const char *fmt)
 {
-    gn_pt_text_add(&b->t, "node { name: '%s' op: 'BiasAdd' input: '%s' input: '%s' attr { key: 'T' value { type: %s } } attr { key: "
-           "'data_format' value { s: '%s' } } }\n",
-        name, x, bb, dt, fmt);
-}
-
-static void binary(gb *b, const char *name, const char *op, const char *x, const char *y, const char *dt)
-{
-    gn_pt_text_add(&b->t, "node { name: '%s' op: '%s' input: '%s' input: '%s' attr { key: 'T' value { type: %s } } }\n", name, op, x,
-        y, dt);
+    char in[256], attrs[128];
+    snprintf(in, sizeof in, "%s,%s", x, bb);
+    snprintf(attrs, sizeof attrs, "attr { key: 'data_format' value { s: '%s' } }", fmt);
+    gn_pt_text_op(&b->t, name, "BiasAdd", in, dt, attrs);
 }
 
 static void matmul(gb *b, const char *name, const char *x, const char *w, bool tb)
 {
-    gn_pt_text_add(&b->t, "node { name: '%s' op: 'MatMul' input: '%s' input: '%s' attr { key: 'T' value { type: DT_FLOAT } } "
-           "attr { key: 'transpose_a' value { b: false } } attr { key: 'transpose_b' value { b: %s } } }\n",
-        name, x, w, tb ? "true" : "false");
+    char in[256];
+    snprintf(in, sizeof in, "%s,%s", x, w);
+    gn_pt_text_op(&b->t, name, "MatMul", in, "f", tb ? AB("transpose_a", "false") AB("transpose_b", "true")
+                                                       : AB("transpose_a", "false") AB("transpose_b", "false"));
 }
 
 /* FusedBatchNormV3 with parameters p/scale, p/offset, p/mean, p/var (constants made here when mk). */
@@ -128,11 +108,13 @@ static void fbn(gb *b, const char *name, const char *x, const char *p, int64_t c
         snprintf(n, sizeof n, "%s/var", p);
         cst(b, n, "DT_FLOAT", d, 1, 0.2f, 2.0f);
     }
-    gn_pt_text_add(&b->t, "node { name: '%s' op: 'FusedBatchNormV3' input: '%s' input: '%s/scale' input: '%s/offset' input: "
-           "'%s/mean' input: '%s/var' attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'U' value { type: "
-           "DT_FLOAT } } attr { key: 'epsilon' value { f: 0.001 } } attr { key: 'data_format' value { s: '%s' } } "
-           "attr { key: 'is_training' value { b: %s } } }\n",
-        name, x, p, p, p, p, fmt, training ? "true" : "false");
+    char in[512], attrs[256];
+    snprintf(in, sizeof in, "%s,%s/scale,%s/offset,%s/mean,%s/var", x, p, p, p, p);
+    snprintf(attrs, sizeof attrs,
+             AT("U", "DT_FLOAT") "attr { key: 'epsilon' value { f: 0.001 } } attr { key: 'data_format' value { s: '%s' } } "
+             "attr { key: 'is_training' value { b: %s } }",
+             fmt, training ? "true" : "false");
+    gn_pt_text_op(&b->t, name, "FusedBatchNormV3", in, "f", attrs);
 }
 
 /* ---- running -------------------------------------------------------------------------------- */
@@ -158,7 +140,7 @@ static void fill(gn_tensor *t, uint64_t seed)
 static void expect_same(const gn_graph *before, const gn_graph *after, const feed *fd, size_t nf,
                         const char *const *xn, size_t nx, double tol)
 {
-    gn_tensor ft[4], a[4], c[4];
+    gn_tensor ft[4];
     const char *fn[4];
     assert_true(nf <= 4 && nx <= 4);
     for (size_t i = 0; i < nf; i++) {
@@ -166,15 +148,7 @@ static void expect_same(const gn_graph *before, const gn_graph *after, const fee
         fill(&ft[i], 77 + i);
         fn[i] = fd[i].name;
     }
-    gn_pt_run_graph(before, fn, ft, nf, xn, a, nx);
-    gn_pt_run_graph(after, fn, ft, nf, xn, c, nx);
-    for (size_t i = 0; i < nx; i++) {
-        gn_compare_result cr;
-        assert_int_equal(gn_tensor_compare(&c[i], &a[i], tol, &cr), GN_OK);
-        if (!cr.match) fail_msg("fetch '%s' differs: %s (rel L2 %g)", xn[i], cr.why, cr.rel_l2_err);
-        gn_tensor_free(&a[i]);
-        gn_tensor_free(&c[i]);
-    }
+    gn_pt_expect_close(before, after, fn, ft, nf, xn, nx, tol, NULL);
     for (size_t i = 0; i < nf; i++) gn_tensor_free(&ft[i]);
 }
 
@@ -191,11 +165,7 @@ static bool rx_run(rx *x, const char *text, const char *keep, bool gpu, int poli
     x->before = gn_pt_clone(x->g);
     gn_pt_fx_init(&x->f, NULL);
     gn_pt_fx_pass(&x->f, "remap");
-    if (gpu) {
-        x->f.target.kind = GN_TARGET_GPU;
-        x->f.target.compute_capability = 90;
-        x->f.target.num_gpus = 1;
-    }
+    if (gpu) gn_pt_fx_gpu(&x->f, 90);
     x->f.o.remap_policy = policy;
     return gn_pt_fx_run(&x->f, gn__pass_remap, x->g);
 }
@@ -207,53 +177,13 @@ static void rx_free(rx *x)
     gn_graph_free(x->before);
 }
 
-static void expect_attr_str(const gn_graph *g, const char *node, const char *key, const char *want)
-{
-    gn_id id = gn__graph_find(g, node);
-    assert_true(id != GN_NONE);
-    const char *s = NULL;
-    size_t n = 0;
-    if (!gn__attr_get_string(g, id, key, &s, &n)) fail_msg("%s: no string attr %s", node, key);
-    if (n != strlen(want) || memcmp(s, want, n)) fail_msg("%s.%s = '%.*s', want '%s'", node, key, (int)n, s, want);
-}
-
-/* fused_ops as "a,b" */
-static void expect_fused_ops(const gn_graph *g, const char *node, const char *want)
-{
-    gn_id id = gn__graph_find(g, node);
-    assert_true(id != GN_NONE);
-    const Tensorflow__AttrValue *v = gn__node_attr(g, id, "fused_ops");
-    assert_non_null(v);
-    assert_int_equal(v->value_case, TENSORFLOW__ATTR_VALUE__VALUE_LIST);
-    char buf[256] = "";
-    size_t o = 0;
-    for (size_t i = 0; i < v->list->n_s; i++)
-        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%.*s", i ? "," : "", (int)v->list->s[i].len,
-                              (const char *)v->list->s[i].data);
-    if (strcmp(buf, want)) fail_msg("%s fused_ops [%s], want [%s]", node, buf, want);
-}
-
-static void expect_int_attr(const gn_graph *g, const char *node, const char *key, int64_t want)
-{
-    int64_t v = -999;
-    assert_true(gn__attr_get_int(g, gn__graph_find(g, node), key, &v));
-    assert_int_equal(v, want);
-}
-
-static void expect_float_attr(const gn_graph *g, const char *node, const char *key, float want)
-{
-    float v = -999;
-    assert_true(gn__attr_get_float(g, gn__graph_find(g, node), key, &v));
-    if (fabsf(v - want) > 1e-7f) fail_msg("%s.%s = %g, want %g", node, key, v, want);
-}
-
 static const int64_t d_x[4] = {2, 6, 6, 3}, d_w33[4] = {3, 3, 3, 4}, d_b4[1] = {4};
 static const feed f_x = {"x", DT_FLOAT, 4, {2, 6, 6, 3}};
 
 /* ---- remap.contraction_bias_act ------------------------------------------------------------- */
 static void conv_bias_act_text(gb *b, const char *act, const char *dt, const char *op, const int64_t *wd)
 {
-    ph(b, "x", dt, d_x, 4);
+    gn_pt_text_ph_dims(&b->t, "x", dt, 4, d_x);
     int64_t bd[1] = {!strcmp(op, "DepthwiseConv2dNative") ? wd[2] * wd[3] : wd[3]};
     cst(b, "w", dt, wd, 4, -1, 1);
     cst(b, "b", dt, bd, 1, -1, 1);
@@ -264,7 +194,7 @@ static void conv_bias_act_text(gb *b, const char *act, const char *dt, const cha
             gn_pt_text_add(&b->t, "node { name: 'act' op: 'LeakyRelu' input: 'bias' attr { key: 'T' value { type: %s } } attr { key: "
                    "'alpha' value { f: 0.3 } } }\n",
                 dt);
-        else unary(b, "act", act, "bias", dt);
+        else gn_pt_text_op(&b->t, "act", act, "bias", dt, NULL);
     }
 }
 
@@ -277,11 +207,11 @@ static void test_conv_bias_relu(void **state)
     rx x;
     assert_true(rx_run(&x, b.t.s, "act", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b)");
-    expect_fused_ops(x.g, "act", "BiasAdd,Relu");
-    expect_int_attr(x.g, "act", "num_args", 1);
-    expect_float_attr(x.g, "act", "epsilon", 0.0f);
-    expect_attr_str(x.g, "act", "padding", "SAME");
-    expect_attr_str(x.g, "act", "data_format", "NHWC");
+    gn_pt_expect_attr_strs(x.g, "act", "fused_ops", "BiasAdd,Relu");
+    gn_pt_expect_attr_i(x.g, "act", "num_args", 1);
+    gn_pt_expect_attr_f(x.g, "act", "epsilon", 0.0f);
+    gn_pt_expect_attr_s(x.g, "act", "padding", "SAME");
+    gn_pt_expect_attr_s(x.g, "act", "data_format", "NHWC");
     assert_non_null(gn__node_attr(x.g, gn__graph_find(x.g, "act"), "strides"));
     assert_non_null(gn__node_attr(x.g, gn__graph_find(x.g, "act"), "dilations"));
     assert_non_null(gn__node_attr(x.g, gn__graph_find(x.g, "act"), "use_cudnn_on_gpu"));
@@ -319,8 +249,8 @@ static void test_activations(void **state)
                 snprintf(want, sizeof want, "x=Placeholder(); w=Const(); b=Const(); act=%s(x, w, b)", convs[c].fused);
                 gn_pt_expect_dump(x.g, want);
                 snprintf(ops, sizeof ops, "BiasAdd,%s", acts[a]);
-                expect_fused_ops(x.g, "act", ops);
-                if (a == 3) expect_float_attr(x.g, "act", "leakyrelu_alpha", 0.3f);
+                gn_pt_expect_attr_strs(x.g, "act", "fused_ops", ops);
+                if (a == 3) gn_pt_expect_attr_f(x.g, "act", "leakyrelu_alpha", 0.3f);
                 else assert_null(gn__node_attr(x.g, gn__graph_find(x.g, "act"), "leakyrelu_alpha"));
                 const char *xn[1] = {"act"};
                 expect_same(x.before, x.g, &f_x, 1, xn, 1, 1e-5);
@@ -337,17 +267,17 @@ static void test_conv_bias_nchw(void **state)
     gb b;
     gb_init(&b);
     int64_t xd[4] = {2, 3, 6, 6};
-    ph(&b, "x", "DT_FLOAT", xd, 4);
+    gn_pt_text_ph_dims(&b.t, "x", "DT_FLOAT", 4, xd);
     cst(&b, "w", "DT_FLOAT", d_w33, 4, -1, 1);
     cst(&b, "b", "DT_FLOAT", d_b4, 1, -1, 1);
     conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NCHW", "VALID");
     bias(&b, "bias", "conv", "b", "DT_FLOAT", "NCHW");
-    unary(&b, "y", "Neg", "bias", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "y", "Neg", "bias", "DT_FLOAT", NULL);
     rx x;
     assert_true(rx_run(&x, b.t.s, "y", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); y=Neg(bias)");
-    expect_fused_ops(x.g, "bias", "BiasAdd");
-    expect_attr_str(x.g, "bias", "data_format", "NCHW");
+    gn_pt_expect_attr_strs(x.g, "bias", "fused_ops", "BiasAdd");
+    gn_pt_expect_attr_s(x.g, "bias", "data_format", "NCHW");
     const feed f = {"x", DT_FLOAT, 4, {2, 3, 6, 6}};
     const char *xn[1] = {"y"};
     expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
@@ -363,16 +293,16 @@ static void test_conv_add_nchw(void **state)
     gb b;
     gb_init(&b);
     int64_t xd[4] = {2, 3, 6, 6}, bd[3] = {4, 1, 1};
-    ph(&b, "x", "DT_FLOAT", xd, 4);
+    gn_pt_text_ph_dims(&b.t, "x", "DT_FLOAT", 4, xd);
     cst(&b, "w", "DT_FLOAT", d_w33, 4, -1, 1);
     cst(&b, "b", "DT_FLOAT", bd, 3, -1, 1);
     conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NCHW", "SAME");
-    binary(&b, "add", "AddV2", "conv", "b", "DT_FLOAT");
-    unary(&b, "r", "Elu", "add", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "add", "AddV2", "conv,b", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "r", "Elu", "add", "DT_FLOAT", NULL);
     rx x;
     assert_true(rx_run(&x, b.t.s, "r", true, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); r=_FusedConv2D(x, w, add/bias); add/bias=Const()");
-    expect_fused_ops(x.g, "r", "BiasAdd,Elu");
+    gn_pt_expect_attr_strs(x.g, "r", "fused_ops", "BiasAdd,Elu");
     const feed f = {"x", DT_FLOAT, 4, {2, 3, 6, 6}};
     const char *xn[1] = {"r"};
     expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
@@ -381,11 +311,11 @@ static void test_conv_add_nchw(void **state)
     /* a [C, 1, 1] constant with an NHWC convolution is no bias: nothing */
     gb_init(&b);
     int64_t xh[4] = {2, 4, 4, 3}, bh[3] = {4, 1, 1};
-    ph(&b, "x", "DT_FLOAT", xh, 4);
+    gn_pt_text_ph_dims(&b.t, "x", "DT_FLOAT", 4, xh);
     cst(&b, "w", "DT_FLOAT", d_w33, 4, -1, 1);
     cst(&b, "b", "DT_FLOAT", bh, 3, -1, 1);
     conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "SAME");
-    binary(&b, "add", "AddV2", "conv", "b", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "add", "AddV2", "conv,b", "DT_FLOAT", NULL);
     assert_false(rx_run(&x, b.t.s, "add", false, GN_REMAP_POLICY_GRAPNEL));
     rx_free(&x);
     gn_pt_text_free(&b.t);
@@ -398,22 +328,22 @@ static void test_matmul(void **state)
     gb b;
     gb_init(&b);
     int64_t xd[2] = {3, 5}, wd[2] = {5, 4}, wtd[2] = {4, 5}, bd[1] = {4};
-    ph(&b, "x", "DT_FLOAT", xd, 2);
+    gn_pt_text_ph_dims(&b.t, "x", "DT_FLOAT", 2, xd);
     cst(&b, "w", "DT_FLOAT", wd, 2, -1, 1);
     cst(&b, "wt", "DT_FLOAT", wtd, 2, -1, 1);
     cst(&b, "b", "DT_FLOAT", bd, 1, -1, 1);
     matmul(&b, "mm", "x", "w", false);
-    binary(&b, "add", "AddV2", "b", "mm", "DT_FLOAT");
-    unary(&b, "t", "Tanh", "add", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "add", "AddV2", "b,mm", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "t", "Tanh", "add", "DT_FLOAT", NULL);
     matmul(&b, "mm2", "x", "wt", true);
     bias(&b, "bias2", "mm2", "b", "DT_FLOAT", "NHWC");
-    unary(&b, "s", "Sigmoid", "bias2", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "s", "Sigmoid", "bias2", "DT_FLOAT", NULL);
     rx x;
     assert_true(rx_run(&x, b.t.s, "t,s", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); wt=Const(); b=Const(); t=_FusedMatMul(x, w, b); "
                            "s=_FusedMatMul(x, wt, b)");
-    expect_fused_ops(x.g, "t", "BiasAdd,Tanh");
-    expect_fused_ops(x.g, "s", "BiasAdd,Sigmoid");
+    gn_pt_expect_attr_strs(x.g, "t", "fused_ops", "BiasAdd,Tanh");
+    gn_pt_expect_attr_strs(x.g, "s", "fused_ops", "BiasAdd,Sigmoid");
     bool tb = false;
     assert_true(gn__attr_get_bool(x.g, gn__graph_find(x.g, "s"), "transpose_b", &tb));
     assert_true(tb);
@@ -429,9 +359,9 @@ static void test_matmul(void **state)
  * grouped as TensorFlow's pattern, and a Gelu whose input has a consumer outside it. */
 static void scalar(gb *b, const char *name, double v)
 {
-    gn_pt_text_add(&b->t, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
-           "tensor { dtype: DT_FLOAT tensor_shape { } float_val: %.9g } } } }\n",
-        name, v);
+    char val[32];
+    snprintf(val, sizeof val, "%.9g", v);
+    gn_pt_text_cst(&b->t, name, "f", "", val);
 }
 
 static void test_matmul_gelu(void **state)
@@ -440,7 +370,7 @@ static void test_matmul_gelu(void **state)
     gb b;
     gb_init(&b);
     int64_t xd[2] = {3, 5}, wd[2] = {5, 4}, bd[1] = {4};
-    ph(&b, "x", "DT_FLOAT", xd, 2);
+    gn_pt_text_ph_dims(&b.t, "x", "DT_FLOAT", 2, xd);
     cst(&b, "w", "DT_FLOAT", wd, 2, -1, 1);
     cst(&b, "b", "DT_FLOAT", bd, 1, -1, 1);
     scalar(&b, "half", 0.5);
@@ -452,27 +382,27 @@ static void test_matmul_gelu(void **state)
     /* tanh form */
     matmul(&b, "mm", "x", "w", false);
     bias(&b, "ba", "mm", "b", "DT_FLOAT", "NHWC");
-    binary(&b, "pow", "Pow", "ba", "three", "DT_FLOAT");
-    binary(&b, "kx3", "Mul", "k", "pow", "DT_FLOAT");
-    binary(&b, "inner", "AddV2", "ba", "kx3", "DT_FLOAT");
-    binary(&b, "scaled", "Mul", "c", "inner", "DT_FLOAT");
-    unary(&b, "tanh", "Tanh", "scaled", "DT_FLOAT");
-    binary(&b, "onep", "AddV2", "one", "tanh", "DT_FLOAT");
-    binary(&b, "hx", "Mul", "half", "ba", "DT_FLOAT");
-    binary(&b, "gelu", "Mul", "hx", "onep", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "pow", "Pow", "ba,three", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "kx3", "Mul", "k,pow", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "inner", "AddV2", "ba,kx3", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "scaled", "Mul", "c,inner", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "tanh", "Tanh", "scaled", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "onep", "AddV2", "one,tanh", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "hx", "Mul", "half,ba", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "gelu", "Mul", "hx,onep", "DT_FLOAT", NULL);
     /* erf form */
     matmul(&b, "mm2", "x", "w", false);
     bias(&b, "ba2", "mm2", "b", "DT_FLOAT", "NHWC");
-    binary(&b, "div", "RealDiv", "ba2", "sqrt2", "DT_FLOAT");
-    unary(&b, "erf", "Erf", "div", "DT_FLOAT");
-    binary(&b, "onep2", "AddV2", "erf", "one", "DT_FLOAT");
-    binary(&b, "h2", "Mul", "onep2", "half", "DT_FLOAT");
-    binary(&b, "gelu2", "Mul", "ba2", "h2", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "div", "RealDiv", "ba2,sqrt2", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "erf", "Erf", "div", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "onep2", "AddV2", "erf,one", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "h2", "Mul", "onep2,half", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "gelu2", "Mul", "ba2,h2", "DT_FLOAT", NULL);
     rx x;
     assert_true(rx_run(&x, b.t.s, "gelu,gelu2", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); gelu=_FusedMatMul(x, w, b); gelu2=_FusedMatMul(x, w, b)");
-    expect_fused_ops(x.g, "gelu", "BiasAdd,GeluApproximate");
-    expect_fused_ops(x.g, "gelu2", "BiasAdd,GeluExact");
+    gn_pt_expect_attr_strs(x.g, "gelu", "fused_ops", "BiasAdd,GeluApproximate");
+    gn_pt_expect_attr_strs(x.g, "gelu2", "fused_ops", "BiasAdd,GeluExact");
     gn_pt_fx_expect_event(&x.f, "remap.matmul_gelu: gelu: fused MatMul 'mm' + BiasAdd 'ba' + Gelu (tanh) 'gelu' into "
                                 "_FusedMatMul");
     gn_pt_fx_expect_event(&x.f, "remap.matmul_gelu: gelu2: fused MatMul 'mm2' + BiasAdd 'ba2' + Gelu (erf) 'gelu2' into "
@@ -503,7 +433,7 @@ static void test_refusals(void **state)
     gb b;
     gb_init(&b);
     conv_bias_act_text(&b, "Relu", "DT_FLOAT", "Conv2D", d_w33);
-    unary(&b, "other", "Neg", "bias", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "other", "Neg", "bias", "DT_FLOAT", NULL);
     rx x;
     assert_true(rx_run(&x, b.t.s, "act,other", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); act=Relu(bias); "
@@ -574,15 +504,15 @@ static void conv_side_text(gb *b, const char *act, const char *fmt, bool side_fi
         memcpy(xd, xc, sizeof xd);
         memcpy(sd, sc, sizeof sd);
     }
-    ph(b, "x", "DT_FLOAT", xd, 4);
-    ph(b, "s", "DT_FLOAT", sd, 4);
+    gn_pt_text_ph_dims(&b->t, "x", "DT_FLOAT", 4, xd);
+    gn_pt_text_ph_dims(&b->t, "s", "DT_FLOAT", 4, sd);
     cst(b, "w", "DT_FLOAT", d_w33, 4, -1, 1);
     cst(b, "b", "DT_FLOAT", d_b4, 1, -1, 1);
     conv(b, "conv", "Conv2D", "x", "w", "DT_FLOAT", fmt, "SAME");
     bias(b, "bias", "conv", "b", "DT_FLOAT", fmt);
-    if (side_first) binary(b, "add", "AddV2", "s", "bias", "DT_FLOAT");
-    else binary(b, "add", "AddV2", "bias", "s", "DT_FLOAT");
-    if (act) unary(b, "act", act, "add", "DT_FLOAT");
+    if (side_first) gn_pt_text_op(&b->t, "add", "AddV2", "s,bias", "DT_FLOAT", NULL);
+    else gn_pt_text_op(&b->t, "add", "AddV2", "bias,s", "DT_FLOAT", NULL);
+    if (act) gn_pt_text_op(&b->t, "act", act, "add", "DT_FLOAT", NULL);
 }
 
 static void test_conv_side_input(void **state)
@@ -599,8 +529,8 @@ static void test_conv_side_input(void **state)
             rx x;
             assert_true(rx_run(&x, b.t.s, "act", gpu, GN_REMAP_POLICY_GRAPNEL));
             gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b, s)");
-            expect_fused_ops(x.g, "act", "BiasAdd,Add,Relu");
-            expect_int_attr(x.g, "act", "num_args", 2);
+            gn_pt_expect_attr_strs(x.g, "act", "fused_ops", "BiasAdd,Add,Relu");
+            gn_pt_expect_attr_i(x.g, "act", "num_args", 2);
             const Tensorflow__AttrValue *ta = gn__node_attr(x.g, gn__graph_find(x.g, "act"), "TArgs");
             assert_non_null(ta);
             assert_int_equal(ta->list->n_type, 2);
@@ -621,8 +551,8 @@ static void test_conv_side_input(void **state)
     rx x;
     assert_true(rx_run(&x, b.t.s, "add", true, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); add=_FusedConv2D(x, w, b, s)");
-    expect_fused_ops(x.g, "add", "BiasAdd,Add");
-    expect_attr_str(x.g, "add", "data_format", "NCHW");
+    gn_pt_expect_attr_strs(x.g, "add", "fused_ops", "BiasAdd,Add");
+    gn_pt_expect_attr_s(x.g, "add", "data_format", "NCHW");
     const char *xa[1] = {"add"};
     expect_same(x.before, x.g, fc, 2, xa, 1, 1e-5);
     rx_free(&x);
@@ -630,14 +560,14 @@ static void test_conv_side_input(void **state)
     /* the side input broadcasts (a [4] vector after the BiasAdd): not a side input; Conv2D +
        BiasAdd alone is fused, the AddV2 and the Relu stay */
     gb_init(&b);
-    ph(&b, "x", "DT_FLOAT", d_x, 4);
+    gn_pt_text_ph_dims(&b.t, "x", "DT_FLOAT", 4, d_x);
     cst(&b, "w", "DT_FLOAT", d_w33, 4, -1, 1);
     cst(&b, "b", "DT_FLOAT", d_b4, 1, -1, 1);
-    ph(&b, "s", "DT_FLOAT", d_b4, 1);
+    gn_pt_text_ph_dims(&b.t, "s", "DT_FLOAT", 1, d_b4);
     conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "SAME");
     bias(&b, "bias", "conv", "b", "DT_FLOAT", "NHWC");
-    binary(&b, "add", "AddV2", "bias", "s", "DT_FLOAT");
-    unary(&b, "act", "Relu", "add", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "add", "AddV2", "bias,s", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "act", "Relu", "add", "DT_FLOAT", NULL);
     assert_true(rx_run(&x, b.t.s, "act", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); s=Placeholder(); bias=_FusedConv2D(x, w, b); "
                            "add=AddV2(bias, s); act=Relu(add)");
@@ -661,7 +591,7 @@ static void test_conv_side_input(void **state)
     assert_true(rx_run(&x, b.t.s, "act", false, GN_REMAP_POLICY_TENSORFLOW));
     gn_pt_expect_dump(x.g, "x=Placeholder(); s=Placeholder(); w=Const(); b=Const(); bias=_FusedConv2D(x, w, b); "
                            "add=AddV2(bias, s); act=Relu(add)");
-    expect_fused_ops(x.g, "bias", "BiasAdd");
+    gn_pt_expect_attr_strs(x.g, "bias", "fused_ops", "BiasAdd");
     gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_add: act: Conv2D 'conv' + BiasAdd 'bias' + AddV2 'add' + Relu "
                                 "'act' not fused: TensorFlow's CPU _FusedConv2D takes no Add side input (fused_ops "
                                 "[BiasAdd, Add, Relu]) (tensorflow/core/kernels/conv_ops_fused_impl.h, "
@@ -700,18 +630,18 @@ static void test_matmul_side_input(void **state)
     gb b;
     gb_init(&b);
     int64_t xd[2] = {4, 8}, wd[2] = {8, 8}, bd[1] = {8};
-    ph(&b, "x", "DT_FLOAT", xd, 2);
+    gn_pt_text_ph_dims(&b.t, "x", "DT_FLOAT", 2, xd);
     cst(&b, "w", "DT_FLOAT", wd, 2, -1, 1);
     cst(&b, "b", "DT_FLOAT", bd, 1, -1, 1);
     matmul(&b, "mm", "x", "w", false);
     bias(&b, "bias", "mm", "b", "DT_FLOAT", "NHWC");
-    binary(&b, "add", "Add", "x", "bias", "DT_FLOAT");
-    unary(&b, "act", "Tanh", "add", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "add", "Add", "x,bias", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "act", "Tanh", "add", "DT_FLOAT", NULL);
     rx x;
     assert_true(rx_run(&x, b.t.s, "act", true, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); act=_FusedMatMul(x, w, b, x)");
-    expect_fused_ops(x.g, "act", "BiasAdd,Add,Tanh");
-    expect_int_attr(x.g, "act", "num_args", 2);
+    gn_pt_expect_attr_strs(x.g, "act", "fused_ops", "BiasAdd,Add,Tanh");
+    gn_pt_expect_attr_i(x.g, "act", "num_args", 2);
     assert_null(gn__node_attr(x.g, gn__graph_find(x.g, "act"), "TArgs"));
     const feed f = {"x", DT_FLOAT, 2, {4, 8}};
     const char *xn[1] = {"act"};
@@ -725,14 +655,14 @@ static void test_matmul_side_input(void **state)
 static void conv1d_text(gb *b, const char *act, const char *squeeze_dims, int64_t cout)
 {
     int64_t xd[4] = {2, 1, 7, 3}, wd[4] = {1, 3, 3, cout}, bd[1] = {cout};
-    ph(b, "x", "DT_FLOAT", xd, 4);
+    gn_pt_text_ph_dims(&b->t, "x", "DT_FLOAT", 4, xd);
     cst(b, "w", "DT_FLOAT", wd, 4, -1, 1);
     cst(b, "b", "DT_FLOAT", bd, 1, -1, 1);
     conv(b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "VALID");
     gn_pt_text_add(&b->t, "node { name: 'sq' op: 'Squeeze' input: 'conv' attr { key: 'T' value { type: DT_FLOAT } }%s }\n",
         squeeze_dims);
     bias(b, "bias", "sq", "b", "DT_FLOAT", "NHWC");
-    if (act) unary(b, "act", act, "bias", "DT_FLOAT");
+    if (act) gn_pt_text_op(&b->t, "act", act, "bias", "DT_FLOAT", NULL);
 }
 
 static void test_conv_squeeze_bias(void **state)
@@ -748,9 +678,9 @@ static void test_conv_squeeze_bias(void **state)
         conv1d_text(&b, "Relu", k & 1 ? "" : dims1, 4);
         assert_true(rx_run(&x, b.t.s, "act", k >= 2, GN_REMAP_POLICY_GRAPNEL));
         gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); conv=_FusedConv2D(x, w, b); act=Squeeze(conv)");
-        expect_fused_ops(x.g, "conv", "BiasAdd,Relu");
-        expect_int_attr(x.g, "conv", "num_args", 1);
-        expect_attr_str(x.g, "conv", "padding", "VALID");
+        gn_pt_expect_attr_strs(x.g, "conv", "fused_ops", "BiasAdd,Relu");
+        gn_pt_expect_attr_i(x.g, "conv", "num_args", 1);
+        gn_pt_expect_attr_s(x.g, "conv", "padding", "VALID");
         gn_pt_fx_expect_event(&x.f, "remap.conv_squeeze_bias: act: fused Conv2D 'conv' + Squeeze 'sq' + BiasAdd 'bias' + "
                                     "Relu 'act' into _FusedConv2D 'conv' + Squeeze");
         const char *xn[1] = {"act"};
@@ -766,7 +696,7 @@ static void test_conv_squeeze_bias(void **state)
     assert_true(rx_run(&x, b.t.s, "act", false, GN_REMAP_POLICY_TENSORFLOW));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Const(); b=Const(); conv=_FusedConv2D(x, w, b); bias=Squeeze(conv); "
                            "act=Relu(bias)");
-    expect_fused_ops(x.g, "conv", "BiasAdd");
+    gn_pt_expect_attr_strs(x.g, "conv", "fused_ops", "BiasAdd");
     gn_pt_fx_expect_event(&x.f, "remap.conv_squeeze_bias: act: Conv2D 'conv' + Squeeze 'sq' + BiasAdd 'bias' + Relu "
                                 "'act' not fused: TensorFlow fuses Conv2D + Squeeze + BiasAdd without an activation");
     const char *xn[1] = {"act"};
@@ -801,7 +731,7 @@ static void atrous_text(gb *b, const char *op, int64_t h, const int *pads, const
 {
     int64_t xd[4] = {1, h, h, 3}, wd[4] = {3, 3, 3, !strcmp(op, "Conv2D") ? 4 : 1}, bd[1] = {4};
     if (strcmp(op, "Conv2D")) bd[0] = 3;
-    ph(b, "x", "DT_FLOAT", xd, 4);
+    gn_pt_text_ph_dims(&b->t, "x", "DT_FLOAT", 4, xd);
     cst(b, "w", "DT_FLOAT", wd, 4, -1, 1);
     cst(b, "b", "DT_FLOAT", bd, 1, -1, 1);
     gn_pt_text_add(&b->t, "node { name: 'blk' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { "
@@ -822,16 +752,7 @@ static void atrous_text(gb *b, const char *op, int64_t h, const int *pads, const
            "type: DT_FLOAT } } attr { key: 'Tblock_shape' value { type: DT_INT32 } } attr { key: 'Tcrops' value { type: "
            "DT_INT32 } } }\n");
     bias(b, "bias", "b2s", "b", "DT_FLOAT", "NHWC");
-    unary(b, "act", "Relu", "bias", "DT_FLOAT");
-}
-
-static void expect_ints_attr(const gn_graph *g, const char *node, const char *key, const int64_t *want, size_t n)
-{
-    const Tensorflow__AttrValue *v = gn__node_attr(g, gn__graph_find(g, node), key);
-    assert_non_null(v);
-    assert_int_equal(v->value_case, TENSORFLOW__ATTR_VALUE__VALUE_LIST);
-    assert_int_equal(v->list->n_i, n);
-    for (size_t i = 0; i < n; i++) assert_int_equal(v->list->i[i], want[i]);
+    gn_pt_text_op(&b->t, "act", "Relu", "bias", "DT_FLOAT", NULL);
 }
 
 static void test_dilated_conv(void **state)
@@ -869,11 +790,11 @@ static void test_dilated_conv(void **state)
         snprintf(want, sizeof want, "x=Placeholder(); w=Const(); b=Const(); b2s=%s(x, w); bias=BiasAdd(b2s, b); "
                                     "act=Relu(bias)", cases[i].op);
         gn_pt_expect_dump(x.g, want);
-        expect_ints_attr(x.g, "b2s", "dilations", dil, 4);
-        expect_attr_str(x.g, "b2s", "padding", cases[i].padding);
+        gn_pt_expect_attr_ints(x.g, "b2s", "dilations", dil, 4);
+        gn_pt_expect_attr_s(x.g, "b2s", "padding", cases[i].padding);
         if (!strcmp(cases[i].padding, "EXPLICIT")) {
             static const int64_t ep[8] = {0, 0, 1, 1, 3, 1, 0, 0};
-            expect_ints_attr(x.g, "b2s", "explicit_paddings", ep, 8);
+            gn_pt_expect_attr_ints(x.g, "b2s", "explicit_paddings", ep, 8);
         }
         char ev[512];
         snprintf(ev, sizeof ev, "remap.dilated_conv: b2s: rewrote SpaceToBatchND 's2b' + %s 'conv' + BatchToSpaceND 'b2s' "
@@ -889,7 +810,7 @@ static void test_dilated_conv(void **state)
             snprintf(want, sizeof want, "x=Placeholder(); w=Const(); b=Const(); act=%s(x, w, b)",
                      dw ? "_FusedDepthwiseConv2dNative" : "_FusedConv2D");
             gn_pt_expect_dump(x.g, want);
-            expect_ints_attr(x.g, "act", "dilations", dil, 4);
+            gn_pt_expect_attr_ints(x.g, "act", "dilations", dil, 4);
             expect_same(x.before, x.g, &f, 1, xn, 1, 1e-5);
             rx_free(&x);
         }
@@ -1059,11 +980,11 @@ static void test_fold_batchnorm(void **state)
     (void)state;
     gb b;
     gb_init(&b);
-    ph(&b, "x", "DT_FLOAT", d_x, 4);
+    gn_pt_text_ph_dims(&b.t, "x", "DT_FLOAT", 4, d_x);
     cst(&b, "w", "DT_FLOAT", d_w33, 4, -1, 1);
     conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "SAME");
     fbn(&b, "bn", "conv", "p", 4, "NHWC", false, true);
-    unary(&b, "r", "Relu", "bn", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "r", "Relu", "bn", "DT_FLOAT", NULL);
     /* with a BiasAdd between, into a depthwise convolution */
     static const int64_t d_dw[4] = {3, 3, 3, 2}, d6[1] = {6};
     cst(&b, "w2", "DT_FLOAT", d_dw, 4, -1, 1);
@@ -1071,7 +992,7 @@ static void test_fold_batchnorm(void **state)
     conv(&b, "dw", "DepthwiseConv2dNative", "x", "w2", "DT_FLOAT", "NHWC", "VALID");
     bias(&b, "dwb", "dw", "b2", "DT_FLOAT", "NHWC");
     fbn(&b, "bn2", "dwb", "q", 6, "NHWC", false, true);
-    unary(&b, "y2", "Neg", "bn2", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "y2", "Neg", "bn2", "DT_FLOAT", NULL);
     rx x;
     assert_true(rx_run(&x, b.t.s, "r,y2", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); r=_FusedConv2D(x, bn/folded_filter, bn/folded_bias); "
@@ -1084,7 +1005,7 @@ static void test_fold_batchnorm(void **state)
                                 "FusedBatchNormV3 'bn2' into the filter and a bias (6 channels)");
     gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: r: fused Conv2D 'conv' + BiasAdd 'bn' + Relu 'r' into "
                                 "_FusedConv2D");
-    expect_fused_ops(x.g, "r", "BiasAdd,Relu");
+    gn_pt_expect_attr_strs(x.g, "r", "fused_ops", "BiasAdd,Relu");
     const char *xn[2] = {"r", "y2"};
     expect_same(x.before, x.g, &f_x, 1, xn, 2, 1e-4);
     rx_free(&x);
@@ -1112,14 +1033,14 @@ static void test_fold_scale(void **state)
     gb b;
     gb_init(&b);
     static const int64_t d_dw[4] = {3, 3, 3, 2}, d6[1] = {6};
-    ph(&b, "x", "DT_FLOAT", d_x, 4);
+    gn_pt_text_ph_dims(&b.t, "x", "DT_FLOAT", 4, d_x);
     cst(&b, "w", "DT_FLOAT", d_dw, 4, -1, 1);
     cst(&b, "s", "DT_FLOAT", d6, 1, 0.5f, 2);
     cst(&b, "o", "DT_FLOAT", d6, 1, -1, 1);
     conv(&b, "dw", "DepthwiseConv2dNative", "x", "w", "DT_FLOAT", "NHWC", "SAME");
-    binary(&b, "mul", "Mul", "dw", "s", "DT_FLOAT");
-    binary(&b, "add", "AddV2", "mul", "o", "DT_FLOAT");
-    unary(&b, "r", "Relu6", "add", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "mul", "Mul", "dw,s", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "add", "AddV2", "mul,o", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "r", "Relu6", "add", "DT_FLOAT", NULL);
     rx x;
     assert_true(rx_run(&x, b.t.s, "r", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); o=Const(); r=_FusedDepthwiseConv2dNative(x, mul/folded_filter, o); "
@@ -1131,7 +1052,7 @@ static void test_fold_scale(void **state)
     expect_same(x.before, x.g, &f_x, 1, xn, 1, 1e-4);
     rx_free(&x);
     /* the convolution has another consumer: refused */
-    unary(&b, "z", "Neg", "dw", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "z", "Neg", "dw", "DT_FLOAT", NULL);
     assert_false(rx_run(&x, b.t.s, "r,z", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_fx_expect_event(&x.f, "remap.fold_scale: mul: DepthwiseConv2dNative 'dw' + Mul 'mul' not folded: "
                                 "DepthwiseConv2dNative has a second consumer");
@@ -1145,23 +1066,23 @@ static void test_conv_batchnorm(void **state)
     (void)state;
     gb b;
     gb_init(&b);
-    ph(&b, "x", "DT_FLOAT", d_x, 4);
-    ph(&b, "w", "DT_FLOAT", d_w33, 4);
+    gn_pt_text_ph_dims(&b.t, "x", "DT_FLOAT", 4, d_x);
+    gn_pt_text_ph_dims(&b.t, "w", "DT_FLOAT", 4, d_w33);
     conv(&b, "conv", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "SAME");
     fbn(&b, "bn", "conv", "p", 4, "NHWC", false, true);
-    unary(&b, "r", "Relu", "bn", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "r", "Relu", "bn", "DT_FLOAT", NULL);
     conv(&b, "conv2", "Conv2D", "x", "w", "DT_FLOAT", "NHWC", "VALID");
     fbn(&b, "bn2", "conv2", "p", 4, "NHWC", false, false);
-    unary(&b, "y2", "Neg", "bn2", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "y2", "Neg", "bn2", "DT_FLOAT", NULL);
     rx x;
     assert_true(rx_run(&x, b.t.s, "r,y2", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); w=Placeholder(); p/scale=Const(); p/offset=Const(); p/mean=Const(); "
                            "p/var=Const(); r=_FusedConv2D(x, w, p/scale, p/offset, p/mean, p/var); "
                            "bn2=_FusedConv2D(x, w, p/scale, p/offset, p/mean, p/var); y2=Neg(bn2)");
-    expect_fused_ops(x.g, "r", "FusedBatchNorm,Relu");
-    expect_fused_ops(x.g, "bn2", "FusedBatchNorm");
-    expect_int_attr(x.g, "r", "num_args", 4);
-    expect_float_attr(x.g, "r", "epsilon", 0.001f);
+    gn_pt_expect_attr_strs(x.g, "r", "fused_ops", "FusedBatchNorm,Relu");
+    gn_pt_expect_attr_strs(x.g, "bn2", "fused_ops", "FusedBatchNorm");
+    gn_pt_expect_attr_i(x.g, "r", "num_args", 4);
+    gn_pt_expect_attr_f(x.g, "r", "epsilon", 0.001f);
     gn_pt_fx_expect_event(&x.f, "remap.fold_batchnorm: bn: Conv2D 'conv' + FusedBatchNormV3 'bn' not folded: filter is "
                                 "not a constant");
     gn_pt_fx_expect_event(&x.f, "remap.conv_batchnorm_act: r: fused Conv2D 'conv' + FusedBatchNormV3 'bn' + Relu 'r' "
@@ -1191,14 +1112,14 @@ static void test_batchnorm_ex(void **state)
     gb b;
     gb_init(&b);
     int64_t d4[4] = {2, 5, 5, 4}, d4c[4] = {2, 4, 5, 5};
-    ph(&b, "x", "DT_FLOAT", d4, 4);
-    ph(&b, "side", "DT_FLOAT", d4, 4);
-    ph(&b, "xc", "DT_FLOAT", d4c, 4);
+    gn_pt_text_ph_dims(&b.t, "x", "DT_FLOAT", 4, d4);
+    gn_pt_text_ph_dims(&b.t, "side", "DT_FLOAT", 4, d4);
+    gn_pt_text_ph_dims(&b.t, "xc", "DT_FLOAT", 4, d4c);
     fbn(&b, "bn", "x", "p", 4, "NHWC", false, true);
-    binary(&b, "add", "AddV2", "bn", "side", "DT_FLOAT");
-    unary(&b, "r", "Relu", "add", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "add", "AddV2", "bn,side", "DT_FLOAT", NULL);
+    gn_pt_text_op(&b.t, "r", "Relu", "add", "DT_FLOAT", NULL);
     fbn(&b, "bnc", "xc", "p", 4, "NCHW", false, false);
-    unary(&b, "rc", "Relu", "bnc", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "rc", "Relu", "bnc", "DT_FLOAT", NULL);
     const char *after_grapnel =
         "x=Placeholder(); side=Placeholder(); xc=Placeholder(); p/scale=Const(); p/offset=Const(); p/mean=Const(); "
         "p/var=Const(); bn=_FusedBatchNormEx(x, p/scale, p/offset, p/mean, p/var, side); r=Identity(bn); "
@@ -1206,9 +1127,9 @@ static void test_batchnorm_ex(void **state)
     rx x;
     assert_true(rx_run(&x, b.t.s, "r,rc", true, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, after_grapnel);
-    expect_attr_str(x.g, "bn", "activation_mode", "Relu");
-    expect_int_attr(x.g, "bn", "num_side_inputs", 1);
-    expect_int_attr(x.g, "bnc", "num_side_inputs", 0);
+    gn_pt_expect_attr_s(x.g, "bn", "activation_mode", "Relu");
+    gn_pt_expect_attr_i(x.g, "bn", "num_side_inputs", 1);
+    gn_pt_expect_attr_i(x.g, "bnc", "num_side_inputs", 0);
     gn_pt_fx_expect_event(&x.f, "remap.batchnorm_ex: bn: fused FusedBatchNormV3 'bn' + AddV2 'add' + Relu 'r' into "
                                 "_FusedBatchNormEx");
     feed f[3] = {{"x", DT_FLOAT, 4, {2, 5, 5, 4}}, {"side", DT_FLOAT, 4, {2, 5, 5, 4}}, {"xc", DT_FLOAT, 4, {2, 4, 5, 5}}};
@@ -1240,15 +1161,15 @@ static void test_batchnorm_scale_offset(void **state)
     gb b;
     gb_init(&b);
     int64_t d4[4] = {2, 5, 5, 4}, d4c[4] = {2, 4, 5, 5};
-    ph(&b, "x", "DT_FLOAT", d4, 4);
-    ph(&b, "xc", "DT_FLOAT", d4c, 4);
+    gn_pt_text_ph_dims(&b.t, "x", "DT_FLOAT", 4, d4);
+    gn_pt_text_ph_dims(&b.t, "xc", "DT_FLOAT", 4, d4c);
     fbn(&b, "bn", "x", "p", 4, "NHWC", false, true);
-    unary(&b, "y", "Neg", "bn", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "y", "Neg", "bn", "DT_FLOAT", NULL);
     fbn(&b, "bnc", "xc", "p", 4, "NCHW", false, false);
-    unary(&b, "yc", "Neg", "bnc", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "yc", "Neg", "bnc", "DT_FLOAT", NULL);
     fbn(&b, "bnp", "x", "p", 4, "NHWC", false, false);
     fbn(&b, "bnt", "x", "p", 4, "NHWC", true, false);
-    unary(&b, "yt", "Neg", "bnt", "DT_FLOAT");
+    gn_pt_text_op(&b.t, "yt", "Neg", "bnt", "DT_FLOAT", NULL);
     rx x;
     assert_true(rx_run(&x, b.t.s, "y,yc,bnp,yt", false, GN_REMAP_POLICY_GRAPNEL));
     gn_pt_expect_dump(x.g, "x=Placeholder(); xc=Placeholder(); p/scale=Const(); p/offset=Const(); p/mean=Const(); "
@@ -1295,14 +1216,6 @@ static uint32_t count_fused(const gn_graph *g)
     return n;
 }
 
-/* Every toggle off but remapping, pruning off. */
-#define REMAP_ALONE                                                                                          \
-    "{'layout_optimizer': False, 'constant_folding': False, 'shape_optimization': False, 'remapping': True, "  \
-    "'arithmetic_optimization': False, 'dependency_optimization': False, 'loop_optimization': False, "         \
-    "'function_optimization': False, 'debug_stripper': False, 'scoped_allocator_optimization': False, "        \
-    "'pin_to_host_optimization': False, 'implementation_selector': False, 'auto_mixed_precision': False, "     \
-    "'common_subgraph_elimination': False, 'auto_parallel': False, 'disable_model_pruning': True}"
-
 /* The four runs per model: the remapper alone and the default pipeline, for cpu and gpu:sm_90. */
 static const char *const k_run_name[4] = {"alone/cpu", "alone/gpu:sm_90", "default/cpu", "default/gpu:sm_90"};
 
@@ -1312,9 +1225,12 @@ static uint32_t optimize_for(gn_graph *g, int k, const char *const *fn, size_t n
 {
     const char *target = k & 1 ? "gpu:sm_90" : "cpu";
     gn_options o;
-    gn_options_init(&o);
-    char perr[256];
-    if (k < 2 && gn_options_parse(&o, REMAP_ALONE, perr, sizeof perr) != GN_OK) fail_msg("options: %s", perr);
+    if (k < 2) {
+        gn_pt_options_alone(&o);
+        o.remapping = GN_TOGGLE_ON;
+    } else {
+        gn_options_init(&o);
+    }
     o.checked = 1;
     o.fail_on_optimizer_errors = 1;
     gn_optimize_params p;
@@ -1353,49 +1269,25 @@ static const model_case k_golden[] = {
 
 static void run_golden(const gn_pt_golden *m, const model_case *mc)
 {
-    char path[4096], file[4096], e[512];
-    if (!strncmp(m->graph, "corpus/", 7)) {
-        if (!gn_test_corpus(m->graph + 7, path, sizeof path)) {
-            print_message("    %s: corpus absent: skipped\n", m->name);
-            return;
-        }
-    } else {
-        gn_test_data(m->graph, path, sizeof path);
-    }
+    gn_graph *orig = NULL;
     gn_tensor ft[4];
     const char *fn[4], *xn[4];
-    for (size_t i = 0; i < m->nf; i++) {
-        char rel[600];
-        snprintf(rel, sizeof rel, "golden/%s", m->feed_file[i]);
-        gn_test_data(rel, file, sizeof file);
-        if (gn_npy_read(file, &ft[i], e, sizeof e) != GN_OK) fail_msg("%s: %s", m->name, e);
-        fn[i] = m->feed[i];
+    if (!gn_pt_golden_open(m, &orig, ft, fn, xn, false)) {
+        print_message("    %s: corpus absent: skipped\n", m->name);
+        return;
     }
-    for (size_t i = 0; i < m->nx; i++) xn[i] = m->fetch[i];
-    gn_graph *orig = NULL;
-    if (gn_graph_load(path, NULL, &orig) != GN_OK) fail_msg("load %s: %s", path, gn_graph_errmsg(orig));
-    gn_tensor ref[4];
-    gn_pt_run_graph(orig, fn, ft, m->nf, xn, ref, m->nx);
     for (int t = 0; t < 4; t++) {
         gn_graph *g = gn_pt_clone(orig);
         uint32_t nfused = optimize_for(g, t, fn, m->nf, xn, m->nx, m->name);
-        gn_tensor out[4];
-        gn_pt_run_graph(g, fn, ft, m->nf, xn, out, m->nx);
-        double worst = 0;
-        for (size_t i = 0; i < m->nx; i++) {
-            gn_compare_result cr;
-            assert_int_equal(gn_tensor_compare(&out[i], &ref[i], 1e-4, &cr), GN_OK);
-            if (!cr.match)
-                fail_msg("%s (%s): fetch %s differs: %s (rel L2 %g)", m->name, k_run_name[t], xn[i], cr.why, cr.rel_l2_err);
-            if (cr.rel_l2_err > worst) worst = cr.rel_l2_err;
-            gn_tensor_free(&out[i]);
-        }
+        double rel[4], worst = 0;
+        gn_pt_expect_close(orig, g, fn, ft, m->nf, xn, m->nx, 1e-4, rel);
+        for (size_t i = 0; i < m->nx; i++)
+            if (rel[i] > worst) worst = rel[i];
         print_message("    %-18s %-17s %3u fused nodes, rel L2 %.2e\n", m->name, k_run_name[t], nfused, worst);
         if (nfused != mc->fused[t])
             fail_msg("%s (%s): %u fused nodes, expected %u", m->name, k_run_name[t], nfused, mc->fused[t]);
         gn_graph_free(g);
     }
-    for (size_t i = 0; i < m->nx; i++) gn_tensor_free(&ref[i]);
     for (size_t i = 0; i < m->nf; i++) gn_tensor_free(&ft[i]);
     gn_graph_free(orig);
 }

@@ -1,4 +1,5 @@
 /* Helpers shared by the optimizer pass tests: see passtest.h. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,30 +122,152 @@ void gn_pt_text_add(gn_pt_text *t, const char *fmt, ...)
     }
 }
 
+uint64_t gn_pt_xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static double uniform_pm1(void *rng) { return 2.0 * (double)(gn_pt_xorshift(rng) >> 11) * (1.0 / 9007199254740992.0) - 1.0; }
+
 void gn_pt_text_const(gn_pt_text *t, const char *name, int rank, const int64_t *dims, uint64_t *rng)
 {
-    int64_t n = 1;
-    gn_pt_text_add(t, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: "
-                      "'value' value { tensor { dtype: DT_FLOAT tensor_shape {",
-                   name);
-    for (int d = 0; d < rank; d++) {
-        gn_pt_text_add(t, " dim { size: %lld }", (long long)dims[d]);
-        n *= dims[d];
-    }
-    gn_pt_text_add(t, " } float_val: [");
-    for (int64_t i = 0; i < n; i++) {
-        *rng ^= *rng << 13;
-        *rng ^= *rng >> 7;
-        *rng ^= *rng << 17;
-        gn_pt_text_add(t, "%s%.4g", i ? "," : "", 2.0 * (double)(*rng >> 11) * (1.0 / 9007199254740992.0) - 1.0);
-    }
-    gn_pt_text_add(t, "] } } } }\n");
+    gn_pt_text_const_gen(t, name, "DT_FLOAT", rank, dims, "%.4g", uniform_pm1, rng);
 }
 
 void gn_pt_text_free(gn_pt_text *t)
 {
     free(t->s);
     memset(t, 0, sizeof *t);
+}
+
+gn_graph *gn_pt_text_load(gn_pt_text *t)
+{
+    gn_graph *g = gn_pt_load_text(t->s ? t->s : "");
+    gn_pt_text_free(t);
+    return g;
+}
+
+const char *gn_pt_dt(const char *t)
+{
+    static const char *const names[][2] = {{"f", "DT_FLOAT"}, {"d", "DT_DOUBLE"}, {"h", "DT_HALF"},
+                                           {"i", "DT_INT32"}, {"l", "DT_INT64"},  {"b", "DT_BOOL"},
+                                           {"u8", "DT_UINT8"}, {"c", "DT_COMPLEX64"}};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strcmp(t, names[k][0]) == 0) return names[k][1];
+    return t;
+}
+
+int gn_pt_dims(const char *text, int64_t *dims)
+{
+    if (strcmp(text, "?") == 0) return -1;
+    int r = 0;
+    const char *p = text;
+    while (*p) {
+        if (r == 8) fail_msg("dims '%s': more than 8", text);
+        char *end;
+        dims[r++] = strtoll(p, &end, 10);
+        if (end == p) fail_msg("dims '%s': not a number list", text);
+        p = end;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    return r;
+}
+
+void gn_pt_text_shape(gn_pt_text *t, int rank, const int64_t *dims)
+{
+    if (rank < 0) {
+        gn_pt_text_add(t, "shape { unknown_rank: true }");
+        return;
+    }
+    gn_pt_text_add(t, "shape {");
+    for (int i = 0; i < rank; i++) gn_pt_text_add(t, " dim { size: %lld }", (long long)dims[i]);
+    gn_pt_text_add(t, " }");
+}
+
+static void text_ph(gn_pt_text *t, const char *name, const char *dt, bool shaped, int rank, const int64_t *dims)
+{
+    gn_pt_text_add(t, "node { name: '%s' op: 'Placeholder' attr { key: 'dtype' value { type: %s } }", name, gn_pt_dt(dt));
+    if (shaped) {
+        gn_pt_text_add(t, " attr { key: 'shape' value { ");
+        gn_pt_text_shape(t, rank, dims);
+        gn_pt_text_add(t, " } }");
+    }
+    gn_pt_text_add(t, " }\n");
+}
+
+void gn_pt_text_ph_dims(gn_pt_text *t, const char *name, const char *dt, int rank, const int64_t *dims)
+{
+    text_ph(t, name, dt, true, rank, dims);
+}
+
+void gn_pt_text_ph(gn_pt_text *t, const char *name, const char *dt, const char *dims)
+{
+    int64_t d[8];
+    text_ph(t, name, dt, dims != NULL, dims ? gn_pt_dims(dims, d) : 0, d);
+}
+
+void gn_pt_text_op(gn_pt_text *t, const char *name, const char *op, const char *inputs, const char *dt,
+                   const char *attrs)
+{
+    gn_pt_text_add(t, "node { name: '%s' op: '%s'", name, op);
+    const char *p = inputs;
+    while (p && *p) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        gn_pt_text_add(t, " input: '%.*s'", (int)l, p);
+        p += l + (e != NULL);
+    }
+    if (dt) gn_pt_text_add(t, " attr { key: 'T' value { type: %s } }", gn_pt_dt(dt));
+    gn_pt_text_add(t, " %s }\n", attrs ? attrs : "");
+}
+
+void gn_pt_text_node(gn_pt_text *t, const char *name, const char *op, const char *inputs, const char *attrs)
+{
+    gn_pt_text_op(t, name, op, inputs, NULL, attrs);
+}
+
+/* The head of a Const node up to its values, and the TensorProto field they go in. */
+static const char *const_head(gn_pt_text *t, const char *name, const char *dt, int rank, const int64_t *dims)
+{
+    dt = gn_pt_dt(dt);
+    gn_pt_text_add(t, "node { name: '%s' op: 'Const' attr { key: 'dtype' value { type: %s } } attr { key: 'value' "
+                      "value { tensor { dtype: %s tensor_",
+                   name, dt, dt);
+    gn_pt_text_shape(t, rank, dims); /* "tensor_" + "shape {...}" */
+    return !strcmp(dt, "DT_FLOAT") ? "float_val" : !strcmp(dt, "DT_DOUBLE") ? "double_val"
+           : !strcmp(dt, "DT_INT64") ? "int64_val" : "int_val";
+}
+
+void gn_pt_text_cst(gn_pt_text *t, const char *name, const char *dt, const char *dims, const char *vals)
+{
+    int64_t d[8] = {vals && *vals ? 1 : 0};
+    if (!dims)
+        for (const char *p = vals; p && *p; p++) d[0] += *p == ',';
+    const char *field = const_head(t, name, dt, dims ? gn_pt_dims(dims, d) : 1, d);
+    const char *p = vals;
+    while (p && *p) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        gn_pt_text_add(t, " %s: %.*s", field, (int)l, p);
+        p += l + (e != NULL);
+    }
+    gn_pt_text_add(t, " } } } }\n");
+}
+
+void gn_pt_text_const_gen(gn_pt_text *t, const char *name, const char *dt, int rank, const int64_t *dims,
+                          const char *fmt, gn_pt_gen gen, void *ctx)
+{
+    const char *field = const_head(t, name, dt, rank, dims);
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= dims[i];
+    for (int64_t i = 0; i < n; i++) {
+        gn_pt_text_add(t, " %s: ", field);
+        gn_pt_text_add(t, fmt, gen(ctx));
+    }
+    gn_pt_text_add(t, " } } } }\n");
 }
 
 gn_graph *gn_pt_load_text(const char *text) { return gn_test_load_text(text, 1); }
@@ -288,9 +411,24 @@ static bool tensor_attr_same(const Tensorflow__AttrValue *a, const Tensorflow__A
     return eq;
 }
 
-void gn_pt_expect_same_graph(gn_graph *g, const gn_graph *w)
+/* an attr's packed bytes in hex (a failure's message) */
+static void attr_hex(const Tensorflow__AttrValue *v, char *buf, size_t n)
 {
-    static char d[16384];
+    size_t len = protobuf_c_message_get_packed_size(&v->base);
+    uint8_t *x = malloc(len + 1);
+    assert_non_null(x);
+    protobuf_c_message_pack(&v->base, x);
+    size_t k = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < len && k + 4 < n; i++) k += (size_t)snprintf(buf + k, n - k, "%02x", x[i]);
+    free(x);
+}
+
+/* g against w; strict: control inputs in order and attrs by their packed bytes
+ * alone, else control inputs as a set and tensor attrs by their values too. */
+static void same_graph(gn_graph *g, const gn_graph *w, bool strict)
+{
+    static char d[32768];
     gn_pt_describe(g, d, sizeof d);
     if (g->n_live != w->n_live) fail_msg("%u nodes, want %u; got:\n%s", g->n_live, w->n_live, d);
     for (gn_id i = 0; i < w->n_nodes; i++) {
@@ -300,7 +438,7 @@ void gn_pt_expect_same_graph(gn_graph *g, const gn_graph *w)
         if (j == GN_NONE) fail_msg("no node '%s'; got:\n%s", name, d);
         const gn__node *a = gn__node_at(g, j), *b = gn__node_at(w, i);
         if (strcmp(gn__node_op(g, j), gn__node_op(w, i)) != 0)
-            fail_msg("'%s' is %s, want %s", name, gn__node_op(g, j), gn__node_op(w, i));
+            fail_msg("'%s' is %s, want %s; got:\n%s", name, gn__node_op(g, j), gn__node_op(w, i), d);
         if (strcmp(gn__str(g, a->device), gn__str(w, b->device)) != 0)
             fail_msg("'%s' on '%s', want '%s'", name, gn__str(g, a->device), gn__str(w, b->device));
         if (a->n_in != b->n_in || a->n_ctrl != b->n_ctrl)
@@ -312,6 +450,12 @@ void gn_pt_expect_same_graph(gn_graph *g, const gn_graph *w)
                 fail_msg("'%s' input %u is %s:%u, want %s:%u; got:\n%s", name, k, gn__node_name(g, a->in[k].node),
                          a->in[k].index, gn__node_name(w, b->in[k].node), b->in[k].index, d);
         for (uint32_t k = 0; k < b->n_ctrl; k++) {
+            if (strict) {
+                if (strcmp(gn__node_name(g, a->ctrl[k]), gn__node_name(w, b->ctrl[k])) != 0)
+                    fail_msg("'%s' control input %u is ^%s, want ^%s; got:\n%s", name, k, gn__node_name(g, a->ctrl[k]),
+                             gn__node_name(w, b->ctrl[k]), d);
+                continue;
+            }
             bool found = false;
             for (uint32_t m = 0; m < a->n_ctrl; m++)
                 found |= strcmp(gn__node_name(g, a->ctrl[m]), gn__node_name(w, b->ctrl[k])) == 0;
@@ -319,14 +463,27 @@ void gn_pt_expect_same_graph(gn_graph *g, const gn_graph *w)
         }
         if (a->n_attr != b->n_attr) fail_msg("'%s': %u attrs, want %u", name, a->n_attr, b->n_attr);
         for (uint32_t k = 0; k < b->n_attr; k++) {
-            const Tensorflow__AttrValue *v = gn__node_attr(g, j, gn__str(w, b->attr[k].key));
-            if (!v) fail_msg("'%s' lacks attr '%s'", name, gn__str(w, b->attr[k].key));
-            if (!gn_pt_attr_same(v, b->attr[k].value) && !tensor_attr_same(v, b->attr[k].value))
-                fail_msg("'%s': attr '%s' differs", name, gn__str(w, b->attr[k].key));
+            const char *key = gn__str(w, b->attr[k].key);
+            const Tensorflow__AttrValue *v = gn__node_attr(g, j, key);
+            if (!v) fail_msg("'%s' lacks attr '%s'", name, key);
+            if (gn_pt_attr_same(v, b->attr[k].value) || (!strict && tensor_attr_same(v, b->attr[k].value))) continue;
+            char x[512], y[512];
+            attr_hex(v, x, sizeof x);
+            attr_hex(b->attr[k].value, y, sizeof y);
+            fail_msg("'%s': attr '%s' differs:\n  got  %s\n  want %s", name, key, x, y);
         }
     }
     if (gn__graph_validate(g) != GN_OK) fail_msg("invalid: %s", g->err.msg);
     assert_int_equal(gn__graph_check_fanouts(g), GN_OK);
+}
+
+void gn_pt_expect_same_graph(gn_graph *g, const gn_graph *w) { same_graph(g, w, false); }
+
+void gn_pt_expect_graph_strict(gn_graph *g, const char *want)
+{
+    gn_graph *w = gn_pt_load_text(want);
+    same_graph(g, w, true);
+    gn_graph_free(w);
 }
 
 /* ---- running on the CPU backend ----------------------------------------------------------------- */
@@ -351,21 +508,150 @@ void gn_pt_run_graph(const gn_graph *g, const char *const *fn, const gn_tensor *
     gn_session_free(s);
 }
 
-void gn_pt_expect_same_results(const gn_graph *before, const gn_graph *after, const char *const *fn,
-                               const gn_tensor *ft, size_t nf, const char *const *xn, size_t nx, size_t max_nx)
+void gn_pt_expect_close(const gn_graph *before, const gn_graph *after, const char *const *fn, const gn_tensor *ft,
+                        size_t nf, const char *const *xn, size_t nx, double tol, double *rel)
 {
     gn_tensor a[16], b[16];
-    assert_true(max_nx <= 16);
-    assert_true(nx <= max_nx);
+    assert_true(nx <= 16);
     gn_pt_run_graph(before, fn, ft, nf, xn, a, nx);
     gn_pt_run_graph(after, fn, ft, nf, xn, b, nx);
     for (size_t i = 0; i < nx; i++) {
+        if (b[i].dtype != a[i].dtype)
+            fail_msg("fetch '%s' is %s, was %s", xn[i], gn_dtype_name(b[i].dtype), gn_dtype_name(a[i].dtype));
         gn_compare_result cr;
-        assert_int_equal(gn_tensor_compare(&b[i], &a[i], 0, &cr), GN_OK);
+        assert_int_equal(gn_tensor_compare(&b[i], &a[i], tol, &cr), GN_OK);
         if (!cr.match) fail_msg("fetch '%s' differs: %s (rel L2 %g)", xn[i], cr.why, cr.rel_l2_err);
+        if (rel) rel[i] = cr.rel_l2_err;
         gn_tensor_free(&a[i]);
         gn_tensor_free(&b[i]);
     }
+}
+
+void gn_pt_expect_same_results(const gn_graph *before, const gn_graph *after, const char *const *fn,
+                               const gn_tensor *ft, size_t nf, const char *const *xn, size_t nx, size_t max_nx)
+{
+    assert_true(max_nx <= 16);
+    assert_true(nx <= max_nx);
+    gn_pt_expect_close(before, after, fn, ft, nf, xn, nx, 0, NULL);
+}
+
+void gn_pt_feeds_random(const gn_graph *g, gn_pt_feeds *f, double lo, double hi, uint64_t seed)
+{
+    memset(f, 0, sizeof *f);
+    uint64_t s = seed ? seed : 88172645463325252ull;
+    for (gn_id i = 0; i < g->n_nodes && f->n < 16; i++) {
+        if (!gn__node_live(g, i) || strcmp(gn__node_op(g, i), "Placeholder") != 0) continue;
+        int dt = 0;
+        gn__attr_get_type(g, i, "dtype", &dt);
+        const Tensorflow__AttrValue *sh = gn__node_attr(g, i, "shape");
+        int64_t dims[8];
+        int32_t rank = 0;
+        if (sh && sh->shape)
+            for (size_t k = 0; k < sh->shape->n_dim && k < 8; k++) dims[rank++] = sh->shape->dim[k]->size;
+        gn_tensor *t = &f->t[f->n];
+        if (gn_tensor_alloc(dt, rank, dims, t) != GN_OK) fail_msg("alloc feed %s", gn__node_name(g, i));
+        int64_t cnt = gn_tensor_numel(t);
+        for (int64_t k = 0; k < cnt; k++) {
+            double u = (double)(gn_pt_xorshift(&s) >> 11) / 9007199254740992.0;
+            double v = lo + (hi - lo) * u;
+            switch (dt) {
+            case TENSORFLOW__DATA_TYPE__DT_FLOAT: ((float *)t->data)[k] = (float)v; break;
+            case TENSORFLOW__DATA_TYPE__DT_INT32: ((int32_t *)t->data)[k] = (int32_t)floor(v); break;
+            case TENSORFLOW__DATA_TYPE__DT_UINT8: ((uint8_t *)t->data)[k] = (uint8_t)floor(fabs(v)); break;
+            case TENSORFLOW__DATA_TYPE__DT_BOOL: ((uint8_t *)t->data)[k] = v > (lo + hi) / 2; break;
+            default: fail_msg("feed dtype %d", dt);
+            }
+        }
+        f->names[f->n++] = gn__node_name(g, i);
+    }
+}
+
+void gn_pt_feeds_free(gn_pt_feeds *f)
+{
+    for (size_t i = 0; i < f->n; i++) gn_tensor_free(&f->t[i]);
+}
+
+void gn_pt_expect_same_random(const gn_graph *before, const gn_graph *after, const char *const *xn, size_t nx,
+                              double lo, double hi)
+{
+    gn_pt_feeds f;
+    gn_pt_feeds_random(before, &f, lo, hi, 0);
+    gn_pt_expect_close(before, after, f.names, f.t, f.n, xn, nx, 0, NULL);
+    gn_pt_feeds_free(&f);
+}
+
+/* ---- gn_optimize with one pass ---------------------------------------------------------------- */
+void gn_pt_options_alone(gn_options *o)
+{
+    gn_options_init(o);
+    int32_t *off[] = {&o->layout_optimizer,         &o->constant_folding,
+                      &o->shape_optimization,       &o->remapping,
+                      &o->arithmetic_optimization,  &o->dependency_optimization,
+                      &o->loop_optimization,        &o->function_optimization,
+                      &o->debug_stripper,           &o->scoped_allocator_optimization,
+                      &o->pin_to_host_optimization, &o->implementation_selector,
+                      &o->auto_mixed_precision,     &o->common_subgraph_elimination};
+    for (size_t k = 0; k < sizeof off / sizeof off[0]; k++) *off[k] = GN_TOGGLE_OFF;
+    o->disable_model_pruning = 1;
+}
+
+void gn_pt_target_gpu(gn_target *t, int cc)
+{
+    t->kind = GN_TARGET_GPU;
+    t->compute_capability = cc;
+    t->num_gpus = 1;
+}
+
+char *gn_pt_optimize_json(gn_graph *g, const gn_options *o, const char *const *fetches, size_t nx,
+                          const char *const *feeds, size_t nf)
+{
+    gn_optimize_params p;
+    gn_optimize_params_init(&p);
+    p.fetches = fetches;
+    p.n_fetches = nx;
+    p.feeds = feeds;
+    p.n_feeds = nf;
+    gn_report *r = NULL;
+    gn_status s = gn_optimize(g, o, &p, &r);
+    char *json = NULL;
+    if (r) gn_report_to_json(r, &json);
+    gn_report_free(r);
+    if (s != GN_OK) fail_msg("optimize: %s\n%s", gn_graph_errmsg(g), json ? json : "");
+    if (gn__graph_validate(g) != GN_OK) fail_msg("invalid after the pass: %s", gn_graph_errmsg(g));
+    if (gn__graph_check_fanouts(g) != GN_OK) fail_msg("fanouts: %s", gn_graph_errmsg(g));
+    return json;
+}
+
+void gn_pt_expect_json_event(const char *json, const char *kind, const char *pattern, const char *node,
+                             const char *detail)
+{
+    char head[1024];
+    snprintf(head, sizeof head, "\"kind\": \"%s\", \"pattern\": \"%s\", \"node\": \"%s\", \"detail\": \"", kind, pattern,
+             node);
+    for (const char *p = strstr(json, head); p; p = strstr(p + 1, head)) {
+        const char *d = p + strlen(head);
+        const char *e = strchr(d, '}');
+        if (!e) break;
+        const char *hit = strstr(d, detail);
+        if (hit && hit < e) return;
+    }
+    fail_msg("no %s event for %s on '%s' with '%s' in\n%s", kind, pattern, node, detail, json);
+}
+
+void gn_pt_expect_no_json_event(const char *json, const char *pattern)
+{
+    char head[256];
+    snprintf(head, sizeof head, "\"pattern\": \"%s\"", pattern);
+    if (strstr(json, head)) fail_msg("unexpected %s event in\n%s", pattern, json);
+}
+
+size_t gn_pt_count_json_events(const char *json, const char *kind)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\"kind\": \"%s\"", kind);
+    size_t n = 0;
+    for (const char *p = strstr(json, k); p; p = strstr(p + 1, k)) n++;
+    return n;
 }
 
 /* ---- corpus and golden models ------------------------------------------------------------------ */
@@ -515,26 +801,168 @@ void gn_pt_fx_expect_no_event(gn_pt_fx *f, const char *text)
     free(t);
 }
 
+/* "name<eq>Op(in, in:1, ^ctl)": the head of a node's line in the dumps */
+static void dump_head(gn_pt_text *t, const gn_graph *g, gn_id i, const char *eq)
+{
+    const gn__node *nd = &g->nodes[i];
+    gn_pt_text_add(t, "%s%s%s(", gn__node_name(g, i), eq, gn__node_op(g, i));
+    for (uint32_t k = 0; k < nd->n_in; k++) {
+        if (nd->in[k].index) gn_pt_text_add(t, "%s%s:%u", k ? ", " : "", gn__node_name(g, nd->in[k].node), nd->in[k].index);
+        else gn_pt_text_add(t, "%s%s", k ? ", " : "", gn__node_name(g, nd->in[k].node));
+    }
+    for (uint32_t k = 0; k < nd->n_ctrl; k++)
+        gn_pt_text_add(t, "%s^%s", (k || nd->n_in) ? ", " : "", gn__node_name(g, nd->ctrl[k]));
+    gn_pt_text_add(t, ")");
+}
+
 char *gn_pt_dump(const gn_graph *g)
 {
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    b[0] = 0;
+    gn_pt_text t = {0};
+    gn_pt_text_add(&t, "%s", "");
     for (gn_id i = 0; i < g->n_nodes; i++) {
         const gn__node *nd = &g->nodes[i];
         if (nd->flags & GN__NODE_DEAD) continue;
-        if (n + 4096 > cap) b = realloc(b, cap *= 2);
-        n += (size_t)snprintf(b + n, cap - n, "%s%s=%s(", n ? "; " : "", gn__node_name(g, i), gn__node_op(g, i));
-        for (uint32_t k = 0; k < nd->n_in; k++) {
-            if (nd->in[k].index) n += (size_t)snprintf(b + n, cap - n, "%s%s:%u", k ? ", " : "", gn__node_name(g, nd->in[k].node), nd->in[k].index);
-            else n += (size_t)snprintf(b + n, cap - n, "%s%s", k ? ", " : "", gn__node_name(g, nd->in[k].node));
-        }
-        for (uint32_t k = 0; k < nd->n_ctrl; k++)
-            n += (size_t)snprintf(b + n, cap - n, "%s^%s", (k || nd->n_in) ? ", " : "", gn__node_name(g, nd->ctrl[k]));
-        n += (size_t)snprintf(b + n, cap - n, ")");
-        if (nd->device) n += (size_t)snprintf(b + n, cap - n, "@%s", gn__str(g, nd->device));
+        if (t.n) gn_pt_text_add(&t, "; ");
+        dump_head(&t, g, i, "=");
+        if (nd->device) gn_pt_text_add(&t, "@%s", gn__str(g, nd->device));
     }
-    return b;
+    return t.s;
+}
+
+/* an attr value as gn_pt_dump_sorted writes it */
+static void attr_text(gn_pt_text *t, const Tensorflow__AttrValue *v)
+{
+    switch (v->value_case) {
+    case TENSORFLOW__ATTR_VALUE__VALUE_TYPE: gn_pt_text_add(t, "%s", gn_dtype_name((int32_t)v->type)); break;
+    case TENSORFLOW__ATTR_VALUE__VALUE_I: gn_pt_text_add(t, "%lld", (long long)v->i); break;
+    case TENSORFLOW__ATTR_VALUE__VALUE_B: gn_pt_text_add(t, "%s", v->b ? "true" : "false"); break;
+    case TENSORFLOW__ATTR_VALUE__VALUE_F: gn_pt_text_add(t, "%g", (double)v->f); break;
+    case TENSORFLOW__ATTR_VALUE__VALUE_S: gn_pt_text_add(t, "\"%.*s\"", (int)v->s.len, (const char *)v->s.data); break;
+    case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
+        gn_pt_text_add(t, "[");
+        for (size_t i = 0; v->list && i < v->list->n_s; i++)
+            gn_pt_text_add(t, "%s%.*s", i ? "," : "", (int)v->list->s[i].len, (const char *)v->list->s[i].data);
+        for (size_t i = 0; v->list && i < v->list->n_i; i++) gn_pt_text_add(t, "%s%lld", i ? "," : "", (long long)v->list->i[i]);
+        gn_pt_text_add(t, "]");
+        break;
+    case TENSORFLOW__ATTR_VALUE__VALUE_TENSOR: {
+        gn__tensor x;
+        gn__err e;
+        gn__err_clear(&e);
+        if (gn__tensor_from_proto(v->tensor, &x, &e) != GN_OK) {
+            gn_pt_text_add(t, "<bad tensor>");
+            break;
+        }
+        gn_pt_text_add(t, "%s[", gn_dtype_name(x.dtype));
+        for (int32_t i = 0; i < x.rank; i++) gn_pt_text_add(t, "%s%lld", i ? "," : "", (long long)x.dims[i]);
+        gn_pt_text_add(t, "]{");
+        int64_t cnt = gn__tensor_numel(&x);
+        for (int64_t i = 0; i < cnt && i < 8; i++) {
+            if (x.dtype == TENSORFLOW__DATA_TYPE__DT_FLOAT) gn_pt_text_add(t, "%s%g", i ? "," : "", (double)((float *)x.data)[i]);
+            else if (x.dtype == TENSORFLOW__DATA_TYPE__DT_INT32) gn_pt_text_add(t, "%s%d", i ? "," : "", ((int32_t *)x.data)[i]);
+            else gn_pt_text_add(t, "%s?", i ? "," : "");
+        }
+        gn_pt_text_add(t, "%s}", cnt > 8 ? ",..." : "");
+        gn__tensor_release(&x);
+        break;
+    }
+    default: gn_pt_text_add(t, "?"); break;
+    }
+}
+
+static int cmp_str(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+
+char *gn_pt_dump_sorted(const gn_graph *g)
+{
+    char **lines = calloc(g->n_nodes + 1, sizeof *lines);
+    assert_non_null(lines);
+    size_t nl = 0;
+    for (gn_id i = 0; i < g->n_nodes; i++) {
+        if (!gn__node_live(g, i)) continue;
+        const gn__node *n = &g->nodes[i];
+        gn_pt_text t = {0};
+        dump_head(&t, g, i, " = ");
+        bool first = true;
+        for (uint32_t k = 0; k < n->n_attr; k++) {
+            const char *key = gn__str(g, n->attr[k].key);
+            if (strcmp(key, "shape") == 0 && strcmp(gn__node_op(g, i), "Placeholder") == 0) continue;
+            gn_pt_text_add(&t, "%s%s=", first ? " {" : ", ", key);
+            attr_text(&t, n->attr[k].value);
+            first = false;
+        }
+        if (!first) gn_pt_text_add(&t, "}");
+        if (n->device) gn_pt_text_add(&t, " @%s", gn__str(g, n->device));
+        lines[nl++] = t.s;
+    }
+    qsort(lines, nl, sizeof *lines, cmp_str);
+    gn_pt_text all = {0};
+    gn_pt_text_add(&all, "%s", "");
+    for (size_t i = 0; i < nl; i++) {
+        gn_pt_text_add(&all, "%s\n", lines[i]);
+        free(lines[i]);
+    }
+    free(lines);
+    return all.s;
+}
+
+void gn_pt_expect_dump_sorted(const gn_graph *g, const char *want)
+{
+    char *got = gn_pt_dump_sorted(g);
+    if (strcmp(got, want) != 0) fail_msg("graph differs\n--- got ---\n%s--- want ---\n%s", got, want);
+    free(got);
+}
+
+static gn_id attr_node(const gn_graph *g, const char *node)
+{
+    gn_id id = gn__graph_find(g, node);
+    if (id == GN_NONE) fail_msg("no node '%s'", node);
+    return id;
+}
+
+void gn_pt_expect_attr_s(const gn_graph *g, const char *node, const char *key, const char *want)
+{
+    const char *s = NULL;
+    size_t n = 0;
+    if (!gn__attr_get_string(g, attr_node(g, node), key, &s, &n)) fail_msg("%s: no string attr %s", node, key);
+    if (n != strlen(want) || memcmp(s, want, n)) fail_msg("%s.%s = '%.*s', want '%s'", node, key, (int)n, s, want);
+}
+
+void gn_pt_expect_attr_i(const gn_graph *g, const char *node, const char *key, int64_t want)
+{
+    int64_t v = -999;
+    if (!gn__attr_get_int(g, attr_node(g, node), key, &v)) fail_msg("%s: no int attr %s", node, key);
+    if (v != want) fail_msg("%s.%s = %lld, want %lld", node, key, (long long)v, (long long)want);
+}
+
+void gn_pt_expect_attr_f(const gn_graph *g, const char *node, const char *key, float want)
+{
+    float v = -999;
+    if (!gn__attr_get_float(g, attr_node(g, node), key, &v)) fail_msg("%s: no float attr %s", node, key);
+    if (fabsf(v - want) > 1e-7f) fail_msg("%s.%s = %g, want %g", node, key, v, want);
+}
+
+static const Tensorflow__AttrValue__ListValue *attr_list(const gn_graph *g, const char *node, const char *key)
+{
+    const Tensorflow__AttrValue *v = gn__node_attr(g, attr_node(g, node), key);
+    if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !v->list) fail_msg("%s: no list attr %s", node, key);
+    return v->list;
+}
+
+void gn_pt_expect_attr_ints(const gn_graph *g, const char *node, const char *key, const int64_t *want, size_t n)
+{
+    const Tensorflow__AttrValue__ListValue *l = attr_list(g, node, key);
+    assert_int_equal(l->n_i, n);
+    for (size_t i = 0; i < n; i++) assert_int_equal(l->i[i], want[i]);
+}
+
+void gn_pt_expect_attr_strs(const gn_graph *g, const char *node, const char *key, const char *want)
+{
+    const Tensorflow__AttrValue__ListValue *l = attr_list(g, node, key);
+    gn_pt_text t = {0};
+    gn_pt_text_add(&t, "%s", "");
+    for (size_t i = 0; i < l->n_s; i++) gn_pt_text_add(&t, "%s%.*s", i ? "," : "", (int)l->s[i].len, (const char *)l->s[i].data);
+    if (strcmp(t.s, want)) fail_msg("%s %s [%s], want [%s]", node, key, t.s, want);
+    gn_pt_text_free(&t);
 }
 
 void gn_pt_expect_dump(const gn_graph *g, const char *want)
@@ -558,23 +986,8 @@ void gn_pt_preserve_list(gn_graph *g, const char *names)
 void gn_pt_check_same(const gn_graph *a, const gn_graph *b, const char *const *fn, const gn_tensor *ft, size_t nf,
                       const char *const *xn, size_t nx)
 {
-    const gn_graph *gs[2] = {a, b};
-    gn_tensor out[2][8];
     assert_true(nx <= 8);
-    for (int w = 0; w < 2; w++) {
-        gn_session *s = NULL;
-        if (gn_session_new(gs[w], NULL, &s) != GN_OK) fail_msg("session: %s", gn_session_errmsg(s));
-        if (gn_session_run(s, fn, ft, nf, xn, out[w], nx) != GN_OK)
-            fail_msg("run (%s): %s", w ? "after" : "before", gn_session_errmsg(s));
-        gn_session_free(s);
-    }
-    for (size_t i = 0; i < nx; i++) {
-        gn_compare_result cr;
-        assert_int_equal(gn_tensor_compare(&out[1][i], &out[0][i], 0, &cr), GN_OK);
-        if (!cr.match) fail_msg("fetch %s differs: %s (rel %g)", xn[i], cr.why, cr.rel_l2_err);
-        gn_tensor_free(&out[0][i]);
-        gn_tensor_free(&out[1][i]);
-    }
+    gn_pt_expect_close(a, b, fn, ft, nf, xn, nx, 0, NULL);
 }
 
 const char *const gn_pt_corpus_models[GN_PT_CORPUS_MODELS] = {

@@ -966,17 +966,12 @@ static const rg_config k_configs[] = {
 
 static void config_options(const rg_config *c, gn_options *o)
 {
-    gn_options_init(o);
+    if (c->alone != -1) gn_pt_options_alone(o);
+    else gn_options_init(o);
     o->min_graph_nodes = -1;
     o->checked = 1;
     o->fail_on_optimizer_errors = 1;
     if (c->alone != -1) {
-        int32_t *off[] = {&o->layout_optimizer, &o->constant_folding, &o->shape_optimization, &o->remapping,
-                          &o->arithmetic_optimization, &o->dependency_optimization, &o->loop_optimization,
-                          &o->function_optimization, &o->debug_stripper, &o->scoped_allocator_optimization,
-                          &o->pin_to_host_optimization, &o->implementation_selector, &o->auto_mixed_precision,
-                          &o->common_subgraph_elimination};
-        for (size_t k = 0; k < sizeof off / sizeof off[0]; k++) *off[k] = GN_TOGGLE_OFF;
         o->disable_model_pruning = c->alone != PRUNING;
         if (c->alone >= 0) *(int32_t *)((char *)o + c->alone) = GN_TOGGLE_ON;
     } else {

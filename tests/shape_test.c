@@ -8,104 +8,9 @@
 
 #include "grapnel/graph.h"
 #include "ops/shape.h"
+#include "passtest.h"
 
-/* ---- graph text builder ------------------------------------------------------- */
-typedef struct tb {
-    char *s;
-    size_t len, cap;
-} tb;
-
-static void add(tb *b, const char *fmt, ...) GN__PRINTF(2, 3);
-static void add(tb *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (b->len + (size_t)n + 1 > b->cap) {
-        b->cap = (b->len + (size_t)n + 1) * 2;
-        b->s = realloc(b->s, b->cap);
-        assert_non_null(b->s);
-    }
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap2);
-    va_end(ap2);
-    b->len += (size_t)n;
-}
-
-/* "1,224,-1,3" -> dims; "?" -> unknown rank; "" -> scalar */
-static void shape_text(tb *b, const char *dims)
-{
-    if (strcmp(dims, "?") == 0) {
-        add(b, "shape { unknown_rank: true }");
-        return;
-    }
-    add(b, "shape { ");
-    const char *p = dims;
-    while (*p) {
-        char *end;
-        long long d = strtoll(p, &end, 10);
-        add(b, "dim { size: %lld } ", d);
-        p = *end == ',' ? end + 1 : end;
-    }
-    add(b, "}");
-}
-
-static void ph(tb *b, const char *name, const char *dtype, const char *dims)
-{
-    add(b, "node { name: \"%s\" op: \"Placeholder\" attr { key: \"dtype\" value { type: %s } } ", name, dtype);
-    if (dims) {
-        add(b, "attr { key: \"shape\" value { ");
-        shape_text(b, dims);
-        add(b, " } } ");
-    }
-    add(b, "}\n");
-}
-
-/* int32 constant: "1,2,3" (a vector), or a scalar when scalar */
-static void ci(tb *b, const char *name, const char *vals, bool scalar)
-{
-    int n = 0;
-    char buf[1024] = "";
-    const char *p = vals;
-    while (*p) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        size_t l = strlen(buf);
-        snprintf(buf + l, sizeof buf - l, "int_val: %ld ", v);
-        n++;
-        p = *end == ',' ? end + 1 : end;
-    }
-    add(b, "node { name: \"%s\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } "
-           "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { ",
-        name);
-    if (!scalar) add(b, "dim { size: %d } ", n);
-    add(b, "} %s } } } }\n", buf);
-}
-
-/* a node: inputs "a,b:1", attrs raw text */
-static void nd(tb *b, const char *name, const char *op, const char *inputs, const char *attrs)
-{
-    add(b, "node { name: \"%s\" op: \"%s\" ", name, op);
-    const char *p = inputs;
-    while (p && *p) {
-        const char *e = strchr(p, ',');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        add(b, "input: \"%.*s\" ", (int)l, p);
-        p = e ? e + 1 : NULL;
-    }
-    add(b, "%s }\n", attrs ? attrs : "");
-}
-
-#define T_F "attr { key: \"T\" value { type: DT_FLOAT } } "
-#define T_I "attr { key: \"T\" value { type: DT_INT32 } } "
-#define A_S(k, v) "attr { key: \"" k "\" value { s: \"" v "\" } } "
-#define A_I(k, v) "attr { key: \"" k "\" value { i: " #v " } } "
-#define A_B(k, v) "attr { key: \"" k "\" value { b: " #v " } } "
-#define A_L(k, items) "attr { key: \"" k "\" value { list { " items " } } } "
-
-static gn_graph *infer_ok(tb *b)
+static gn_graph *infer_ok(gn_pt_text *b)
 {
     gn_graph *g = gn_test_load_text(b->s, 0);
     gn_status s = gn__graph_infer_shapes(g);
@@ -114,7 +19,7 @@ static gn_graph *infer_ok(tb *b)
     return g;
 }
 
-static void infer_fails(tb *b, const char *msg)
+static void infer_fails(gn_pt_text *b, const char *msg)
 {
     gn_graph *g = gn_test_load_text(b->s, 0);
     gn_status s = gn__graph_infer_shapes(g);
@@ -123,9 +28,7 @@ static void infer_fails(tb *b, const char *msg)
     assert_string_equal(gn_graph_errmsg(g), msg);
     assert_null(g->shapes.ptr);
     gn_graph_free(g);
-    free(b->s);
-    b->s = NULL;
-    b->len = b->cap = 0;
+    gn_pt_text_free(b);
 }
 
 static const gn__tinfo *out_of(const gn_graph *g, const char *node, uint32_t k)
@@ -170,12 +73,10 @@ static void expect_val(const gn_graph *g, const char *node, uint32_t k, const ch
     assert_string_equal(buf, want);
 }
 
-static void done(gn_graph *g, tb *b)
+static void done(gn_graph *g, gn_pt_text *b)
 {
     gn_graph_free(g);
-    free(b->s);
-    b->s = NULL;
-    b->len = b->cap = 0;
+    gn_pt_text_free(b);
 }
 
 /* Shape functions of the ops whose CPU kernels came later: detection
@@ -184,52 +85,52 @@ static void done(gn_graph *g, tb *b)
 static void test_later_kernel_ops(void **state)
 {
     (void)state;
-    tb b = {0};
-    ph(&b, "boxes", "DT_FLOAT", "7,4");
-    ph(&b, "scores", "DT_FLOAT", "7");
-    ph(&b, "img", "DT_FLOAT", "3,8,8,2");
-    ph(&b, "bx", "DT_FLOAT", "4,4");
-    ph(&b, "bi", "DT_INT32", "4");
-    ph(&b, "data", "DT_FLOAT", "6,3,5");
-    ph(&b, "ids", "DT_INT32", "6");
-    ph(&b, "ids2", "DT_INT32", "6,3");
-    ph(&b, "cnt", "DT_INT32", "2,9");
-    ph(&b, "sig", "DT_FLOAT", "2,16");
-    ph(&b, "spec", "DT_COMPLEX64", "2,9");
-    ph(&b, "c2", "DT_COMPLEX64", "3,4,4");
-    ph(&b, "cond", "DT_BOOL", "");
-    ci(&b, "five", "5", true);
-    ci(&b, "four", "4", true);
-    ci(&b, "seven", "7", true);
-    ci(&b, "crop", "5,6", false);
-    ci(&b, "n16", "16", false);
-    ci(&b, "n44", "4,6", false);
-    add(&b, "node { name: \"thr\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: "
+    gn_pt_text b = {0};
+    gn_pt_text_ph(&b, "boxes", "DT_FLOAT", "7,4");
+    gn_pt_text_ph(&b, "scores", "DT_FLOAT", "7");
+    gn_pt_text_ph(&b, "img", "DT_FLOAT", "3,8,8,2");
+    gn_pt_text_ph(&b, "bx", "DT_FLOAT", "4,4");
+    gn_pt_text_ph(&b, "bi", "DT_INT32", "4");
+    gn_pt_text_ph(&b, "data", "DT_FLOAT", "6,3,5");
+    gn_pt_text_ph(&b, "ids", "DT_INT32", "6");
+    gn_pt_text_ph(&b, "ids2", "DT_INT32", "6,3");
+    gn_pt_text_ph(&b, "cnt", "DT_INT32", "2,9");
+    gn_pt_text_ph(&b, "sig", "DT_FLOAT", "2,16");
+    gn_pt_text_ph(&b, "spec", "DT_COMPLEX64", "2,9");
+    gn_pt_text_ph(&b, "c2", "DT_COMPLEX64", "3,4,4");
+    gn_pt_text_ph(&b, "cond", "DT_BOOL", "");
+    gn_pt_text_cst(&b, "five", "i", "", "5");
+    gn_pt_text_cst(&b, "four", "i", "", "4");
+    gn_pt_text_cst(&b, "seven", "i", "", "7");
+    gn_pt_text_cst(&b, "crop", "i", NULL, "5,6");
+    gn_pt_text_cst(&b, "n16", "i", NULL, "16");
+    gn_pt_text_cst(&b, "n44", "i", NULL, "4,6");
+    gn_pt_text_add(&b, "node { name: \"thr\" op: \"Const\" attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: "
             "\"value\" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 0.5 } } } }\n");
-    nd(&b, "nms3", "NonMaxSuppressionV3", "boxes,scores,five,thr,thr", T_F);
-    nd(&b, "nms4", "NonMaxSuppressionV4", "boxes,scores,five,thr,thr", T_F A_B("pad_to_max_output_size", true));
-    nd(&b, "nms5", "NonMaxSuppressionV5", "boxes,scores,five,thr,thr,thr", T_F);
-    nd(&b, "car", "CropAndResize", "img,bx,bi,crop", T_F);
-    ph(&b, "cboxes", "DT_FLOAT", "2,9,1,4");
-    ph(&b, "cscores", "DT_FLOAT", "2,9,3");
-    nd(&b, "cnms", "CombinedNonMaxSuppression", "cboxes,cscores,four,seven,thr,thr", "");
-    ci(&b, "twenty", "20", true);
-    nd(&b, "cnmsp", "CombinedNonMaxSuppression", "cboxes,cscores,five,twenty,thr,thr", A_B("pad_per_class", true));
-    nd(&b, "cnmsq", "CombinedNonMaxSuppression", "cboxes,cscores,four,seven,thr,thr", A_B("pad_per_class", true));
-    nd(&b, "useg", "UnsortedSegmentSum", "data,ids,four", T_F);
-    nd(&b, "useg2", "UnsortedSegmentMax", "data,ids2,four", T_F);
-    nd(&b, "seg", "SegmentMean", "data,ids", T_F);
-    nd(&b, "bc", "Bincount", "ids,seven,scores", T_F);
-    nd(&b, "dbc", "DenseBincount", "cnt,seven,scores", T_F);
-    nd(&b, "rfft", "RFFT", "sig,n16", "");
-    nd(&b, "irfft", "IRFFT", "spec,n16", "");
-    nd(&b, "fft", "FFT", "spec", "");
-    nd(&b, "irfft2", "IRFFT2D", "c2,n44", "");
-    nd(&b, "assert", "Assert", "cond,sig", A_L("T", "type: DT_FLOAT"));
-    ci(&b, "ax1", "1", false);
-    ci(&b, "ax_none", "", false);
-    nd(&b, "uq2", "UniqueV2", "data,ax1", T_F);
-    nd(&b, "uq2v", "UniqueV2", "ids,ax_none", T_I);
+    gn_pt_text_node(&b, "nms3", "NonMaxSuppressionV3", "boxes,scores,five,thr,thr", TF);
+    gn_pt_text_node(&b, "nms4", "NonMaxSuppressionV4", "boxes,scores,five,thr,thr", TF AB("pad_to_max_output_size", "true"));
+    gn_pt_text_node(&b, "nms5", "NonMaxSuppressionV5", "boxes,scores,five,thr,thr,thr", TF);
+    gn_pt_text_node(&b, "car", "CropAndResize", "img,bx,bi,crop", TF);
+    gn_pt_text_ph(&b, "cboxes", "DT_FLOAT", "2,9,1,4");
+    gn_pt_text_ph(&b, "cscores", "DT_FLOAT", "2,9,3");
+    gn_pt_text_node(&b, "cnms", "CombinedNonMaxSuppression", "cboxes,cscores,four,seven,thr,thr", "");
+    gn_pt_text_cst(&b, "twenty", "i", "", "20");
+    gn_pt_text_node(&b, "cnmsp", "CombinedNonMaxSuppression", "cboxes,cscores,five,twenty,thr,thr", AB("pad_per_class", "true"));
+    gn_pt_text_node(&b, "cnmsq", "CombinedNonMaxSuppression", "cboxes,cscores,four,seven,thr,thr", AB("pad_per_class", "true"));
+    gn_pt_text_node(&b, "useg", "UnsortedSegmentSum", "data,ids,four", TF);
+    gn_pt_text_node(&b, "useg2", "UnsortedSegmentMax", "data,ids2,four", TF);
+    gn_pt_text_node(&b, "seg", "SegmentMean", "data,ids", TF);
+    gn_pt_text_node(&b, "bc", "Bincount", "ids,seven,scores", TF);
+    gn_pt_text_node(&b, "dbc", "DenseBincount", "cnt,seven,scores", TF);
+    gn_pt_text_node(&b, "rfft", "RFFT", "sig,n16", "");
+    gn_pt_text_node(&b, "irfft", "IRFFT", "spec,n16", "");
+    gn_pt_text_node(&b, "fft", "FFT", "spec", "");
+    gn_pt_text_node(&b, "irfft2", "IRFFT2D", "c2,n44", "");
+    gn_pt_text_node(&b, "assert", "Assert", "cond,sig", AL("T", "type: DT_FLOAT"));
+    gn_pt_text_cst(&b, "ax1", "i", NULL, "1");
+    gn_pt_text_cst(&b, "ax_none", "i", NULL, "");
+    gn_pt_text_node(&b, "uq2", "UniqueV2", "data,ax1", TF);
+    gn_pt_text_node(&b, "uq2v", "UniqueV2", "ids,ax_none", TI);
     gn_graph *g = infer_ok(&b);
     expect(g, "nms3", 0, "[?]");
     expect(g, "nms4", 0, "[5]");
@@ -258,7 +159,7 @@ static void test_later_kernel_ops(void **state)
     expect(g, "uq2v", 0, "[?]");
     expect(g, "uq2v", 1, "[6]");
     gn_graph_free(g);
-    free(b.s);
+    gn_pt_text_free(&b);
 }
 
 /* ---- tests ----------------------------------------------------------------------- */
@@ -279,46 +180,46 @@ static void test_table_sorted(void **state)
     assert_null(gn__shape_fn_for(""));
 }
 
-#define CONV_ATTRS(fmt, pad, strides) T_F A_S("data_format", fmt) A_S("padding", pad) A_L("strides", strides)
+#define CONV_ATTRS(fmt, pad, strides) TF AS("data_format", fmt) AS("padding", pad) AL("strides", strides)
 
 static void test_conv(void **state)
 {
     (void)state;
-    tb b = {0};
-    ph(&b, "x", "DT_FLOAT", "1,224,224,3");
-    ph(&b, "xc", "DT_FLOAT", "1,3,224,224");
-    ph(&b, "w", "DT_FLOAT", "3,3,3,32");
-    ph(&b, "dw", "DT_FLOAT", "3,3,32,2");
-    ph(&b, "xu", "DT_FLOAT", "?");
-    ph(&b, "xb", "DT_FLOAT", "-1,-1,-1,3");
-    nd(&b, "same", "Conv2D", "x,w", CONV_ATTRS("NHWC", "SAME", "i: 1 i: 2 i: 2 i: 1"));
-    nd(&b, "nchw", "Conv2D", "xc,w", CONV_ATTRS("NCHW", "SAME", "i: 1 i: 1 i: 2 i: 2"));
-    nd(&b, "valid", "Conv2D", "x,w", CONV_ATTRS("NHWC", "VALID", "i: 1 i: 1 i: 1 i: 1"));
-    nd(&b, "valid2", "Conv2D", "x,w", CONV_ATTRS("NHWC", "VALID", "i: 1 i: 2 i: 2 i: 1"));
-    nd(&b, "dil", "Conv2D", "x,w", CONV_ATTRS("NHWC", "VALID", "i: 1 i: 1 i: 1 i: 1") A_L("dilations", "i: 1 i: 2 i: 2 i: 1"));
-    nd(&b, "expl", "Conv2D", "x,w",
+    gn_pt_text b = {0};
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "1,224,224,3");
+    gn_pt_text_ph(&b, "xc", "DT_FLOAT", "1,3,224,224");
+    gn_pt_text_ph(&b, "w", "DT_FLOAT", "3,3,3,32");
+    gn_pt_text_ph(&b, "dw", "DT_FLOAT", "3,3,32,2");
+    gn_pt_text_ph(&b, "xu", "DT_FLOAT", "?");
+    gn_pt_text_ph(&b, "xb", "DT_FLOAT", "-1,-1,-1,3");
+    gn_pt_text_node(&b, "same", "Conv2D", "x,w", CONV_ATTRS("NHWC", "SAME", "i: 1 i: 2 i: 2 i: 1"));
+    gn_pt_text_node(&b, "nchw", "Conv2D", "xc,w", CONV_ATTRS("NCHW", "SAME", "i: 1 i: 1 i: 2 i: 2"));
+    gn_pt_text_node(&b, "valid", "Conv2D", "x,w", CONV_ATTRS("NHWC", "VALID", "i: 1 i: 1 i: 1 i: 1"));
+    gn_pt_text_node(&b, "valid2", "Conv2D", "x,w", CONV_ATTRS("NHWC", "VALID", "i: 1 i: 2 i: 2 i: 1"));
+    gn_pt_text_node(&b, "dil", "Conv2D", "x,w", CONV_ATTRS("NHWC", "VALID", "i: 1 i: 1 i: 1 i: 1") AL("dilations", "i: 1 i: 2 i: 2 i: 1"));
+    gn_pt_text_node(&b, "expl", "Conv2D", "x,w",
        CONV_ATTRS("NHWC", "EXPLICIT", "i: 1 i: 2 i: 2 i: 1")
-           A_L("explicit_paddings", "i: 0 i: 0 i: 1 i: 1 i: 2 i: 2 i: 0 i: 0"));
-    nd(&b, "fused", "_FusedConv2D", "x,w", CONV_ATTRS("NHWC", "SAME", "i: 1 i: 2 i: 2 i: 1"));
-    nd(&b, "unk", "Conv2D", "xu,w", CONV_ATTRS("NHWC", "SAME", "i: 1 i: 2 i: 2 i: 1"));
-    nd(&b, "batch", "Conv2D", "xb,w", CONV_ATTRS("NHWC", "SAME", "i: 1 i: 2 i: 2 i: 1"));
-    nd(&b, "dwc", "DepthwiseConv2dNative", "same,dw", CONV_ATTRS("NHWC", "SAME", "i: 1 i: 1 i: 1 i: 1"));
-    nd(&b, "dwc2", "_FusedDepthwiseConv2dNative", "same,dw", CONV_ATTRS("NHWC", "VALID", "i: 1 i: 2 i: 2 i: 1"));
-    nd(&b, "mp", "MaxPool", "same", T_F A_S("padding", "VALID") A_L("ksize", "i: 1 i: 2 i: 2 i: 1") A_L("strides", "i: 1 i: 2 i: 2 i: 1"));
-    nd(&b, "ap", "AvgPool", "same", T_F A_S("padding", "SAME") A_L("ksize", "i: 1 i: 3 i: 3 i: 1") A_L("strides", "i: 1 i: 2 i: 2 i: 1"));
-    nd(&b, "apc", "AvgPool", "nchw", T_F A_S("data_format", "NCHW") A_S("padding", "VALID") A_L("ksize", "i: 1 i: 1 i: 3 i: 3") A_L("strides", "i: 1 i: 1 i: 2 i: 2"));
-    ci(&b, "ks", "1,2,2,1", false);
-    nd(&b, "mp2", "MaxPoolV2", "same,ks,ks", T_F A_S("padding", "VALID"));
+           AL("explicit_paddings", "i: 0 i: 0 i: 1 i: 1 i: 2 i: 2 i: 0 i: 0"));
+    gn_pt_text_node(&b, "fused", "_FusedConv2D", "x,w", CONV_ATTRS("NHWC", "SAME", "i: 1 i: 2 i: 2 i: 1"));
+    gn_pt_text_node(&b, "unk", "Conv2D", "xu,w", CONV_ATTRS("NHWC", "SAME", "i: 1 i: 2 i: 2 i: 1"));
+    gn_pt_text_node(&b, "batch", "Conv2D", "xb,w", CONV_ATTRS("NHWC", "SAME", "i: 1 i: 2 i: 2 i: 1"));
+    gn_pt_text_node(&b, "dwc", "DepthwiseConv2dNative", "same,dw", CONV_ATTRS("NHWC", "SAME", "i: 1 i: 1 i: 1 i: 1"));
+    gn_pt_text_node(&b, "dwc2", "_FusedDepthwiseConv2dNative", "same,dw", CONV_ATTRS("NHWC", "VALID", "i: 1 i: 2 i: 2 i: 1"));
+    gn_pt_text_node(&b, "mp", "MaxPool", "same", TF AS("padding", "VALID") AL("ksize", "i: 1 i: 2 i: 2 i: 1") AL("strides", "i: 1 i: 2 i: 2 i: 1"));
+    gn_pt_text_node(&b, "ap", "AvgPool", "same", TF AS("padding", "SAME") AL("ksize", "i: 1 i: 3 i: 3 i: 1") AL("strides", "i: 1 i: 2 i: 2 i: 1"));
+    gn_pt_text_node(&b, "apc", "AvgPool", "nchw", TF AS("data_format", "NCHW") AS("padding", "VALID") AL("ksize", "i: 1 i: 1 i: 3 i: 3") AL("strides", "i: 1 i: 1 i: 2 i: 2"));
+    gn_pt_text_cst(&b, "ks", "i", NULL, "1,2,2,1");
+    gn_pt_text_node(&b, "mp2", "MaxPoolV2", "same,ks,ks", TF AS("padding", "VALID"));
     /* dilated convolution, TensorFlow 1 style */
-    ci(&b, "block", "2,2", false);
-    ci(&b, "pads", "2,2,2,2", false);
-    ci(&b, "pshape", "2,2", false);
-    nd(&b, "pads2", "Reshape", "pads,pshape", T_I);
-    ci(&b, "crops", "0,0,0,0", false);
-    nd(&b, "crops2", "Reshape", "crops,pshape", T_I);
-    nd(&b, "s2b", "SpaceToBatchND", "x,block,pads2", T_F);
-    nd(&b, "atrous", "Conv2D", "s2b,w", CONV_ATTRS("NHWC", "VALID", "i: 1 i: 1 i: 1 i: 1"));
-    nd(&b, "b2s", "BatchToSpaceND", "atrous,block,crops2", T_F);
+    gn_pt_text_cst(&b, "block", "i", NULL, "2,2");
+    gn_pt_text_cst(&b, "pads", "i", NULL, "2,2,2,2");
+    gn_pt_text_cst(&b, "pshape", "i", NULL, "2,2");
+    gn_pt_text_node(&b, "pads2", "Reshape", "pads,pshape", TI);
+    gn_pt_text_cst(&b, "crops", "i", NULL, "0,0,0,0");
+    gn_pt_text_node(&b, "crops2", "Reshape", "crops,pshape", TI);
+    gn_pt_text_node(&b, "s2b", "SpaceToBatchND", "x,block,pads2", TF);
+    gn_pt_text_node(&b, "atrous", "Conv2D", "s2b,w", CONV_ATTRS("NHWC", "VALID", "i: 1 i: 1 i: 1 i: 1"));
+    gn_pt_text_node(&b, "b2s", "BatchToSpaceND", "atrous,block,crops2", TF);
     gn_graph *g = infer_ok(&b);
     expect(g, "s2b", 0, "[4,114,114,3]");
     expect(g, "atrous", 0, "[4,112,112,32]");
@@ -342,36 +243,36 @@ static void test_conv(void **state)
     done(g, &b);
 
     /* depth mismatch */
-    ph(&b, "x", "DT_FLOAT", "1,8,8,5");
-    ph(&b, "w", "DT_FLOAT", "3,3,3,32");
-    nd(&b, "c", "Conv2D", "x,w", CONV_ATTRS("NHWC", "SAME", "i: 1 i: 1 i: 1 i: 1"));
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "1,8,8,5");
+    gn_pt_text_ph(&b, "w", "DT_FLOAT", "3,3,3,32");
+    gn_pt_text_node(&b, "c", "Conv2D", "x,w", CONV_ATTRS("NHWC", "SAME", "i: 1 i: 1 i: 1 i: 1"));
     infer_fails(&b, "node 'c' (Conv2D): input depth 5 is not a multiple of the filter's input depth 3");
-    tb b2 = {0};
-    ph(&b2, "x", "DT_FLOAT", "1,2,2,3");
-    ph(&b2, "w", "DT_FLOAT", "5,5,3,32");
-    nd(&b2, "c", "Conv2D", "x,w", CONV_ATTRS("NHWC", "VALID", "i: 1 i: 1 i: 1 i: 1"));
+    gn_pt_text b2 = {0};
+    gn_pt_text_ph(&b2, "x", "DT_FLOAT", "1,2,2,3");
+    gn_pt_text_ph(&b2, "w", "DT_FLOAT", "5,5,3,32");
+    gn_pt_text_node(&b2, "c", "Conv2D", "x,w", CONV_ATTRS("NHWC", "VALID", "i: 1 i: 1 i: 1 i: 1"));
     infer_fails(&b2, "node 'c' (Conv2D): computed output size would be negative: -2 (input 2, effective filter 5, stride 1)");
 }
 
 static void test_matmul(void **state)
 {
     (void)state;
-    tb b = {0};
-    ph(&b, "a", "DT_FLOAT", "2,3");
-    ph(&b, "at", "DT_FLOAT", "3,2");
-    ph(&b, "b", "DT_FLOAT", "3,5");
-    ph(&b, "bt", "DT_FLOAT", "5,3");
-    ph(&b, "u", "DT_FLOAT", "?");
-    ph(&b, "b3", "DT_FLOAT", "2,1,3,4");
-    ph(&b, "b4", "DT_FLOAT", "5,4,6");
-    nd(&b, "mm", "MatMul", "a,b", T_F);
-    nd(&b, "mm_tb", "MatMul", "a,bt", T_F A_B("transpose_b", true));
-    nd(&b, "mm_ta", "MatMul", "at,b", T_F A_B("transpose_a", true));
-    nd(&b, "mm_tt", "MatMul", "at,bt", T_F A_B("transpose_a", true) A_B("transpose_b", true));
-    nd(&b, "mm_u", "MatMul", "u,b", T_F);
-    nd(&b, "fmm", "_FusedMatMul", "a,b", T_F);
-    nd(&b, "bmm", "BatchMatMulV2", "b3,b4", T_F);
-    nd(&b, "bmm_adj", "BatchMatMulV3", "b4,b4", T_F A_B("adj_x", true));
+    gn_pt_text b = {0};
+    gn_pt_text_ph(&b, "a", "DT_FLOAT", "2,3");
+    gn_pt_text_ph(&b, "at", "DT_FLOAT", "3,2");
+    gn_pt_text_ph(&b, "b", "DT_FLOAT", "3,5");
+    gn_pt_text_ph(&b, "bt", "DT_FLOAT", "5,3");
+    gn_pt_text_ph(&b, "u", "DT_FLOAT", "?");
+    gn_pt_text_ph(&b, "b3", "DT_FLOAT", "2,1,3,4");
+    gn_pt_text_ph(&b, "b4", "DT_FLOAT", "5,4,6");
+    gn_pt_text_node(&b, "mm", "MatMul", "a,b", TF);
+    gn_pt_text_node(&b, "mm_tb", "MatMul", "a,bt", TF AB("transpose_b", "true"));
+    gn_pt_text_node(&b, "mm_ta", "MatMul", "at,b", TF AB("transpose_a", "true"));
+    gn_pt_text_node(&b, "mm_tt", "MatMul", "at,bt", TF AB("transpose_a", "true") AB("transpose_b", "true"));
+    gn_pt_text_node(&b, "mm_u", "MatMul", "u,b", TF);
+    gn_pt_text_node(&b, "fmm", "_FusedMatMul", "a,b", TF);
+    gn_pt_text_node(&b, "bmm", "BatchMatMulV2", "b3,b4", TF);
+    gn_pt_text_node(&b, "bmm_adj", "BatchMatMulV3", "b4,b4", TF AB("adj_x", "true"));
     gn_graph *g = infer_ok(&b);
     expect(g, "mm", 0, "[2,5]");
     expect(g, "mm_tb", 0, "[2,5]");
@@ -383,36 +284,36 @@ static void test_matmul(void **state)
     expect(g, "bmm_adj", 0, "[5,6,6]");
     done(g, &b);
 
-    ph(&b, "x", "DT_FLOAT", "2,3");
-    ph(&b, "w", "DT_FLOAT", "4,5");
-    nd(&b, "dense/MatMul", "MatMul", "x,w", T_F);
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3");
+    gn_pt_text_ph(&b, "w", "DT_FLOAT", "4,5");
+    gn_pt_text_node(&b, "dense/MatMul", "MatMul", "x,w", TF);
     infer_fails(&b, "node 'dense/MatMul' (MatMul): inner dimensions differ: [2,3] x [4,5]");
-    ph(&b, "x", "DT_FLOAT", "2,3");
-    ph(&b, "w", "DT_FLOAT", "4,5");
-    nd(&b, "m", "MatMul", "x,w", T_F A_B("transpose_b", true));
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3");
+    gn_pt_text_ph(&b, "w", "DT_FLOAT", "4,5");
+    gn_pt_text_node(&b, "m", "MatMul", "x,w", TF AB("transpose_b", "true"));
     infer_fails(&b, "node 'm' (MatMul): inner dimensions differ: [2,3] x [4,5] (transpose_b)");
-    ph(&b, "x", "DT_FLOAT", "2,3,4");
-    ph(&b, "w", "DT_FLOAT", "4,5");
-    nd(&b, "m", "MatMul", "x,w", T_F);
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3,4");
+    gn_pt_text_ph(&b, "w", "DT_FLOAT", "4,5");
+    gn_pt_text_node(&b, "m", "MatMul", "x,w", TF);
     infer_fails(&b, "node 'm' (MatMul): input 0 must be a matrix, got [2,3,4]");
 }
 
 static void test_broadcast(void **state)
 {
     (void)state;
-    tb b = {0};
-    ph(&b, "a", "DT_FLOAT", "2,1,3");
-    ph(&b, "b", "DT_FLOAT", "4,1");
-    ph(&b, "s", "DT_FLOAT", "");
-    ph(&b, "u", "DT_FLOAT", "?");
-    ph(&b, "p", "DT_FLOAT", "-1,3");
-    ph(&b, "q", "DT_FLOAT", "5,1");
-    nd(&b, "add", "AddV2", "a,b", T_F);
-    nd(&b, "mul", "Mul", "a,s", T_F);
-    nd(&b, "sub", "Sub", "a,u", T_F);
-    nd(&b, "pq", "Maximum", "p,q", T_F);
-    nd(&b, "less", "Less", "a,b", T_F);
-    nd(&b, "sel", "SelectV2", "less,a,s", T_F);
+    gn_pt_text b = {0};
+    gn_pt_text_ph(&b, "a", "DT_FLOAT", "2,1,3");
+    gn_pt_text_ph(&b, "b", "DT_FLOAT", "4,1");
+    gn_pt_text_ph(&b, "s", "DT_FLOAT", "");
+    gn_pt_text_ph(&b, "u", "DT_FLOAT", "?");
+    gn_pt_text_ph(&b, "p", "DT_FLOAT", "-1,3");
+    gn_pt_text_ph(&b, "q", "DT_FLOAT", "5,1");
+    gn_pt_text_node(&b, "add", "AddV2", "a,b", TF);
+    gn_pt_text_node(&b, "mul", "Mul", "a,s", TF);
+    gn_pt_text_node(&b, "sub", "Sub", "a,u", TF);
+    gn_pt_text_node(&b, "pq", "Maximum", "p,q", TF);
+    gn_pt_text_node(&b, "less", "Less", "a,b", TF);
+    gn_pt_text_node(&b, "sel", "SelectV2", "less,a,s", TF);
     gn_graph *g = infer_ok(&b);
     expect(g, "add", 0, "[2,4,3]");
     expect(g, "mul", 0, "[2,1,3]");
@@ -425,28 +326,28 @@ static void test_broadcast(void **state)
     assert_ptr_equal(out_of(g, "mul", 0)->shape.dims, out_of(g, "a", 0)->shape.dims);
     done(g, &b);
 
-    ph(&b, "a", "DT_FLOAT", "3");
-    ph(&b, "b", "DT_FLOAT", "4");
-    nd(&b, "add", "AddV2", "a,b", T_F);
+    gn_pt_text_ph(&b, "a", "DT_FLOAT", "3");
+    gn_pt_text_ph(&b, "b", "DT_FLOAT", "4");
+    gn_pt_text_node(&b, "add", "AddV2", "a,b", TF);
     infer_fails(&b, "node 'add' (AddV2): incompatible shapes for broadcasting: [3] and [4]");
-    ph(&b, "a", "DT_FLOAT", "2,8");
-    ph(&b, "c", "DT_FLOAT", "4");
-    nd(&b, "ba", "BiasAdd", "a,c", T_F);
+    gn_pt_text_ph(&b, "a", "DT_FLOAT", "2,8");
+    gn_pt_text_ph(&b, "c", "DT_FLOAT", "4");
+    gn_pt_text_node(&b, "ba", "BiasAdd", "a,c", TF);
     infer_fails(&b, "node 'ba' (BiasAdd): bias size 4 does not match the channel dimension 8 of [2,8] (bias [4])");
 }
 
 static void test_bias_bn(void **state)
 {
     (void)state;
-    tb b = {0};
-    ph(&b, "x", "DT_FLOAT", "8,16,7,7");
-    ph(&b, "xh", "DT_FLOAT", "8,7,7,16");
-    ph(&b, "c", "DT_FLOAT", "16");
-    ph(&b, "cu", "DT_FLOAT", "-1");
-    nd(&b, "ba", "BiasAdd", "x,c", T_F A_S("data_format", "NCHW"));
-    nd(&b, "bn", "FusedBatchNormV3", "xh,c,c,c,c", T_F A_B("is_training", false));
-    nd(&b, "bnc", "FusedBatchNorm", "x,cu,cu,cu,cu", T_F A_S("data_format", "NCHW"));
-    nd(&b, "bnx", "_FusedBatchNormEx", "xh,c,c,c,c", T_F A_B("is_training", false));
+    gn_pt_text b = {0};
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "8,16,7,7");
+    gn_pt_text_ph(&b, "xh", "DT_FLOAT", "8,7,7,16");
+    gn_pt_text_ph(&b, "c", "DT_FLOAT", "16");
+    gn_pt_text_ph(&b, "cu", "DT_FLOAT", "-1");
+    gn_pt_text_node(&b, "ba", "BiasAdd", "x,c", TF AS("data_format", "NCHW"));
+    gn_pt_text_node(&b, "bn", "FusedBatchNormV3", "xh,c,c,c,c", TF AB("is_training", "false"));
+    gn_pt_text_node(&b, "bnc", "FusedBatchNorm", "x,cu,cu,cu,cu", TF AS("data_format", "NCHW"));
+    gn_pt_text_node(&b, "bnx", "_FusedBatchNormEx", "xh,c,c,c,c", TF AB("is_training", "false"));
     gn_graph *g = infer_ok(&b);
     expect(g, "ba", 0, "[8,16,7,7]");
     expect(g, "bn", 0, "[8,7,7,16]");
@@ -457,45 +358,45 @@ static void test_bias_bn(void **state)
     expect(g, "bnc", 2, "[16]");
     expect(g, "bnx", 0, "[8,7,7,16]");
     done(g, &b);
-    ph(&b, "x", "DT_FLOAT", "8,7,7,16");
-    ph(&b, "c", "DT_FLOAT", "16");
-    ph(&b, "d", "DT_FLOAT", "15");
-    nd(&b, "bn", "FusedBatchNormV3", "x,c,d,c,c", T_F);
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "8,7,7,16");
+    gn_pt_text_ph(&b, "c", "DT_FLOAT", "16");
+    gn_pt_text_ph(&b, "d", "DT_FLOAT", "15");
+    gn_pt_text_node(&b, "bn", "FusedBatchNormV3", "x,c,d,c,c", TF);
     infer_fails(&b, "node 'bn' (FusedBatchNormV3): offset has 15 elements, x has 16 channels ([8,7,7,16])");
 }
 
 static void test_reshape(void **state)
 {
     (void)state;
-    tb b = {0};
-    ph(&b, "x", "DT_FLOAT", "2,3,4");
-    ph(&b, "xb", "DT_FLOAT", "-1,3,4");
-    ci(&b, "s1", "-1,4", false);
-    ci(&b, "s2", "3,-1", false);
-    ci(&b, "s3", "24", false);
-    nd(&b, "r1", "Reshape", "x,s1", T_F);
-    nd(&b, "r2", "Reshape", "x,s2", T_F);
-    nd(&b, "r3", "Reshape", "x,s3", T_F);
-    nd(&b, "r4", "Reshape", "xb,s1", T_F);
+    gn_pt_text b = {0};
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3,4");
+    gn_pt_text_ph(&b, "xb", "DT_FLOAT", "-1,3,4");
+    gn_pt_text_cst(&b, "s1", "i", NULL, "-1,4");
+    gn_pt_text_cst(&b, "s2", "i", NULL, "3,-1");
+    gn_pt_text_cst(&b, "s3", "i", NULL, "24");
+    gn_pt_text_node(&b, "r1", "Reshape", "x,s1", TF);
+    gn_pt_text_node(&b, "r2", "Reshape", "x,s2", TF);
+    gn_pt_text_node(&b, "r3", "Reshape", "x,s3", TF);
+    gn_pt_text_node(&b, "r4", "Reshape", "xb,s1", TF);
     /* the Shape -> StridedSlice -> Pack -> Reshape idiom */
-    nd(&b, "shape", "Shape", "xb", T_F);
-    ci(&b, "b0", "0", false);
-    ci(&b, "b1", "1", false);
-    ci(&b, "twelve", "12", true);
-    nd(&b, "batch", "StridedSlice", "shape,b0,b1,b1", T_I A_I("shrink_axis_mask", 1));
-    nd(&b, "pack", "Pack", "batch,twelve", T_I A_I("N", 2));
-    nd(&b, "flat", "Reshape", "xb,pack", T_F);
-    ci(&b, "minus1", "-1", true);
-    nd(&b, "pack2", "Pack", "batch,minus1", T_I A_I("N", 2));
-    nd(&b, "flat2", "Reshape", "xb,pack2", T_F);
+    gn_pt_text_node(&b, "shape", "Shape", "xb", TF);
+    gn_pt_text_cst(&b, "b0", "i", NULL, "0");
+    gn_pt_text_cst(&b, "b1", "i", NULL, "1");
+    gn_pt_text_cst(&b, "twelve", "i", "", "12");
+    gn_pt_text_node(&b, "batch", "StridedSlice", "shape,b0,b1,b1", TI AINT("shrink_axis_mask", "1"));
+    gn_pt_text_node(&b, "pack", "Pack", "batch,twelve", TI AINT("N", "2"));
+    gn_pt_text_node(&b, "flat", "Reshape", "xb,pack", TF);
+    gn_pt_text_cst(&b, "minus1", "i", "", "-1");
+    gn_pt_text_node(&b, "pack2", "Pack", "batch,minus1", TI AINT("N", "2"));
+    gn_pt_text_node(&b, "flat2", "Reshape", "xb,pack2", TF);
     /* with a known batch the chain folds completely */
-    nd(&b, "shapek", "Shape", "x", T_F);
-    nd(&b, "batchk", "StridedSlice", "shapek,b0,b1,b1", T_I A_I("shrink_axis_mask", 1));
-    nd(&b, "packk", "Pack", "batchk,minus1", T_I A_I("N", 2));
-    nd(&b, "flatk", "Reshape", "x,packk", T_F);
-    nd(&b, "castk", "Cast", "packk", "attr { key: \"SrcT\" value { type: DT_INT32 } } attr { key: \"DstT\" value { type: DT_INT64 } }");
-    nd(&b, "prod", "Prod", "shapek,b0", T_I);
-    nd(&b, "mulk", "Mul", "batchk,twelve", T_I);
+    gn_pt_text_node(&b, "shapek", "Shape", "x", TF);
+    gn_pt_text_node(&b, "batchk", "StridedSlice", "shapek,b0,b1,b1", TI AINT("shrink_axis_mask", "1"));
+    gn_pt_text_node(&b, "packk", "Pack", "batchk,minus1", TI AINT("N", "2"));
+    gn_pt_text_node(&b, "flatk", "Reshape", "x,packk", TF);
+    gn_pt_text_node(&b, "castk", "Cast", "packk", "attr { key: \"SrcT\" value { type: DT_INT32 } } attr { key: \"DstT\" value { type: DT_INT64 } }");
+    gn_pt_text_node(&b, "prod", "Prod", "shapek,b0", TI);
+    gn_pt_text_node(&b, "mulk", "Mul", "batchk,twelve", TI);
     gn_graph *g = infer_ok(&b);
     expect(g, "r1", 0, "[6,4]");
     expect(g, "r2", 0, "[3,8]");
@@ -516,57 +417,57 @@ static void test_reshape(void **state)
     expect_val(g, "mulk", 0, "24");
     done(g, &b);
 
-    ph(&b, "x", "DT_FLOAT", "2,3");
-    ci(&b, "s", "4", false);
-    nd(&b, "r", "Reshape", "x,s", T_F);
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3");
+    gn_pt_text_cst(&b, "s", "i", NULL, "4");
+    gn_pt_text_node(&b, "r", "Reshape", "x,s", TF);
     infer_fails(&b, "node 'r' (Reshape): cannot reshape a tensor of 6 elements to [4] (4 elements)");
-    ph(&b, "x", "DT_FLOAT", "2,3");
-    ci(&b, "s", "-1,4", false);
-    nd(&b, "r", "Reshape", "x,s", T_F);
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3");
+    gn_pt_text_cst(&b, "s", "i", NULL, "-1,4");
+    gn_pt_text_node(&b, "r", "Reshape", "x,s", TF);
     infer_fails(&b, "node 'r' (Reshape): cannot reshape a tensor of 6 elements to [?,4]");
-    ph(&b, "x", "DT_FLOAT", "2,3");
-    ci(&b, "s", "-1,-1", false);
-    nd(&b, "r", "Reshape", "x,s", T_F);
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3");
+    gn_pt_text_cst(&b, "s", "i", NULL, "-1,-1");
+    gn_pt_text_node(&b, "r", "Reshape", "x,s", TF);
     infer_fails(&b, "node 'r' (Reshape): only one dimension may be -1, not both 0 and 1");
 }
 
 static void test_strided_slice(void **state)
 {
     (void)state;
-    tb b = {0};
-    ph(&b, "x", "DT_FLOAT", "5,6,7,8");
-    ph(&b, "v", "DT_FLOAT", "5");
-    ph(&b, "xu", "DT_FLOAT", "-1,6");
-    ci(&b, "b_a", "1,0,0", false);
-    ci(&b, "e_a", "3,0,0", false);
-    ci(&b, "s_a", "1,1,2", false);
-    nd(&b, "ell", "StridedSlice", "x,b_a,e_a,s_a", T_F A_I("ellipsis_mask", 2) A_I("begin_mask", 4) A_I("end_mask", 4));
-    ci(&b, "b_b", "0,2", false);
-    ci(&b, "e_b", "0,3", false);
-    ci(&b, "s_b", "1,1", false);
-    nd(&b, "shrink", "StridedSlice", "x,b_b,e_b,s_b", T_F A_I("begin_mask", 1) A_I("end_mask", 1) A_I("shrink_axis_mask", 2));
-    ci(&b, "b_c", "0,0,-1", false);
-    ci(&b, "e_c", "0,0,0", false);
-    ci(&b, "s_c", "1,1,1", false);
-    nd(&b, "newax", "StridedSlice", "x,b_c,e_c,s_c", T_F A_I("new_axis_mask", 1) A_I("ellipsis_mask", 2) A_I("shrink_axis_mask", 4));
-    ci(&b, "z", "0", false);
-    ci(&b, "m1", "-1", false);
-    ci(&b, "three", "3", false);
-    nd(&b, "rev", "StridedSlice", "v,z,z,m1", T_F A_I("begin_mask", 1) A_I("end_mask", 1));
-    nd(&b, "rev2", "StridedSlice", "v,three,z,m1", T_F);
-    ci(&b, "b_u", "1", false);
-    ci(&b, "e_u", "3", false);
-    ci(&b, "s_u", "1", false);
-    nd(&b, "tail", "StridedSlice", "v,m1,z,s_u", T_F A_I("end_mask", 1));
-    nd(&b, "over", "StridedSlice", "v,z,three,s_u", T_F);
-    nd(&b, "unk", "StridedSlice", "xu,b_u,e_u,s_u", T_F);
-    nd(&b, "unk2", "StridedSlice", "xu,b_u,e_u,s_u", T_F A_I("shrink_axis_mask", 1));
+    gn_pt_text b = {0};
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "5,6,7,8");
+    gn_pt_text_ph(&b, "v", "DT_FLOAT", "5");
+    gn_pt_text_ph(&b, "xu", "DT_FLOAT", "-1,6");
+    gn_pt_text_cst(&b, "b_a", "i", NULL, "1,0,0");
+    gn_pt_text_cst(&b, "e_a", "i", NULL, "3,0,0");
+    gn_pt_text_cst(&b, "s_a", "i", NULL, "1,1,2");
+    gn_pt_text_node(&b, "ell", "StridedSlice", "x,b_a,e_a,s_a", TF AINT("ellipsis_mask", "2") AINT("begin_mask", "4") AINT("end_mask", "4"));
+    gn_pt_text_cst(&b, "b_b", "i", NULL, "0,2");
+    gn_pt_text_cst(&b, "e_b", "i", NULL, "0,3");
+    gn_pt_text_cst(&b, "s_b", "i", NULL, "1,1");
+    gn_pt_text_node(&b, "shrink", "StridedSlice", "x,b_b,e_b,s_b", TF AINT("begin_mask", "1") AINT("end_mask", "1") AINT("shrink_axis_mask", "2"));
+    gn_pt_text_cst(&b, "b_c", "i", NULL, "0,0,-1");
+    gn_pt_text_cst(&b, "e_c", "i", NULL, "0,0,0");
+    gn_pt_text_cst(&b, "s_c", "i", NULL, "1,1,1");
+    gn_pt_text_node(&b, "newax", "StridedSlice", "x,b_c,e_c,s_c", TF AINT("new_axis_mask", "1") AINT("ellipsis_mask", "2") AINT("shrink_axis_mask", "4"));
+    gn_pt_text_cst(&b, "z", "i", NULL, "0");
+    gn_pt_text_cst(&b, "m1", "i", NULL, "-1");
+    gn_pt_text_cst(&b, "three", "i", NULL, "3");
+    gn_pt_text_node(&b, "rev", "StridedSlice", "v,z,z,m1", TF AINT("begin_mask", "1") AINT("end_mask", "1"));
+    gn_pt_text_node(&b, "rev2", "StridedSlice", "v,three,z,m1", TF);
+    gn_pt_text_cst(&b, "b_u", "i", NULL, "1");
+    gn_pt_text_cst(&b, "e_u", "i", NULL, "3");
+    gn_pt_text_cst(&b, "s_u", "i", NULL, "1");
+    gn_pt_text_node(&b, "tail", "StridedSlice", "v,m1,z,s_u", TF AINT("end_mask", "1"));
+    gn_pt_text_node(&b, "over", "StridedSlice", "v,z,three,s_u", TF);
+    gn_pt_text_node(&b, "unk", "StridedSlice", "xu,b_u,e_u,s_u", TF);
+    gn_pt_text_node(&b, "unk2", "StridedSlice", "xu,b_u,e_u,s_u", TF AINT("shrink_axis_mask", "1"));
     /* values through a slice of a shape */
-    nd(&b, "shape", "Shape", "x", T_F);
-    ci(&b, "one", "1", false);
-    nd(&b, "sl", "StridedSlice", "shape,one,m1,one", T_I);
-    nd(&b, "last", "StridedSlice", "shape,m1,z,one", T_I A_I("shrink_axis_mask", 1));
-    nd(&b, "revs", "StridedSlice", "shape,z,z,m1", T_I A_I("begin_mask", 1) A_I("end_mask", 1));
+    gn_pt_text_node(&b, "shape", "Shape", "x", TF);
+    gn_pt_text_cst(&b, "one", "i", NULL, "1");
+    gn_pt_text_node(&b, "sl", "StridedSlice", "shape,one,m1,one", TI);
+    gn_pt_text_node(&b, "last", "StridedSlice", "shape,m1,z,one", TI AINT("shrink_axis_mask", "1"));
+    gn_pt_text_node(&b, "revs", "StridedSlice", "shape,z,z,m1", TI AINT("begin_mask", "1") AINT("end_mask", "1"));
     gn_graph *g = infer_ok(&b);
     expect(g, "ell", 0, "[2,6,7,4]");
     expect(g, "shrink", 0, "[5,7,8]");
@@ -584,39 +485,39 @@ static void test_strided_slice(void **state)
     expect_val(g, "revs", 0, "8,7,6,5");
     done(g, &b);
 
-    ph(&b, "x", "DT_FLOAT", "5");
-    ci(&b, "i", "7", false);
-    ci(&b, "e", "8", false);
-    ci(&b, "s", "1", false);
-    nd(&b, "ss", "StridedSlice", "x,i,e,s", T_F A_I("shrink_axis_mask", 1));
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "5");
+    gn_pt_text_cst(&b, "i", "i", NULL, "7");
+    gn_pt_text_cst(&b, "e", "i", NULL, "8");
+    gn_pt_text_cst(&b, "s", "i", NULL, "1");
+    gn_pt_text_node(&b, "ss", "StridedSlice", "x,i,e,s", TF AINT("shrink_axis_mask", "1"));
     infer_fails(&b, "node 'ss' (StridedSlice): slice index 7 of dimension 0 out of bounds");
 }
 
 static void test_concat_pack(void **state)
 {
     (void)state;
-    tb b = {0};
-    ph(&b, "a", "DT_FLOAT", "2,-1,3");
-    ph(&b, "c", "DT_FLOAT", "2,4,3");
-    ph(&b, "d", "DT_FLOAT", "-1,4,5");
-    ph(&b, "u", "DT_FLOAT", "?");
-    ph(&b, "axu", "DT_INT32", "");
-    ci(&b, "ax1", "1", true);
-    ci(&b, "ax0", "0", true);
-    ci(&b, "axm", "-1", true);
-    nd(&b, "cat1", "ConcatV2", "a,c,ax1", T_F A_I("N", 2));
-    nd(&b, "cat0", "ConcatV2", "a,c,ax0", T_F A_I("N", 2));
-    nd(&b, "catm", "ConcatV2", "c,d,axm", T_F A_I("N", 2));
-    nd(&b, "catu", "ConcatV2", "a,u,ax1", T_F A_I("N", 2));
-    nd(&b, "catax", "ConcatV2", "a,c,axu", T_F A_I("N", 2));
-    nd(&b, "catv1", "Concat", "ax0,c,c", T_F A_I("N", 2));
+    gn_pt_text b = {0};
+    gn_pt_text_ph(&b, "a", "DT_FLOAT", "2,-1,3");
+    gn_pt_text_ph(&b, "c", "DT_FLOAT", "2,4,3");
+    gn_pt_text_ph(&b, "d", "DT_FLOAT", "-1,4,5");
+    gn_pt_text_ph(&b, "u", "DT_FLOAT", "?");
+    gn_pt_text_ph(&b, "axu", "DT_INT32", "");
+    gn_pt_text_cst(&b, "ax1", "i", "", "1");
+    gn_pt_text_cst(&b, "ax0", "i", "", "0");
+    gn_pt_text_cst(&b, "axm", "i", "", "-1");
+    gn_pt_text_node(&b, "cat1", "ConcatV2", "a,c,ax1", TF AINT("N", "2"));
+    gn_pt_text_node(&b, "cat0", "ConcatV2", "a,c,ax0", TF AINT("N", "2"));
+    gn_pt_text_node(&b, "catm", "ConcatV2", "c,d,axm", TF AINT("N", "2"));
+    gn_pt_text_node(&b, "catu", "ConcatV2", "a,u,ax1", TF AINT("N", "2"));
+    gn_pt_text_node(&b, "catax", "ConcatV2", "a,c,axu", TF AINT("N", "2"));
+    gn_pt_text_node(&b, "catv1", "Concat", "ax0,c,c", TF AINT("N", "2"));
     /* values */
-    nd(&b, "sh", "Shape", "a", T_F);
-    ci(&b, "v", "7,8", false);
-    nd(&b, "catv", "ConcatV2", "sh,v,ax0", T_I A_I("N", 2));
-    nd(&b, "pk", "Pack", "a,c", T_F A_I("N", 2) A_I("axis", 1));
-    nd(&b, "unp", "Unpack", "c", T_F A_I("num", 4) A_I("axis", 1));
-    nd(&b, "unv", "Unpack", "v", T_I A_I("num", 2));
+    gn_pt_text_node(&b, "sh", "Shape", "a", TF);
+    gn_pt_text_cst(&b, "v", "i", NULL, "7,8");
+    gn_pt_text_node(&b, "catv", "ConcatV2", "sh,v,ax0", TI AINT("N", "2"));
+    gn_pt_text_node(&b, "pk", "Pack", "a,c", TF AINT("N", "2") AINT("axis", "1"));
+    gn_pt_text_node(&b, "unp", "Unpack", "c", TF AINT("num", "4") AINT("axis", "1"));
+    gn_pt_text_node(&b, "unv", "Unpack", "v", TI AINT("num", "2"));
     gn_graph *g = infer_ok(&b);
     expect(g, "cat1", 0, "[2,?,3]");
     expect(g, "cat0", 0, "[4,4,3]");
@@ -631,99 +532,99 @@ static void test_concat_pack(void **state)
     expect_val(g, "unv", 1, "8");
     done(g, &b);
 
-    ph(&b, "a", "DT_FLOAT", "2,3");
-    ph(&b, "c", "DT_FLOAT", "2,3,4");
-    ci(&b, "ax", "0", true);
-    nd(&b, "cat", "ConcatV2", "a,c,ax", T_F A_I("N", 2));
+    gn_pt_text_ph(&b, "a", "DT_FLOAT", "2,3");
+    gn_pt_text_ph(&b, "c", "DT_FLOAT", "2,3,4");
+    gn_pt_text_cst(&b, "ax", "i", "", "0");
+    gn_pt_text_node(&b, "cat", "ConcatV2", "a,c,ax", TF AINT("N", "2"));
     infer_fails(&b, "node 'cat' (ConcatV2): inputs have different ranks: [2,3] (input 0) and [2,3,4] (input 1)");
-    ph(&b, "a", "DT_FLOAT", "2,3");
-    ph(&b, "c", "DT_FLOAT", "2,4");
-    ci(&b, "ax", "0", true);
-    nd(&b, "cat", "ConcatV2", "a,c,ax", T_F A_I("N", 2));
+    gn_pt_text_ph(&b, "a", "DT_FLOAT", "2,3");
+    gn_pt_text_ph(&b, "c", "DT_FLOAT", "2,4");
+    gn_pt_text_cst(&b, "ax", "i", "", "0");
+    gn_pt_text_node(&b, "cat", "ConcatV2", "a,c,ax", TF AINT("N", "2"));
     infer_fails(&b, "node 'cat' (ConcatV2): dimension 1 of inputs differs: [2,3] (input 0) and [2,4] (input 1)");
-    ph(&b, "a", "DT_FLOAT", "2,3");
-    ph(&b, "c", "DT_FLOAT", "2,4");
-    nd(&b, "pk", "Pack", "a,c", T_F A_I("N", 2));
+    gn_pt_text_ph(&b, "a", "DT_FLOAT", "2,3");
+    gn_pt_text_ph(&b, "c", "DT_FLOAT", "2,4");
+    gn_pt_text_node(&b, "pk", "Pack", "a,c", TF AINT("N", "2"));
     infer_fails(&b, "node 'pk' (Pack): shapes of inputs differ: [2,3] (input 0) and [2,4] (input 1)");
 }
 
 static void test_reduce_and_misc(void **state)
 {
     (void)state;
-    tb b = {0};
-    ph(&b, "x", "DT_FLOAT", "2,3,4");
-    ph(&b, "img", "DT_FLOAT", "1,8,8,12");
-    ph(&b, "axu", "DT_INT32", "1");
-    ph(&b, "idx", "DT_INT32", "5,6");
-    ph(&b, "u", "DT_FLOAT", "?");
-    ci(&b, "a1", "1", false);
-    ci(&b, "am1", "-1", true);
-    ci(&b, "a02", "0,2", false);
-    ci(&b, "empty", "", false);
-    nd(&b, "mean_k", "Mean", "x,a1", T_F A_B("keep_dims", true));
-    nd(&b, "mean", "Mean", "x,a1", T_F);
-    nd(&b, "sum", "Sum", "x,am1", T_F);
-    nd(&b, "max", "Max", "x,a02", T_F A_B("keep_dims", true));
-    nd(&b, "all", "Sum", "x,empty", T_F);
-    nd(&b, "sum_u", "Sum", "x,axu", T_F A_B("keep_dims", true));
-    nd(&b, "sum_uu", "Sum", "x,axu", T_F);
-    nd(&b, "argmax", "ArgMax", "x,a1", T_F);
-    nd(&b, "relu_u", "Relu", "u", T_F);
-    nd(&b, "soft", "Softmax", "x", T_F);
-    nd(&b, "sq", "Squeeze", "mean_k", T_F);
-    nd(&b, "sq1", "Squeeze", "mean_k", T_F A_L("squeeze_dims", "i: 1"));
-    nd(&b, "ed", "ExpandDims", "x,am1", T_F);
-    ci(&b, "perm", "2,0,1", false);
-    nd(&b, "tr", "Transpose", "x,perm", T_F);
-    ci(&b, "three", "3", true);
-    nd(&b, "split", "Split", "a1,x", T_F A_I("num_split", 3));
-    ci(&b, "sizes", "1,-1", false);
-    nd(&b, "splitv", "SplitV", "x,sizes,am1", T_F A_I("num_split", 2));
-    ci(&b, "sb", "0,1,1", false);
-    ci(&b, "ssz", "-1,2,-1", false);
-    nd(&b, "slice", "Slice", "x,sb,ssz", T_F);
-    ci(&b, "mult", "2,1,3", false);
-    nd(&b, "tile", "Tile", "x,mult", T_F);
-    ci(&b, "pads", "1,1,0,0,2,3", false);
-    ci(&b, "pshape", "3,2", false);
-    nd(&b, "pads2", "Reshape", "pads,pshape", T_I);
-    nd(&b, "pad", "Pad", "x,pads2", T_F);
-    ci(&b, "zero", "0", true);
-    nd(&b, "gather", "GatherV2", "x,idx,a1", T_F);
-    ci(&b, "gaxis", "1", true);
-    nd(&b, "gather1", "GatherV2", "x,idx,gaxis", T_F);
-    nd(&b, "oh", "OneHot", "idx,three,zero,zero", T_F);
-    nd(&b, "topk", "TopKV2", "x,three", T_F);
-    ci(&b, "hw", "16,20", false);
-    nd(&b, "rs", "ResizeBilinear", "img,hw", T_F);
-    nd(&b, "s2d", "SpaceToDepth", "img", T_F A_I("block_size", 2));
-    nd(&b, "d2s", "DepthToSpace", "img", T_F A_I("block_size", 2));
-    ci(&b, "dims", "4,5", false);
-    nd(&b, "fill", "Fill", "dims,zero", T_F);
-    ci(&b, "lim", "10", true);
-    ci(&b, "dl", "3", true);
-    nd(&b, "range", "Range", "zero,lim,dl", T_I);
-    nd(&b, "where", "Where", "x", T_F);
-    ci(&b, "bt", "7,2,3,4", false);
-    nd(&b, "bto", "BroadcastTo", "x,bt", T_F);
-    ci(&b, "s0", "2,1", false);
-    ci(&b, "s1", "5,1,3", false);
-    nd(&b, "bargs", "BroadcastArgs", "s0,s1", T_I);
-    nd(&b, "size", "Size", "x", T_F);
-    nd(&b, "rank", "Rank", "x", T_F);
-    nd(&b, "cs", "Cumsum", "x,zero", T_F);
-    nd(&b, "zl", "ZerosLike", "x", T_F);
-    nd(&b, "addn", "AddN", "x,zl,u", T_F A_I("N", 3));
-    ph(&b, "m46", "DT_FLOAT", "4,6");
-    nd(&b, "ein1", "Einsum", "x,m46", T_F A_S("equation", "abc,cd->abd"));
-    ph(&b, "q", "DT_FLOAT", "2,7,4,8");
-    ph(&b, "k", "DT_FLOAT", "2,9,4,8");
-    nd(&b, "ein2", "Einsum", "q,k", T_F A_S("equation", "BTNH,BFNH->BNFT"));
-    ph(&b, "e1", "DT_FLOAT", "3,1,2,4");
-    ph(&b, "e2", "DT_FLOAT", "5,4,6");
-    nd(&b, "ein3", "Einsum", "e1,e2", T_F A_S("equation", "...ij,...jk->...ik"));
-    nd(&b, "ein4", "Einsum", "q", T_F A_S("equation", "abcd"));
-    nd(&b, "ein5", "Einsum", "x,x", T_F A_S("equation", "abc,abd"));
+    gn_pt_text b = {0};
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3,4");
+    gn_pt_text_ph(&b, "img", "DT_FLOAT", "1,8,8,12");
+    gn_pt_text_ph(&b, "axu", "DT_INT32", "1");
+    gn_pt_text_ph(&b, "idx", "DT_INT32", "5,6");
+    gn_pt_text_ph(&b, "u", "DT_FLOAT", "?");
+    gn_pt_text_cst(&b, "a1", "i", NULL, "1");
+    gn_pt_text_cst(&b, "am1", "i", "", "-1");
+    gn_pt_text_cst(&b, "a02", "i", NULL, "0,2");
+    gn_pt_text_cst(&b, "empty", "i", NULL, "");
+    gn_pt_text_node(&b, "mean_k", "Mean", "x,a1", TF AB("keep_dims", "true"));
+    gn_pt_text_node(&b, "mean", "Mean", "x,a1", TF);
+    gn_pt_text_node(&b, "sum", "Sum", "x,am1", TF);
+    gn_pt_text_node(&b, "max", "Max", "x,a02", TF AB("keep_dims", "true"));
+    gn_pt_text_node(&b, "all", "Sum", "x,empty", TF);
+    gn_pt_text_node(&b, "sum_u", "Sum", "x,axu", TF AB("keep_dims", "true"));
+    gn_pt_text_node(&b, "sum_uu", "Sum", "x,axu", TF);
+    gn_pt_text_node(&b, "argmax", "ArgMax", "x,a1", TF);
+    gn_pt_text_node(&b, "relu_u", "Relu", "u", TF);
+    gn_pt_text_node(&b, "soft", "Softmax", "x", TF);
+    gn_pt_text_node(&b, "sq", "Squeeze", "mean_k", TF);
+    gn_pt_text_node(&b, "sq1", "Squeeze", "mean_k", TF AL("squeeze_dims", "i: 1"));
+    gn_pt_text_node(&b, "ed", "ExpandDims", "x,am1", TF);
+    gn_pt_text_cst(&b, "perm", "i", NULL, "2,0,1");
+    gn_pt_text_node(&b, "tr", "Transpose", "x,perm", TF);
+    gn_pt_text_cst(&b, "three", "i", "", "3");
+    gn_pt_text_node(&b, "split", "Split", "a1,x", TF AINT("num_split", "3"));
+    gn_pt_text_cst(&b, "sizes", "i", NULL, "1,-1");
+    gn_pt_text_node(&b, "splitv", "SplitV", "x,sizes,am1", TF AINT("num_split", "2"));
+    gn_pt_text_cst(&b, "sb", "i", NULL, "0,1,1");
+    gn_pt_text_cst(&b, "ssz", "i", NULL, "-1,2,-1");
+    gn_pt_text_node(&b, "slice", "Slice", "x,sb,ssz", TF);
+    gn_pt_text_cst(&b, "mult", "i", NULL, "2,1,3");
+    gn_pt_text_node(&b, "tile", "Tile", "x,mult", TF);
+    gn_pt_text_cst(&b, "pads", "i", NULL, "1,1,0,0,2,3");
+    gn_pt_text_cst(&b, "pshape", "i", NULL, "3,2");
+    gn_pt_text_node(&b, "pads2", "Reshape", "pads,pshape", TI);
+    gn_pt_text_node(&b, "pad", "Pad", "x,pads2", TF);
+    gn_pt_text_cst(&b, "zero", "i", "", "0");
+    gn_pt_text_node(&b, "gather", "GatherV2", "x,idx,a1", TF);
+    gn_pt_text_cst(&b, "gaxis", "i", "", "1");
+    gn_pt_text_node(&b, "gather1", "GatherV2", "x,idx,gaxis", TF);
+    gn_pt_text_node(&b, "oh", "OneHot", "idx,three,zero,zero", TF);
+    gn_pt_text_node(&b, "topk", "TopKV2", "x,three", TF);
+    gn_pt_text_cst(&b, "hw", "i", NULL, "16,20");
+    gn_pt_text_node(&b, "rs", "ResizeBilinear", "img,hw", TF);
+    gn_pt_text_node(&b, "s2d", "SpaceToDepth", "img", TF AINT("block_size", "2"));
+    gn_pt_text_node(&b, "d2s", "DepthToSpace", "img", TF AINT("block_size", "2"));
+    gn_pt_text_cst(&b, "dims", "i", NULL, "4,5");
+    gn_pt_text_node(&b, "fill", "Fill", "dims,zero", TF);
+    gn_pt_text_cst(&b, "lim", "i", "", "10");
+    gn_pt_text_cst(&b, "dl", "i", "", "3");
+    gn_pt_text_node(&b, "range", "Range", "zero,lim,dl", TI);
+    gn_pt_text_node(&b, "where", "Where", "x", TF);
+    gn_pt_text_cst(&b, "bt", "i", NULL, "7,2,3,4");
+    gn_pt_text_node(&b, "bto", "BroadcastTo", "x,bt", TF);
+    gn_pt_text_cst(&b, "s0", "i", NULL, "2,1");
+    gn_pt_text_cst(&b, "s1", "i", NULL, "5,1,3");
+    gn_pt_text_node(&b, "bargs", "BroadcastArgs", "s0,s1", TI);
+    gn_pt_text_node(&b, "size", "Size", "x", TF);
+    gn_pt_text_node(&b, "rank", "Rank", "x", TF);
+    gn_pt_text_node(&b, "cs", "Cumsum", "x,zero", TF);
+    gn_pt_text_node(&b, "zl", "ZerosLike", "x", TF);
+    gn_pt_text_node(&b, "addn", "AddN", "x,zl,u", TF AINT("N", "3"));
+    gn_pt_text_ph(&b, "m46", "DT_FLOAT", "4,6");
+    gn_pt_text_node(&b, "ein1", "Einsum", "x,m46", TF AS("equation", "abc,cd->abd"));
+    gn_pt_text_ph(&b, "q", "DT_FLOAT", "2,7,4,8");
+    gn_pt_text_ph(&b, "k", "DT_FLOAT", "2,9,4,8");
+    gn_pt_text_node(&b, "ein2", "Einsum", "q,k", TF AS("equation", "BTNH,BFNH->BNFT"));
+    gn_pt_text_ph(&b, "e1", "DT_FLOAT", "3,1,2,4");
+    gn_pt_text_ph(&b, "e2", "DT_FLOAT", "5,4,6");
+    gn_pt_text_node(&b, "ein3", "Einsum", "e1,e2", TF AS("equation", "...ij,...jk->...ik"));
+    gn_pt_text_node(&b, "ein4", "Einsum", "q", TF AS("equation", "abcd"));
+    gn_pt_text_node(&b, "ein5", "Einsum", "x,x", TF AS("equation", "abc,abd"));
     gn_graph *g = infer_ok(&b);
     expect(g, "mean_k", 0, "[2,1,4]");
     expect(g, "mean", 0, "[2,4]");
@@ -772,53 +673,53 @@ static void test_reduce_and_misc(void **state)
     expect(g, "ein5", 0, "[4,4]");
     done(g, &b);
 
-    ph(&b, "x", "DT_FLOAT", "2,3");
-    ci(&b, "a", "2", false);
-    nd(&b, "m", "Mean", "x,a", T_F);
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3");
+    gn_pt_text_cst(&b, "a", "i", NULL, "2");
+    gn_pt_text_node(&b, "m", "Mean", "x,a", TF);
     infer_fails(&b, "node 'm' (Mean): reduction axis 2 out of range for rank 2");
-    ph(&b, "x", "DT_FLOAT", "2,7");
-    ci(&b, "ax", "1", true);
-    nd(&b, "sp", "Split", "ax,x", T_F A_I("num_split", 2));
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,7");
+    gn_pt_text_cst(&b, "ax", "i", "", "1");
+    gn_pt_text_node(&b, "sp", "Split", "ax,x", TF AINT("num_split", "2"));
     infer_fails(&b, "node 'sp' (Split): dimension 1 (size 7) is not divisible by num_split 2");
-    ph(&b, "x", "DT_FLOAT", "2,3");
-    ph(&b, "y", "DT_FLOAT", "2,4");
-    nd(&b, "s", "AddN", "x,y", T_F A_I("N", 2));
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3");
+    gn_pt_text_ph(&b, "y", "DT_FLOAT", "2,4");
+    gn_pt_text_node(&b, "s", "AddN", "x,y", TF AINT("N", "2"));
     infer_fails(&b, "node 's' (AddN): inputs have incompatible shapes: [2,3] (input 0) and [2,4] (input 1)");
-    ph(&b, "x", "DT_FLOAT", "2,3");
-    ph(&b, "y", "DT_FLOAT", "4,5");
-    nd(&b, "e", "Einsum", "x,y", T_F A_S("equation", "ab,bc->ac"));
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3");
+    gn_pt_text_ph(&b, "y", "DT_FLOAT", "4,5");
+    gn_pt_text_node(&b, "e", "Einsum", "x,y", TF AS("equation", "ab,bc->ac"));
     infer_fails(&b, "node 'e' (Einsum): equation 'ab,bc->ac': label 'b' has dimensions 3 and 4");
-    ph(&b, "x", "DT_FLOAT", "2,3");
-    ci(&b, "p", "0,0", false);
-    nd(&b, "t", "Transpose", "x,p", T_F);
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3");
+    gn_pt_text_cst(&b, "p", "i", NULL, "0,0");
+    gn_pt_text_node(&b, "t", "Transpose", "x,p", TF);
     infer_fails(&b, "node 't' (Transpose): perm [0,0] is not a permutation");
 }
 
 static void test_unknown_and_sources(void **state)
 {
     (void)state;
-    tb b = {0};
-    ph(&b, "u", "DT_FLOAT", "?");
-    ph(&b, "n", "DT_FLOAT", NULL);
-    ph(&b, "s", "DT_FLOAT", "");
-    nd(&b, "r", "Relu", "u", T_F);
-    nd(&b, "sh", "Shape", "u", T_F);
-    nd(&b, "sz", "Size", "u", T_F);
-    nd(&b, "custom", "SomeCustomOp", "u,s", "");
-    nd(&b, "c2", "Relu", "custom:1", T_F);
-    nd(&b, "id", "Identity", "n", T_F);
-    nd(&b, "noop", "NoOp", NULL, NULL);
-    add(&b, "node { name: \"pwd\" op: \"PlaceholderWithDefault\" input: \"s\" "
+    gn_pt_text b = {0};
+    gn_pt_text_ph(&b, "u", "DT_FLOAT", "?");
+    gn_pt_text_ph(&b, "n", "DT_FLOAT", NULL);
+    gn_pt_text_ph(&b, "s", "DT_FLOAT", "");
+    gn_pt_text_node(&b, "r", "Relu", "u", TF);
+    gn_pt_text_node(&b, "sh", "Shape", "u", TF);
+    gn_pt_text_node(&b, "sz", "Size", "u", TF);
+    gn_pt_text_node(&b, "custom", "SomeCustomOp", "u,s", "");
+    gn_pt_text_node(&b, "c2", "Relu", "custom:1", TF);
+    gn_pt_text_node(&b, "id", "Identity", "n", TF);
+    gn_pt_text_node(&b, "noop", "NoOp", NULL, NULL);
+    gn_pt_text_add(&b, "node { name: \"pwd\" op: \"PlaceholderWithDefault\" input: \"s\" "
             "attr { key: \"dtype\" value { type: DT_FLOAT } } attr { key: \"shape\" value { shape { } } } }\n");
-    add(&b, "node { name: \"hinted\" op: \"SomeOtherOp\" input: \"u\" attr { key: \"_output_shapes\" value { list { "
+    gn_pt_text_add(&b, "node { name: \"hinted\" op: \"SomeOtherOp\" input: \"u\" attr { key: \"_output_shapes\" value { list { "
             "shape { dim { size: 3 } dim { size: -1 } } shape { unknown_rank: true } } } } }\n");
-    add(&b, "node { name: \"hint2\" op: \"Relu\" input: \"u\" " T_F
+    gn_pt_text_add(&b, "node { name: \"hint2\" op: \"Relu\" input: \"u\" " TF
             "attr { key: \"_output_shapes\" value { list { shape { dim { size: 7 } } } } } }\n");
-    add(&b, "node { name: \"var\" op: \"VarHandleOp\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+    gn_pt_text_add(&b, "node { name: \"var\" op: \"VarHandleOp\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
             "attr { key: \"shape\" value { shape { dim { size: 4 } dim { size: 5 } } } } }\n");
-    nd(&b, "read", "ReadVariableOp", "var", "attr { key: \"dtype\" value { type: DT_FLOAT } }");
-    nd(&b, "var_id", "Identity", "var", "attr { key: \"T\" value { type: DT_RESOURCE } }");
-    nd(&b, "read2", "ReadVariableOp", "var_id", "attr { key: \"dtype\" value { type: DT_FLOAT } }");
+    gn_pt_text_node(&b, "read", "ReadVariableOp", "var", "attr { key: \"dtype\" value { type: DT_FLOAT } }");
+    gn_pt_text_node(&b, "var_id", "Identity", "var", "attr { key: \"T\" value { type: DT_RESOURCE } }");
+    gn_pt_text_node(&b, "read2", "ReadVariableOp", "var_id", "attr { key: \"dtype\" value { type: DT_FLOAT } }");
     gn_graph *g = infer_ok(&b);
     expect(g, "u", 0, "<unknown>");
     expect(g, "n", 0, "<unknown>");
@@ -850,57 +751,57 @@ static void test_unknown_and_sources(void **state)
     done(g, &b);
 
     /* int64 element count overflow */
-    ph(&b, "big", "DT_FLOAT", "1099511627776,1099511627776");
+    gn_pt_text_ph(&b, "big", "DT_FLOAT", "1099511627776,1099511627776");
     infer_fails(&b, "node 'big' (Placeholder): output 0: shape [1099511627776,1099511627776] has more elements than int64 can count");
 }
 
 /* A v1 while loop: x (the loop variable) grows along axis 0 each iteration,
  * i counts; y keeps its shape. */
-static void loop_graph(tb *b, const char *x_shape, int reshape)
+static void loop_graph(gn_pt_text *b, const char *x_shape, int reshape)
 {
-    ph(b, "x", "DT_FLOAT", x_shape);
-    ph(b, "y", "DT_FLOAT", "2,3");
-    ci(b, "zero", "0", true);
-    ci(b, "ten", "10", true);
-    ci(b, "one", "1", true);
+    gn_pt_text_ph(b, "x", "DT_FLOAT", x_shape);
+    gn_pt_text_ph(b, "y", "DT_FLOAT", "2,3");
+    gn_pt_text_cst(b, "zero", "i", "", "0");
+    gn_pt_text_cst(b, "ten", "i", "", "10");
+    gn_pt_text_cst(b, "one", "i", "", "1");
     const char *fr = "attr { key: \"frame_name\" value { s: \"loop\" } } ";
     char attrs[512];
-    snprintf(attrs, sizeof attrs, "%s%s", T_F, fr);
-    nd(b, "enter_x", "Enter", "x", attrs);
-    nd(b, "enter_y", "Enter", "y", attrs);
-    snprintf(attrs, sizeof attrs, "%s%s", T_I, fr);
-    nd(b, "enter_i", "Enter", "zero", attrs);
-    nd(b, "merge_x", "Merge", "enter_x,next_x", T_F A_I("N", 2));
-    nd(b, "merge_y", "Merge", "enter_y,next_y", T_F A_I("N", 2));
-    nd(b, "merge_i", "Merge", "enter_i,next_i", T_I A_I("N", 2));
-    nd(b, "less", "Less", "merge_i,ten", T_I);
-    nd(b, "cond", "LoopCond", "less", NULL);
-    nd(b, "sw_x", "Switch", "merge_x,cond", T_F);
-    nd(b, "sw_y", "Switch", "merge_y,cond", T_F);
-    nd(b, "sw_i", "Switch", "merge_i,cond", T_I);
-    nd(b, "id_x", "Identity", "sw_x:1", T_F);
-    nd(b, "id_y", "Identity", "sw_y:1", T_F);
-    nd(b, "id_i", "Identity", "sw_i:1", T_I);
-    nd(b, "cat", "ConcatV2", "id_x,id_x,zero", T_F A_I("N", 2));
-    nd(b, "add_y", "AddV2", "id_y,id_y", T_F);
-    nd(b, "add_i", "AddV2", "id_i,one", T_I);
+    snprintf(attrs, sizeof attrs, "%s%s", TF, fr);
+    gn_pt_text_node(b, "enter_x", "Enter", "x", attrs);
+    gn_pt_text_node(b, "enter_y", "Enter", "y", attrs);
+    snprintf(attrs, sizeof attrs, "%s%s", TI, fr);
+    gn_pt_text_node(b, "enter_i", "Enter", "zero", attrs);
+    gn_pt_text_node(b, "merge_x", "Merge", "enter_x,next_x", TF AINT("N", "2"));
+    gn_pt_text_node(b, "merge_y", "Merge", "enter_y,next_y", TF AINT("N", "2"));
+    gn_pt_text_node(b, "merge_i", "Merge", "enter_i,next_i", TI AINT("N", "2"));
+    gn_pt_text_node(b, "less", "Less", "merge_i,ten", TI);
+    gn_pt_text_node(b, "cond", "LoopCond", "less", NULL);
+    gn_pt_text_node(b, "sw_x", "Switch", "merge_x,cond", TF);
+    gn_pt_text_node(b, "sw_y", "Switch", "merge_y,cond", TF);
+    gn_pt_text_node(b, "sw_i", "Switch", "merge_i,cond", TI);
+    gn_pt_text_node(b, "id_x", "Identity", "sw_x:1", TF);
+    gn_pt_text_node(b, "id_y", "Identity", "sw_y:1", TF);
+    gn_pt_text_node(b, "id_i", "Identity", "sw_i:1", TI);
+    gn_pt_text_node(b, "cat", "ConcatV2", "id_x,id_x,zero", TF AINT("N", "2"));
+    gn_pt_text_node(b, "add_y", "AddV2", "id_y,id_y", TF);
+    gn_pt_text_node(b, "add_i", "AddV2", "id_i,one", TI);
     if (reshape) {
         /* 1: wrong only for the first iteration's shape; 2: wrong on every one */
-        ci(b, "four", "4", false);
-        nd(b, "rs", "Reshape", reshape == 1 ? "id_x,four" : "id_y,four", T_F);
+        gn_pt_text_cst(b, "four", "i", NULL, "4");
+        gn_pt_text_node(b, "rs", "Reshape", reshape == 1 ? "id_x,four" : "id_y,four", TF);
     }
-    nd(b, "next_x", "NextIteration", "cat", T_F);
-    nd(b, "next_y", "NextIteration", "add_y", T_F);
-    nd(b, "next_i", "NextIteration", "add_i", T_I);
-    nd(b, "exit_x", "Exit", "sw_x", T_F);
-    nd(b, "exit_y", "Exit", "sw_y", T_F);
-    nd(b, "exit_i", "Exit", "sw_i", T_I);
+    gn_pt_text_node(b, "next_x", "NextIteration", "cat", TF);
+    gn_pt_text_node(b, "next_y", "NextIteration", "add_y", TF);
+    gn_pt_text_node(b, "next_i", "NextIteration", "add_i", TI);
+    gn_pt_text_node(b, "exit_x", "Exit", "sw_x", TF);
+    gn_pt_text_node(b, "exit_y", "Exit", "sw_y", TF);
+    gn_pt_text_node(b, "exit_i", "Exit", "sw_i", TI);
 }
 
 static void test_v1_loop(void **state)
 {
     (void)state;
-    tb b = {0};
+    gn_pt_text b = {0};
     loop_graph(&b, "2,3", 0);
     gn_graph *g = infer_ok(&b);
     expect(g, "merge_x", 0, "[?,3]");
@@ -931,7 +832,7 @@ static const char *fn_lib =
     "library {\n"
     "  function {\n"
     "    signature { name: \"double\" input_arg { name: \"x\" type: DT_FLOAT } output_arg { name: \"y\" type: DT_FLOAT } }\n"
-    "    node_def { name: \"c\" op: \"ConcatV2\" input: \"x\" input: \"x\" input: \"ax:output:0\" " T_F A_I("N", 2)
+    "    node_def { name: \"c\" op: \"ConcatV2\" input: \"x\" input: \"x\" input: \"ax:output:0\" " TF AINT("N", "2")
     " attr { key: \"Tidx\" value { type: DT_INT32 } } }\n"
     "    node_def { name: \"ax\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } attr { key: \"value\" "
     "value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\n"
@@ -939,7 +840,7 @@ static const char *fn_lib =
     "  }\n"
     "  function {\n"
     "    signature { name: \"same\" input_arg { name: \"x\" type: DT_FLOAT } output_arg { name: \"y\" type: DT_FLOAT } }\n"
-    "    node_def { name: \"r\" op: \"Relu\" input: \"x\" " T_F " }\n"
+    "    node_def { name: \"r\" op: \"Relu\" input: \"x\" " TF " }\n"
     "    ret { key: \"y\" value: \"r:activations:0\" }\n"
     "  }\n"
     "  function {\n"
@@ -950,12 +851,12 @@ static const char *fn_lib =
     "  }\n"
     "  function {\n"
     "    signature { name: \"entry\" input_arg { name: \"x\" type: DT_FLOAT } output_arg { name: \"y\" type: DT_FLOAT } }\n"
-    "    node_def { name: \"r\" op: \"Relu\" input: \"x\" " T_F " }\n"
+    "    node_def { name: \"r\" op: \"Relu\" input: \"x\" " TF " }\n"
     "    ret { key: \"y\" value: \"r:activations:0\" }\n"
     "  }\n"
     "  function {\n"
     "    signature { name: \"ext\" input_arg { name: \"x\" type: DT_FLOAT } output_arg { name: \"y\" type: DT_FLOAT } }\n"
-    "    node_def { name: \"r\" op: \"Relu\" input: \"x\" " T_F " }\n"
+    "    node_def { name: \"r\" op: \"Relu\" input: \"x\" " TF " }\n"
     "    ret { key: \"y\" value: \"r:activations:0\" }\n"
     "  }\n"
     "  function {\n"
@@ -968,42 +869,42 @@ static const char *fn_lib =
 static void test_functions(void **state)
 {
     (void)state;
-    tb b = {0};
-    ph(&b, "x", "DT_FLOAT", "2,3");
-    ph(&b, "p", "DT_BOOL", "");
+    gn_pt_text b = {0};
+    gn_pt_text_ph(&b, "x", "DT_FLOAT", "2,3");
+    gn_pt_text_ph(&b, "p", "DT_BOOL", "");
     const char *types = "attr { key: \"Tin\" value { list { type: DT_FLOAT } } } "
                         "attr { key: \"Tout\" value { list { type: DT_FLOAT } } } ";
     char attrs[1024];
     snprintf(attrs, sizeof attrs, "%sattr { key: \"f\" value { func { name: \"double\" } } }", types);
-    nd(&b, "call", "PartitionedCall", "x", attrs);
+    gn_pt_text_node(&b, "call", "PartitionedCall", "x", attrs);
     snprintf(attrs, sizeof attrs, "%sattr { key: \"f\" value { func { name: \"same\" } } }", types);
-    nd(&b, "scall", "StatefulPartitionedCall", "x", attrs);
-    nd(&b, "direct", "double", "x", NULL);
-    nd(&b, "nested", "double", "direct", NULL);
+    gn_pt_text_node(&b, "scall", "StatefulPartitionedCall", "x", attrs);
+    gn_pt_text_node(&b, "direct", "double", "x", NULL);
+    gn_pt_text_node(&b, "nested", "double", "direct", NULL);
     snprintf(attrs, sizeof attrs,
              "%sattr { key: \"then_branch\" value { func { name: \"same\" } } } "
              "attr { key: \"else_branch\" value { func { name: \"double\" } } } "
              "attr { key: \"Tcond\" value { type: DT_BOOL } }",
              types);
-    nd(&b, "if", "StatelessIf", "p,x", attrs);
+    gn_pt_text_node(&b, "if", "StatelessIf", "p,x", attrs);
     snprintf(attrs, sizeof attrs,
              "%sattr { key: \"then_branch\" value { func { name: \"same\" } } } "
              "attr { key: \"else_branch\" value { func { name: \"same\" } } } "
              "attr { key: \"Tcond\" value { type: DT_BOOL } }",
              types);
-    nd(&b, "if_same", "If", "p,x", attrs);
-    nd(&b, "while", "While", "x",
+    gn_pt_text_node(&b, "if_same", "If", "p,x", attrs);
+    gn_pt_text_node(&b, "while", "While", "x",
        "attr { key: \"T\" value { list { type: DT_FLOAT } } } "
        "attr { key: \"cond\" value { func { name: \"cond\" } } } "
        "attr { key: \"body\" value { func { name: \"double\" } } }");
-    nd(&b, "while_same", "StatelessWhile", "x",
+    gn_pt_text_node(&b, "while_same", "StatelessWhile", "x",
        "attr { key: \"T\" value { list { type: DT_FLOAT } } } "
        "attr { key: \"cond\" value { func { name: \"cond\" } } } "
        "attr { key: \"body\" value { func { name: \"same\" } } }");
-    nd(&b, "recursive", "rec", "x", NULL);
-    nd(&b, "ext_call", "ext", "x", NULL);
-    nd(&b, "dataset", "SomeDatasetOp", "x", "attr { key: \"f\" value { func { name: \"ext\" } } }");
-    add(&b, "%s", fn_lib);
+    gn_pt_text_node(&b, "recursive", "rec", "x", NULL);
+    gn_pt_text_node(&b, "ext_call", "ext", "x", NULL);
+    gn_pt_text_node(&b, "dataset", "SomeDatasetOp", "x", "attr { key: \"f\" value { func { name: \"ext\" } } }");
+    gn_pt_text_add(&b, "%s", fn_lib);
     gn_graph *g = infer_ok(&b);
     expect(g, "call", 0, "[4,3]");
     expect_dtype(g, "call", 0, TENSORFLOW__DATA_TYPE__DT_FLOAT);
@@ -1263,38 +1164,38 @@ static void test_robustness(void **state)
     static const char *pool[] = {"u", "s", "v", "m", "t4", "ci", "cneg", "cbig", "cz", "c4", "c8", "b5"};
     static const char *attr_sets[] = {
         "",
-        T_F A_I("N", 2) A_I("num_split", 3) A_I("num", 2) A_I("axis", -9) A_B("keep_dims", true)
-            A_L("strides", "i: 0") A_L("ksize", "i: 1 i: 0") A_I("block_size", 0) A_S("padding", "SAME")
-                A_S("equation", "ab,bc->ac") A_I("shrink_axis_mask", -1) A_I("ellipsis_mask", 3),
-        T_F A_S("data_format", "NCHW") A_S("padding", "EXPLICIT") A_L("explicit_paddings", "i: -1 i: 2")
-            A_L("strides", "i: 1 i: 2 i: 2 i: 1") A_L("ksize", "i: 1 i: 3 i: 3 i: 1") A_I("block_size", 2)
-                A_I("new_axis_mask", 7) A_I("begin_mask", 5) A_I("end_mask", 2) A_S("equation", "...a,...->a")
-                    A_L("squeeze_dims", "i: 7") A_I("batch_dims", -1) A_I("k", 100) A_I("depth", 3)
-                        A_I("dct_coefficient_count", -4) A_I("window_size", 7) A_I("stride", 0),
-        T_F A_S("padding", "VALID") A_L("dilations", "i: 1 i: 9223372036854775807 i: 1 i: 1")
-            A_L("strides", "i: 1 i: 1 i: 1 i: 1") A_S("equation", "a..b,c") A_I("axis", 1) A_B("transpose_a", true)
-                A_B("adj_y", true) A_I("desired_samples", 5) A_I("num_elements", 3),
+        TF AINT("N", "2") AINT("num_split", "3") AINT("num", "2") AINT("axis", "-9") AB("keep_dims", "true")
+            AL("strides", "i: 0") AL("ksize", "i: 1 i: 0") AINT("block_size", "0") AS("padding", "SAME")
+                AS("equation", "ab,bc->ac") AINT("shrink_axis_mask", "-1") AINT("ellipsis_mask", "3"),
+        TF AS("data_format", "NCHW") AS("padding", "EXPLICIT") AL("explicit_paddings", "i: -1 i: 2")
+            AL("strides", "i: 1 i: 2 i: 2 i: 1") AL("ksize", "i: 1 i: 3 i: 3 i: 1") AINT("block_size", "2")
+                AINT("new_axis_mask", "7") AINT("begin_mask", "5") AINT("end_mask", "2") AS("equation", "...a,...->a")
+                    AL("squeeze_dims", "i: 7") AINT("batch_dims", "-1") AINT("k", "100") AINT("depth", "3")
+                        AINT("dct_coefficient_count", "-4") AINT("window_size", "7") AINT("stride", "0"),
+        TF AS("padding", "VALID") AL("dilations", "i: 1 i: 9223372036854775807 i: 1 i: 1")
+            AL("strides", "i: 1 i: 1 i: 1 i: 1") AS("equation", "a..b,c") AINT("axis", "1") AB("transpose_a", "true")
+                AB("adj_y", "true") AINT("desired_samples", "5") AINT("num_elements", "3"),
     };
     uint32_t n_ops = gn__shape_fn_count();
     int runs = 0;
     for (uint32_t i = 0; i < n_ops; i++) {
         const char *op = gn__shape_fn_name(i);
         for (uint32_t cfg = 0; cfg < 16; cfg++) {
-            tb b = {0};
-            ph(&b, "u", "DT_FLOAT", "?");
-            ph(&b, "s", "DT_FLOAT", "");
-            ph(&b, "v", "DT_FLOAT", "3");
-            ph(&b, "m", "DT_FLOAT", "2,3");
-            ph(&b, "t4", "DT_FLOAT", "1,4,4,2");
-            ph(&b, "b5", "DT_FLOAT", "-1,0,5");
-            ci(&b, "ci", "2,-1", false);
-            ci(&b, "cneg", "-7", true);
-            add(&b, "node { name: \"cbig\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT64 } } "
+            gn_pt_text b = {0};
+            gn_pt_text_ph(&b, "u", "DT_FLOAT", "?");
+            gn_pt_text_ph(&b, "s", "DT_FLOAT", "");
+            gn_pt_text_ph(&b, "v", "DT_FLOAT", "3");
+            gn_pt_text_ph(&b, "m", "DT_FLOAT", "2,3");
+            gn_pt_text_ph(&b, "t4", "DT_FLOAT", "1,4,4,2");
+            gn_pt_text_ph(&b, "b5", "DT_FLOAT", "-1,0,5");
+            gn_pt_text_cst(&b, "ci", "i", NULL, "2,-1");
+            gn_pt_text_cst(&b, "cneg", "i", "", "-7");
+            gn_pt_text_add(&b, "node { name: \"cbig\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT64 } } "
                     "attr { key: \"value\" value { tensor { dtype: DT_INT64 tensor_shape { dim { size: 2 } } "
                     "int64_val: 9223372036854775807 int64_val: 3 } } } }\n");
-            ci(&b, "cz", "", false);
-            ci(&b, "c4", "1,2,2,1", false);
-            add(&b, "node { name: \"c8\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } "
+            gn_pt_text_cst(&b, "cz", "i", NULL, "");
+            gn_pt_text_cst(&b, "c4", "i", NULL, "1,2,2,1");
+            gn_pt_text_add(&b, "node { name: \"c8\" op: \"Const\" attr { key: \"dtype\" value { type: DT_INT32 } } "
                     "attr { key: \"value\" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 4 } dim { size: 2 } } "
                     "int_val: 1 } } } }\n");
             char inputs[256] = "";
@@ -1304,8 +1205,8 @@ static void test_robustness(void **state)
                 snprintf(inputs + l, sizeof inputs - l, "%s%s", k ? "," : "",
                          pool[(cfg * 7 + k * (cfg + 3) + i) % (sizeof pool / sizeof pool[0])]);
             }
-            nd(&b, "n", op, inputs, attr_sets[(cfg / 2 + i) % (sizeof attr_sets / sizeof attr_sets[0])]);
-            nd(&b, "after", "Identity", "n", T_F);
+            gn_pt_text_node(&b, "n", op, inputs, attr_sets[(cfg / 2 + i) % (sizeof attr_sets / sizeof attr_sets[0])]);
+            gn_pt_text_node(&b, "after", "Identity", "n", TF);
             gn_graph *g = gn_test_load_text(b.s, 0);
             gn_status s = gn__graph_infer_shapes(g);
             if (s != GN_OK && s != GN_ERR_GRAPH) fprintf(stderr, "%s cfg %u: %d %s\n", op, cfg, s, gn_graph_errmsg(g));

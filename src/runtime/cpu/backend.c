@@ -3,13 +3,10 @@
 
 #include "runtime/cpu/cpu.h"
 
-#define MAX_PLANS 8
-
 struct gn__engine {
     xprog *prog;
     cpu_lib *lib;
-    cpu_plan *plans[MAX_PLANS];   /* most recently used first */
-    uint32_t n_plans;
+    gn__plan_cache plans;         /* its plans per input shapes (runtime/engine_cache.h) */
     gn__engine_stats stats;
 };
 
@@ -55,22 +52,23 @@ static gn_status cpu_compile(void *self, const gn_graph *g, const gn__engine_sig
     return GN_OK;
 }
 
+static bool plan_matches(void *ctx, const void *plan, const gn__tensor *in)
+{
+    return gn__plan_matches(plan, in, ((gn__engine *)ctx)->prog->n_feeds);
+}
+
+static void plan_free(void *ctx, void *plan)
+{
+    (void)ctx;
+    gn__plan_free(plan);
+}
+
 static cpu_plan *plan_for(gn__engine *e, const gn__tensor *in)
 {
-    uint32_t n_in = e->prog->n_feeds;
-    for (uint32_t i = 0; i < e->n_plans; i++) {
-        if (!gn__plan_matches(e->plans[i], in, n_in)) continue;
-        cpu_plan *pl = e->plans[i];
-        memmove(&e->plans[1], &e->plans[0], i * sizeof *e->plans);
-        e->plans[0] = pl;
-        return pl;
-    }
-    cpu_plan *pl = gn__plan_new(e->prog, in, n_in);
-    if (!pl) return NULL;
-    if (e->n_plans == MAX_PLANS) gn__plan_free(e->plans[--e->n_plans]);
-    memmove(&e->plans[1], &e->plans[0], e->n_plans * sizeof *e->plans);
-    e->plans[0] = pl;
-    e->n_plans++;
+    cpu_plan *pl = gn__plan_cache_find(&e->plans, plan_matches, e, in);
+    if (pl) return pl;
+    pl = gn__plan_new(e->prog, in, e->prog->n_feeds);
+    if (pl) gn__plan_cache_add(&e->plans, pl, plan_free, NULL);
     return pl;
 }
 
@@ -83,7 +81,7 @@ static gn_status cpu_execute(void *self, gn__engine *e, const gn__tensor *in, gn
     st->arena_allocs = st->dynamic_allocs = st->plan_misses = st->nodes_run = 0;
     st->sa_in_place = st->sa_copied = 0;
     cpu_plan *pl = plan_for(e, in);   /* NULL (out of memory): run without a plan */
-    st->n_plans = e->n_plans;
+    st->n_plans = e->plans.n;
     st->planned = pl && gn__plan_state(pl) == PLAN_READY;
     st->arena_bytes = pl ? gn__plan_arena_bytes(pl) : 0;
     st->planned_bytes = pl ? gn__plan_planned_bytes(pl) : 0;
@@ -113,7 +111,7 @@ static void cpu_engine_free(void *self, gn__engine *e)
 {
     (void)self;
     if (!e) return;
-    for (uint32_t i = 0; i < e->n_plans; i++) gn__plan_free(e->plans[i]);
+    gn__plan_cache_free(&e->plans, plan_free, NULL);
     gn__xprog_free(e->prog);
     gn__cpu_lib_free(e->lib);
     free(e);

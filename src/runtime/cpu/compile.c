@@ -35,10 +35,7 @@ void gn__cpu_lib_free(cpu_lib *lib)
     if (!lib) return;
     for (uint32_t i = 0; i < lib->n; i++) gn__xprog_free(lib->e[i].prog);
     free(lib->e);
-    for (uint32_t i = 0; i < lib->n_ec; i++) {
-        for (uint32_t k = 0; k < lib->ec[i].n; k++) gn__engine_key_free(&lib->ec[i].k[k]);
-        free(lib->ec[i].k);
-    }
+    for (uint32_t i = 0; i < lib->n_ec; i++) gn__engine_cache_free(&lib->ec[i].cache);
     free(lib->ec);
     free(lib);
 }

@@ -19,6 +19,7 @@
 #define GN_RUNTIME_CPU_H
 
 #include "runtime/backend.h"
+#include "runtime/engine_cache.h"
 #include "ops/executor.h"
 
 enum {
@@ -97,22 +98,14 @@ typedef struct cpu_lib_entry {
     bool compiling;
 } cpu_lib_entry;
 
-/* The engine cache of one Grapnel>EngineOp node: the input shapes of each
- * engine built, with the time of its last use. */
-typedef struct cpu_engine_key {
-    uint32_t n_in;
-    int32_t *rank;                /* per input */
-    int64_t *dims;                /* n_in * GN__MAX_DIMS */
-    uint64_t last_use;
-    struct gn__int8_engine *int8; /* INT8 engine op: the built engine (int8.h) */
-    bool failed;                  /* the build failed: the native segment runs (TF-TRT's empty entry) */
-} cpu_engine_key;
-
+/* The engine cache of one Grapnel>EngineOp node (runtime/engine_cache.h):
+ * an entry per input shapes built, its engine the INT8 program of an INT8
+ * engine op (int8.h; NULL otherwise: the FP32/FP16 engine is the function
+ * compiled once per program). */
 typedef struct cpu_engine_cache {
     const gn_graph *g;
     gn_id node;
-    uint32_t n, cap;
-    cpu_engine_key *k;
+    gn__engine_cache cache;
     bool seeded;                  /* engines built ahead of time / from an asset added (exec.c) */
 } cpu_engine_cache;
 
@@ -127,9 +120,6 @@ typedef struct cpu_lib {
     uint64_t eng_hits, eng_builds, eng_evictions, eng_fallbacks;
     uint64_t eng_prebuilt, eng_stale;
 } cpu_lib;
-
-/* exec.c: frees what one cache entry holds */
-void gn__engine_key_free(cpu_engine_key *k);
 
 /* compile.c */
 gn_status gn__xprog_compile(const gn_graph *g, const gn__engine_sig *sig, cpu_lib *lib, xprog **out, gn__err *err);

@@ -595,15 +595,10 @@ static gn_status run_own(struct gn__run *rb, void *obj, void (*free_fn)(void *ob
 }
 
 /* ---- Grapnel>EngineOp: the engine cache ------------------------------------------------------ */
-static bool key_matches(const cpu_engine_key *k, const gn__tensor *in, uint32_t n_in)
+static void int8_free(void *ctx, void *engine)
 {
-    if (k->n_in != n_in) return false;
-    for (uint32_t i = 0; i < n_in; i++) {
-        if (k->rank[i] != in[i].rank) return false;
-        for (int32_t d = 0; d < in[i].rank; d++)
-            if (k->dims[i * GN__MAX_DIMS + (uint32_t)d] != in[i].dims[d]) return false;
-    }
-    return true;
+    (void)ctx;
+    gn__int8_engine_free(engine);
 }
 
 static cpu_engine_cache *engine_cache(cpu_lib *lib, const gn_graph *g, gn_id node)
@@ -615,29 +610,25 @@ static cpu_engine_cache *engine_cache(cpu_lib *lib, const gn_graph *g, gn_id nod
     memset(c, 0, sizeof *c);
     c->g = g;
     c->node = node;
+    c->cache.free_engine = int8_free;
     return c;
 }
 
-void gn__engine_key_free(cpu_engine_key *k)
-{
-    free(k->rank);
-    free(k->dims);
-    gn__int8_engine_free(k->int8);
-    memset(k, 0, sizeof *k);
-}
-
 /* An INT8 engine op's engine: built from its native segment and calibration
- * table (int8.h). A failed build leaves k->failed (the native segment runs). */
-static void build_int8(gn__kctx *c, const char *segment_fn, cpu_engine_key *k)
+ * table (int8.h) into entry k. A failed build leaves k->failed (the native
+ * segment runs). */
+static void build_int8(gn__kctx *c, const char *segment_fn, gn__engine_cache_entry *k)
 {
     const char *tab = NULL;
     size_t tl = 0;
     const gn__function *fn = gn__graph_find_function(c->g, segment_fn);
     gn__err e2;
     memset(&e2, 0, sizeof e2);
+    gn__int8_engine *eng = NULL;
     if (!fn || !gn__attr_get_string(c->g, c->node, "calibration_data", &tab, &tl) || !tl ||
-        gn__int8_engine_build(fn->body, tab, tl, &k->int8, &e2) != GN_OK)
+        gn__int8_engine_build(fn->body, tab, tl, &eng, &e2) != GN_OK)
         k->failed = true;
+    k->engine = eng;
     gn__err_clear(&e2);
 }
 
@@ -667,17 +658,20 @@ static gn_status seed_cache(xrun *r, cpu_engine_cache *ec, gn__kctx *c, const gn
         else s = gn__xprog_function(lib, fn, &bp, c->err);
     }
     for (uint32_t i = 0; i < n; i++) {
-        if (s == GN_OK && !grow((void **)&ec->k, &ec->cap, ec->n + 1, sizeof *ec->k)) s = nomem(r);
         if (s != GN_OK) {
             gn__engine_shapes_free(&sh[i]);
             continue;
         }
-        cpu_engine_key *k = &ec->k[ec->n++];
-        memset(k, 0, sizeof *k);
-        k->n_in = sh[i].n_in;
-        k->rank = sh[i].rank;
-        k->dims = sh[i].dims;
-        k->last_use = ++lib->clock;
+        gn__engine_key key = {sh[i].n_in, NULL, sh[i].rank, sh[i].dims};
+        sh[i].rank = NULL;
+        sh[i].dims = NULL;
+        bool evicted;   /* never: the seeds are at most max */
+        gn__engine_cache_entry *k = gn__engine_cache_insert(&ec->cache, op->max, &key, NULL, ++lib->clock, &evicted);
+        gn__engine_shapes_free(&sh[i]);
+        if (!k) {
+            s = nomem(r);
+            continue;
+        }
         if (int8) build_int8(c, segment_fn, k);
         if (!k->failed) lib->eng_prebuilt++;
     }
@@ -708,48 +702,26 @@ static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *i
         gn_status s = seed_cache(r, ec, c, &op);
         if (s != GN_OK) {
             /* nothing was added (a malformed asset): the next run reports it again */
-            if (!ec->n) ec->seeded = false;
+            if (!ec->cache.n) ec->seeded = false;
             return s;
         }
     }
     lib->clock++;
-    cpu_engine_key *hit = NULL;
-    for (uint32_t i = 0; i < ec->n && !hit; i++)
-        if (key_matches(&ec->k[i], in, n_in)) hit = &ec->k[i];
+    gn__engine_cache_entry *hit = gn__engine_cache_find(&ec->cache, in, n_in);
     if (hit) {
         hit->last_use = lib->clock;
         if (!hit->failed) lib->eng_hits++;
     } else if (op.allow) {
         /* build: on this backend an engine is the segment compiled and planned for
          * these shapes (FP32, FP16), or the int8 program made from it (INT8) */
-        if (ec->n >= op.max) {
-            uint32_t lru = 0;
-            for (uint32_t i = 1; i < ec->n; i++)
-                if (ec->k[i].last_use < ec->k[lru].last_use) lru = i;
-            gn__engine_key_free(&ec->k[lru]);
-            ec->k[lru] = ec->k[--ec->n];
-            lib->eng_evictions++;
-        }
-        if (!grow((void **)&ec->k, &ec->cap, ec->n + 1, sizeof *ec->k)) return nomem(r);
-        cpu_engine_key *k = &ec->k[ec->n];
-        memset(k, 0, sizeof *k);
-        k->n_in = n_in;
-        k->rank = calloc(n_in + 1, sizeof *k->rank);
-        k->dims = calloc((size_t)(n_in + 1) * GN__MAX_DIMS, sizeof *k->dims);
-        if (!k->rank || !k->dims) {
-            gn__engine_key_free(k);
-            return nomem(r);
-        }
-        for (uint32_t i = 0; i < n_in; i++) {
-            k->rank[i] = in[i].rank;
-            for (int32_t d = 0; d < in[i].rank && d < GN__MAX_DIMS; d++)
-                k->dims[i * GN__MAX_DIMS + (uint32_t)d] = in[i].dims[d];
-        }
-        k->last_use = lib->clock;
-        ec->n++;
-        if (op.int8) build_int8(c, seg, k);
-        if (!k->failed) lib->eng_builds++;
-        hit = k;
+        gn__engine_key key;
+        bool evicted;
+        if (!gn__engine_key_of(&key, in, n_in, false)) return nomem(r);
+        hit = gn__engine_cache_insert(&ec->cache, op.max, &key, NULL, lib->clock, &evicted);
+        if (evicted) lib->eng_evictions++;
+        if (!hit) return nomem(r);
+        if (op.int8) build_int8(c, seg, hit);
+        if (!hit->failed) lib->eng_builds++;
     } else {
         lib->eng_fallbacks++;
         return run_call(rb, c, seg, in, n_in, out, n_out);
@@ -758,8 +730,8 @@ static gn_status run_engine(struct gn__run *rb, gn__kctx *c, const gn__tensor *i
         lib->eng_fallbacks++;
         return run_call(rb, c, seg, in, n_in, out, n_out);
     }
-    if (hit->int8) {
-        gn_status s = gn__int8_engine_run(hit->int8, in, n_in, out, n_out, c->err);
+    if (hit->engine) {
+        gn_status s = gn__int8_engine_run(hit->engine, in, n_in, out, n_out, c->err);
         if (s != GN_OK) gn__err_prefix(c->err, "node '%s' (Grapnel>EngineOp)", gn__node_name(c->g, c->node));
         return s;
     }

@@ -25,7 +25,7 @@ void gn__cuda_engine_free(void *self, gn__engine *e)
 {
     (void)self;
     if (!e) return;
-    for (uint32_t i = 0; i < e->n_plans; i++) gn__cuda_plan_free(e, e->plans[i]);
+    gn__plan_cache_free(&e->plans, gn__cuda_plan_drop, e);
     for (uint32_t v = 0; v < e->n_vals; v++) gn__tensor_release(&e->vals[v].host);
     for (uint32_t k = 0; k < e->n_nodes; k++) {
         free(e->nodes[k].in);
@@ -91,7 +91,7 @@ static gn_status cu_execute(void *self, gn__engine *e, const gn__tensor *in, gn_
                             in[i].dtype ? gn_dtype_numpy_name(in[i].dtype) : "missing");
     cplan *p = NULL;
     GN_TRY(gn__cuda_plan_for(e, in, &p, err));
-    st->n_plans = e->n_plans;
+    st->n_plans = e->plans.n;
     st->planned = true;
     GN_TRY(gn__cuda_engines_account(e, p, err));
     st->arena_bytes = p->arena_bytes;

@@ -44,6 +44,7 @@
 #include "io/engine_store.h"
 #include "ops/xla_attrs.h"
 #include "runtime/backend.h"
+#include "runtime/engine_cache.h"
 #include "runtime/engine_op.h"
 #include "runtime/cuda/cuda.h"
 #include "runtime/prune.h"
@@ -53,7 +54,6 @@
 #define DT_F16 TENSORFLOW__DATA_TYPE__DT_HALF
 #define DT_I32 TENSORFLOW__DATA_TYPE__DT_INT32
 #define DT_I64 TENSORFLOW__DATA_TYPE__DT_INT64
-#define MAX_PLANS 8
 #define ALIGN 256
 #define WORKSPACE_LIMIT ((size_t)512 << 20)   /* per convolution; cuDNN algorithms needing more are skipped */
 
@@ -255,8 +255,7 @@ struct gn__engine {
     uint32_t *fetch_val;
     void *weights;                /* device: all Const values */
     size_t weights_bytes;
-    cplan *plans[MAX_PLANS];
-    uint32_t n_plans;
+    gn__plan_cache plans;         /* its plans per input shapes (runtime/engine_cache.h) */
     gn__engine_stats stats;
     uint32_t depth;               /* 0: the session's engine; 1 + its parent's for an engine op's function */
     uint64_t eng_clock;           /* engine caches: the time of last use (least recently used goes first) */
@@ -368,21 +367,18 @@ typedef struct cln {
  * copy goes back into the cache). */
 typedef struct ceng {
     uint32_t refs;
-    bool in_cache;                /* held by its op's cache */
     bool counted;                 /* its build (or prebuilt start) is counted */
     bool fallback;                /* the native segment, not an engine (never cached) */
-    uint64_t last_use;
-    uint32_t n_in;
-    int32_t *dtype, *rank;        /* the key: per input */
-    int64_t *dims;                /* n_in * GN__MAX_DIMS */
+    gn__engine_key key;           /* its inputs' dtypes and shapes */
     gn__engine *sub;              /* the function, compiled */
     cplan *sp;                    /* its plan for the key's shapes (owned by sub) */
 } ceng;
 
+/* An engine op: its attrs and its engine cache (runtime/engine_cache.h),
+ * whose entries hold a reference to their ceng. */
 typedef struct cengop {
     gn__engine_op_cfg cfg;        /* the op's attrs (runtime/engine_op.h) */
-    ceng **k;                     /* the cache */
-    uint32_t n, cap;
+    gn__engine_cache cache;
 } cengop;
 
 /* support.c */
@@ -404,6 +400,8 @@ int64_t *gn__cuda_vdims(cplan *p, uint32_t v);
 int64_t gn__cuda_numel_of(const cplan *p, uint32_t v);
 void *gn__cuda_vptr(const gn__engine *e, const cplan *p, uint32_t v);
 void gn__cuda_plan_free(const gn__engine *e, cplan *p);
+/* gn__cuda_plan_free as a cache's free callback (ctx: the engine) */
+void gn__cuda_plan_drop(void *e, void *p);
 const gn__tensor *gn__cuda_host_tensor(const gn__engine *e, const cplan *p, uint32_t v);
 gn_status gn__cuda_const_ints(const gn__engine *e, const cplan *p, const cnode *n, uint32_t v, int64_t *out, int64_t max,
                             int64_t *count, gn__err *err);

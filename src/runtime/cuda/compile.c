@@ -249,22 +249,17 @@ gn_status gn__cuda_compile(void *self, const gn_graph *g, const gn__engine_sig *
     return gn__cuda_compile_depth(self, g, sig, 0, NULL, out, err);
 }
 
+void gn__cuda_plan_drop(void *e, void *p) { gn__cuda_plan_free(e, p); }
+
+static bool plan_matches(void *e, const void *p, const gn__tensor *in) { return gn__cuda_plan_matches(e, p, in); }
+
 gn_status gn__cuda_plan_for(gn__engine *e, const gn__tensor *in, cplan **out, gn__err *err)
 {
-    for (uint32_t i = 0; i < e->n_plans; i++) {
-        if (!gn__cuda_plan_matches(e, e->plans[i], in)) continue;
-        cplan *p = e->plans[i];
-        memmove(&e->plans[1], &e->plans[0], i * sizeof *e->plans);
-        e->plans[0] = p;
-        *out = p;
-        return GN_OK;
-    }
+    *out = gn__plan_cache_find(&e->plans, plan_matches, e, in);
+    if (*out) return GN_OK;
     cplan *p = NULL;
     GN_TRY(gn__cuda_plan_new(e, in, &p, err));
-    if (e->n_plans == MAX_PLANS) gn__cuda_plan_free(e, e->plans[--e->n_plans]);
-    memmove(&e->plans[1], &e->plans[0], e->n_plans * sizeof *e->plans);
-    e->plans[0] = p;
-    e->n_plans++;
+    gn__plan_cache_add(&e->plans, p, gn__cuda_plan_drop, e);
     *out = p;
     return GN_OK;
 }

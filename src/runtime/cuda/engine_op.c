@@ -8,28 +8,26 @@ void gn__cuda_ceng_release(cu_backend *b, ceng *c)
 {
     if (!c || --c->refs) return;
     gn__cuda_engine_free(b, c->sub);
-    free(c->dtype);
-    free(c->rank);
-    free(c->dims);
+    gn__engine_key_free(&c->key);
     free(c);
 }
 
+/* the cache's reference to an engine dropped (ctx: the backend) */
+static void ceng_drop(void *b, void *c) { gn__cuda_ceng_release(b, c); }
+
 void gn__cuda_cengop_free(cu_backend *b, cengop *op)
 {
+    (void)b;
     if (!op) return;
-    for (uint32_t i = 0; i < op->n; i++) {
-        op->k[i]->in_cache = false;
-        gn__cuda_ceng_release(b, op->k[i]);
-    }
-    free(op->k);
+    gn__engine_cache_free(&op->cache);
     free(op);
 }
 
-/* Compiles function fname for op n and plans it for the given input shapes
- * (an INT8 engine, unless fallback, when op has a calibration table); *out
- * gets one reference. */
+/* Compiles function fname for op n and plans it for the inputs of key (their
+ * dtypes and shapes; an INT8 engine, unless fallback, when op has a
+ * calibration table); *out gets one reference. */
 static gn_status ceng_build(gn__engine *e, const cnode *n, const char *fname, bool fallback, const cengop *op,
-                            const int32_t *dtype, const int32_t *rank, const int64_t *dims, ceng **out, gn__err *err)
+                            const gn__engine_key *key, ceng **out, gn__err *err)
 {
     *out = NULL;
     const gn_graph *g = e->g;
@@ -45,19 +43,14 @@ static gn_status ceng_build(gn__engine *e, const cnode *n, const char *fname, bo
     ceng *c = calloc(1, sizeof *c);
     gn__edge *feeds = calloc(n_in + 1, sizeof *feeds), *fetches = calloc(n->n_out + 1, sizeof *fetches);
     gn__tensor *tin = calloc(n_in + 1, sizeof *tin);
-    if (c) {
-        c->refs = 1;
-        c->dtype = calloc(n_in + 1, sizeof *c->dtype);
-        c->rank = calloc(n_in + 1, sizeof *c->rank);
-        c->dims = calloc((size_t)n_in * GN__MAX_DIMS + 1, sizeof *c->dims);
-    }
+    if (c) c->refs = 1;
     gn_status s = GN_OK;
-    if (!c || !feeds || !fetches || !tin || !c->dtype || !c->rank || !c->dims) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    if (!c || !feeds || !fetches || !tin || !gn__engine_key_copy(&c->key, key)) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    const int32_t *dtype = key->dtype;
     for (uint32_t i = 0; s == GN_OK && i < n_in; i++) {
-        c->dtype[i] = tin[i].dtype = dtype[i];
-        c->rank[i] = tin[i].rank = rank[i];
-        memcpy(&c->dims[(size_t)i * GN__MAX_DIMS], &dims[(size_t)i * GN__MAX_DIMS], sizeof(int64_t) * GN__MAX_DIMS);
-        memcpy(tin[i].dims, &dims[(size_t)i * GN__MAX_DIMS], sizeof(int64_t) * GN__MAX_DIMS);
+        tin[i].dtype = dtype[i];
+        tin[i].rank = key->rank[i];
+        memcpy(tin[i].dims, &key->dims[(size_t)i * GN__MAX_DIMS], sizeof(int64_t) * GN__MAX_DIMS);
         gn_id a = gn__graph_find(fn->body, sd->input_arg[i]->name);
         if (a == GN_NONE || !(gn__node_at(fn->body, a)->flags & GN__NODE_FN_ARG))
             s = gn__cuda_node_fail(e, n, err, GN_ERR_GRAPH, "function '%s': no node for input argument '%s'", fname, sd->input_arg[i]->name);
@@ -79,15 +72,11 @@ static gn_status ceng_build(gn__engine *e, const cnode *n, const char *fname, bo
     bool q8 = !fallback && op && op->cfg.int8 && op->cfg.table_len;
     if (s == GN_OK && q8) s = gn__calib_parse(op->cfg.table, op->cfg.table_len, &tab, err);
     if (s == GN_OK) {
-        c->n_in = n_in;
         c->fallback = fallback;
         gn__engine_sig sig = {n_in, feeds, n->n_out, fetches, fn->n_control_ret, fn->control_ret_node};
         s = gn__cuda_compile_depth(e->b, fn->body, &sig, e->depth + 1, q8 ? &tab : NULL, &c->sub, err);
         if (s == GN_OK) s = gn__cuda_plan_new(c->sub, tin, &c->sp, err);
-        if (s == GN_OK) {
-            c->sub->plans[0] = c->sp;
-            c->sub->n_plans = 1;
-        }
+        if (s == GN_OK) gn__plan_cache_add(&c->sub->plans, c->sp, gn__cuda_plan_drop, c->sub);
         if (s != GN_OK) gn__err_prefix(err, NODE_FMT "function '%s'", NODE_ARGS(e, n), fname);
     }
     gn__calib_free(&tab);
@@ -109,27 +98,17 @@ static gn_status ceng_build(gn__engine *e, const cnode *n, const char *fname, bo
  * recently used engine when the cache is full. */
 static gn_status cache_insert(gn__engine *e, cengop *op, ceng *c, gn__err *err)
 {
-    if (op->n >= op->cfg.max && op->n) {
-        uint32_t lru = 0;
-        for (uint32_t i = 1; i < op->n; i++)
-            if (op->k[i]->last_use < op->k[lru]->last_use) lru = i;
-        ceng *old = op->k[lru];
-        op->k[lru] = op->k[--op->n];
-        old->in_cache = false;
-        gn__cuda_ceng_release(e->b, old);
-        e->stats.eng_evictions++;
-    }
-    if (op->n == op->cap) {
-        uint32_t nc = op->cap ? op->cap * 2 : 4;
-        ceng **k = realloc(op->k, nc * sizeof *k);
-        if (!k) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
-        op->k = k;
-        op->cap = nc;
-    }
+    gn__engine_key key;
+    bool evicted = false;
+    if (!gn__engine_key_copy(&key, &c->key)) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
     c->refs++;
-    c->in_cache = true;
-    c->last_use = ++e->eng_clock;
-    op->k[op->n++] = c;
+    gn__engine_cache_entry *ent = gn__engine_cache_insert(&op->cache, op->cfg.max, &key, c, e->eng_clock + 1, &evicted);
+    if (evicted) e->stats.eng_evictions++;
+    if (!ent) {
+        c->refs--;
+        return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    }
+    e->eng_clock++;
     return GN_OK;
 }
 
@@ -143,6 +122,8 @@ gn_status gn__cuda_engines_init(gn__engine *e, gn__err *err)
         if (n->op->kind != OP_ENGINE) continue;
         cengop *op = n->eng = calloc(1, sizeof *op);
         if (!op) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+        op->cache.free_engine = ceng_drop;
+        op->cache.ctx = e->b;
         gn__engine_op_read(g, n->id, &op->cfg);
         if (e->depth) continue;
         gn__engine_shapes *sh = NULL;
@@ -167,7 +148,8 @@ gn_status gn__cuda_engines_init(gn__engine *e, gn__err *err)
             if (s == GN_OK && !native && sh[i].n_in != n->n_in)
                 s = gn__cuda_node_fail(e, n, err, GN_ERR_GRAPH, "a prebuilt engine has %u inputs, the op %u", sh[i].n_in, n->n_in);
             if (s == GN_OK && !native) {
-                s = ceng_build(e, n, op->cfg.engine_fn, false, op, dt, sh[i].rank, sh[i].dims, &c, err);
+                const gn__engine_key key = {n->n_in, dt, sh[i].rank, sh[i].dims};
+                s = ceng_build(e, n, op->cfg.engine_fn, false, op, &key, &c, err);
                 if (s != GN_OK && op->cfg.int8) {   /* as on the CPU backend: not prebuilt, the segment runs */
                     gn__err_clear(err);
                     s = GN_OK;
@@ -195,46 +177,34 @@ gn_status gn__cuda_plan_engine(gn__engine *e, cplan *p, uint32_t k, gn__err *err
     cnode *n = &e->nodes[k];
     cengop *op = n->eng;
     if (!op) return gn__cuda_node_fail(e, n, err, GN_ERR_INTERNAL, "no engine cache");
-    ceng *c = NULL;
-    bool native = op->cfg.int8 && !op->cfg.table_len;   /* INT8 not calibrated: no engine can be built */
-    for (uint32_t i = 0; !native && i < op->n && !c; i++) {
-        const ceng *h = op->k[i];
-        bool same = h->n_in == n->n_in;
-        for (uint32_t j = 0; same && j < n->n_in; j++) {
-            uint32_t v = n->in[j];
-            same = h->dtype[j] == p->dtype[v] && h->rank[j] == p->rank[v];
-            for (int32_t d = 0; same && d < p->rank[v]; d++) same = h->dims[(size_t)j * GN__MAX_DIMS + (size_t)d] == gn__cuda_vdims(p, v)[d];
-        }
-        if (same) c = op->k[i];
+    /* the key: the inputs' dtypes and shapes in this plan */
+    gn__engine_key key;
+    if (!gn__engine_key_alloc(&key, n->n_in, true)) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
+    for (uint32_t j = 0; j < n->n_in; j++) {
+        uint32_t v = n->in[j];
+        key.dtype[j] = p->dtype[v];
+        key.rank[j] = p->rank[v];
+        memcpy(&key.dims[(size_t)j * GN__MAX_DIMS], gn__cuda_vdims(p, v), sizeof(int64_t) * GN__MAX_DIMS);
     }
+    bool native = op->cfg.int8 && !op->cfg.table_len;   /* INT8 not calibrated: no engine can be built */
+    gn__engine_cache_entry *hit = native ? NULL : gn__engine_cache_find_key(&op->cache, &key);
+    ceng *c = hit ? hit->engine : NULL;
+    gn_status s = GN_OK;
     if (c) {
         c->refs++;
     } else {
         bool fb = native || !op->cfg.allow;
-        int32_t *dt = calloc(n->n_in + 1, sizeof *dt), *rk = calloc(n->n_in + 1, sizeof *rk);
-        int64_t *dm = calloc((size_t)n->n_in * GN__MAX_DIMS + 1, sizeof *dm);
-        gn_status s = dt && rk && dm ? GN_OK : gn__fail(err, GN_ERR_NOMEM, "out of memory");
-        for (uint32_t j = 0; s == GN_OK && j < n->n_in; j++) {
-            uint32_t v = n->in[j];
-            dt[j] = p->dtype[v];
-            rk[j] = p->rank[v];
-            memcpy(&dm[(size_t)j * GN__MAX_DIMS], gn__cuda_vdims(p, v), sizeof(int64_t) * GN__MAX_DIMS);
-        }
-        if (s == GN_OK) s = ceng_build(e, n, fb ? op->cfg.segment_fn : op->cfg.engine_fn, fb, op, dt, rk, dm, &c, err);
+        s = ceng_build(e, n, fb ? op->cfg.segment_fn : op->cfg.engine_fn, fb, op, &key, &c, err);
         if (s != GN_OK && op->cfg.int8 && !fb) {   /* as on the CPU backend: an INT8 engine that cannot be built */
             gn__err_clear(err);               /* runs the native segment, counted as a fallback */
             fb = true;
-            s = ceng_build(e, n, op->cfg.segment_fn, true, op, dt, rk, dm, &c, err);
+            s = ceng_build(e, n, op->cfg.segment_fn, true, op, &key, &c, err);
         }
         if (s == GN_OK && !fb) s = cache_insert(e, op, c, err);
-        free(dt);
-        free(rk);
-        free(dm);
-        if (s != GN_OK) {
-            gn__cuda_ceng_release(e->b, c);
-            return s;
-        }
+        if (s != GN_OK) gn__cuda_ceng_release(e->b, c);
     }
+    gn__engine_key_free(&key);
+    if (s != GN_OK) return s;
     p->eng[k] = c;
     for (uint32_t f = 0; f < n->n_out; f++) {
         uint32_t v = n->out + f, sv = c->sub->fetch_val[f];
@@ -258,8 +228,11 @@ gn_status gn__cuda_engines_account(gn__engine *e, cplan *p, gn__err *err)
             e->stats.eng_fallbacks++;
             continue;
         }
-        if (!c->in_cache) {   /* evicted since the plan was made: built again */
+        gn__engine_cache *cache = &e->nodes[k].eng->cache;
+        gn__engine_cache_entry *ent = gn__engine_cache_find_engine(cache, c);
+        if (!ent) {   /* evicted since the plan was made: built again */
             GN_TRY(cache_insert(e, e->nodes[k].eng, c, err));
+            ent = gn__engine_cache_find_engine(cache, c);
             e->stats.eng_builds++;
             c->counted = true;
         } else if (!c->counted) {
@@ -268,7 +241,7 @@ gn_status gn__cuda_engines_account(gn__engine *e, cplan *p, gn__err *err)
         } else {
             e->stats.eng_hits++;
         }
-        c->last_use = e->eng_clock;
+        ent->last_use = e->eng_clock;
     }
     return GN_OK;
 }

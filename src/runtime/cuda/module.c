@@ -108,6 +108,33 @@ gn_status gn__calib_parse(const char *text, size_t len, gn__calib_table *out, gn
     return H()->gn__calib_parse(text, len, out, err);
 }
 
+gn__engine_cache_entry *gn__engine_cache_find_engine(const gn__engine_cache *c, const void *engine)
+{
+    return H()->gn__engine_cache_find_engine(c, engine);
+}
+
+gn__engine_cache_entry *gn__engine_cache_find_key(const gn__engine_cache *c, const gn__engine_key *k)
+{
+    return H()->gn__engine_cache_find_key(c, k);
+}
+
+void gn__engine_cache_free(gn__engine_cache *c) { H()->gn__engine_cache_free(c); }
+
+gn__engine_cache_entry *gn__engine_cache_insert(gn__engine_cache *c, uint32_t max, gn__engine_key *key, void *engine,
+                                                uint64_t now, bool *evicted)
+{
+    return H()->gn__engine_cache_insert(c, max, key, engine, now, evicted);
+}
+
+bool gn__engine_key_alloc(gn__engine_key *k, uint32_t n_in, bool with_dtype)
+{
+    return H()->gn__engine_key_alloc(k, n_in, with_dtype);
+}
+
+bool gn__engine_key_copy(gn__engine_key *dst, const gn__engine_key *src) { return H()->gn__engine_key_copy(dst, src); }
+
+void gn__engine_key_free(gn__engine_key *k) { H()->gn__engine_key_free(k); }
+
 gn_status gn__engine_seeds(const gn_graph *top, const gn_graph *g, gn_id node, gn__engine_backend be, uint32_t max,
                            gn__engine_shapes **out, uint32_t *n_out, uint32_t *n_stale, gn__err *err)
 {
@@ -143,6 +170,21 @@ const Tensorflow__AttrValue *gn__node_attr(const gn_graph *g, gn_id id, const ch
 }
 
 int32_t gn__node_num_outputs(const gn_graph *g, gn_id id) { return H()->gn__node_num_outputs(g, id); }
+
+void gn__plan_cache_add(gn__plan_cache *c, void *plan, gn__engine_free_fn free_plan, void *ctx)
+{
+    H()->gn__plan_cache_add(c, plan, free_plan, ctx);
+}
+
+void *gn__plan_cache_find(gn__plan_cache *c, gn__plan_match_fn match, void *ctx, const gn__tensor *in)
+{
+    return H()->gn__plan_cache_find(c, match, ctx, in);
+}
+
+void gn__plan_cache_free(gn__plan_cache *c, gn__engine_free_fn free_plan, void *ctx)
+{
+    H()->gn__plan_cache_free(c, free_plan, ctx);
+}
 
 float gn__q8_scale(float amax) { return H()->gn__q8_scale(amax); }
 

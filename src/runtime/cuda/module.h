@@ -21,6 +21,7 @@
 #include "grapnel/version.h"
 #include "ops/kernel.h"
 #include "runtime/backend.h"
+#include "runtime/engine_cache.h"
 #include "runtime/engine_op.h"
 #include "runtime/prune.h"
 #include "runtime/quant.h"
@@ -38,10 +39,13 @@
  * has gn__vfail, and the module formats the prefix itself. */
 #define GN__CUDA_HOST_FNS(X)                                                                                           \
     X(gn__attr_get_bool) X(gn__attr_get_float) X(gn__attr_get_int) X(gn__attr_get_string) X(gn__attr_get_type)         \
-    X(gn__buffer_new) X(gn__calib_find) X(gn__calib_free) X(gn__calib_parse) X(gn__engine_seeds)                       \
-    X(gn__engine_op_read) X(gn__engine_shapes_free) X(gn__err_clear) X(gn__err_prefix) X(gn__vfail)                    \
+    X(gn__buffer_new) X(gn__calib_find) X(gn__calib_free) X(gn__calib_parse) X(gn__engine_cache_find_engine)          \
+    X(gn__engine_cache_find_key) X(gn__engine_cache_free) X(gn__engine_cache_insert) X(gn__engine_key_alloc)           \
+    X(gn__engine_key_copy) X(gn__engine_key_free) X(gn__engine_seeds) X(gn__engine_op_read) X(gn__engine_shapes_free)  \
+    X(gn__err_clear) X(gn__err_prefix) X(gn__vfail)                                                                    \
     X(gn__graph_find) X(gn__graph_find_function) X(gn__int8_node_info) X(gn__kctx_output) X(gn__kernel_for)            \
-    X(gn__node_attr) X(gn__node_num_outputs) X(gn__q8_scale) X(gn__q8_weights) X(gn__runtime_compile_start)            \
+    X(gn__node_attr) X(gn__node_num_outputs) X(gn__plan_cache_add) X(gn__plan_cache_find) X(gn__plan_cache_free)       \
+    X(gn__q8_scale) X(gn__q8_weights) X(gn__runtime_compile_start)                                                     \
     X(gn__sig_control_feed) X(gn__sig_feed_index) X(gn__tensor_from_proto) X(gn__tensor_numel) X(gn__tensor_release)   \
     X(gn_dtype_numpy_name) X(gn_dtype_size)
 
