@@ -62,6 +62,12 @@ gn_status gn__tensor_from_proto(const Tensorflow__TensorProto *p, gn__tensor *ou
  * stored as itself), naturally aligned, the tensor borrows those bytes (buf
  * NULL, valid as long as p is) instead of copying them. */
 gn_status gn__tensor_view_proto(const Tensorflow__TensorProto *p, gn__tensor *out, gn__err *err);
+/* The same, a copy (when one is needed) in a buffer from alloc, called as a
+ * kernel's output allocator is (output 0): constant folding decodes the input
+ * of an op that forwards it into memory its result may keep. */
+gn_status gn__tensor_view_proto_alloc(const Tensorflow__TensorProto *p,
+                                      gn__buffer *(*alloc)(void *user, uint32_t output, size_t bytes), void *user,
+                                      gn__tensor *out, gn__err *err);
 /* The most bytes gn__tensor_from_proto expands a proto to when the proto
  * does not hold every element itself (the "repeat the last value" and
  * all-zero forms): past it, GN_ERR_LIMIT without allocating. */
