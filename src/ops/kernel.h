@@ -104,7 +104,16 @@ typedef struct gn__kctx {
      * gn__kctx_output_strings fail with GN_ERR_LIMIT before allocating. The
      * session sets its memory_limit_bytes here; constant folding its size cap. */
     size_t max_output_bytes;
+    /* The BLAS library gemms call (src/ops/blas.h); NULL: the reference gemm.
+     * Ignored under GN__K_REFERENCE. */
+    const struct gn__blas *blas;
 } gn__kctx;
+
+/* The library a kernel's gemms call: NULL under GN__K_REFERENCE or without one. */
+static inline const struct gn__blas *gn__kctx_blas(const gn__kctx *c)
+{
+    return (c->flags & GN__K_REFERENCE) ? NULL : c->blas;
+}
 
 /* Allocates output k with dtype and shape; *t gets the tensor (data uninitialised). */
 gn_status gn__kctx_output(gn__kctx *c, uint32_t k, int32_t dtype, int32_t rank, const int64_t *dims, gn__tensor **t);
