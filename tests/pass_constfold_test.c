@@ -17,6 +17,7 @@
 #include "grapnel/runtime.h"
 #include "graph/ir.h"
 #include "opdef/registry.h"
+#include "ops/kernel.h"
 #include "optimizer/pass.h"
 #include "testutil.h"
 #include "passtest.h"
@@ -887,6 +888,90 @@ static void test_shared_results(void **state)
     gn_graph_free(g);
 }
 
+/* A value whose bytes are not aligned for its type (a tensor_content at an odd
+ * offset of the file) is decoded once for an op that forwards it: the copy is
+ * made by the allocator the caller gives (where constant folding's result keeps
+ * it), an aligned value is not copied at all. */
+typedef struct count_alloc {
+    uint32_t calls;
+    size_t bytes;
+    gn__buffer *last;
+} count_alloc;
+
+static gn__buffer *counting_alloc(void *user, uint32_t output, size_t bytes)
+{
+    count_alloc *c = user;
+    assert_int_equal(output, 0);
+    c->calls++;
+    c->bytes = bytes;
+    c->last = gn__buffer_new(bytes);
+    return c->last;
+}
+
+static void test_misaligned_value_decoded_once(void **state)
+{
+    (void)state;
+    gn_pt_text t = {0};
+    uint64_t rng = 7;
+    int64_t wd[2] = {32, 64};
+    gn_pt_text_const(&t, "w", 2, wd, &rng);
+    gn_pt_text_add(&t, "%s",
+                   PH_SHAPE("x", D2(32, 64)) UNARY("id", "Identity", "w") BINARY("o", "AddV2", "x", "id"));
+    gn_graph *g = gn_pt_load_text(t.s);
+    gn_pt_text_free(&t);
+    gn_pt_preserve(g, "o");
+    gn_graph *orig = gn_pt_clone(g);
+    Tensorflow__AttrValue *wv = (Tensorflow__AttrValue *)gn__node_attr(g, gn__graph_find(g, "w"), "value");
+    float want[2048];
+    assert_int_equal(wv->tensor->n_float_val, 2048);
+    memcpy(want, wv->tensor->float_val, sizeof want);
+
+    /* the aligned typed field is borrowed: no allocation */
+    count_alloc ca = {0};
+    gn__tensor v;
+    gn__err e;
+    gn__err_clear(&e);
+    assert_int_equal(gn__tensor_view_proto_alloc(wv->tensor, counting_alloc, &ca, &v, &e), GN_OK);
+    assert_int_equal(ca.calls, 0);
+    assert_ptr_equal(v.data, wv->tensor->float_val);
+    gn__tensor_release(&v);
+
+    /* the same values as tensor_content one byte past an aligned address */
+    uint8_t *raw = gn__graph_value_alloc(g, sizeof want + 1);
+    assert_non_null(raw);
+    memcpy(raw + 1, want, sizeof want);
+    wv->tensor->tensor_content.data = raw + 1;
+    wv->tensor->tensor_content.len = sizeof want;
+    wv->tensor->n_float_val = 0;
+    wv->tensor->float_val = NULL;
+    assert_int_equal(gn__tensor_view_proto_alloc(wv->tensor, counting_alloc, &ca, &v, &e), GN_OK);
+    assert_int_equal(ca.calls, 1);
+    assert_int_equal(ca.bytes, sizeof want);
+    assert_ptr_equal(v.buf, ca.last);
+    assert_ptr_equal(v.data, ca.last->data);
+    assert_int_equal(v.nbytes, sizeof want);
+    assert_memory_equal(v.data, want, sizeof want);
+    gn__tensor_release(&v);
+
+    /* folded: a Const holding exactly the values, in its own aligned memory */
+    assert_true(run_pass(g, NULL));
+    gn_id id = gn__graph_find(g, "id");
+    assert_string_equal(gn__node_op(g, id), "Const");
+    const Tensorflow__TensorProto *ip = gn__node_attr(g, id, "value")->tensor;
+    assert_int_equal(ip->n_float_val, 2048);
+    assert_int_equal((uintptr_t)ip->float_val % _Alignof(float), 0);
+    assert_true((const uint8_t *)ip->float_val + sizeof want <= raw || (const uint8_t *)ip->float_val > raw + sizeof want);
+    assert_memory_equal(ip->float_val, want, sizeof want);
+    float x[32 * 64];
+    for (size_t i = 0; i < 32 * 64; i++) x[i] = (float)i / 32.0f - 8.0f;
+    int64_t dims[2] = {32, 64};
+    gn_tensor ft[1] = {gn_pt_view(DT_FLOAT, x, sizeof x, 2, dims)};
+    const char *fn[1] = {"x"}, *xn[1] = {"o"};
+    gn_pt_expect_same_results(orig, g, fn, ft, 1, xn, 1, 8);
+    gn_graph_free(orig);
+    gn_graph_free(g);
+}
+
 /* Every pattern can be disabled by id, and the whole pass by "constfold". */
 static void test_disable(void **state)
 {
@@ -1225,6 +1310,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bias_add_push_down),
         cmocka_unit_test(test_select),
         cmocka_unit_test(test_shared_results),
+        cmocka_unit_test(test_misaligned_value_decoded_once),
         cmocka_unit_test(test_disable),
         cmocka_unit_test(test_function_body),
         cmocka_unit_test(test_through_meta),

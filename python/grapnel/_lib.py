@@ -82,22 +82,6 @@ def _load() -> ctypes.CDLL:
 
 lib = _load()
 
-
-def _stop_idle_blas_threads(l: ctypes.CDLL) -> None:
-    """OpenBLAS (the library's BLAS) starts its worker threads when it is
-    loaded, and they spin on a core for a while waiting for work; load,
-    optimize and save never call BLAS. Stopped here; OpenBLAS starts them again
-    on a session's first threaded gemm. Another BLAS has no such function."""
-    try:
-        fn = l.blas_thread_shutdown_
-    except AttributeError:
-        return
-    fn.restype = None
-    fn.argtypes = []
-    fn()
-
-
-_stop_idle_blas_threads(lib)
 #: The path the library was loaded from (as given to the loader).
 path: str = lib._name
 

@@ -1,6 +1,5 @@
 /* grapnel: the command-line tool. Exit codes: 0 ok, 1 failure, 2 usage.
  * Uses only the public API (include/grapnel). */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -585,24 +584,8 @@ static void main_usage(FILE *f)
                "2 usage error (an unknown flag, a bad value, an unknown key in a dictionary)\n");
 }
 
-/* OpenBLAS starts its worker threads when the library is loaded, before
- * main, and they spin (sched_yield) for a while waiting for work: on a 2-core
- * machine that is a core taken from load, optimize and save, which never call
- * BLAS (constant folding's gemms run without it). The CLI owns its process, so
- * it stops them here; OpenBLAS starts them again on the first threaded gemm a
- * `run` makes. Looked up by name: a build against another BLAS has no such
- * function and nothing happens. */
-static void stop_idle_blas_threads(void)
-{
-    void (*shutdown)(void) = NULL;
-    void *sym = dlsym(RTLD_DEFAULT, "blas_thread_shutdown_");
-    memcpy(&shutdown, &sym, sizeof shutdown);
-    if (shutdown) shutdown();
-}
-
 int main(int argc, char **argv)
 {
-    stop_idle_blas_threads();
     if (argc < 2) {
         main_usage(stderr);
         return EXIT_USAGE;

@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "graph/tensor.h"
 #include "io/graphdef.h"
 #include "io/wirecheck.h"
 
@@ -486,7 +487,22 @@ static gn_status fast_tensor_value(wdec *w, const uint8_t *p, size_t n, const Te
     if (f[4].n) {
         t->tensor_content.len = f[4].len;
         if (lend) {
-            t->tensor_content.data = (uint8_t *)(uintptr_t)(p + f[4].off);
+            /* the image is this graph's own copy of the file: a content not
+             * aligned for its element type is moved back over its own framing
+             * (already read) to the aligned address below it, so that kernels
+             * and folded results read it in place instead of copying it. Its
+             * encoding is then packed again on writing (the same bytes: only a
+             * canonical encoding would have been kept). Values small enough
+             * for the sharing table are left where they are. */
+            uint8_t *c = (uint8_t *)(uintptr_t)(p + f[4].off);
+            size_t esz = gn__dtype_size((int32_t)dtype), align = esz > 8 ? 8 : esz;
+            size_t r = align > 1 && n > WG_SHARE_MAX ? (size_t)((uintptr_t)c % align) : 0;
+            if (r && f[4].off >= r) {
+                memmove(c - r, c, f[4].len);
+                c -= r;
+                canon = false;
+            }
+            t->tensor_content.data = c;
         } else {
             t->tensor_content.data = o;
             memcpy(o, p + f[4].off, f[4].len);

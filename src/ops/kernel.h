@@ -62,6 +62,12 @@ gn_status gn__tensor_from_proto(const Tensorflow__TensorProto *p, gn__tensor *ou
  * stored as itself), naturally aligned, the tensor borrows those bytes (buf
  * NULL, valid as long as p is) instead of copying them. */
 gn_status gn__tensor_view_proto(const Tensorflow__TensorProto *p, gn__tensor *out, gn__err *err);
+/* The same, a copy (when one is needed) in a buffer from alloc, called as a
+ * kernel's output allocator is (output 0): constant folding decodes the input
+ * of an op that forwards it into memory its result may keep. */
+gn_status gn__tensor_view_proto_alloc(const Tensorflow__TensorProto *p,
+                                      gn__buffer *(*alloc)(void *user, uint32_t output, size_t bytes), void *user,
+                                      gn__tensor *out, gn__err *err);
 /* The most bytes gn__tensor_from_proto expands a proto to when the proto
  * does not hold every element itself (the "repeat the last value" and
  * all-zero forms): past it, GN_ERR_LIMIT without allocating. */
@@ -98,7 +104,16 @@ typedef struct gn__kctx {
      * gn__kctx_output_strings fail with GN_ERR_LIMIT before allocating. The
      * session sets its memory_limit_bytes here; constant folding its size cap. */
     size_t max_output_bytes;
+    /* The BLAS library gemms call (src/ops/blas.h); NULL: the reference gemm.
+     * Ignored under GN__K_REFERENCE. */
+    const struct gn__blas *blas;
 } gn__kctx;
+
+/* The library a kernel's gemms call: NULL under GN__K_REFERENCE or without one. */
+static inline const struct gn__blas *gn__kctx_blas(const gn__kctx *c)
+{
+    return (c->flags & GN__K_REFERENCE) ? NULL : c->blas;
+}
 
 /* Allocates output k with dtype and shape; *t gets the tensor (data uninitialised). */
 gn_status gn__kctx_output(gn__kctx *c, uint32_t k, int32_t dtype, int32_t rank, const int64_t *dims, gn__tensor **t);

@@ -268,7 +268,9 @@ static bool carries_all(const Tensorflow__TensorProto *p, const layout *l)
     return (int64_t)typed_count(p, l->dtype, &field) == l->n;
 }
 
-gn_status gn__tensor_from_proto(const Tensorflow__TensorProto *p, gn__tensor *out, gn__err *err)
+/* The tensor decoded into a buffer from alloc (gn__buffer_new when NULL). */
+static gn_status decode(const Tensorflow__TensorProto *p, gn__buffer *(*alloc)(void *user, uint32_t output, size_t bytes),
+                        void *user, gn__tensor *out, gn__err *err)
 {
     memset(out, 0, sizeof *out);
     layout l;
@@ -286,7 +288,7 @@ gn_status gn__tensor_from_proto(const Tensorflow__TensorProto *p, gn__tensor *ou
                         (long long)l.n, gn_dtype_numpy_name(l.dtype), gn__fmt_bytes(b1, sizeof b1, head + extra), m,
                         m == 1 ? "" : "s", gn__fmt_bytes(b2, sizeof b2, GN__TENSOR_EXPAND_MAX));
     }
-    gn__buffer *b = gn__buffer_new(head + extra);
+    gn__buffer *b = alloc ? alloc(user, 0, head + extra) : gn__buffer_new(head + extra);
     if (!b) return gn__fail(err, GN_ERR_NOMEM, "cannot allocate %zu bytes for a tensor", head + extra);
     proto_fill(p, &l, b->data, str ? (char *)b->data + head : NULL);
     set_shape(out, &l);
@@ -294,6 +296,11 @@ gn_status gn__tensor_from_proto(const Tensorflow__TensorProto *p, gn__tensor *ou
     out->nbytes = head;
     out->buf = b;
     return GN_OK;
+}
+
+gn_status gn__tensor_from_proto(const Tensorflow__TensorProto *p, gn__tensor *out, gn__err *err)
+{
+    return decode(p, NULL, NULL, out, err);
 }
 
 /* The bytes of p that already have the tensor's layout, or NULL. */
@@ -337,6 +344,21 @@ gn_status gn__tensor_view_proto(const Tensorflow__TensorProto *p, gn__tensor *ou
     GN_TRY(proto_layout(p, &l, err));
     const void *alias = aliasable(p, &l);
     if (!alias) return gn__tensor_from_proto(p, out, err);
+    memset(out, 0, sizeof *out);
+    set_shape(out, &l);
+    out->data = (void *)alias;
+    out->nbytes = (size_t)l.n * l.esz;
+    return GN_OK;
+}
+
+gn_status gn__tensor_view_proto_alloc(const Tensorflow__TensorProto *p,
+                                      gn__buffer *(*alloc)(void *user, uint32_t output, size_t bytes), void *user,
+                                      gn__tensor *out, gn__err *err)
+{
+    layout l;
+    GN_TRY(proto_layout(p, &l, err));
+    const void *alias = aliasable(p, &l);
+    if (!alias) return decode(p, alloc, user, out, err);
     memset(out, 0, sizeof *out);
     set_shape(out, &l);
     out->data = (void *)alias;

@@ -22,7 +22,6 @@
  * elements inside (padding never wins, NaN never replaces a value), AvgPool3D
  * divides their sum by their count, as TensorFlow's Eigen CuboidAvgPooling
  * does. */
-#include <cblas.h>
 #include <stdlib.h>
 
 #include "ops/kernels/nn_internal.h"
@@ -285,9 +284,9 @@ static void dims5(int fmt, int64_t n, const int64_t *sp, int64_t ch, int64_t *d)
 }
 
 /* Patch rows per im2col block for patches of k elements. */
-static int64_t block_rows(bool ref, int64_t k, int64_t npix)
+static int64_t block_rows(const gn__blas *blas, int64_t k, int64_t npix)
 {
-    int64_t threads = ref ? 1 : openblas_get_num_threads();
+    int64_t threads = gn__blas_threads(blas);
     if (threads < 1) threads = 1;
     int64_t elems = GN__3D_COL_PER_THREAD * threads;
     if (elems < GN__3D_COL_MIN) elems = GN__3D_COL_MIN;
@@ -298,11 +297,11 @@ static int64_t block_rows(bool ref, int64_t k, int64_t npix)
     return blk;
 }
 
-static void gemm_ct(bool f64, bool ref, bool tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+static void gemm_ct(bool f64, const gn__blas *blas, bool tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
                     const void *b, int64_t ldb, void *cc, int64_t ldc)
 {
-    if (f64) gn__nn_dgemm(ref, false, tb, m, n, k, a, lda, b, ldb, cc, ldc);
-    else gn__nn_sgemm(ref, false, tb, m, n, k, a, lda, b, ldb, cc, ldc);
+    if (f64) gn__nn_dgemm(blas, false, tb, m, n, k, a, lda, b, ldb, cc, ldc);
+    else gn__nn_sgemm(blas, false, tb, m, n, k, a, lda, b, ldb, cc, ldc);
 }
 
 /* ---- im2col / col2im ----------------------------------------------------------------- */
@@ -405,7 +404,7 @@ GN__3D_COL2IM(col2im_d, double)
 /* y[N, OD, OH, OW, Cout] = conv(x[N, D, H, W, Cin], w[KD, KH, KW, Cin/G, Cout]), compute type. */
 static gn_status conv3d_ndhwc(gn__kctx *c, const geo3 *p, bool f64, const void *x, const void *w, void *y)
 {
-    const bool ref = (c->flags & GN__K_REFERENCE) != 0;
+    const gn__blas *blas = gn__kctx_blas(c);
     const size_t esz = f64 ? sizeof(double) : sizeof(float);
     const int64_t o = p->cout, npix = p->out[0] * p->out[1] * p->out[2];
     const int64_t isp = p->in[0] * p->in[1] * p->in[2];
@@ -417,10 +416,10 @@ static gn_status conv3d_ndhwc(gn__kctx *c, const geo3 *p, bool f64, const void *
     }
     if (p->k[0] == 1 && p->k[1] == 1 && p->k[2] == 1 && p->groups == 1 && p->s[0] == 1 && p->s[1] == 1 &&
         p->s[2] == 1 && p->pb[0] == 0 && p->pb[1] == 0 && p->pb[2] == 0 && npix == isp) {
-        gemm_ct(f64, ref, false, p->n * npix, o, p->cin, x, p->cin, w, o, y, o);
+        gemm_ct(f64, blas, false, p->n * npix, o, p->cin, x, p->cin, w, o, y, o);
         return GN_OK;
     }
-    const int64_t blk = block_rows(ref, k, npix);
+    const int64_t blk = block_rows(blas, k, npix);
     void *col = malloc((size_t)(blk * k) * esz);
     if (!col) return gn__kctx_fail(c, GN_ERR_NOMEM, "cannot allocate %zu bytes", (size_t)(blk * k) * esz);
     const int64_t img = isp * p->cin;
@@ -430,7 +429,7 @@ static gn_status conv3d_ndhwc(gn__kctx *c, const geo3 *p, bool f64, const void *
             for (int64_t g = 0; g < p->groups; g++) {
                 if (f64) im2col_d(p, (const double *)x + b * img, g, p0, p1, col);
                 else im2col_f(p, (const float *)x + b * img, g, p0, p1, col);
-                gemm_ct(f64, ref, false, p1 - p0, p->og, k, col, k, (const char *)w + (size_t)(g * p->og) * esz, o,
+                gemm_ct(f64, blas, false, p1 - p0, p->og, k, col, k, (const char *)w + (size_t)(g * p->og) * esz, o,
                         (char *)y + (size_t)((b * npix + p0) * o + g * p->og) * esz, o);
             }
         }
@@ -471,20 +470,20 @@ static gn_status k_conv3d(gn__kctx *c)
 /* dx[N, D, H, W, Cin] = the transpose of conv3d_ndhwc applied to dy. */
 static gn_status conv3d_bwd_ndhwc(gn__kctx *c, const geo3 *p, bool f64, const void *dy, const void *w, void *dx)
 {
-    const bool ref = (c->flags & GN__K_REFERENCE) != 0;
+    const gn__blas *blas = gn__kctx_blas(c);
     const size_t esz = f64 ? sizeof(double) : sizeof(float);
     const int64_t npix = p->out[0] * p->out[1] * p->out[2], img = p->in[0] * p->in[1] * p->in[2] * p->cin;
     memset(dx, 0, (size_t)(p->n * img) * esz);
     const int64_t k = p->k[0] * p->k[1] * p->k[2] * p->kc;
     if (p->n == 0 || npix == 0 || k == 0) return GN_OK;
-    const int64_t blk = block_rows(ref, k, npix);
+    const int64_t blk = block_rows(blas, k, npix);
     void *col = malloc((size_t)(blk * k) * esz);
     if (!col) return gn__kctx_fail(c, GN_ERR_NOMEM, "cannot allocate %zu bytes", (size_t)(blk * k) * esz);
     for (int64_t b = 0; b < p->n; b++) {
         for (int64_t p0 = 0; p0 < npix; p0 += blk) {
             const int64_t p1 = p0 + blk < npix ? p0 + blk : npix;
             /* col[P, K] = dy[P, Cout] * w[K, Cout]^T */
-            gemm_ct(f64, ref, true, p1 - p0, k, p->cout, (const char *)dy + (size_t)((b * npix + p0) * p->cout) * esz,
+            gemm_ct(f64, blas, true, p1 - p0, k, p->cout, (const char *)dy + (size_t)((b * npix + p0) * p->cout) * esz,
                     p->cout, w, p->cout, col, k);
             if (f64) col2im_d(p, col, p0, p1, (double *)dx + b * img);
             else col2im_f(p, col, p0, p1, (float *)dx + b * img);

@@ -10,7 +10,6 @@
  * [KH*KW*Cin/G, Cout] matrix. A fused epilogue runs on each block while it is
  * in cache. Depthwise convolution is a direct loop over taps, vectorised over
  * channels, with a fixed order (so it is its own reference path). */
-#include <cblas.h>
 #include <stdlib.h>
 
 #include "ops/kernels/nn_internal.h"
@@ -159,11 +158,11 @@ static gn_status conv_attrs(gn__kctx *c, const gn__tensor *in, const gn__tensor 
 GN__NN_IM2COL(im2col_f, float)
 GN__NN_IM2COL(im2col_d, double)
 
-static void gemm_ct(bool f64, bool ref, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda, const void *b,
+static void gemm_ct(bool f64, const gn__blas *blas, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda, const void *b,
                     int64_t ldb, void *cc, int64_t ldc)
 {
-    if (f64) gn__nn_dgemm(ref, false, false, m, n, k, a, lda, b, ldb, cc, ldc);
-    else gn__nn_sgemm(ref, false, false, m, n, k, a, lda, b, ldb, cc, ldc);
+    if (f64) gn__nn_dgemm(blas, false, false, m, n, k, a, lda, b, ldb, cc, ldc);
+    else gn__nn_sgemm(blas, false, false, m, n, k, a, lda, b, ldb, cc, ldc);
 }
 
 /* y[N, OH, OW, O] = conv(x[N, H, W, C], w[KH, KW, C/G, O]) in the compute
@@ -171,7 +170,7 @@ static void gemm_ct(bool f64, bool ref, int64_t m, int64_t n, int64_t k, const v
 static gn_status conv_nhwc(gn__kctx *c, const conv_params *p, bool f64, const void *x, const void *w, void *y,
                            const gn__nn_epi *epi)
 {
-    const bool ref = (c->flags & GN__K_REFERENCE) != 0;
+    const gn__blas *blas = gn__kctx_blas(c);
     const size_t esz = f64 ? sizeof(double) : sizeof(float);
     const int64_t o = p->cout, npix = p->oh * p->ow;
     if (p->n == 0 || npix == 0 || o == 0) return GN_OK;
@@ -182,7 +181,7 @@ static gn_status conv_nhwc(gn__kctx *c, const conv_params *p, bool f64, const vo
         if (blk < 256) blk = 256;
         for (int64_t r0 = 0; r0 < rows; r0 += blk) {
             int64_t r1 = r0 + blk < rows ? r0 + blk : rows;
-            gemm_ct(f64, ref, r1 - r0, o, p->cin, (const char *)x + (size_t)(r0 * p->cin) * esz, p->cin, w, o,
+            gemm_ct(f64, blas, r1 - r0, o, p->cin, (const char *)x + (size_t)(r0 * p->cin) * esz, p->cin, w, o,
                     (char *)y + (size_t)(r0 * o) * esz, o);
             if (epi) gn__nn_epi_apply(epi, y, r0, r1, o, 1);
         }
@@ -194,7 +193,7 @@ static gn_status conv_nhwc(gn__kctx *c, const conv_params *p, bool f64, const vo
         if (epi) gn__nn_epi_apply(epi, y, 0, p->n * npix, o, 1);
         return GN_OK;
     }
-    int64_t threads = ref ? 1 : openblas_get_num_threads();
+    int64_t threads = gn__blas_threads(blas);
     if (threads < 1) threads = 1;
     int64_t col_elems = GN__NN_COL_ELEMS_PER_THREAD * threads;
     if (col_elems < GN__NN_COL_ELEMS_MIN) col_elems = GN__NN_COL_ELEMS_MIN;
@@ -211,7 +210,7 @@ static gn_status conv_nhwc(gn__kctx *c, const conv_params *p, bool f64, const vo
             for (int64_t g = 0; g < p->groups; g++) {
                 if (f64) im2col_d(p, (const double *)x + b * img, g, p0, p1, col);
                 else im2col_f(p, (const float *)x + b * img, g, p0, p1, col);
-                gemm_ct(f64, ref, p1 - p0, p->og, k, col, k, (const char *)w + (size_t)(g * p->og) * esz, o,
+                gemm_ct(f64, blas, p1 - p0, p->og, k, col, k, (const char *)w + (size_t)(g * p->og) * esz, o,
                         (char *)y + (size_t)((b * npix + p0) * o + g * p->og) * esz, o);
             }
             if (epi) gn__nn_epi_apply(epi, y, b * npix + p0, b * npix + p1, o, 1);

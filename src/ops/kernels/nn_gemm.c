@@ -8,7 +8,6 @@
  * when its layout already is, or its transpose), one batched gemm runs, and the
  * result is permuted to the output order. Repeated labels take diagonals and
  * ellipsis dimensions broadcast. */
-#include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
 
@@ -51,7 +50,7 @@ static bool fits_int(int64_t v)
 GN__NN_REF_GEMM(ref_sgemm, float)
 GN__NN_REF_GEMM(ref_dgemm, double)
 
-void gn__nn_sgemm(bool ref, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+void gn__nn_sgemm(const gn__blas *blas, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                   const float *b, int64_t ldb, float *cc, int64_t ldc)
 {
     if (m == 0 || n == 0) return;
@@ -59,15 +58,15 @@ void gn__nn_sgemm(bool ref, bool ta, bool tb, int64_t m, int64_t n, int64_t k, c
         for (int64_t i = 0; i < m; i++) memset(cc + i * ldc, 0, (size_t)n * sizeof(float));
         return;
     }
-    if (ref || !fits_int(m) || !fits_int(n) || !fits_int(k) || !fits_int(lda) || !fits_int(ldb) || !fits_int(ldc)) {
+    if (!blas || !fits_int(m) || !fits_int(n) || !fits_int(k) || !fits_int(lda) || !fits_int(ldb) || !fits_int(ldc)) {
         ref_sgemm(ta, tb, m, n, k, a, lda, b, ldb, cc, ldc);
         return;
     }
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
-                (blasint)n, (blasint)k, 1.0f, a, (blasint)lda, b, (blasint)ldb, 0.0f, cc, (blasint)ldc);
+    blas->sgemm(GN__CBLAS_ROW_MAJOR, ta ? GN__CBLAS_TRANS : GN__CBLAS_NO_TRANS, tb ? GN__CBLAS_TRANS : GN__CBLAS_NO_TRANS,
+                (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, 0.0f, cc, (int)ldc);
 }
 
-void gn__nn_dgemm(bool ref, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
+void gn__nn_dgemm(const gn__blas *blas, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
                   const double *b, int64_t ldb, double *cc, int64_t ldc)
 {
     if (m == 0 || n == 0) return;
@@ -75,20 +74,20 @@ void gn__nn_dgemm(bool ref, bool ta, bool tb, int64_t m, int64_t n, int64_t k, c
         for (int64_t i = 0; i < m; i++) memset(cc + i * ldc, 0, (size_t)n * sizeof(double));
         return;
     }
-    if (ref || !fits_int(m) || !fits_int(n) || !fits_int(k) || !fits_int(lda) || !fits_int(ldb) || !fits_int(ldc)) {
+    if (!blas || !fits_int(m) || !fits_int(n) || !fits_int(k) || !fits_int(lda) || !fits_int(ldb) || !fits_int(ldc)) {
         ref_dgemm(ta, tb, m, n, k, a, lda, b, ldb, cc, ldc);
         return;
     }
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (blasint)m,
-                (blasint)n, (blasint)k, 1.0, a, (blasint)lda, b, (blasint)ldb, 0.0, cc, (blasint)ldc);
+    blas->dgemm(GN__CBLAS_ROW_MAJOR, ta ? GN__CBLAS_TRANS : GN__CBLAS_NO_TRANS, tb ? GN__CBLAS_TRANS : GN__CBLAS_NO_TRANS,
+                (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, 0.0, cc, (int)ldc);
 }
 
 /* One gemm in the compute type (double when f64, else float). */
-static void gemm_ct(bool f64, bool ref, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+static void gemm_ct(bool f64, const gn__blas *blas, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
                     const void *b, int64_t ldb, void *cc, int64_t ldc)
 {
-    if (f64) gn__nn_dgemm(ref, ta, tb, m, n, k, a, lda, b, ldb, cc, ldc);
-    else gn__nn_sgemm(ref, ta, tb, m, n, k, a, lda, b, ldb, cc, ldc);
+    if (f64) gn__nn_dgemm(blas, ta, tb, m, n, k, a, lda, b, ldb, cc, ldc);
+    else gn__nn_sgemm(blas, ta, tb, m, n, k, a, lda, b, ldb, cc, ldc);
 }
 
 static bool float_dtype(int32_t dt)
@@ -187,13 +186,14 @@ static gn_status matmul_impl(gn__kctx *c, bool fused)
         gn__nn_epi_free(&epi);
         return st;
     }
-    bool f64 = a->dtype == GN__DT_F64, ref = (c->flags & GN__K_REFERENCE) != 0;
+    bool f64 = a->dtype == GN__DT_F64;
+    const gn__blas *blas = gn__kctx_blas(c);
     const void *ap = NULL, *bp = NULL;
     void *aown = NULL, *bown = NULL, *op = NULL, *oown = NULL;
     if ((st = as_ct(c, a, f64, &ap, &aown)) != GN_OK) goto done;
     if ((st = as_ct(c, b, f64, &bp, &bown)) != GN_OK) goto done;
     if ((st = out_ct(c, o, f64, &op, &oown)) != GN_OK) goto done;
-    gemm_ct(f64, ref, ta, tb, m, n, k, ap, a->dims[1], bp, b->dims[1], op, n);
+    gemm_ct(f64, blas, ta, tb, m, n, k, ap, a->dims[1], bp, b->dims[1], op, n);
     if (fused) gn__nn_epi_apply(&epi, op, 0, m, n, 1);
     finish_ct(o, f64, oown);
     oown = NULL;
@@ -220,7 +220,7 @@ gn_status gn__nn_k_fused_matmul(gn__kctx *c)
  * (nb dims ob[]), x and y matrices found by element strides xs[], ys[] per
  * batch dim (0 where broadcast). When y is the same matrix for all b and x is
  * contiguous and not transposed, one gemm with m * batch rows does it. */
-static void batched_gemm(bool f64, bool ref, int nb, const int64_t *ob, const int64_t *xs, const int64_t *ys,
+static void batched_gemm(bool f64, const gn__blas *blas, int nb, const int64_t *ob, const int64_t *xs, const int64_t *ys,
                          bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *x, int64_t ldx,
                          const void *y, int64_t ldy, void *out)
 {
@@ -237,13 +237,13 @@ static void batched_gemm(bool f64, bool ref, int nb, const int64_t *ob, const in
         expect *= ob[i];
     }
     if (y_shared && x_dense && batch > 1) {
-        gemm_ct(f64, ref, false, tb, batch * m, n, k, x, ldx, y, ldy, out, n);
+        gemm_ct(f64, blas, false, tb, batch * m, n, k, x, ldx, y, ldy, out, n);
         return;
     }
     int64_t idx[GN__MAX_DIMS] = {0};
     int64_t xo = 0, yo = 0;
     for (int64_t bi = 0; bi < batch; bi++) {
-        gemm_ct(f64, ref, ta, tb, m, n, k, (const char *)x + xo * (int64_t)esz, ldx,
+        gemm_ct(f64, blas, ta, tb, m, n, k, (const char *)x + xo * (int64_t)esz, ldx,
                 (const char *)y + yo * (int64_t)esz, ldy, (char *)out + bi * m * n * (int64_t)esz, n);
         for (int d = nb - 1; d >= 0; d--) {
             xo += xs[d];
@@ -325,7 +325,7 @@ static gn_status bmm_impl(gn__kctx *c, int version)
     gn__tensor *o;
     GN_TRY(gn__kctx_output(c, 0, tout, nb + 2, od, &o));
     bool f64 = x->dtype == GN__DT_F64 || y->dtype == GN__DT_F64 || tout == GN__DT_F64;
-    bool ref = (c->flags & GN__K_REFERENCE) != 0;
+    const gn__blas *blas = gn__kctx_blas(c);
     const void *xp = NULL, *yp = NULL;
     void *xown = NULL, *yown = NULL, *op = NULL, *oown = NULL;
     gn_status st;
@@ -333,7 +333,7 @@ static gn_status bmm_impl(gn__kctx *c, int version)
     if ((st = as_ct(c, y, f64, &yp, &yown)) != GN_OK) goto done;
     if ((st = out_ct(c, o, f64, &op, &oown)) != GN_OK) goto done;
     if (k == 0) zero_ct(op, f64, gn__tensor_numel(o));
-    else batched_gemm(f64, ref, nb, ob, xs, ys, adj_x, adj_y, m, n, k, xp, xc, yp, yc, op);
+    else batched_gemm(f64, blas, nb, ob, xs, ys, adj_x, adj_y, m, n, k, xp, xc, yp, yc, op);
     finish_ct(o, f64, oown);
     oown = NULL;
 done:
@@ -614,7 +614,7 @@ static gn_status ein_one(gn__kctx *c, const ein_plan *p, bool f64, const void *x
 static gn_status ein_two(gn__kctx *c, const ein_plan *p, bool f64, const void *xa, const void *xb, void *out)
 {
     size_t esz = f64 ? sizeof(double) : sizeof(float);
-    bool ref = (c->flags & GN__K_REFERENCE) != 0;
+    const gn__blas *blas = gn__kctx_blas(c);
     bool in_out[EIN_NL] = {false};
     for (int i = 0; i < p->out.n; i++) in_out[p->out.lab[i]] = true;
     int bl[EIN_NL], nbl = 0, al[EIN_NL], nal = 0, brl[EIN_NL], nbrl = 0, kl[EIN_NL], nkl = 0;
@@ -719,10 +719,10 @@ static gn_status ein_two(gn__kctx *c, const ein_plan *p, bool f64, const void *x
          * of its labels; strides of labels it lacks are 0 */
         int64_t ldl = ta ? m : k, ldr = tb ? k : n;
         if (r_shared) {
-            gemm_ct(f64, ref, false, tb, batch * m, n, k, lp, ldl, rp, ldr, res, n);
+            gemm_ct(f64, blas, false, tb, batch * m, n, k, lp, ldl, rp, ldr, res, n);
         } else {
             for (int64_t bi = 0; bi < batch; bi++)
-                gemm_ct(f64, ref, ta, tb, m, n, k, (const char *)lp + (size_t)(bi * m * k) * esz, ldl,
+                gemm_ct(f64, blas, ta, tb, m, n, k, (const char *)lp + (size_t)(bi * m * k) * esz, ldl,
                         (const char *)rp + (size_t)(r_shared ? 0 : bi * k * n) * esz, ldr,
                         (char *)res + (size_t)(bi * m * n) * esz, n);
         }

@@ -9,6 +9,7 @@
 
 #include <math.h>
 
+#include "ops/blas.h"
 #include "ops/kernel.h"
 
 #define GN__DT_F16 TENSORFLOW__DATA_TYPE__DT_HALF
@@ -87,10 +88,10 @@ void gn__nn_nhwc_to_nchw(const void *src, void *dst, size_t esz, int64_t n, int6
 void gn__nn_nchw_to_nhwc(const void *src, void *dst, size_t esz, int64_t n, int64_t c, int64_t h, int64_t w);
 
 /* ---- gemm: C[M,N] = op(A)[M,K] * op(B)[K,N], row-major ------------------------
- * ref: fixed summation order (k ascending, no BLAS); else OpenBLAS. */
-void gn__nn_sgemm(bool ref, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+ * blas NULL: fixed summation order (k ascending, no BLAS); else that library. */
+void gn__nn_sgemm(const gn__blas *blas, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                   const float *b, int64_t ldb, float *cc, int64_t ldc);
-void gn__nn_dgemm(bool ref, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
+void gn__nn_dgemm(const gn__blas *blas, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
                   const double *b, int64_t ldb, double *cc, int64_t ldc);
 
 /* ---- activations and fused epilogues ------------------------------------------ */

@@ -655,11 +655,18 @@ static gn_status evaluate(cf_state *s, gn_id id, bool *done)
     gn__err_clear(&e);
     const char *why = NULL;
     char whybuf[600];
+    /* an op that forwards its first input (Identity, Snapshot, ...): when that
+     * input needs an aligned copy, the copy is made where the folded result
+     * may keep it, so the result shares it instead of being copied again */
+    int32_t opi = gn__op_find(op, strlen(op));
+    bool forwards = opi >= 0 && (gn__op_at((uint32_t)opi)->traits & GN__T_IDENTITY_LIKE) && nout == 1;
     for (uint32_t i = 0; i < nin && !why; i++) {
         const Tensorflow__TensorProto *p = gn__cf_const_value(s, gn__node_at(g, id)->in[i].node);
+        cf_out_alloc fa = {s, id, SIZE_MAX};
         if (!p) {
             why = "an input constant has no value";
-        } else if (gn__tensor_view_proto(p, &in[i], &e) != GN_OK) {
+        } else if ((forwards && i == 0 ? gn__tensor_view_proto_alloc(p, alloc_output, &fa, &in[i], &e)
+                                       : gn__tensor_view_proto(p, &in[i], &e)) != GN_OK) {
             snprintf(whybuf, sizeof whybuf, "cannot decode input %u: %.500s", i, e.msg);
             why = whybuf;
         } else {

@@ -13,6 +13,7 @@ struct gn__engine {
 typedef struct cpu_backend {
     int32_t num_threads;
     gn__backend_config cfg;       /* the resource bounds of each run */
+    gn__blas blas;                /* loaded when the backend opens (none: reference gemms) */
 } cpu_backend;
 
 static gn_status cpu_configure(void *self, const gn__backend_config *cfg, gn__err *err)
@@ -85,7 +86,8 @@ static gn_status cpu_execute(void *self, gn__engine *e, const gn__tensor *in, gn
     st->planned = pl && gn__plan_state(pl) == PLAN_READY;
     st->arena_bytes = pl ? gn__plan_arena_bytes(pl) : 0;
     st->planned_bytes = pl ? gn__plan_planned_bytes(pl) : 0;
-    cpu_exec_opts o = {seed, pl, st, be->cfg.max_tensor_bytes, be->cfg.step_limit, be->cfg.time_limit_ms};
+    cpu_exec_opts o = {seed, pl, st, be->cfg.max_tensor_bytes, be->cfg.step_limit, be->cfg.time_limit_ms,
+                       be->blas.lib ? &be->blas : NULL};
     gn_status s = gn__xprog_run(e->prog, in, out, &o, err);
     /* nothing handed to the caller may live in an arena */
     for (uint32_t i = 0; s == GN_OK && i < e->prog->n_fetches; i++) {
@@ -131,7 +133,9 @@ static void cpu_engine_stats(void *self, const gn__engine *e, gn__engine_stats *
 
 static void cpu_free(void *self)
 {
-    free(self);
+    cpu_backend *b = self;
+    if (b) gn__blas_close(&b->blas);
+    free(b);
 }
 
 static const gn__backend_iface cpu_iface = {
@@ -151,6 +155,7 @@ gn_status gn__cpu_backend_open(int32_t num_threads, gn__backend *out, gn__err *e
     cpu_backend *b = calloc(1, sizeof *b);
     if (!b) return gn__fail(err, GN_ERR_NOMEM, "out of memory");
     b->num_threads = num_threads;
+    gn__blas_open(&b->blas);
     out->iface = &cpu_iface;
     out->self = b;
     return GN_OK;

@@ -19,6 +19,7 @@
 #define GN_RUNTIME_CPU_H
 
 #include "runtime/backend.h"
+#include "ops/blas.h"
 #include "runtime/engine_cache.h"
 #include "ops/executor.h"
 
@@ -143,6 +144,7 @@ typedef struct cpu_exec_opts {
     size_t max_tensor_bytes;      /* per output a kernel makes */
     uint64_t step_limit;          /* node executions, nested calls included */
     uint64_t time_limit_ms;       /* wall clock from the start of the run */
+    const gn__blas *blas;         /* the gemms' library (NULL: the reference gemm) */
 } cpu_exec_opts;
 
 /* in: n_feeds borrowed tensors; out: n_fetches zeroed tensors, filled with

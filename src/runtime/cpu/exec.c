@@ -94,6 +94,7 @@ typedef struct xshared {
     uint32_t depth;
     /* resource bounds (cpu_exec_opts; 0: none) and what the run used of them */
     size_t max_tensor_bytes;
+    const gn__blas *blas;         /* the gemms' library (NULL: the reference gemm) */
     uint64_t step_limit, steps;
     uint64_t time_limit_ms;
     uint64_t deadline_ns;         /* CLOCK_MONOTONIC; 0: no time limit */
@@ -526,6 +527,7 @@ static gn_status process(xrun *r, tagged t)
         c.alloc_user = r->alloc;
         c.seed = r->sh->seed;
         c.max_output_bytes = r->sh->max_tensor_bytes;
+        c.blas = r->sh->blas;
         if ((x->flags & XN_SA_CONCAT) && r->sh->stats)
             for (uint32_t i = 1; i < x->n_in; i++) {
                 if (gn__sa_concat_in_place(in, i)) r->sh->stats->sa_in_place++;
@@ -837,6 +839,7 @@ gn_status gn__xprog_run(xprog *p, const gn__tensor *in, gn__tensor *out, const c
     sh.seed = o->seed;
     sh.stats = o->stats;
     sh.max_tensor_bytes = o->max_tensor_bytes;
+    sh.blas = o->blas;
     sh.step_limit = o->step_limit;
     sh.time_limit_ms = o->time_limit_ms;
     if (o->time_limit_ms) {
