@@ -24,7 +24,7 @@
 #include "grapnel/grapnel.h"
 #include "grapnel/optimizer.h"
 #include "grapnel/runtime.h"
-#include "ops/kernel.h"
+#include "ops/op_fns.h"
 #include "testutil.h"
 #include "passtest.h"
 
@@ -139,11 +139,7 @@ static void expect_floats(const gn__tensor *got, const char *name, double tol)
 static void test_table(void **state)
 {
     (void)state;
-    assert_int_equal(gn__kernels_image_count, 7);
-    for (uint32_t i = 0; i < gn__kernels_image_count; i++) {
-        if (i) assert_true(strcmp(gn__kernels_image[i - 1].op, gn__kernels_image[i].op) < 0);
-        assert_true(gn__kernel_for(gn__kernels_image[i].op) == gn__kernels_image[i].fn);
-    }
+    assert_ptr_equal(gn__kernel_for("CropAndResize"), gn__image_k_crop_and_resize);
     const char *want[] = {"NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5",
                           "CropAndResize",       "ResizeBicubic",       "ResizeArea",
                           "CombinedNonMaxSuppression"};

@@ -16,7 +16,7 @@
 #include "graph/ir.h"
 #include "graph/tensor.h"
 #include "grapnel/graph.h"
-#include "ops/kernel.h"
+#include "ops/op_fns.h"
 #include "passtest.h"
 
 #define DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
@@ -175,11 +175,7 @@ static void expect_u8(const gn__tensor *o, const uint8_t *want, int64_t n)
 static void test_table(void **state)
 {
     (void)state;
-    assert_true(gn__kernels_math_count > 100);
-    for (uint32_t i = 0; i < gn__kernels_math_count; i++) {
-        if (i) assert_true(strcmp(gn__kernels_math[i - 1].op, gn__kernels_math[i].op) < 0);
-        assert_true(gn__kernel_for(gn__kernels_math[i].op) == gn__kernels_math[i].fn);
-    }
+    assert_ptr_equal(gn__kernel_for("Add"), gn__km_Add);
     const char *want[] = {"Add", "AddV2", "Mul", "FloorDiv", "Mean", "ArgMax", "Softmax", "Cast", "Select",
                           "SelectV2", "RandomUniform", "StatelessRandomNormalV2", "Gelu", "_UnaryOpsComposition"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) assert_non_null(gn__kernel_for(want[i]));

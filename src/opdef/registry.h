@@ -9,9 +9,9 @@
  * tools/gen_ops.py, which writes
  * src/opdef/op_table.inc (generated, committed); the internal ops the passes
  * produce (_FusedConv2D, _FusedMatMul, _Arg, _Retval, ...) are added by hand
- * in src/opdef/internal_ops.inc. Traits come from src/opdef/traits.def and shape
- * functions from src/ops/shape_*.c. The table is constant data: no global
- * mutable state. */
+ * in src/opdef/internal_ops.inc. Traits come from the op list src/opdef/ops.def,
+ * whose other columns (shape functions, CPU kernels) the ops layer reads
+ * (src/ops/op_fns.c). The table is constant data: no global mutable state. */
 #ifndef GN_OPDEF_REGISTRY_H
 #define GN_OPDEF_REGISTRY_H
 
@@ -69,7 +69,7 @@ enum {
     GN__OPF_INTERNAL = 1u << 5,     /* added by hand, not in TensorFlow's public list */
 };
 
-/* Traits the passes reason about (src/opdef/traits.def). */
+/* Traits the passes reason about (src/opdef/ops.def). */
 enum {
     GN__T_ELEMENTWISE = 1u << 0,      /* output[i] depends on input[i] only (after broadcast) */
     GN__T_UNARY = 1u << 1,

@@ -1,4 +1,5 @@
-/* Kernel plumbing: buffers, tensors, output allocation, kernel lookup. */
+/* Kernel plumbing: buffers, tensors, output allocation. The lookup is
+ * src/ops/op_fns.c. */
 #include "ops/kernel.h"
 
 #include <stdio.h>
@@ -217,37 +218,4 @@ gn_status gn__kctx_forward_reshape(gn__kctx *c, uint32_t k, uint32_t i, int32_t 
     c->out[k].rank = rank;
     for (int32_t d = 0; d < rank; d++) c->out[k].dims[d] = dims[d];
     return GN_OK;
-}
-
-/* ---- lookup ------------------------------------------------------------------ */
-static gn__kernel_fn search(const gn__kernel_entry *t, uint32_t n, const char *op)
-{
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        int c = strcmp(t[mid].op, op);
-        if (c == 0) return t[mid].fn;
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return NULL;
-}
-
-gn__kernel_fn gn__kernel_for(const char *op)
-{
-    gn__kernel_fn f;
-    if ((f = search(gn__kernels_math, gn__kernels_math_count, op))) return f;
-    if ((f = search(gn__kernels_nn, gn__kernels_nn_count, op))) return f;
-    if ((f = search(gn__kernels_array, gn__kernels_array_count, op))) return f;
-    if ((f = search(gn__kernels_control, gn__kernels_control_count, op))) return f;
-    if ((f = search(gn__kernels_quant, gn__kernels_quant_count, op))) return f;
-    if ((f = search(gn__kernels_lookup, gn__kernels_lookup_count, op))) return f;
-    if ((f = search(gn__kernels_feature, gn__kernels_feature_count, op))) return f;
-    if ((f = search(gn__kernels_image, gn__kernels_image_count, op))) return f;
-    if ((f = search(gn__kernels_nn3d, gn__kernels_nn3d_count, op))) return f;
-    if ((f = search(gn__kernels_misc, gn__kernels_misc_count, op))) return f;
-    if ((f = search(gn__kernels_scoped, gn__kernels_scoped_count, op))) return f;
-    if ((f = search(gn__kernels_signal, gn__kernels_signal_count, op))) return f;
-    if ((f = search(gn__kernels_xla, gn__kernels_xla_count, op))) return f;
-    return NULL;
 }

@@ -136,41 +136,9 @@ gn_status gn__kctx_fail(gn__kctx *c, gn_status code, const char *fmt, ...) GN__P
 
 typedef gn_status (*gn__kernel_fn)(gn__kctx *c);
 
-typedef struct gn__kernel_entry {
-    const char *op;
-    gn__kernel_fn fn;
-} gn__kernel_entry;
-
-/* Kernel lookup over all kernel tables; NULL when the CPU backend cannot run op. */
+/* The CPU kernel of op (src/ops/op_fns.c, from the op list src/opdef/ops.def);
+ * NULL when the CPU backend cannot run op. */
 gn__kernel_fn gn__kernel_for(const char *op);
-
-/* Each kernel file exports one table, sorted by op name (strcmp order). */
-extern const gn__kernel_entry gn__kernels_math[];
-extern const uint32_t gn__kernels_math_count;
-extern const gn__kernel_entry gn__kernels_nn[];
-extern const uint32_t gn__kernels_nn_count;
-extern const gn__kernel_entry gn__kernels_array[];
-extern const uint32_t gn__kernels_array_count;
-extern const gn__kernel_entry gn__kernels_control[];
-extern const uint32_t gn__kernels_control_count;
-extern const gn__kernel_entry gn__kernels_quant[];   /* kernels/quant.c: FakeQuant, QuantizeAndDequantize */
-extern const uint32_t gn__kernels_quant_count;
-extern const gn__kernel_entry gn__kernels_lookup[];  /* kernels/lookup.c: HashTableV2 and its ops */
-extern const uint32_t gn__kernels_lookup_count;
-extern const gn__kernel_entry gn__kernels_feature[]; /* kernels/feature.c: SparseToDense, hash buckets, bucketize */
-extern const uint32_t gn__kernels_feature_count;
-extern const gn__kernel_entry gn__kernels_image[];   /* kernels/image.c: NonMaxSuppression, CropAndResize, resizes */
-extern const uint32_t gn__kernels_image_count;
-extern const gn__kernel_entry gn__kernels_nn3d[];    /* kernels/nn_3d.c: Conv3D, 3-D pooling */
-extern const uint32_t gn__kernels_nn3d_count;
-extern const gn__kernel_entry gn__kernels_scoped[];  /* kernels/scoped_alloc.c: _ScopedAllocator, its Concat and Split */
-extern const uint32_t gn__kernels_scoped_count;
-extern const gn__kernel_entry gn__kernels_misc[];    /* kernels/misc.c: segments, scatter, Assert, Print, ... */
-extern const uint32_t gn__kernels_misc_count;
-extern const gn__kernel_entry gn__kernels_signal[];  /* kernels/signal.c: FFT, complex, audio features */
-extern const uint32_t gn__kernels_signal_count;
-extern const gn__kernel_entry gn__kernels_xla[];     /* kernels/xla.c: tf2xla ops (XlaGather, XlaDynamicUpdateSlice ...) */
-extern const uint32_t gn__kernels_xla_count;
 
 /* float16 helpers: C's _Float16 */
 typedef _Float16 gn__f16;

@@ -125,13 +125,10 @@ void gn__graph_put_shapes(gn_graph *g, gn__shape_table *t);
 /* Takes g's table away from it (the caller frees it or puts it back); NULL when none. */
 gn__shape_table *gn__graph_take_shapes(gn_graph *g);
 
-/* ---- shape functions (table: src/ops/shape_fns.c; functions: src/ops/shape_<family>.c) ---- */
-/* The shape function of an op (binary search in a sorted constant table);
- * NULL when we have none. The driver caches the answer per op. */
+/* ---- shape functions (named by the op list src/opdef/ops.def; functions: src/ops/shape_<family>.c) ---- */
+/* The shape function of an op (src/ops/op_fns.c: one binary search in the
+ * list); NULL when we have none. The driver caches the answer per op. */
 gn__shape_fn gn__shape_fn_for(const char *op);
-/* The table itself, for tests and docs: entry i (sorted by name). */
-uint32_t gn__shape_fn_count(void);
-const char *gn__shape_fn_name(uint32_t i);
 /* Generic functions the driver falls back on for ops the registry marks
  * elementwise: output 0 = input 0's shape, and numpy broadcasting of inputs
  * 0 and 1. */

@@ -7,14 +7,16 @@
  * Unknown dims never cause an error; contradictions between known dims do,
  * naming the node (gn__shape_fail).
  *
- * The files split the functions by op family; the table that maps op names to
- * them is src/ops/shape_fns.c. The helpers below are shared by every family. */
+ * The files split the functions by op family; the op list src/opdef/ops.def
+ * maps op names to them (and ops/op_fns.h declares them from it). The helpers
+ * below are shared by every family. */
 #ifndef GN_OPS_SHAPE_FN_H
 #define GN_OPS_SHAPE_FN_H
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/op_fns.h"
 #include "ops/shape.h"
 
 typedef gn__shape_ctx ctx;
@@ -331,142 +333,5 @@ static inline gn_status broadcast_out(ctx *c, uint32_t k, uint32_t ia, uint32_t 
     if (a->rank == r) return set_dims_like(c, k, r, d, a);
     return set_dims_like(c, k, r, d, b);
 }
-
-/* ---- the shape functions (one per op or family; the table names them) ---- */
-gn_status gn__sf_identity(ctx *c);
-gn_status gn__sf_switch(ctx *c);
-gn_status gn__sf_merge(ctx *c);
-gn_status gn__sf_ensure_shape(ctx *c);
-gn_status gn__sf_tensor_array(ctx *c);
-gn_status gn__sf_tensor_array_grad(ctx *c);
-gn_status gn__sf_tensor_array_read(ctx *c);
-gn_status gn__sf_tensor_array_gather(ctx *c);
-gn_status gn__sf_tensor_array_concat(ctx *c);
-gn_status gn__sf_tensor_list_stack(ctx *c);
-gn_status gn__sf_tensor_list_pop_back(ctx *c);
-gn_status gn__sf_tensor_list_gather(ctx *c);
-gn_status gn__sf_vector_unknown(ctx *c);
-gn_status gn__sf_stack_push(ctx *c);
-gn_status gn__sf_const(ctx *c);
-gn_status gn__sf_placeholder(ctx *c);
-gn_status gn__sf_placeholder_with_default(ctx *c);
-gn_status gn__sf_variable(ctx *c);
-gn_status gn__sf_var_handle(ctx *c);
-gn_status gn__sf_read_variable(ctx *c);
-gn_status gn__sf_assign(ctx *c);
-gn_status gn__sf_scalar(ctx *c);
-gn_status gn__sf_unary_rank1(ctx *c);
-gn_status gn__sf_cast(ctx *c);
-gn_status gn__sf_add(ctx *c);
-gn_status gn__sf_sub(ctx *c);
-gn_status gn__sf_mul(ctx *c);
-gn_status gn__sf_floordiv(ctx *c);
-gn_status gn__sf_floormod(ctx *c);
-gn_status gn__sf_maximum(ctx *c);
-gn_status gn__sf_minimum(ctx *c);
-gn_status gn__sf_bias_add(ctx *c);
-gn_status gn__sf_bias_add_v1(ctx *c);
-gn_status gn__sf_bias_add_grad(ctx *c);
-gn_status gn__sf_select(ctx *c);
-gn_status gn__sf_select_v2(ctx *c);
-gn_status gn__sf_add_n(ctx *c);
-gn_status gn__sf_broadcast_to(ctx *c);
-gn_status gn__sf_broadcast_args(ctx *c);
-gn_status gn__sf_broadcast_gradient_args(ctx *c);
-gn_status gn__sf_reduce(ctx *c);
-gn_status gn__sf_sum(ctx *c);
-gn_status gn__sf_prod(ctx *c);
-gn_status gn__sf_max(ctx *c);
-gn_status gn__sf_min(ctx *c);
-gn_status gn__sf_argmax(ctx *c);
-gn_status gn__sf_conv2d(ctx *c);
-gn_status gn__sf_conv3d(ctx *c);
-gn_status gn__sf_depthwise(ctx *c);
-gn_status gn__sf_pool(ctx *c);
-gn_status gn__sf_pool3d(ctx *c);
-gn_status gn__sf_pool_v2(ctx *c);
-gn_status gn__sf_shape_input0(ctx *c);
-gn_status gn__sf_shape_input1(ctx *c);
-gn_status gn__sf_shape_input2(ctx *c);
-gn_status gn__sf_conv2d_backprop_input(ctx *c);
-gn_status gn__sf_matmul(ctx *c);
-gn_status gn__sf_batch_matmul(ctx *c);
-gn_status gn__sf_batch_matmul_v2(ctx *c);
-gn_status gn__sf_einsum(ctx *c);
-gn_status gn__sf_fused_batch_norm(ctx *c);
-gn_status gn__sf_shape(ctx *c);
-gn_status gn__sf_size(ctx *c);
-gn_status gn__sf_rank(ctx *c);
-gn_status gn__sf_reshape(ctx *c);
-gn_status gn__sf_squeeze(ctx *c);
-gn_status gn__sf_expand_dims(ctx *c);
-gn_status gn__sf_transpose(ctx *c);
-gn_status gn__sf_concat_v2(ctx *c);
-gn_status gn__sf_concat(ctx *c);
-gn_status gn__sf_pack(ctx *c);
-gn_status gn__sf_unpack(ctx *c);
-gn_status gn__sf_split(ctx *c);
-gn_status gn__sf_split_v(ctx *c);
-gn_status gn__sf_slice(ctx *c);
-gn_status gn__sf_strided_slice(ctx *c);
-gn_status gn__sf_pad(ctx *c);
-gn_status gn__sf_tile(ctx *c);
-gn_status gn__sf_fill(ctx *c);
-gn_status gn__sf_range(ctx *c);
-gn_status gn__sf_lin_space(ctx *c);
-gn_status gn__sf_zeros_like(ctx *c);
-gn_status gn__sf_gather_v2(ctx *c);
-gn_status gn__sf_gather(ctx *c);
-gn_status gn__sf_resource_gather(ctx *c);
-gn_status gn__sf_gather_nd(ctx *c);
-gn_status gn__sf_one_hot(ctx *c);
-gn_status gn__sf_topk_v2(ctx *c);
-gn_status gn__sf_topk(ctx *c);
-gn_status gn__sf_resize(ctx *c);
-gn_status gn__sf_space_to_depth(ctx *c);
-gn_status gn__sf_depth_to_space(ctx *c);
-gn_status gn__sf_where(ctx *c);
-gn_status gn__sf_unique(ctx *c);
-gn_status gn__sf_l2_loss(ctx *c);
-gn_status gn__sf_softmax_xent(ctx *c);
-gn_status gn__sf_sparse_softmax_xent(ctx *c);
-gn_status gn__sf_concat_offset(ctx *c);
-gn_status gn__sf_data_format_vec_permute(ctx *c);
-gn_status gn__sf_data_format_dim_map(ctx *c);
-gn_status gn__sf_space_to_batch_nd(ctx *c);
-gn_status gn__sf_batch_to_space_nd(ctx *c);
-gn_status gn__sf_space_to_batch(ctx *c);
-gn_status gn__sf_batch_to_space(ctx *c);
-gn_status gn__sf_like_input1(ctx *c);
-gn_status gn__sf_fused_batch_norm_grad(ctx *c);
-gn_status gn__sf_decode_wav(ctx *c);
-gn_status gn__sf_audio_spectrogram(ctx *c);
-gn_status gn__sf_mfcc(ctx *c);
-gn_status gn__sf_nms(ctx *c);
-gn_status gn__sf_combined_nms(ctx *c);
-gn_status gn__sf_crop_and_resize(ctx *c);
-gn_status gn__sf_segment(ctx *c);
-gn_status gn__sf_unique_v2(ctx *c);
-gn_status gn__sf_bincount(ctx *c);
-gn_status gn__sf_fft(ctx *c);
-gn_status gn__sf_none(ctx *c);
-gn_status gn__sf_string_scalar(ctx *c);
-gn_status gn__sf_xla_dynamic_slice(ctx *c);
-gn_status gn__sf_xla_dynamic_update_slice(ctx *c);
-gn_status gn__sf_xla_pad(ctx *c);
-gn_status gn__sf_xla_broadcast_helper(ctx *c);
-gn_status gn__sf_xla_gather(ctx *c);
-gn_status gn__sf_xla_scatter(ctx *c);
-gn_status gn__sf_xla_dot(ctx *c);
-gn_status gn__sf_xla_reduce(ctx *c);
-gn_status gn__sf_xla_sort(ctx *c);
-gn_status gn__sf_xla_variadic_sort(ctx *c);
-gn_status gn__sf_xla_sharding(ctx *c);
-gn_status gn__sf_xla_set_dynamic_dimension_size(ctx *c);
-gn_status gn__sf_xla_remove_dynamic_dimension_size(ctx *c);
-gn_status gn__sf_xla_variadic_reduce(ctx *c);
-gn_status gn__sf_xla_reduce_window(ctx *c);
-gn_status gn__sf_xla_select_and_scatter(ctx *c);
-gn_status gn__sf_xla_conv(ctx *c);
 
 #endif

@@ -1,6 +1,6 @@
 /* Array kernels: constants, placeholders, identities, shapes, reshaping,
- * concatenation and splitting; the table of every array kernel (the others
- * live in array_slice.c, array_gather.c, array_misc.c).
+ * concatenation and splitting (the other array kernels live in array_slice.c,
+ * array_gather.c, array_misc.c, array_format.c).
  *
  * TensorFlow semantics, after tensorflow/core/kernels/{constant_op,
  * identity_op, reshape_op, squeeze_op, shape_ops, concat_op, pack_op,
@@ -23,7 +23,7 @@ static gn_status need_inputs(gn__kctx *c, uint32_t n)
 }
 
 /* ---- constants and placeholders ----------------------------------------------------- */
-static gn_status k_const(gn__kctx *c)
+gn_status gn__array_k_const(gn__kctx *c)
 {
     const Tensorflow__AttrValue *v = gn__node_attr(c->g, c->node, "value");
     if (!v || v->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR || !v->tensor)
@@ -35,24 +35,24 @@ static gn_status k_const(gn__kctx *c)
     return gn__ak_tensor_from_proto_out(c, 0, v->tensor, true);
 }
 
-static gn_status k_placeholder(gn__kctx *c)
+gn_status gn__array_k_placeholder(gn__kctx *c)
 {
     return gn__kctx_fail(c, GN_ERR_ARG, "no value fed");
 }
 
-static gn_status k_forward(gn__kctx *c)
+gn_status gn__array_k_forward(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 1));
     return gn__kctx_forward(c, 0, 0);
 }
 
-static gn_status k_identity_n(gn__kctx *c)
+gn_status gn__array_k_identity_n(gn__kctx *c)
 {
     for (uint32_t i = 0; i < c->n_in && i < c->n_out; i++) GN_TRY(gn__kctx_forward(c, i, i));
     return GN_OK;
 }
 
-static gn_status k_noop(gn__kctx *c)
+gn_status gn__array_k_noop(gn__kctx *c)
 {
     (void)c;
     return GN_OK;
@@ -71,7 +71,7 @@ static void input_name(const gn__kctx *c, uint32_t k, char *buf, size_t n)
     else snprintf(buf, n, "%s", gn__node_name(c->g, e.node));
 }
 
-static gn_status k_ensure_shape(gn__kctx *c)
+gn_status gn__array_k_ensure_shape(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 1));
     const Tensorflow__AttrValue *v = gn__node_attr(c->g, c->node, "shape");
@@ -96,7 +96,7 @@ static gn_status k_ensure_shape(gn__kctx *c)
 }
 
 /* ---- reshaping ---------------------------------------------------------------------- */
-static gn_status k_reshape(gn__kctx *c)
+gn_status gn__array_k_reshape(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 2));
     const gn__tensor *x = &c->in[0], *st = &c->in[1];
@@ -161,7 +161,7 @@ static gn_status k_reshape(gn__kctx *c)
     return gn__kctx_forward_reshape(c, 0, 0, (int32_t)nd, dims);
 }
 
-static gn_status k_squeeze(gn__kctx *c)
+gn_status gn__array_k_squeeze(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 1));
     const gn__tensor *x = &c->in[0];
@@ -194,7 +194,7 @@ static gn_status k_squeeze(gn__kctx *c)
     return gn__kctx_forward_reshape(c, 0, 0, r, dims);
 }
 
-static gn_status k_expand_dims(gn__kctx *c)
+gn_status gn__array_k_expand_dims(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 2));
     const gn__tensor *x = &c->in[0], *dt = &c->in[1];
@@ -240,7 +240,7 @@ static gn_status int_out(gn__kctx *c, uint32_t k, int32_t dtype, int32_t rank, c
     return GN_OK;
 }
 
-static gn_status k_shape(gn__kctx *c)
+gn_status gn__array_k_shape(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 1));
     int32_t ot = gn__ak_attr_type(c, "out_type", DT_INT32);
@@ -248,7 +248,7 @@ static gn_status k_shape(gn__kctx *c)
     return int_out(c, 0, ot, 1, &r, c->in[0].dims, r);
 }
 
-static gn_status k_shape_n(gn__kctx *c)
+gn_status gn__array_k_shape_n(gn__kctx *c)
 {
     int32_t ot = gn__ak_attr_type(c, "out_type", DT_INT32);
     for (uint32_t i = 0; i < c->n_in && i < c->n_out; i++) {
@@ -258,7 +258,7 @@ static gn_status k_shape_n(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_size(gn__kctx *c)
+gn_status gn__array_k_size(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 1));
     int32_t ot = gn__ak_attr_type(c, "out_type", DT_INT32);
@@ -266,14 +266,14 @@ static gn_status k_size(gn__kctx *c)
     return int_out(c, 0, ot, 0, NULL, &n, 1);
 }
 
-static gn_status k_rank(gn__kctx *c)
+gn_status gn__array_k_rank(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 1));
     int64_t r = c->in[0].rank;
     return int_out(c, 0, gn__ak_attr_type(c, "out_type", DT_INT32), 0, NULL, &r, 1);
 }
 
-static gn_status k_broadcast_args(gn__kctx *c)
+gn_status gn__array_k_broadcast_args(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 2));
     int64_t a[GN__MAX_DIMS], b[GN__MAX_DIMS], o[GN__MAX_DIMS];
@@ -336,10 +336,10 @@ static gn_status fill_like(gn__kctx *c, bool zero)
     return gn__ak_out_end(c, &o);
 }
 
-static gn_status k_zeros_like(gn__kctx *c) { return fill_like(c, true); }
-static gn_status k_ones_like(gn__kctx *c) { return fill_like(c, false); }
+gn_status gn__array_k_zeros_like(gn__kctx *c) { return fill_like(c, true); }
+gn_status gn__array_k_ones_like(gn__kctx *c) { return fill_like(c, false); }
 
-static gn_status k_fill(gn__kctx *c)
+gn_status gn__array_k_fill(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 2));
     const gn__tensor *dt = &c->in[0], *val = &c->in[1];
@@ -358,7 +358,7 @@ static gn_status k_fill(gn__kctx *c)
     return gn__ak_out_end(c, &o);
 }
 
-static gn_status k_empty(gn__kctx *c)
+gn_status gn__array_k_empty(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 1));
     int64_t dims[GN__MAX_DIMS];
@@ -371,7 +371,7 @@ static gn_status k_empty(gn__kctx *c)
     return gn__ak_out_end(c, &o);
 }
 
-static gn_status k_invert_permutation(gn__kctx *c)
+gn_status gn__array_k_invert_permutation(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 1));
     const gn__tensor *x = &c->in[0];
@@ -470,7 +470,7 @@ static gn_status concat_impl(gn__kctx *c, const gn__tensor *const *in, uint32_t 
     return s;
 }
 
-static gn_status k_concat_v2(gn__kctx *c)
+gn_status gn__array_k_concat_v2(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 2));
     uint32_t n = c->n_in - 1;
@@ -483,7 +483,7 @@ static gn_status k_concat_v2(gn__kctx *c)
     return s;
 }
 
-static gn_status k_concat(gn__kctx *c)
+gn_status gn__array_k_concat(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 2));
     uint32_t n = c->n_in - 1;
@@ -496,7 +496,7 @@ static gn_status k_concat(gn__kctx *c)
     return s;
 }
 
-static gn_status k_pack(gn__kctx *c)
+gn_status gn__array_k_pack(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 1));
     uint32_t n = c->n_in;
@@ -560,7 +560,7 @@ static gn_status split_out(gn__kctx *c, uint32_t k, const gn__tensor *x, int32_t
     return gn__ak_out_end(c, &o);
 }
 
-static gn_status k_unpack(gn__kctx *c)
+gn_status gn__array_k_unpack(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 1));
     const gn__tensor *x = &c->in[0];
@@ -597,7 +597,7 @@ static gn_status split_common(gn__kctx *c, const gn__tensor *x, uint32_t xi, int
     return GN_OK;
 }
 
-static gn_status k_split(gn__kctx *c)
+gn_status gn__array_k_split(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 2));
     const gn__tensor *x = &c->in[1];
@@ -623,7 +623,7 @@ static gn_status k_split(gn__kctx *c)
     return s;
 }
 
-static gn_status k_split_v(gn__kctx *c)
+gn_status gn__array_k_split_v(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 3));
     const gn__tensor *x = &c->in[0], *st = &c->in[1];
@@ -673,7 +673,7 @@ static gn_status k_split_v(gn__kctx *c)
 }
 
 /* ---- Bitcast: same bytes, another dtype ----------------------------------------------------- */
-static gn_status k_bitcast(gn__kctx *c)
+gn_status gn__array_k_bitcast(gn__kctx *c)
 {
     GN_TRY(need_inputs(c, 1));
     const gn__tensor *x = &c->in[0];
@@ -707,69 +707,3 @@ static gn_status k_bitcast(gn__kctx *c)
     for (int32_t i = 0; i < r; i++) o->dims[i] = dims[i];
     return GN_OK;
 }
-
-/* ---- the table ----------------------------------------------------------------------- */
-const gn__kernel_entry gn__kernels_array[] = {
-    {"Bitcast", k_bitcast},
-    {"BroadcastArgs", k_broadcast_args},
-    {"BroadcastTo", gn__ak_broadcast_to},
-    {"CheckNumerics", gn__ak_check_numerics},
-    {"Concat", k_concat},
-    {"ConcatV2", k_concat_v2},
-    {"ConjugateTranspose", gn__ak_conjugate_transpose},
-    {"Const", k_const},
-    {"DataFormatDimMap", gn__ak_data_format_dim_map},
-    {"DataFormatVecPermute", gn__ak_data_format_vec_permute},
-    {"DepthToSpace", gn__ak_depth_to_space},
-    {"Empty", k_empty},
-    {"EnsureShape", k_ensure_shape},
-    {"ExpandDims", k_expand_dims},
-    {"Fill", k_fill},
-    {"Gather", gn__ak_gather},
-    {"GatherNd", gn__ak_gather_nd},
-    {"GatherV2", gn__ak_gather_v2},
-    {"HostConst", k_const},
-    {"Identity", k_forward},
-    {"IdentityN", k_identity_n},
-    {"InvertPermutation", k_invert_permutation},
-    {"LinSpace", gn__ak_lin_space},
-    {"MatrixBandPart", gn__ak_matrix_band_part},
-    {"MirrorPad", gn__ak_mirror_pad},
-    {"NoOp", k_noop},
-    {"OneHot", gn__ak_one_hot},
-    {"OnesLike", k_ones_like},
-    {"Pack", k_pack},
-    {"Pad", gn__ak_pad},
-    {"PadV2", gn__ak_pad},
-    {"Placeholder", k_placeholder},
-    {"PlaceholderV2", k_placeholder},
-    {"PlaceholderWithDefault", k_forward},
-    {"PreventGradient", k_forward},
-    {"Range", gn__ak_range},
-    {"Rank", k_rank},
-    {"Reshape", k_reshape},
-    {"ResizeBilinear", gn__ak_resize_bilinear},
-    {"ResizeNearestNeighbor", gn__ak_resize_nearest_neighbor},
-    {"Reverse", gn__ak_reverse},
-    {"ReverseV2", gn__ak_reverse_v2},
-    {"ScatterNd", gn__ak_scatter_nd},
-    {"Shape", k_shape},
-    {"ShapeN", k_shape_n},
-    {"Size", k_size},
-    {"Slice", gn__ak_slice},
-    {"Snapshot", k_forward},
-    {"SpaceToDepth", gn__ak_space_to_depth},
-    {"Split", k_split},
-    {"SplitV", k_split_v},
-    {"Squeeze", k_squeeze},
-    {"StopGradient", k_forward},
-    {"StridedSlice", gn__ak_strided_slice},
-    {"StringJoin", gn__ak_string_join},
-    {"Tile", gn__ak_tile},
-    {"TopKV2", gn__ak_top_k_v2},
-    {"Transpose", gn__ak_transpose},
-    {"Unpack", k_unpack},
-    {"Where", gn__ak_where},
-    {"ZerosLike", k_zeros_like},
-};
-const uint32_t gn__kernels_array_count = sizeof gn__kernels_array / sizeof gn__kernels_array[0];

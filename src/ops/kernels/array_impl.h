@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "graph/tensor.h"
-#include "ops/kernel.h"
+#include "ops/op_fns.h"
 #include "opdef/registry.h"
 
 #define GN__AK_SHAPE_STR 256
@@ -84,41 +84,5 @@ const char *gn__ak_index_str(char *buf, int32_t rank, const int64_t *dims, int64
  * (tensor_content, or a full typed field of the same type) is aliased instead
  * (buf NULL): p must outlive the output. */
 gn_status gn__ak_tensor_from_proto_out(gn__kctx *c, uint32_t k, const Tensorflow__TensorProto *p, bool borrow);
-
-/* ---- kernels by file ----------------------------------------------------------------- */
-#define GN__AK_DECL(name) gn_status gn__ak_##name(gn__kctx *c)
-/* array_slice.c */
-GN__AK_DECL(transpose);
-GN__AK_DECL(conjugate_transpose);
-GN__AK_DECL(slice);
-GN__AK_DECL(strided_slice);
-GN__AK_DECL(pad);
-GN__AK_DECL(mirror_pad);
-GN__AK_DECL(tile);
-GN__AK_DECL(reverse_v2);
-GN__AK_DECL(broadcast_to);
-GN__AK_DECL(space_to_depth);
-GN__AK_DECL(depth_to_space);
-GN__AK_DECL(reverse);
-GN__AK_DECL(matrix_band_part);
-/* array_gather.c */
-GN__AK_DECL(gather);
-GN__AK_DECL(gather_v2);
-GN__AK_DECL(gather_nd);
-GN__AK_DECL(scatter_nd);
-GN__AK_DECL(one_hot);
-GN__AK_DECL(where);
-GN__AK_DECL(top_k_v2);
-/* array_misc.c */
-GN__AK_DECL(range);
-GN__AK_DECL(lin_space);
-GN__AK_DECL(resize_bilinear);
-GN__AK_DECL(resize_nearest_neighbor);
-GN__AK_DECL(string_join);
-GN__AK_DECL(check_numerics);
-/* array_format.c */
-GN__AK_DECL(data_format_dim_map);
-GN__AK_DECL(data_format_vec_permute);
-#undef GN__AK_DECL
 
 #endif

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 
 #include "graph/tensor.h"
-#include "ops/kernel.h"
+#include "ops/op_fns.h"
 #include "opdef/registry.h"
 #include "ops/executor.h"
 
@@ -101,7 +101,7 @@ gn_status gn__tensor_to_bool(gn__kctx *c, const gn__tensor *t, bool *out)
     return GN_OK;
 }
 
-static gn_status forward_all(gn__kctx *c)
+gn_status gn__ctl_k_forward_all(gn__kctx *c)
 {
     GN_TRY(need_in(c, 1));
     return gn__kctx_forward(c, 0, 0);
@@ -122,13 +122,13 @@ static const char *func_attr(gn__kctx *c, const char *key)
 }
 
 /* ---- v1 control flow ------------------------------------------------------------------ */
-static gn_status k_noop(gn__kctx *c)
+gn_status gn__ctl_k_noop(gn__kctx *c)
 {
     (void)c;
     return GN_OK;
 }
 
-static gn_status k_switch(gn__kctx *c)
+gn_status gn__ctl_k_switch(gn__kctx *c)
 {
     GN_TRY(need_in(c, 2));
     if (c->n_out < 2) return gn__kctx_fail(c, GN_ERR_INTERNAL, "expects 2 outputs");
@@ -142,7 +142,7 @@ static gn_status k_switch(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_switch_n(gn__kctx *c)
+gn_status gn__ctl_k_switch_n(gn__kctx *c)
 {
     GN_TRY(need_in(c, 2));
     if (c->n_out < 1) return gn__kctx_fail(c, GN_ERR_INTERNAL, "expects outputs");
@@ -158,7 +158,7 @@ static gn_status k_switch_n(gn__kctx *c)
 
 /* The executor hands Merge the inputs that arrived (others are zeroed: dtype
  * 0) and runs it when the first live one did. */
-static gn_status k_merge(gn__kctx *c)
+gn_status gn__ctl_k_merge(gn__kctx *c)
 {
     for (uint32_t i = 0; i < c->n_in; i++) {
         if (c->in[i].dtype == 0 || c->in[i].dead) continue;
@@ -174,7 +174,7 @@ static gn_status k_merge(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_loop_cond(gn__kctx *c)
+gn_status gn__ctl_k_loop_cond(gn__kctx *c)
 {
     GN_TRY(need_in(c, 1));
     if (c->in[0].rank != 0 || c->in[0].dtype != DT_BOOL)
@@ -199,7 +199,7 @@ gn_status gn__kernel_call_op(gn__kctx *c)
     return k_call_op(c);
 }
 
-static gn_status k_partitioned_call(gn__kctx *c)
+gn_status gn__ctl_k_partitioned_call(gn__kctx *c)
 {
     const char *f = func_attr(c, "f");
     if (!f) return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'f' is missing or not a function");
@@ -208,13 +208,13 @@ static gn_status k_partitioned_call(gn__kctx *c)
 
 /* Grapnel>EngineOp on the CPU backend: the engine is the kept native segment,
  * run as a function (src/convert/segment.c). */
-static gn_status k_engine_op(gn__kctx *c)
+gn_status gn__ctl_k_engine_op(gn__kctx *c)
 {
     for (uint32_t k = 0; k < c->n_out; k++) gn__tensor_release(&c->out[k]);
     return gn__run_engine(c, c->in, c->n_in, c->out, c->n_out);
 }
 
-static gn_status k_if(gn__kctx *c)
+gn_status gn__ctl_k_if(gn__kctx *c)
 {
     GN_TRY(need_in(c, 1));
     bool b;
@@ -225,7 +225,7 @@ static gn_status k_if(gn__kctx *c)
     return call_into_outputs(c, f, c->in + 1, c->n_in - 1);
 }
 
-static gn_status k_case(gn__kctx *c)
+gn_status gn__ctl_k_case(gn__kctx *c)
 {
     GN_TRY(need_in(c, 1));
     int64_t idx = 0;
@@ -238,7 +238,7 @@ static gn_status k_case(gn__kctx *c)
     return call_into_outputs(c, v->list->func[idx]->name, c->in + 1, c->n_in - 1);
 }
 
-static gn_status k_while(gn__kctx *c)
+gn_status gn__ctl_k_while(gn__kctx *c)
 {
     const char *cond = func_attr(c, "cond"), *body = func_attr(c, "body");
     if (!cond || !body) return gn__kctx_fail(c, GN_ERR_GRAPH, "attrs 'cond' and 'body' must name functions");
@@ -501,7 +501,7 @@ static gn_status get_tarray(gn__kctx *c, tarray **out)
     return GN_OK;
 }
 
-static gn_status k_ta_new(gn__kctx *c)
+gn_status gn__ctl_k_ta_new(gn__kctx *c)
 {
     GN_TRY(need_in(c, 1));
     int64_t size = 0;
@@ -570,7 +570,7 @@ static gn_status ta_store(gn__kctx *c, tarray *a, int64_t idx, gn__tensor *val /
     return GN_OK;
 }
 
-static gn_status k_ta_write(gn__kctx *c)
+gn_status gn__ctl_k_ta_write(gn__kctx *c)
 {
     GN_TRY(need_in(c, 4));
     tarray *a = NULL;
@@ -623,7 +623,7 @@ static gn_status check_read_dtype(gn__kctx *c, const tarray *a)
     return GN_OK;
 }
 
-static gn_status k_ta_read(gn__kctx *c)
+gn_status gn__ctl_k_ta_read(gn__kctx *c)
 {
     GN_TRY(need_in(c, 2));
     tarray *a = NULL;
@@ -654,7 +654,7 @@ static gn_status index_list(gn__kctx *c, uint32_t i, int64_t **idx, int64_t *n)
     return GN_OK;
 }
 
-static gn_status k_ta_gather(gn__kctx *c)
+gn_status gn__ctl_k_ta_gather(gn__kctx *c)
 {
     GN_TRY(need_in(c, 2));
     tarray *a = NULL;
@@ -687,7 +687,7 @@ static gn_status k_ta_gather(gn__kctx *c)
     return s;
 }
 
-static gn_status k_ta_scatter(gn__kctx *c)
+gn_status gn__ctl_k_ta_scatter(gn__kctx *c)
 {
     GN_TRY(need_in(c, 4));
     tarray *a = NULL;
@@ -708,7 +708,7 @@ static gn_status k_ta_scatter(gn__kctx *c)
     return flow_out(c, 0);
 }
 
-static gn_status k_ta_size(gn__kctx *c)
+gn_status gn__ctl_k_ta_size(gn__kctx *c)
 {
     tarray *a = NULL;
     GN_TRY(get_tarray(c, &a));
@@ -718,7 +718,7 @@ static gn_status k_ta_size(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_ta_close(gn__kctx *c)
+gn_status gn__ctl_k_ta_close(gn__kctx *c)
 {
     tarray *a = NULL;
     GN_TRY(get_tarray(c, &a));
@@ -727,7 +727,7 @@ static gn_status k_ta_close(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_ta_concat(gn__kctx *c)
+gn_status gn__ctl_k_ta_concat(gn__kctx *c)
 {
     GN_TRY(need_in(c, 2));
     tarray *a = NULL;
@@ -770,7 +770,7 @@ static gn_status k_ta_concat(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_ta_split(gn__kctx *c)
+gn_status gn__ctl_k_ta_split(gn__kctx *c)
 {
     GN_TRY(need_in(c, 4));
     tarray *a = NULL;
@@ -963,7 +963,7 @@ static gn_status check_item(gn__kctx *c, tlist *l, const gn__tensor *t)
     return GN_OK;
 }
 
-static gn_status k_empty_list(gn__kctx *c)
+gn_status gn__ctl_k_empty_list(gn__kctx *c)
 {
     GN_TRY(need_in(c, 2));
     int dtype;
@@ -978,7 +978,7 @@ static gn_status k_empty_list(gn__kctx *c)
     return out_list(c, 0, l);
 }
 
-static gn_status k_list_reserve(gn__kctx *c)
+gn_status gn__ctl_k_list_reserve(gn__kctx *c)
 {
     GN_TRY(need_in(c, 2));
     int dtype;
@@ -997,7 +997,7 @@ static gn_status k_list_reserve(gn__kctx *c)
     return out_list(c, 0, l);
 }
 
-static gn_status k_list_from_tensor(gn__kctx *c)
+gn_status gn__ctl_k_list_from_tensor(gn__kctx *c)
 {
     GN_TRY(need_in(c, 2));
     const gn__tensor *t = &c->in[0];
@@ -1018,7 +1018,7 @@ static gn_status k_list_from_tensor(gn__kctx *c)
     return out_list(c, 0, l);
 }
 
-static gn_status k_list_set_item(gn__kctx *c)
+gn_status gn__ctl_k_list_set_item(gn__kctx *c)
 {
     GN_TRY(need_in(c, 3));
     int64_t idx = 0;
@@ -1056,7 +1056,7 @@ static gn_status list_item_out(gn__kctx *c, uint32_t k, tlist *l, int64_t idx, c
     return zeros(c, l->dtype, &e, &c->out[k]);
 }
 
-static gn_status k_list_get_item(gn__kctx *c)
+gn_status gn__ctl_k_list_get_item(gn__kctx *c)
 {
     GN_TRY(need_in(c, 3));
     tlist *l = NULL;
@@ -1095,7 +1095,7 @@ static gn_status stack_items(gn__kctx *c, tlist *l, const int64_t *idx, int64_t 
     return s;
 }
 
-static gn_status k_list_stack(gn__kctx *c)
+gn_status gn__ctl_k_list_stack(gn__kctx *c)
 {
     GN_TRY(need_in(c, 2));
     tlist *l = NULL;
@@ -1109,7 +1109,7 @@ static gn_status k_list_stack(gn__kctx *c)
     return stack_items(c, l, NULL, l->n, &hint);
 }
 
-static gn_status k_list_gather(gn__kctx *c)
+gn_status gn__ctl_k_list_gather(gn__kctx *c)
 {
     GN_TRY(need_in(c, 3));
     tlist *l = NULL;
@@ -1127,7 +1127,7 @@ static gn_status k_list_gather(gn__kctx *c)
     return s;
 }
 
-static gn_status k_list_length(gn__kctx *c)
+gn_status gn__ctl_k_list_length(gn__kctx *c)
 {
     tlist *l = NULL;
     GN_TRY(get_list(c, 0, &l));
@@ -1137,7 +1137,7 @@ static gn_status k_list_length(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_list_element_shape(gn__kctx *c)
+gn_status gn__ctl_k_list_element_shape(gn__kctx *c)
 {
     tlist *l = NULL;
     GN_TRY(get_list(c, 0, &l));
@@ -1160,7 +1160,7 @@ static gn_status k_list_element_shape(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_list_push_back(gn__kctx *c)
+gn_status gn__ctl_k_list_push_back(gn__kctx *c)
 {
     GN_TRY(need_in(c, 2));
     tlist *l = NULL;
@@ -1176,7 +1176,7 @@ static gn_status k_list_push_back(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_list_pop_back(gn__kctx *c)
+gn_status gn__ctl_k_list_pop_back(gn__kctx *c)
 {
     GN_TRY(need_in(c, 2));
     tlist *l = NULL;
@@ -1189,7 +1189,7 @@ static gn_status k_list_pop_back(gn__kctx *c)
     return tlist_resize(c, l, (int64_t)l->n - 1);
 }
 
-static gn_status k_list_resize(gn__kctx *c)
+gn_status gn__ctl_k_list_resize(gn__kctx *c)
 {
     GN_TRY(need_in(c, 2));
     int64_t n = 0;
@@ -1198,53 +1198,3 @@ static gn_status k_list_resize(gn__kctx *c)
     GN_TRY(list_for_write(c, &l));
     return tlist_resize(c, l, n);
 }
-
-/* ---- table (sorted by strcmp) ---------------------------------------------------------- */
-const gn__kernel_entry gn__kernels_control[] = {
-    {"Case", k_case},
-    {"ControlTrigger", k_noop},
-    {"EmptyTensorList", k_empty_list},
-    {"Enter", forward_all},
-    {"Exit", forward_all},
-    {"Grapnel>EngineOp", k_engine_op},
-    {"If", k_if},
-    {"LoopCond", k_loop_cond},
-    {"Merge", k_merge},
-    {"NextIteration", forward_all},
-    {"NoOp", k_noop},
-    {"PartitionedCall", k_partitioned_call},
-    {"RefEnter", forward_all},
-    {"RefExit", forward_all},
-    {"RefIdentity", forward_all},
-    {"RefMerge", k_merge},
-    {"RefNextIteration", forward_all},
-    {"RefSwitch", k_switch},
-    {"StatefulPartitionedCall", k_partitioned_call},
-    {"StatelessCase", k_case},
-    {"StatelessIf", k_if},
-    {"StatelessWhile", k_while},
-    {"Switch", k_switch},
-    {"TensorArrayCloseV3", k_ta_close},
-    {"TensorArrayConcatV3", k_ta_concat},
-    {"TensorArrayGatherV3", k_ta_gather},
-    {"TensorArrayReadV3", k_ta_read},
-    {"TensorArrayScatterV3", k_ta_scatter},
-    {"TensorArraySizeV3", k_ta_size},
-    {"TensorArraySplitV3", k_ta_split},
-    {"TensorArrayV3", k_ta_new},
-    {"TensorArrayWriteV3", k_ta_write},
-    {"TensorListElementShape", k_list_element_shape},
-    {"TensorListFromTensor", k_list_from_tensor},
-    {"TensorListGather", k_list_gather},
-    {"TensorListGetItem", k_list_get_item},
-    {"TensorListLength", k_list_length},
-    {"TensorListPopBack", k_list_pop_back},
-    {"TensorListPushBack", k_list_push_back},
-    {"TensorListReserve", k_list_reserve},
-    {"TensorListResize", k_list_resize},
-    {"TensorListSetItem", k_list_set_item},
-    {"TensorListStack", k_list_stack},
-    {"While", k_while},
-    {"_SwitchN", k_switch_n},
-};
-const uint32_t gn__kernels_control_count = GN__ARRAY_LEN(gn__kernels_control);

@@ -10,7 +10,7 @@
 #include "common/common.h"
 #include "graph/tensor.h"
 #include "common/farmhash.h"
-#include "ops/kernel.h"
+#include "ops/op_fns.h"
 #include "opdef/registry.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
@@ -38,7 +38,7 @@ static void index_str(const gn__tensor *ix, int64_t row, int64_t nd, char *buf, 
 }
 
 /* ---- SparseToDense(sparse_indices, output_shape, sparse_values, default_value) ---------------- */
-static gn_status k_sparse_to_dense(gn__kctx *c)
+gn_status gn__feature_k_sparse_to_dense(gn__kctx *c)
 {
     GN_TRY(need(c, 4));
     const gn__tensor *ix = &c->in[0], *shp = &c->in[1], *vals = &c->in[2], *dv = &c->in[3];
@@ -143,7 +143,7 @@ static gn_status k_sparse_to_dense(gn__kctx *c)
 }
 
 /* ---- StringToHashBucketFast ------------------------------------------------------------------- */
-static gn_status k_string_to_hash_bucket_fast(gn__kctx *c)
+gn_status gn__feature_k_string_to_hash_bucket_fast(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     const gn__tensor *in = &c->in[0];
@@ -162,7 +162,7 @@ static gn_status k_string_to_hash_bucket_fast(gn__kctx *c)
 }
 
 /* ---- BoostedTreesBucketize(float_values x N, bucket_boundaries x N) -> buckets x N --------------- */
-static gn_status k_boosted_trees_bucketize(gn__kctx *c)
+gn_status gn__feature_k_boosted_trees_bucketize(gn__kctx *c)
 {
     int64_t nf = 0;
     if (!gn__attr_get_int(c->g, c->node, "num_features", &nf) || nf < 0 || 2 * nf != (int64_t)c->n_in ||
@@ -262,14 +262,5 @@ static gn_status k_search_sorted(gn__kctx *c, bool upper)
 }
 #undef SEARCH_ROW
 
-static gn_status k_lower_bound(gn__kctx *c) { return k_search_sorted(c, false); }
-static gn_status k_upper_bound(gn__kctx *c) { return k_search_sorted(c, true); }
-
-const gn__kernel_entry gn__kernels_feature[] = {
-    {"BoostedTreesBucketize", k_boosted_trees_bucketize},
-    {"LowerBound", k_lower_bound},
-    {"SparseToDense", k_sparse_to_dense},
-    {"StringToHashBucketFast", k_string_to_hash_bucket_fast},
-    {"UpperBound", k_upper_bound},
-};
-const uint32_t gn__kernels_feature_count = sizeof gn__kernels_feature / sizeof gn__kernels_feature[0];
+gn_status gn__feature_k_lower_bound(gn__kctx *c) { return k_search_sorted(c, false); }
+gn_status gn__feature_k_upper_bound(gn__kctx *c) { return k_search_sorted(c, true); }

@@ -19,7 +19,7 @@
 
 #include "common/common.h"
 #include "graph/tensor.h"
-#include "ops/kernel.h"
+#include "ops/op_fns.h"
 #include "opdef/registry.h"
 #include "ops/kernels/image.h"
 
@@ -327,23 +327,23 @@ static gn_status nms_common(gn__kctx *c, int version)
     return st;
 }
 
-static gn_status k_nms_v3(gn__kctx *c)
+gn_status gn__image_k_nms_v3(gn__kctx *c)
 {
     return nms_common(c, 3);
 }
 
-static gn_status k_nms_v4(gn__kctx *c)
+gn_status gn__image_k_nms_v4(gn__kctx *c)
 {
     return nms_common(c, 4);
 }
 
-static gn_status k_nms_v5(gn__kctx *c)
+gn_status gn__image_k_nms_v5(gn__kctx *c)
 {
     return nms_common(c, 5);
 }
 
 /* ---- CropAndResize(image, boxes, box_ind, crop_size) --------------------------------------- */
-static gn_status k_crop_and_resize(gn__kctx *c)
+gn_status gn__image_k_crop_and_resize(gn__kctx *c)
 {
     GN_TRY(need(c, 4));
     const gn__tensor *img = &c->in[0], *boxes = &c->in[1], *bi = &c->in[2], *cs = &c->in[3];
@@ -544,7 +544,7 @@ static void cubic_weights(const float *table, float scale, int64_t out_loc, int6
     }
 }
 
-static gn_status k_resize_bicubic(gn__kctx *c)
+gn_status gn__image_k_resize_bicubic(gn__kctx *c)
 {
     gn__resize_state st;
     GN_TRY(gn__resize_validate(c, true, &st));
@@ -609,7 +609,7 @@ static float area_cell(int64_t v, float in0, float in1, float scale)
                           : ((float)(v + 1) > in1 ? in1 - (float)v : 1.0f);
 }
 
-static gn_status k_resize_area(gn__kctx *c)
+gn_status gn__image_k_resize_area(gn__kctx *c)
 {
     gn__resize_state st;
     GN_TRY(gn__resize_validate(c, false, &st));
@@ -866,7 +866,7 @@ static gn_status cnms_scalar(gn__kctx *c, uint32_t i, const char *what, int32_t 
     return GN_OK;
 }
 
-static gn_status k_combined_nms(gn__kctx *c)
+gn_status gn__image_k_combined_nms(gn__kctx *c)
 {
     GN_TRY(need(c, 6));
     const gn__tensor *boxes = &c->in[0], *scores = &c->in[1];
@@ -989,15 +989,3 @@ static gn_status k_combined_nms(gn__kctx *c)
     free(sel);
     return st;
 }
-
-/* sorted by op name (strcmp) */
-const gn__kernel_entry gn__kernels_image[] = {
-    {"CombinedNonMaxSuppression", k_combined_nms},
-    {"CropAndResize", k_crop_and_resize},
-    {"NonMaxSuppressionV3", k_nms_v3},
-    {"NonMaxSuppressionV4", k_nms_v4},
-    {"NonMaxSuppressionV5", k_nms_v5},
-    {"ResizeArea", k_resize_area},
-    {"ResizeBicubic", k_resize_bicubic},
-};
-const uint32_t gn__kernels_image_count = GN__ARRAY_LEN(gn__kernels_image);

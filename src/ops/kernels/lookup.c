@@ -29,6 +29,7 @@
 #include "common/common.h"
 #include "graph/tensor.h"
 #include "ops/lookup.h"
+#include "ops/op_fns.h"
 #include "opdef/registry.h"
 #include "ops/executor.h"
 
@@ -260,7 +261,7 @@ static gn_status check_types(gn__kctx *c, const table *t, int32_t kdt, int32_t v
 }
 
 /* ---- HashTableV2 ------------------------------------------------------------------------ */
-static gn_status k_hash_table(gn__kctx *c)
+gn_status gn__lookup_k_hash_table(gn__kctx *c)
 {
     int kdt = 0, vdt = 0;
     if (!gn__attr_get_type(c->g, c->node, "key_dtype", &kdt) || !gn__attr_get_type(c->g, c->node, "value_dtype", &vdt))
@@ -296,7 +297,7 @@ static gn_status table_init(gn__kctx *c, table *t, const void *keys, const void 
 }
 
 /* InitializeTableV2 and LookupTableImportV2 (a HashTable imports by initializing) */
-static gn_status k_init_table(gn__kctx *c)
+gn_status gn__lookup_k_init_table(gn__kctx *c)
 {
     table *t = NULL;
     GN_TRY(get_table(c, &t));
@@ -312,7 +313,7 @@ static gn_status k_init_table(gn__kctx *c)
     return table_init(c, t, k->data, v->data, (size_t)gn__tensor_numel(k));
 }
 
-static gn_status k_init_from_text_file(gn__kctx *c)
+gn_status gn__lookup_k_init_from_text_file(gn__kctx *c)
 {
     table *t = NULL;
     GN_TRY(get_table(c, &t));
@@ -353,7 +354,7 @@ static gn_status k_init_from_text_file(gn__kctx *c)
 }
 
 /* ---- reading ---------------------------------------------------------------------------- */
-static gn_status k_find(gn__kctx *c)
+gn_status gn__lookup_k_find(gn__kctx *c)
 {
     table *t = NULL;
     GN_TRY(get_table(c, &t));
@@ -404,7 +405,7 @@ static gn_status k_find(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_size(gn__kctx *c)
+gn_status gn__lookup_k_size(gn__kctx *c)
 {
     table *t = NULL;
     GN_TRY(get_table(c, &t));
@@ -617,13 +618,3 @@ gn_status gn__table_read_text_file(const char *path, int32_t key_dtype, int32_t 
     free(text);
     return st;
 }
-
-const gn__kernel_entry gn__kernels_lookup[] = {
-    {"HashTableV2", k_hash_table},
-    {"InitializeTableFromTextFileV2", k_init_from_text_file},
-    {"InitializeTableV2", k_init_table},
-    {"LookupTableFindV2", k_find},
-    {"LookupTableImportV2", k_init_table},
-    {"LookupTableSizeV2", k_size},
-};
-const uint32_t gn__kernels_lookup_count = sizeof gn__kernels_lookup / sizeof gn__kernels_lookup[0];

@@ -1,4 +1,5 @@
-/* Math kernels: the table gn__kernels_math and helpers shared by math_*.c.
+/* Math kernels: the helpers shared by math_*.c (the kernels are named in the
+ * op list, src/opdef/ops.def).
  *
  * Mirrors TensorFlow's cwise_op_*.cc, reduction_ops*.cc, softmax_op_functor.h,
  * cast_op.h, random_op.cc and stateless_random_ops*.cc: same semantics
@@ -19,12 +20,6 @@
 
 #include "graph/tensor.h"
 #include "opdef/registry.h"
-
-/* Sorted by op name (strcmp order); GN_KM_KERNELS lists them sorted. */
-#define GN_KM_ENTRY(op) {#op, gn__km_##op},
-const gn__kernel_entry gn__kernels_math[] = {GN_KM_KERNELS(GN_KM_ENTRY)};
-#undef GN_KM_ENTRY
-const uint32_t gn__kernels_math_count = sizeof gn__kernels_math / sizeof gn__kernels_math[0];
 
 /* ---- failures ----------------------------------------------------------------- */
 gn_status gn__km_bad_dtype(gn__kctx *c, int32_t dtype)

@@ -3,8 +3,8 @@
  * The math kernels are split by family: math_binary.c (elementwise binary ops
  * with numpy broadcasting), math_unary.c (unary math, activations, Cast,
  * ClipByValue, Select, AddN), math_reduce.c (reductions, ArgMax/ArgMin,
- * Softmax, Cumsum) and math_random.c (random ops). math.c holds the one table
- * gn__kernels_math and the helpers declared here. */
+ * Softmax, Cumsum) and math_random.c (random ops). math.c holds the helpers
+ * declared here; the kernels are declared from the op list (ops/op_fns.h). */
 #ifndef GN_OPS_KERNELS_MATH_INTERNAL_H
 #define GN_OPS_KERNELS_MATH_INTERNAL_H
 
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ops/kernel.h"
+#include "ops/op_fns.h"
 
 /* Short names for the TensorFlow DataType numbers. */
 #define GN_DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
@@ -279,28 +279,5 @@ static inline float gn__km_ferfc(float x)
 #define GN_KM_TANH(v) _Generic((v), float: gn__km_ftanh, default: tanh)(v)
 #define GN_KM_ERF(v) _Generic((v), float: gn__km_ferf, default: erf)(v)
 #define GN_KM_ERFC(v) _Generic((v), float: gn__km_ferfc, default: erfc)(v)
-
-/* ---- kernels (one per op; the table is in math.c) -------------------------------- */
-#define GN_KM_KERNELS(X)                                                                             \
-    X(Abs) X(Acos) X(Acosh) X(Add) X(AddN) X(AddV2) X(All) X(Any) X(ArgMax) X(ArgMin) X(Asin)         \
-    X(Asinh) X(Atan) X(Atan2) X(Atanh) X(BitwiseAnd) X(BitwiseOr) X(BitwiseXor) X(Cast) X(Ceil)       \
-    X(ClipByValue) X(Cos) X(Cosh) X(Cumprod) X(Cumsum) X(Div) X(DivNoNan) X(Elu) X(Equal) X(Erf)      \
-    X(Erfc) X(EuclideanNorm) X(Exp) X(Expm1) X(Floor) X(FloorDiv) X(FloorMod) X(Gelu) X(Greater)      \
-    X(GreaterEqual) X(Inv) X(Invert) X(IsFinite) X(IsInf) X(IsNan) X(LeakyRelu) X(LeftShift) X(Less)  \
-    X(LessEqual) X(Log) X(Log1p) X(LogSoftmax) X(LogicalAnd) X(LogicalNot) X(LogicalOr) X(Max)        \
-    X(Maximum) X(Mean) X(Min) X(Minimum) X(Mod) X(Mul) X(MulNoNan) X(Neg) X(NotEqual) X(Pow) X(Prod)  \
-    X(RandomStandardNormal) X(RandomUniform) X(RandomUniformInt) X(RealDiv) X(Reciprocal) X(Relu)     \
-    X(Relu6) X(RightShift) X(Rint) X(Round) X(Rsqrt) X(Select) X(SelectV2) X(Selu) X(Sigmoid) X(Sign) \
-    X(Sin) X(Sinh) X(Softmax) X(Softplus) X(Softsign) X(Sqrt) X(Square) X(SquaredDifference)          \
-    X(StatelessRandomGetAlg) X(StatelessRandomGetKeyCounter) X(StatelessRandomGetKeyCounterAlg)       \
-    X(StatelessRandomNormal) X(StatelessRandomNormalV2) X(StatelessRandomUniform)                     \
-    X(StatelessRandomUniformFullInt) X(StatelessRandomUniformFullIntV2) X(StatelessRandomUniformInt)  \
-    X(StatelessRandomUniformIntV2) X(StatelessRandomUniformV2) X(StatelessTruncatedNormal)            \
-    X(StatelessTruncatedNormalV2) X(Sub) X(Sum) X(Tan) X(Tanh) X(TruncateDiv) X(TruncateMod)          \
-    X(TruncatedNormal) X(Xdivy) X(Xlog1py) X(Xlogy) X(_UnaryOpsComposition)
-
-#define GN_KM_DECLARE(op) gn_status gn__km_##op(gn__kctx *c);
-GN_KM_KERNELS(GN_KM_DECLARE)
-#undef GN_KM_DECLARE
 
 #endif

@@ -179,6 +179,44 @@ static const un_impl gelu_impl[] = {IMPL_FR(gelu)};
 DEF_FR(gelut, x / (C(1) + GN_KM_EXP(C(-1.59576912160573071176) * (x + C(0.044715) * x * x * x))))
 static const un_impl gelut_impl[] = {IMPL_FR(gelut)};
 
+/* Dawson's integral F(x) = exp(-x^2) * integral_0^x exp(t^2) dt, TensorFlow's
+ * Dawsn (kernels/special_math/special_math_op_dawsn.cc: float and double on the
+ * CPU; F(+-0) = F(+-inf) = +0, NaN stays NaN). Evaluated in double for both
+ * dtypes and rounded once. For |x| < 10 the series
+ * exp(-x^2) * sum_k x^(2k+1) / (k! (2k+1)), whose terms are all positive (no
+ * cancellation; the largest, near k = x^2, stays under 1e43); beyond, the
+ * asymptotic series 1/(2x) * sum_k (2k-1)!! / (2x^2)^k, cut where a term no
+ * longer changes the sum (its smallest term is below exp(-x^2) < 1e-43). */
+static double dawsn(double x)
+{
+    double a = fabs(x);
+    if (a != a) return x;
+    if (isinf(a) || a == 0) return 0.0;
+    double r;
+    if (a < 10.0) {
+        double x2 = a * a, term = a, sum = a;
+        for (int k = 1; k < 400; k++) {
+            term *= x2 / k;
+            double t = term / (2 * k + 1);
+            sum += t;
+            if (t <= sum * 1e-17) break;
+        }
+        r = exp(-x2) * sum;
+    } else {
+        double inv = 0.5 / a / a, term = 1.0, sum = 1.0;
+        for (int k = 1; k < 60; k++) {
+            term *= (2 * k - 1) * inv;
+            sum += term;
+            if (term <= sum * 1e-17) break;
+        }
+        r = 0.5 / a * sum;
+    }
+    return x < 0 ? -r : r;
+}
+UN_LOOP(dawsn_f32, float, double, double, float, dawsn(x))
+UN_LOOP(dawsn_f64, double, double, double, double, dawsn(x))
+static const un_impl dawsn_impl[] = {{GN_DT_F32, dawsn_f32, NULL}, {GN_DT_F64, dawsn_f64, NULL}};
+
 /* ---- driver ----------------------------------------------------------------------------- */
 static const un_impl *find_impl(const un_impl *impl, size_t n, int32_t dtype)
 {
@@ -250,6 +288,7 @@ UN_KERNEL(Relu, relu_impl, false)
 UN_KERNEL(Relu6, relu6_impl, false)
 UN_KERNEL(Elu, elu_impl, false)
 UN_KERNEL(Selu, selu_impl, false)
+UN_KERNEL(Dawsn, dawsn_impl, false)
 
 /* log(epsilon) + 2 of the dtype (TensorFlow's softplus_op.h threshold) */
 static double softplus_threshold(int32_t dtype)

@@ -16,7 +16,7 @@
 
 #include "common/common.h"
 #include "graph/tensor.h"
-#include "ops/kernel.h"
+#include "ops/op_fns.h"
 #include "opdef/registry.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
@@ -293,14 +293,14 @@ static gn_status segment_common(gn__kctx *c, int red, bool sorted)
     return GN_OK;
 }
 
-static gn_status k_segment_sum(gn__kctx *c) { return segment_common(c, R_SUM, true); }
-static gn_status k_segment_mean(gn__kctx *c) { return segment_common(c, R_MEAN, true); }
-static gn_status k_segment_max(gn__kctx *c) { return segment_common(c, R_MAX, true); }
-static gn_status k_segment_min(gn__kctx *c) { return segment_common(c, R_MIN, true); }
-static gn_status k_unsorted_segment_sum(gn__kctx *c) { return segment_common(c, R_SUM, false); }
-static gn_status k_unsorted_segment_prod(gn__kctx *c) { return segment_common(c, R_PROD, false); }
-static gn_status k_unsorted_segment_max(gn__kctx *c) { return segment_common(c, R_MAX, false); }
-static gn_status k_unsorted_segment_min(gn__kctx *c) { return segment_common(c, R_MIN, false); }
+gn_status gn__misc_k_segment_sum(gn__kctx *c) { return segment_common(c, R_SUM, true); }
+gn_status gn__misc_k_segment_mean(gn__kctx *c) { return segment_common(c, R_MEAN, true); }
+gn_status gn__misc_k_segment_max(gn__kctx *c) { return segment_common(c, R_MAX, true); }
+gn_status gn__misc_k_segment_min(gn__kctx *c) { return segment_common(c, R_MIN, true); }
+gn_status gn__misc_k_unsorted_segment_sum(gn__kctx *c) { return segment_common(c, R_SUM, false); }
+gn_status gn__misc_k_unsorted_segment_prod(gn__kctx *c) { return segment_common(c, R_PROD, false); }
+gn_status gn__misc_k_unsorted_segment_max(gn__kctx *c) { return segment_common(c, R_MAX, false); }
+gn_status gn__misc_k_unsorted_segment_min(gn__kctx *c) { return segment_common(c, R_MIN, false); }
 
 /* ---- TensorScatterUpdate/Add/Sub/Max/Min(tensor, indices, updates) ---------------------------- */
 static gn_status tensor_scatter(gn__kctx *c, int op)
@@ -393,14 +393,14 @@ static gn_status tensor_scatter(gn__kctx *c, int op)
     return st;
 }
 
-static gn_status k_tensor_scatter_update(gn__kctx *c) { return tensor_scatter(c, S_UPDATE); }
-static gn_status k_tensor_scatter_add(gn__kctx *c) { return tensor_scatter(c, S_ADD); }
-static gn_status k_tensor_scatter_sub(gn__kctx *c) { return tensor_scatter(c, S_SUB); }
-static gn_status k_tensor_scatter_max(gn__kctx *c) { return tensor_scatter(c, S_MAX); }
-static gn_status k_tensor_scatter_min(gn__kctx *c) { return tensor_scatter(c, S_MIN); }
+gn_status gn__misc_k_tensor_scatter_update(gn__kctx *c) { return tensor_scatter(c, S_UPDATE); }
+gn_status gn__misc_k_tensor_scatter_add(gn__kctx *c) { return tensor_scatter(c, S_ADD); }
+gn_status gn__misc_k_tensor_scatter_sub(gn__kctx *c) { return tensor_scatter(c, S_SUB); }
+gn_status gn__misc_k_tensor_scatter_max(gn__kctx *c) { return tensor_scatter(c, S_MAX); }
+gn_status gn__misc_k_tensor_scatter_min(gn__kctx *c) { return tensor_scatter(c, S_MIN); }
 
 /* ---- Roll(input, shift, axis) ------------------------------------------------------------------ */
-static gn_status k_roll(gn__kctx *c)
+gn_status gn__misc_k_roll(gn__kctx *c)
 {
     GN_TRY(need(c, 3));
     const gn__tensor *x = &c->in[0], *sh = &c->in[1], *ax = &c->in[2];
@@ -458,7 +458,7 @@ static gn_status k_roll(gn__kctx *c)
 }
 
 /* ---- Bucketize(input) attr boundaries -> int32 -------------------------------------------------- */
-static gn_status k_bucketize(gn__kctx *c)
+gn_status gn__misc_k_bucketize(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     const gn__tensor *x = &c->in[0];
@@ -672,8 +672,8 @@ static gn_status unique_common(gn__kctx *c, bool v2)
     return st;
 }
 
-static gn_status k_unique(gn__kctx *c) { return unique_common(c, false); }
-static gn_status k_unique_v2(gn__kctx *c) { return unique_common(c, true); }
+gn_status gn__misc_k_unique(gn__kctx *c) { return unique_common(c, false); }
+gn_status gn__misc_k_unique_v2(gn__kctx *c) { return unique_common(c, true); }
 
 /* ---- Bincount(arr, size, weights) / DenseBincount(input, size, weights) ---------------------- */
 static void add_weight(int32_t dt, void *out, int64_t o, const gn__tensor *w, int64_t i, bool binary)
@@ -748,11 +748,11 @@ static gn_status bincount_common(gn__kctx *c, bool dense)
     return GN_OK;
 }
 
-static gn_status k_bincount(gn__kctx *c) { return bincount_common(c, false); }
-static gn_status k_dense_bincount(gn__kctx *c) { return bincount_common(c, true); }
+gn_status gn__misc_k_bincount(gn__kctx *c) { return bincount_common(c, false); }
+gn_status gn__misc_k_dense_bincount(gn__kctx *c) { return bincount_common(c, true); }
 
 /* ---- L2Loss(t) = sum(t^2) / 2 ---------------------------------------------------------------- */
-static gn_status k_l2_loss(gn__kctx *c)
+gn_status gn__misc_k_l2_loss(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     const gn__tensor *x = &c->in[0];
@@ -846,7 +846,7 @@ static gn_status padding_scalar(gn__kctx *c, uint32_t i, int32_t dt)
     return GN_OK;
 }
 
-static gn_status k_matrix_diag_v3(gn__kctx *c)
+gn_status gn__misc_k_matrix_diag_v3(gn__kctx *c)
 {
     GN_TRY(need(c, 5));
     const gn__tensor *x = &c->in[0];
@@ -919,7 +919,7 @@ static gn_status k_matrix_diag_v3(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_matrix_diag_part_v3(gn__kctx *c)
+gn_status gn__misc_k_matrix_diag_part_v3(gn__kctx *c)
 {
     GN_TRY(need(c, 3));
     const gn__tensor *x = &c->in[0];
@@ -1159,7 +1159,7 @@ static void summarize(sbuf *b, const gn__tensor *t, int64_t max_entries, bool v2
  * InvalidArgument): "assertion failed: [d0] [d1]", each data tensor
  * summarized to at most `summarize` entries as TensorFlow's Assert kernel
  * writes them. A true condition produces nothing. */
-static gn_status k_assert(gn__kctx *c)
+gn_status gn__misc_k_assert(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     const gn__tensor *cond = &c->in[0];
@@ -1190,13 +1190,13 @@ static gn_status k_assert(gn__kctx *c)
  * its first input (the data it would log is ignored) and PrintV2, which has
  * no outputs, only checks that its input is a string scalar. Graphs keep
  * their meaning; only the side effect of logging is dropped. */
-static gn_status k_print(gn__kctx *c)
+gn_status gn__misc_k_print(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     return gn__kctx_forward(c, 0, 0);
 }
 
-static gn_status k_print_v2(gn__kctx *c)
+gn_status gn__misc_k_print_v2(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     const gn__tensor *x = &c->in[0];
@@ -1207,7 +1207,7 @@ static gn_status k_print_v2(gn__kctx *c)
 }
 
 /* ---- StringFormat(inputs...) -> string scalar ------------------------------------------------- */
-static gn_status k_string_format(gn__kctx *c)
+gn_status gn__misc_k_string_format(gn__kctx *c)
 {
     const char *tpl = "%s", *ph = "%s";
     size_t tn = 2, pn = 2;
@@ -1259,34 +1259,3 @@ static gn_status k_string_format(gn__kctx *c)
     free(b.p);
     return st;
 }
-
-/* sorted by op name (strcmp) */
-const gn__kernel_entry gn__kernels_misc[] = {
-    {"Assert", k_assert},
-    {"Bincount", k_bincount},
-    {"Bucketize", k_bucketize},
-    {"DenseBincount", k_dense_bincount},
-    {"L2Loss", k_l2_loss},
-    {"MatrixDiagPartV3", k_matrix_diag_part_v3},
-    {"MatrixDiagV3", k_matrix_diag_v3},
-    {"Print", k_print},
-    {"PrintV2", k_print_v2},
-    {"Roll", k_roll},
-    {"SegmentMax", k_segment_max},
-    {"SegmentMean", k_segment_mean},
-    {"SegmentMin", k_segment_min},
-    {"SegmentSum", k_segment_sum},
-    {"StringFormat", k_string_format},
-    {"TensorScatterAdd", k_tensor_scatter_add},
-    {"TensorScatterMax", k_tensor_scatter_max},
-    {"TensorScatterMin", k_tensor_scatter_min},
-    {"TensorScatterSub", k_tensor_scatter_sub},
-    {"TensorScatterUpdate", k_tensor_scatter_update},
-    {"Unique", k_unique},
-    {"UniqueV2", k_unique_v2},
-    {"UnsortedSegmentMax", k_unsorted_segment_max},
-    {"UnsortedSegmentMin", k_unsorted_segment_min},
-    {"UnsortedSegmentProd", k_unsorted_segment_prod},
-    {"UnsortedSegmentSum", k_unsorted_segment_sum},
-};
-const uint32_t gn__kernels_misc_count = GN__ARRAY_LEN(gn__kernels_misc);

@@ -1,4 +1,4 @@
-/* Neural-network kernels: the table, and the helpers the nn_*.c files share
+/* Neural-network kernels: the helpers the nn_*.c files share
  * (attrs, window arithmetic, conversions, strided copies, fused epilogues).
  *
  *   nn_gemm.c  MatMul, BatchMatMul/V2/V3, _FusedMatMul, Einsum, the gemm wrappers
@@ -12,48 +12,12 @@
  * einsum_op_impl.h, bias_op.cc, fused_batch_norm_op.cc, maxpooling_op.cc,
  * avgpooling_op.cc, lrn_op.cc) and tensorflow/core/ops/nn_ops.cc. */
 #include "ops/kernels/nn_internal.h"
-#include "ops/kernels/nn_space.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "graph/tensor.h"
 #include "opdef/registry.h"
-
-const gn__kernel_entry gn__kernels_nn[] = {
-    {"AvgPool", gn__nn_k_avg_pool},
-    {"BatchMatMul", gn__nn_k_batch_matmul},
-    {"BatchMatMulV2", gn__nn_k_batch_matmul_v2},
-    {"BatchMatMulV3", gn__nn_k_batch_matmul_v3},
-    {"BatchToSpaceND", gn__nn_k_batch_to_space_nd},
-    {"BiasAdd", gn__nn_k_bias_add},
-    {"BiasAddGrad", gn__nn_k_bias_add_grad},
-    {"BiasAddV1", gn__nn_k_bias_add_v1},
-    {"Conv2D", gn__nn_k_conv2d},
-    {"Conv2DBackpropFilter", gn__nn_k_conv2d_backprop_filter},
-    {"Conv2DBackpropInput", gn__nn_k_conv2d_backprop_input},
-    {"DepthwiseConv2dNative", gn__nn_k_depthwise},
-    {"Einsum", gn__nn_k_einsum},
-    {"FusedBatchNorm", gn__nn_k_fused_batch_norm},
-    {"FusedBatchNormGrad", gn__nn_k_fused_batch_norm_grad},
-    {"FusedBatchNormGradV2", gn__nn_k_fused_batch_norm_grad},
-    {"FusedBatchNormGradV3", gn__nn_k_fused_batch_norm_grad},
-    {"FusedBatchNormV2", gn__nn_k_fused_batch_norm},
-    {"FusedBatchNormV3", gn__nn_k_fused_batch_norm},
-    {"LRN", gn__nn_k_lrn},
-    {"MatMul", gn__nn_k_matmul},
-    {"MaxPool", gn__nn_k_max_pool},
-    {"MaxPoolGrad", gn__nn_k_max_pool_grad},
-    {"MaxPoolV2", gn__nn_k_max_pool_v2},
-    {"Relu6Grad", gn__nn_k_relu6_grad},
-    {"ReluGrad", gn__nn_k_relu_grad},
-    {"SpaceToBatchND", gn__nn_k_space_to_batch_nd},
-    {"_FusedBatchNormEx", gn__nn_k_fused_batch_norm_ex},
-    {"_FusedConv2D", gn__nn_k_fused_conv2d},
-    {"_FusedDepthwiseConv2dNative", gn__nn_k_fused_depthwise},
-    {"_FusedMatMul", gn__nn_k_fused_matmul},
-};
-const uint32_t gn__kernels_nn_count = sizeof gn__kernels_nn / sizeof gn__kernels_nn[0];
 
 /* ---- attrs --------------------------------------------------------------------- */
 const Tensorflow__AttrValue__ListValue *gn__nn_attr_list(const gn__kctx *c, const char *key)

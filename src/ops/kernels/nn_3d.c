@@ -438,7 +438,7 @@ static gn_status conv3d_ndhwc(gn__kctx *c, const geo3 *p, bool f64, const void *
     return GN_OK;
 }
 
-static gn_status k_conv3d(gn__kctx *c)
+gn_status gn__nn3d_k_conv3d(gn__kctx *c)
 {
     char s1[128];
     if (c->n_in < 2) return gn__kctx_fail(c, GN_ERR_GRAPH, "expects 2 inputs, got %u", c->n_in);
@@ -493,7 +493,7 @@ static gn_status conv3d_bwd_ndhwc(gn__kctx *c, const geo3 *p, bool f64, const vo
     return GN_OK;
 }
 
-static gn_status k_conv3d_backprop_input_v2(gn__kctx *c)
+gn_status gn__nn3d_k_conv3d_backprop_input_v2(gn__kctx *c)
 {
     char s1[128];
     if (c->n_in < 3) return gn__kctx_fail(c, GN_ERR_GRAPH, "expects 3 inputs, got %u", c->n_in);
@@ -674,21 +674,12 @@ static gn_status pool3d(gn__kctx *c, bool avg)
     return s;
 }
 
-static gn_status k_max_pool3d(gn__kctx *c)
+gn_status gn__nn3d_k_max_pool3d(gn__kctx *c)
 {
     return pool3d(c, false);
 }
 
-static gn_status k_avg_pool3d(gn__kctx *c)
+gn_status gn__nn3d_k_avg_pool3d(gn__kctx *c)
 {
     return pool3d(c, true);
 }
-
-/* sorted by op name (strcmp) */
-const gn__kernel_entry gn__kernels_nn3d[] = {
-    {"AvgPool3D", k_avg_pool3d},
-    {"Conv3D", k_conv3d},
-    {"Conv3DBackpropInputV2", k_conv3d_backprop_input_v2},
-    {"MaxPool3D", k_max_pool3d},
-};
-const uint32_t gn__kernels_nn3d_count = GN__ARRAY_LEN(gn__kernels_nn3d);

@@ -10,39 +10,11 @@
 #include <math.h>
 
 #include "ops/blas.h"
-#include "ops/kernel.h"
+#include "ops/op_fns.h"
 
 #define GN__DT_F16 TENSORFLOW__DATA_TYPE__DT_HALF
 #define GN__DT_F32 TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define GN__DT_F64 TENSORFLOW__DATA_TYPE__DT_DOUBLE
-
-/* ---- kernel tables of the nn_*.c files (merged into gn__kernels_nn) -------- */
-gn_status gn__nn_k_conv2d(gn__kctx *c);
-gn_status gn__nn_k_fused_conv2d(gn__kctx *c);
-gn_status gn__nn_k_depthwise(gn__kctx *c);
-gn_status gn__nn_k_fused_depthwise(gn__kctx *c);
-gn_status gn__nn_k_matmul(gn__kctx *c);
-gn_status gn__nn_k_fused_matmul(gn__kctx *c);
-gn_status gn__nn_k_batch_matmul(gn__kctx *c);
-gn_status gn__nn_k_batch_matmul_v2(gn__kctx *c);
-gn_status gn__nn_k_batch_matmul_v3(gn__kctx *c);
-gn_status gn__nn_k_einsum(gn__kctx *c);
-gn_status gn__nn_k_bias_add(gn__kctx *c);
-gn_status gn__nn_k_bias_add_v1(gn__kctx *c);
-gn_status gn__nn_k_fused_batch_norm(gn__kctx *c);
-gn_status gn__nn_k_fused_batch_norm_ex(gn__kctx *c);
-gn_status gn__nn_k_max_pool(gn__kctx *c);
-gn_status gn__nn_k_max_pool_v2(gn__kctx *c);
-gn_status gn__nn_k_avg_pool(gn__kctx *c);
-gn_status gn__nn_k_lrn(gn__kctx *c);
-/* nn_grad.c */
-gn_status gn__nn_k_conv2d_backprop_input(gn__kctx *c);
-gn_status gn__nn_k_conv2d_backprop_filter(gn__kctx *c);
-gn_status gn__nn_k_max_pool_grad(gn__kctx *c);
-gn_status gn__nn_k_bias_add_grad(gn__kctx *c);
-gn_status gn__nn_k_fused_batch_norm_grad(gn__kctx *c);
-gn_status gn__nn_k_relu_grad(gn__kctx *c);
-gn_status gn__nn_k_relu6_grad(gn__kctx *c);
 
 /* ---- attrs ------------------------------------------------------------------ */
 /* The list value of attr key, NULL when absent or not a list. */

@@ -11,7 +11,7 @@
  * inverse, followed by cropping crops[i][0] from the start and crops[i][1] from
  * the end of each spatial dim. Any dtype with a fixed element size; the inner
  * (rest) block is copied whole. */
-#include "ops/kernels/nn_space.h"
+#include "ops/op_fns.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -18,7 +18,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ops/kernel.h"
+#include "ops/op_fns.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_INT32 TENSORFLOW__DATA_TYPE__DT_INT32
@@ -76,7 +76,7 @@ static gn_status fake_quant(gn__kctx *c, float mn, float mx)
     return GN_OK;
 }
 
-static gn_status k_fake_quant_args(gn__kctx *c)
+gn_status gn__quant_k_fake_quant_args(gn__kctx *c)
 {
     float mn = -6.0f, mx = 6.0f;
     (void)gn__attr_get_float(c->g, c->node, "min", &mn);
@@ -84,7 +84,7 @@ static gn_status k_fake_quant_args(gn__kctx *c)
     return fake_quant(c, mn, mx);
 }
 
-static gn_status k_fake_quant_vars(gn__kctx *c)
+gn_status gn__quant_k_fake_quant_vars(gn__kctx *c)
 {
     float mn = 0, mx = 0;
     GN_TRY(scalar_f32(c, 1, "min", &mn));
@@ -154,21 +154,12 @@ static gn_status qdq(gn__kctx *c, int64_t bits)
     return GN_OK;
 }
 
-static gn_status k_qdq_v2(gn__kctx *c) { return qdq(c, attr_i(c, "num_bits", 8)); }
+gn_status gn__quant_k_qdq_v2(gn__kctx *c) { return qdq(c, attr_i(c, "num_bits", 8)); }
 
-static gn_status k_qdq_v3(gn__kctx *c)
+gn_status gn__quant_k_qdq_v3(gn__kctx *c)
 {
     const gn__tensor *b = &c->in[3];
     if (b->dtype != DT_INT32 || gn__tensor_numel(b) != 1)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "num_bits must be an int32 scalar");
     return qdq(c, *(const int32_t *)b->data);
 }
-
-const gn__kernel_entry gn__kernels_quant[] = {
-    {"FakeQuantWithMinMaxArgs", k_fake_quant_args},
-    {"FakeQuantWithMinMaxVars", k_fake_quant_vars},
-    {"QuantizeAndDequantizeV2", k_qdq_v2},
-    {"QuantizeAndDequantizeV3", k_qdq_v3},
-    {"QuantizeAndDequantizeV4", k_qdq_v2},
-};
-const uint32_t gn__kernels_quant_count = sizeof gn__kernels_quant / sizeof gn__kernels_quant[0];

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ops/kernels/scoped_alloc.h"
+#include "ops/op_fns.h"
 #include "opdef/registry.h"
 
 static void view_release(gn__buffer *b)
@@ -50,7 +51,7 @@ bool gn__sa_concat_in_place(const gn__tensor *in, uint32_t i)
     return in[0].data && in[i].data == (const char *)in[0].data + gn__sa_concat_offset(in, i);
 }
 
-static gn_status k_scoped_allocator(gn__kctx *c)
+gn_status gn__scoped_k_scoped_allocator(gn__kctx *c)
 {
     int dt = 0;
     const Tensorflow__AttrValue *sh = gn__node_attr(c->g, c->node, "shape");
@@ -64,7 +65,7 @@ static gn_status k_scoped_allocator(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_concat(gn__kctx *c)
+gn_status gn__scoped_k_concat(gn__kctx *c)
 {
     const gn__tensor *in = c->in;
     if (c->n_in < 2) return gn__kctx_fail(c, GN_ERR_GRAPH, "needs the backing buffer and at least one input");
@@ -81,7 +82,7 @@ static gn_status k_concat(gn__kctx *c)
     return gn__kctx_forward(c, 0, 0);
 }
 
-static gn_status k_split(gn__kctx *c)
+gn_status gn__scoped_k_split(gn__kctx *c)
 {
     const gn__tensor *in = c->in;
     if (c->n_in != c->n_out + 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "%u inputs for %u outputs", c->n_in, c->n_out);
@@ -112,10 +113,3 @@ static gn_status k_split(gn__kctx *c)
     }
     return GN_OK;
 }
-
-const gn__kernel_entry gn__kernels_scoped[] = {
-    {"_ScopedAllocator", k_scoped_allocator},
-    {"_ScopedAllocatorConcat", k_concat},
-    {"_ScopedAllocatorSplit", k_split},
-};
-const uint32_t gn__kernels_scoped_count = sizeof gn__kernels_scoped / sizeof gn__kernels_scoped[0];

@@ -24,7 +24,7 @@
 
 #include "common/common.h"
 #include "graph/tensor.h"
-#include "ops/kernel.h"
+#include "ops/op_fns.h"
 #include "ops/kernels/math_internal.h"
 #include "opdef/registry.h"
 
@@ -68,7 +68,7 @@ static gn_status check_type_attr(gn__kctx *c, const char *key, int32_t want)
 /* ===================================================================================== */
 
 /* ---- Complex(real, imag) with numpy broadcasting ------------------------------------- */
-static gn_status k_complex(gn__kctx *c)
+gn_status gn__signal_k_complex(gn__kctx *c)
 {
     GN_TRY(need(c, 2));
     const gn__tensor *re = &c->in[0], *im = &c->in[1];
@@ -142,13 +142,13 @@ static gn_status complex_part(gn__kctx *c, int which)
     return GN_OK;
 }
 
-static gn_status k_real(gn__kctx *c) { return complex_part(c, PART_REAL); }
-static gn_status k_imag(gn__kctx *c) { return complex_part(c, PART_IMAG); }
-static gn_status k_complex_abs(gn__kctx *c) { return complex_part(c, PART_ABS); }
-static gn_status k_angle(gn__kctx *c) { return complex_part(c, PART_ANGLE); }
+gn_status gn__signal_k_real(gn__kctx *c) { return complex_part(c, PART_REAL); }
+gn_status gn__signal_k_imag(gn__kctx *c) { return complex_part(c, PART_IMAG); }
+gn_status gn__signal_k_complex_abs(gn__kctx *c) { return complex_part(c, PART_ABS); }
+gn_status gn__signal_k_angle(gn__kctx *c) { return complex_part(c, PART_ANGLE); }
 
 /* ---- Conj ------------------------------------------------------------------------------ */
-static gn_status k_conj(gn__kctx *c)
+gn_status gn__signal_k_conj(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     const gn__tensor *x = &c->in[0];
@@ -596,18 +596,18 @@ static gn_status fft_common(gn__kctx *c, int32_t r, bool forward, bool real)
     return GN_OK;
 }
 
-static gn_status k_fft(gn__kctx *c) { return fft_common(c, 1, true, false); }
-static gn_status k_ifft(gn__kctx *c) { return fft_common(c, 1, false, false); }
-static gn_status k_fft2d(gn__kctx *c) { return fft_common(c, 2, true, false); }
-static gn_status k_ifft2d(gn__kctx *c) { return fft_common(c, 2, false, false); }
-static gn_status k_fft3d(gn__kctx *c) { return fft_common(c, 3, true, false); }
-static gn_status k_ifft3d(gn__kctx *c) { return fft_common(c, 3, false, false); }
-static gn_status k_rfft(gn__kctx *c) { return fft_common(c, 1, true, true); }
-static gn_status k_irfft(gn__kctx *c) { return fft_common(c, 1, false, true); }
-static gn_status k_rfft2d(gn__kctx *c) { return fft_common(c, 2, true, true); }
-static gn_status k_irfft2d(gn__kctx *c) { return fft_common(c, 2, false, true); }
-static gn_status k_rfft3d(gn__kctx *c) { return fft_common(c, 3, true, true); }
-static gn_status k_irfft3d(gn__kctx *c) { return fft_common(c, 3, false, true); }
+gn_status gn__signal_k_fft(gn__kctx *c) { return fft_common(c, 1, true, false); }
+gn_status gn__signal_k_ifft(gn__kctx *c) { return fft_common(c, 1, false, false); }
+gn_status gn__signal_k_fft2d(gn__kctx *c) { return fft_common(c, 2, true, false); }
+gn_status gn__signal_k_ifft2d(gn__kctx *c) { return fft_common(c, 2, false, false); }
+gn_status gn__signal_k_fft3d(gn__kctx *c) { return fft_common(c, 3, true, false); }
+gn_status gn__signal_k_ifft3d(gn__kctx *c) { return fft_common(c, 3, false, false); }
+gn_status gn__signal_k_rfft(gn__kctx *c) { return fft_common(c, 1, true, true); }
+gn_status gn__signal_k_irfft(gn__kctx *c) { return fft_common(c, 1, false, true); }
+gn_status gn__signal_k_rfft2d(gn__kctx *c) { return fft_common(c, 2, true, true); }
+gn_status gn__signal_k_irfft2d(gn__kctx *c) { return fft_common(c, 2, false, true); }
+gn_status gn__signal_k_rfft3d(gn__kctx *c) { return fft_common(c, 3, true, true); }
+gn_status gn__signal_k_irfft3d(gn__kctx *c) { return fft_common(c, 3, false, true); }
 
 /* ===================================================================================== */
 /* DecodeWav                                                                              */
@@ -687,7 +687,7 @@ static gn_status wav_u16(wav_rd *r, const char *what, uint16_t *v)
     return GN_OK;
 }
 
-static gn_status k_decode_wav(gn__kctx *c)
+gn_status gn__signal_k_decode_wav(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     const gn__tensor *x = &c->in[0];
@@ -823,7 +823,7 @@ static gn_status k_decode_wav(gn__kctx *c)
 /* AudioSpectrogram                                                                       */
 /* ===================================================================================== */
 
-static gn_status k_audio_spectrogram(gn__kctx *c)
+gn_status gn__signal_k_audio_spectrogram(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     const gn__tensor *x = &c->in[0];
@@ -892,7 +892,7 @@ static double freq_to_mel(double f)
     return 1127.0 * log1p(f / 700.0);
 }
 
-static gn_status k_mfcc(gn__kctx *c)
+gn_status gn__signal_k_mfcc(gn__kctx *c)
 {
     GN_TRY(need(c, 2));
     const gn__tensor *spec = &c->in[0], *srt = &c->in[1];
@@ -1012,29 +1012,3 @@ static gn_status k_mfcc(gn__kctx *c)
     free(work);
     return GN_OK;
 }
-
-/* sorted by op name (strcmp) */
-const gn__kernel_entry gn__kernels_signal[] = {
-    {"Angle", k_angle},
-    {"AudioSpectrogram", k_audio_spectrogram},
-    {"Complex", k_complex},
-    {"ComplexAbs", k_complex_abs},
-    {"Conj", k_conj},
-    {"DecodeWav", k_decode_wav},
-    {"FFT", k_fft},
-    {"FFT2D", k_fft2d},
-    {"FFT3D", k_fft3d},
-    {"IFFT", k_ifft},
-    {"IFFT2D", k_ifft2d},
-    {"IFFT3D", k_ifft3d},
-    {"IRFFT", k_irfft},
-    {"IRFFT2D", k_irfft2d},
-    {"IRFFT3D", k_irfft3d},
-    {"Imag", k_imag},
-    {"Mfcc", k_mfcc},
-    {"RFFT", k_rfft},
-    {"RFFT2D", k_rfft2d},
-    {"RFFT3D", k_rfft3d},
-    {"Real", k_real},
-};
-const uint32_t gn__kernels_signal_count = GN__ARRAY_LEN(gn__kernels_signal);

@@ -184,7 +184,7 @@ static gn_status check_combiner(gn__kctx *c, int32_t dt, const gn__xla_fn *f, co
 }
 
 /* ---- XlaDynamicSlice / XlaDynamicUpdateSlice -------------------------------------------- */
-static gn_status k_dynamic_slice(gn__kctx *c)
+gn_status gn__xla_k_dynamic_slice(gn__kctx *c)
 {
     GN_TRY(need(c, 3));
     const gn__tensor *x = &c->in[0];
@@ -209,7 +209,7 @@ static gn_status k_dynamic_slice(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_dynamic_update_slice(gn__kctx *c)
+gn_status gn__xla_k_dynamic_update_slice(gn__kctx *c)
 {
     GN_TRY(need(c, 3));
     const gn__tensor *x = &c->in[0], *u = &c->in[1];
@@ -240,7 +240,7 @@ static gn_status k_dynamic_update_slice(gn__kctx *c)
 }
 
 /* ---- XlaPad ----------------------------------------------------------------------------- */
-static gn_status k_pad(gn__kctx *c)
+gn_status gn__xla_k_pad(gn__kctx *c)
 {
     GN_TRY(need(c, 5));
     const gn__tensor *x = &c->in[0], *pv = &c->in[1];
@@ -284,7 +284,7 @@ static gn_status k_pad(gn__kctx *c)
 }
 
 /* ---- XlaBroadcastHelper -------------------------------------------------------------------- */
-static gn_status k_broadcast_helper(gn__kctx *c)
+gn_status gn__xla_k_broadcast_helper(gn__kctx *c)
 {
     GN_TRY(need(c, 3));
     const gn__tensor *l = &c->in[0], *rt = &c->in[1];
@@ -313,7 +313,7 @@ static gn_status k_broadcast_helper(gn__kctx *c)
 }
 
 /* ---- identities --------------------------------------------------------------------------- */
-static gn_status k_sharding(gn__kctx *c)
+gn_status gn__xla_k_sharding(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     char why[GN__XLA_WHY];
@@ -321,7 +321,7 @@ static gn_status k_sharding(gn__kctx *c)
     return gn__kctx_forward(c, 0, 0);
 }
 
-static gn_status k_optimization_barrier(gn__kctx *c)
+gn_status gn__xla_k_optimization_barrier(gn__kctx *c)
 {
     if (c->n_out > c->n_in) return gn__kctx_fail(c, GN_ERR_GRAPH, "%u outputs for %u inputs", c->n_out, c->n_in);
     for (uint32_t k = 0; k < c->n_out; k++) GN_TRY(gn__kctx_forward(c, k, k));
@@ -329,7 +329,7 @@ static gn_status k_optimization_barrier(gn__kctx *c)
 }
 
 /* ---- XlaGather ----------------------------------------------------------------------------- */
-static gn_status k_gather(gn__kctx *c)
+gn_status gn__xla_k_gather(gn__kctx *c)
 {
     GN_TRY(need(c, 3));
     const gn__tensor *x = &c->in[0], *idx = &c->in[1];
@@ -385,7 +385,7 @@ static gn_status k_gather(gn__kctx *c)
 }
 
 /* ---- XlaScatter ---------------------------------------------------------------------------- */
-static gn_status k_scatter(gn__kctx *c)
+gn_status gn__xla_k_scatter(gn__kctx *c)
 {
     GN_TRY(need(c, 3));
     const gn__tensor *x = &c->in[0], *idx = &c->in[1], *u = &c->in[2];
@@ -524,7 +524,7 @@ static gn_status check_init(gn__kctx *c, const gn__tensor *x, const gn__tensor *
     return GN_OK;
 }
 
-static gn_status k_reduce(gn__kctx *c)
+gn_status gn__xla_k_reduce(gn__kctx *c)
 {
     GN_TRY(need(c, 2));
     const gn__tensor *x = &c->in[0], *init = &c->in[1];
@@ -540,7 +540,7 @@ static gn_status k_reduce(gn__kctx *c)
     return reduce_into(c, 0, x, init, f.kind, red);
 }
 
-static gn_status k_variadic_reduce(gn__kctx *c)
+gn_status gn__xla_k_variadic_reduce(gn__kctx *c)
 {
     uint32_t n = c->n_in / 2;
     if (!n || c->n_in != 2 * n || c->n_out != n || n > GN__XLA_MAXN)
@@ -567,7 +567,7 @@ static gn_status k_variadic_reduce(gn__kctx *c)
 }
 
 /* ---- XlaDotV2 ------------------------------------------------------------------------------- */
-static gn_status k_dot(gn__kctx *c)
+gn_status gn__xla_k_dot(gn__kctx *c)
 {
     GN_TRY(need(c, 2));
     const gn__tensor *a = &c->in[0], *b = &c->in[1];
@@ -758,7 +758,7 @@ static gn_status sort_common(gn__kctx *c, uint32_t n_ops, int64_t dim, const sor
     return GN_OK;
 }
 
-static gn_status k_sort(gn__kctx *c)
+gn_status gn__xla_k_sort(gn__kctx *c)
 {
     GN_TRY(need(c, 1));
     const gn__tensor *x = &c->in[0];
@@ -767,7 +767,7 @@ static gn_status k_sort(gn__kctx *c)
     return sort_common(c, 1, x->rank - 1, &key);
 }
 
-static gn_status k_variadic_sort(gn__kctx *c)
+gn_status gn__xla_k_variadic_sort(gn__kctx *c)
 {
     if (c->n_in < 2) return gn__kctx_fail(c, GN_ERR_GRAPH, "expects inputs and a dimension, got %u inputs", c->n_in);
     uint32_t n_ops = c->n_in - 1;
@@ -801,7 +801,7 @@ static gn_status dim_index(gn__kctx *c, int64_t *d)
 
 /* A dynamic size is the valid prefix of the dimension: what TensorFlow returns
  * for it and what the ops after it read, so the kernel slices to it. */
-static gn_status k_set_dynamic_dimension_size(gn__kctx *c)
+gn_status gn__xla_k_set_dynamic_dimension_size(gn__kctx *c)
 {
     GN_TRY(need(c, 3));
     const gn__tensor *x = &c->in[0];
@@ -823,7 +823,7 @@ static gn_status k_set_dynamic_dimension_size(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_remove_dynamic_dimension_size(gn__kctx *c)
+gn_status gn__xla_k_remove_dynamic_dimension_size(gn__kctx *c)
 {
     GN_TRY(need(c, 2));
     int64_t d;
@@ -894,7 +894,7 @@ static bool window_at(const window *w, const gn__tensor *x, const int64_t *xs, c
     return true;
 }
 
-static gn_status k_reduce_window(gn__kctx *c)
+gn_status gn__xla_k_reduce_window(gn__kctx *c)
 {
     GN_TRY(need(c, 7));
     const gn__tensor *x = &c->in[0], *init = &c->in[1];
@@ -924,7 +924,7 @@ static gn_status k_reduce_window(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_select_and_scatter(gn__kctx *c)
+gn_status gn__xla_k_select_and_scatter(gn__kctx *c)
 {
     GN_TRY(need(c, 6));
     const gn__tensor *x = &c->in[0], *src = &c->in[4], *init = &c->in[5];
@@ -978,7 +978,7 @@ static int64_t ld_int(const gn__tensor *t, int64_t i)
     return gn__dtype_is_float(t->dtype) ? (int64_t)ldf(t->data, t->dtype, i) : ldi(t->data, t->dtype, i);
 }
 
-static gn_status k_conv(gn__kctx *c)
+gn_status gn__xla_k_conv(gn__kctx *c)
 {
     GN_TRY(need(c, 7));
     const gn__tensor *a = &c->in[0], *b = &c->in[1];
@@ -1060,27 +1060,4 @@ static gn_status k_conv(gn__kctx *c)
     return GN_OK;
 }
 
-static gn_status k_einsum(gn__kctx *c) { return gn__nn_k_einsum(c); }
-
-const gn__kernel_entry gn__kernels_xla[] = {
-    {"XlaBroadcastHelper", k_broadcast_helper},
-    {"XlaConvV2", k_conv},
-    {"XlaDotV2", k_dot},
-    {"XlaDynamicSlice", k_dynamic_slice},
-    {"XlaDynamicUpdateSlice", k_dynamic_update_slice},
-    {"XlaEinsum", k_einsum},
-    {"XlaGather", k_gather},
-    {"XlaOptimizationBarrier", k_optimization_barrier},
-    {"XlaPad", k_pad},
-    {"XlaReduce", k_reduce},
-    {"XlaReduceWindow", k_reduce_window},
-    {"XlaRemoveDynamicDimensionSize", k_remove_dynamic_dimension_size},
-    {"XlaScatter", k_scatter},
-    {"XlaSelectAndScatter", k_select_and_scatter},
-    {"XlaSetDynamicDimensionSize", k_set_dynamic_dimension_size},
-    {"XlaSharding", k_sharding},
-    {"XlaSort", k_sort},
-    {"XlaVariadicReduceV2", k_variadic_reduce},
-    {"XlaVariadicSort", k_variadic_sort},
-};
-const uint32_t gn__kernels_xla_count = GN__ARRAY_LEN(gn__kernels_xla);
+gn_status gn__xla_k_einsum(gn__kctx *c) { return gn__nn_k_einsum(c); }

@@ -13,7 +13,7 @@
  *    the op's arguments, edges along data edges between the attrs that govern
  *    the producer's output and the consumer's input.
  *  - The lists (allow / infer / clear / deny) are the registry's table
- *    (src/opdef/traits.def, AutoMixedPrecisionListsFp16 in CUDA mode) edited by
+ *    (src/opdef/ops.def, AutoMixedPrecisionListsFp16 in CUDA mode) edited by
  *    the options amp.<list>_add / amp.<list>_remove (TensorFlow reads the
  *    same edits from TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_* environment
  *    variables); an op named in an _add option leaves its table list (an op in
