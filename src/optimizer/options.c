@@ -6,7 +6,8 @@
  * Accepted text (gn_options_parse):
  *   {'constant_folding': True, "min_graph_nodes": -1,}   the dictionary's form
  *   constant_folding=on,min_graph_nodes=-1               key=value form
- * A value is a quoted string ('...' or "...") or a bare word/integer; quotes do
+ * Both are read with the Python-literal reader (common/pylit.h): a value is a
+ * string ('...' or "...", Python's escapes) or a bare word/integer; quotes do
  * not change its meaning. Words match case-insensitively. None sets the key
  * back to its default (what dict.update with None does in TensorFlow's
  * context.py: the field is left untouched in the ConfigProto it builds).
