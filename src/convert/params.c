@@ -125,8 +125,8 @@ static gn_status parse(gn_conversion_params *p, const char *s, gn__err *e)
         if ((st = gn__py_item(&r, &q, &more)) != GN_OK || !more) break;
         if ((st = gn__py_key(&r, &q, true, &k)) != GN_OK) break;
         char kb[256];
-        size_t kn = gn__py_str(&k, kb, sizeof kb);
-        if (k.kind == GN__PY_WORD) kn = (size_t)snprintf(kb, sizeof kb, "%.*s", (int)k.len, k.text);
+        size_t kn = k.kind == GN__PY_STR ? gn__py_str(&k, kb, sizeof kb)
+                                         : (size_t)snprintf(kb, sizeof kb, "%.*s", (int)k.len, k.text);
         int f = -1;
         for (int j = 0; j < F_COUNT; j++)
             if (strlen(k_fields[j]) == kn && !memcmp(k_fields[j], kb, kn)) f = j;
