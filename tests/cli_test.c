@@ -272,14 +272,14 @@ static void test_usage_errors(void **state)
            "use_calibration, allow_build_at_runtime)\n",
            "segment '%s' --dry-run --params \"{'precison_mode': 'FP16'}\"", DS_CNN);
     expect(2,
-           "grapnel save: --save-options: save options: at offset 18: unknown SaveOptions field 'save_debug_inf'; "
+           "grapnel save: --save-options: save options: at offset 1: unknown SaveOptions field 'save_debug_inf'; "
            "did you mean 'save_debug_info'?\n",
            "save '%s' '%s' --fetch labels_softmax --save-options \"{'save_debug_inf': True}\"", DS_CNN, tmp("sm"));
     expect(2,
-           "grapnel save: --save-options: save options: at offset 13: unknown SaveOptions field 'extra_tag'; "
+           "grapnel save: --save-options: save options: at offset 1: unknown SaveOptions field 'extra_tag'; "
            "did you mean 'extra_tags'?\n",
            "save '%s' '%s' --fetch labels_softmax --save-options \"{'extra_tag': ['a', 'b']}\"", DS_CNN, tmp("sm"));
-    expect(2, "grapnel save: --save-options: save options: at offset 9: unknown SaveOptions field 'xyzzy'\n",
+    expect(2, "grapnel save: --save-options: save options: at offset 1: unknown SaveOptions field 'xyzzy'\n",
            "save '%s' '%s' --fetch labels_softmax --save-options \"{'xyzzy': True}\"", DS_CNN, tmp("sm"));
     assert_false(gn_test_file_exists(tmp("sm")));
     /* a bad value too */

@@ -513,7 +513,11 @@ static void test_set_get(void **state)
     assert_int_equal(gn_options_set(&o, "min_graph_nodes", "abc", err, sizeof err), GN_ERR_ARG);
     assert_string_equal(err, "option 'min_graph_nodes': 'abc' is not an integer");
     assert_int_equal(gn_options_set(&o, "constant_folding", "'ON", err, sizeof err), GN_ERR_ARG);
-    assert_string_equal(err, "option 'constant_folding': unterminated string 'ON");
+    assert_string_equal(err, "option 'constant_folding': at offset 0: unterminated string");
+    assert_int_equal(gn_options_set(&o, "constant_folding", " 'ON' x", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "option 'constant_folding': at offset 5: unexpected text after the string");
+    assert_int_equal(gn_options_set(&o, "constant_folding", "'O\\q'", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "option 'constant_folding': at offset 2: bad escape '\\q' in a string");
     assert_int_equal(gn_options_set(&o, "constant_folding", "", err, sizeof err), GN_ERR_ARG);
     assert_string_equal(err, "option 'constant_folding': '' is not one of " TOGGLE_VALUES);
     assert_int_equal(gn_options_set(&o, NULL, "1", err, sizeof err), GN_ERR_ARG);
@@ -886,6 +890,53 @@ static void test_own_keys(void **state)
     big[sizeof big - 1] = '\0';
     assert_int_equal(gn_options_set(&o, "amp.denylist_add", big, err, sizeof err), GN_ERR_ARG);
     assert_string_equal(err, "option 'amp.denylist_add': value is 1039 bytes, the limit is 1023");
+    /* the length counted is the decoded one: 1020 escapes of 4 bytes are 1020 bytes */
+    char esc[4 * 1020 + 3], *e = esc;
+    *e++ = '\'';
+    for (int i = 0; i < 1020; i++, e += 4) memcpy(e, "\\x41", 4);
+    *e++ = '\'';
+    *e = '\0';
+    assert_int_equal(gn_options_set(&o, "amp.denylist_add", esc, err, sizeof err), GN_OK);
+    assert_int_equal(strlen(o.amp_denylist_add), 1020);
+    assert_int_equal(strspn(o.amp_denylist_add, "A"), 1020);
+}
+
+/* Strings are Python's: escapes decoded, and what gn_options_to_string and
+ * gn_options_get print (repr's quoting) reads back to the same value. */
+static void test_string_escapes(void **state)
+{
+    (void)state;
+    gn_options o;
+    gn_options_init(&o);
+    char err[1024], buf[128];
+    assert_int_equal(gn_options_parse(&o, "{'amp.allowlist_add': 'Foo,\\x42ar', \"amp.keep_float32\": 'a\\\\b\\'c',"
+                                          " 'layout.policy': 'NH\\u0057C'}",
+                                      err, sizeof err),
+                     GN_OK);
+    assert_string_equal(o.amp_allowlist_add, "Foo,Bar");
+    assert_string_equal(o.amp_keep_float32, "a\\b'c");
+    assert_int_equal(o.layout_policy, GN_LAYOUT_POLICY_NHWC);
+    assert_int_equal(gn_options_get(&o, "amp.keep_float32", buf, sizeof buf), GN_OK);
+    assert_string_equal(buf, "\"a\\\\b'c\"");
+    assert_int_equal(gn_options_set(&o, "amp.clearlist_add", "'x\\ty\\n'", err, sizeof err), GN_OK);
+    assert_string_equal(o.amp_clearlist_add, "x\ty\n");
+    assert_int_equal(gn_options_get(&o, "amp.clearlist_add", buf, sizeof buf), GN_OK);
+    assert_string_equal(buf, "'x\\ty\\n'");
+    char *text = NULL;
+    assert_int_equal(gn_options_to_string(&o, &text), GN_OK);
+    gn_options back;
+    gn_options_init(&back);
+    assert_int_equal(gn_options_parse(&back, text, err, sizeof err), GN_OK);
+    assert_memory_equal(&back, &o, sizeof o);
+    gn_free(text);
+    /* a key may be written with escapes too; a bad one is a syntax error */
+    assert_int_equal(gn_options_parse(&o, "{'min_graph_\\x6eodes': 5}", err, sizeof err), GN_OK);
+    assert_int_equal(o.min_graph_nodes, 5);
+    assert_int_equal(gn_options_parse(&o, "{'min_graph_nodes': '\\x5'}", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "at offset 21: bad escape '\\x' in a string: it needs 2 hex digits");
+    assert_int_equal(gn_options_parse(&o, "{'min_graph_nodes': 1,\n 'remapping': True\n 'x': 1}", err, sizeof err),
+                     GN_ERR_ARG);
+    assert_string_equal(err, "at offset 43 (line 3:2): expected ',' or '}'");
 }
 
 /* struct gn_options (the public header) holds exactly the keys options.def
@@ -943,6 +994,7 @@ int main(void)
         cmocka_unit_test(test_parse_every_key),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_set_get),
+        cmocka_unit_test(test_string_escapes),
         cmocka_unit_test(test_to_string),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_struct_size),

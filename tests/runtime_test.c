@@ -562,20 +562,29 @@ static void test_npy_errors(void **state)
     npy_bad("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20, 1, GN_ERR_PARSE,
             "x.npy: data is 20 bytes, but shape and dtype '<f4' need 24");
     npy_bad("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", 0, 1, GN_ERR_PARSE,
-            "x.npy: header: 'shape' must hold non-negative integers");
+            "x.npy: header: at offset 54: 'shape' must hold non-negative integers");
     npy_bad("{'descr': '<f4', 'fortran_order': False, 'shape': [2, 3], }", 0, 1, GN_ERR_PARSE,
-            "x.npy: header: 'shape' must be a tuple such as (2, 3)");
+            "x.npy: header: at offset 50: 'shape' must be a tuple such as (2, 3)");
     npy_bad("{'descr': '<f4', 'fortran_order': False }", 0, 1, GN_ERR_PARSE, "x.npy: header: missing key 'shape'");
-    npy_bad("{'descr' '<f4'}", 0, 1, GN_ERR_PARSE, "x.npy: header: expected ':' after key 'descr'");
+    npy_bad("{'descr' '<f4'}", 0, 1, GN_ERR_PARSE, "x.npy: header: at offset 9: expected ':'");
     npy_bad("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,)}", 0, 1, GN_ERR_PARSE,
-            "x.npy: header: 'fortran_order' must be True or False");
+            "x.npy: header: at offset 34: 'fortran_order' must be True or False");
     npy_bad("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", 0, 1, GN_ERR_PARSE,
-            "x.npy: header: unknown key 'x'");
-    npy_bad("{'descr': '<f4", 0, 1, GN_ERR_PARSE, "x.npy: header: unterminated string");
+            "x.npy: header: at offset 56: unknown key 'x'");
+    npy_bad("{'descr': '<f4", 0, 1, GN_ERR_PARSE, "x.npy: header: at offset 10: unterminated string");
     npy_bad("{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }", 0, 1, GN_ERR_UNSUPPORTED,
-            "x.npy: 'shape' has more than 8 dimensions");
+            "x.npy: header: at offset 67: 'shape' has more than 8 dimensions");
     npy_bad("{'descr': '<f4', 'fortran_order': False, 'shape': (2,) } extra", 0, 1, GN_ERR_PARSE,
-            "x.npy: header: unexpected text after the dict");
+            "x.npy: header: at offset 57: unexpected text after '}'");
+    npy_bad("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,) }", 0, 1, GN_ERR_PARSE,
+            "x.npy: header: at offset 51: a dimension in 'shape' is too large");
+    npy_bad("{'descr': 3, 'fortran_order': False, 'shape': (2,) }", 0, 1, GN_ERR_PARSE,
+            "x.npy: header: at offset 10: 'descr' must be a string such as '<f4'");
+    npy_bad("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'descr': '<f4\\q'}", 0, 1, GN_ERR_PARSE,
+            "x.npy: header: at offset 69: bad escape '\\q' in a string");
+    /* Python's literal: escapes, comments, a Python 2 long, the key given twice (the last wins) */
+    npy_bad("{'descr': '\\x3cf8', # comment\n 'fortran_order': False, 'shape': (1L, 2,), 'descr': \"<f4\"}", 8, 1,
+            GN_OK, "");
     gn_tensor t;
     char err[256];
     assert_int_equal(gn_npy_parse("hello world!", 12, "y.npy", &t, err, sizeof err), GN_ERR_PARSE);

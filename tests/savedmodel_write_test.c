@@ -1422,12 +1422,39 @@ static void test_options_text(void **state)
     assert_int_equal(o.has_namespace_whitelist, 1);
     assert_int_equal(o.n_namespace_whitelist, 0);
     assert_int_equal(gn_save_options_parse(&o, "{'save_debug_infos': True}", err, sizeof err), GN_ERR_ARG);
-    assert_string_equal(err, "save options: at offset 20: unknown SaveOptions field 'save_debug_infos'");
+    assert_string_equal(err, "save options: at offset 1: unknown SaveOptions field 'save_debug_infos'");
     assert_int_equal(gn_save_options_parse(&o, "{'save_debug_info': 1}", err, sizeof err), GN_ERR_ARG);
     assert_string_equal(err, "save options: at offset 20: 'save_debug_info' takes True or False");
     assert_int_equal(gn_save_options_parse(&o, "{'experimental_variable_policy': 'x'}", err, sizeof err), GN_ERR_ARG);
-    assert_string_equal(err, "save options: at offset 36: 'experimental_variable_policy': 'x' is not one of None, "
+    assert_string_equal(err, "save options: at offset 33: 'experimental_variable_policy': 'x' is not one of None, "
                              "'save_variable_devices', 'expand_distributed_variables'");
+    gn_save_options_clear(&o);
+    /* Python's strings and integers: escapes, quoting back as repr does, 1_024 * 1024 */
+    assert_int_equal(gn_save_options_parse(&o,
+                                           "{'extra_tags': ('it\\'s', 'a\\\\b', '\\x41\\n'), "
+                                           "'experimental_sharding_callback': "
+                                           "tf.saved_model.experimental.sharding.MaxShardSizePolicy(max_shard_size=1_024 * 1024)}",
+                                           err, sizeof err),
+                     GN_OK);
+    assert_int_equal(o.n_extra_tags, 3);
+    assert_string_equal(o.extra_tags[0], "it's");
+    assert_string_equal(o.extra_tags[1], "a\\b");
+    assert_string_equal(o.extra_tags[2], "A\n");
+    assert_int_equal(o.max_shard_size, 1048576);
+    s = gn_save_options_to_string(&o);
+    assert_non_null(strstr(s, "'experimental_sharding_callback': MaxShardSizePolicy(1048576), "
+                              "'extra_tags': [\"it's\", 'a\\\\b', 'A\\n']}"));
+    gn_free(s);
+    assert_int_equal(gn_save_options_parse(&o, "{'experimental_sharding_callback': MaxShardSizePolicy(4294967296 * "
+                                               "4294967296)}", err, sizeof err),
+                     GN_ERR_ARG);
+    assert_string_equal(err, "save options: at offset 54: MaxShardSizePolicy: max_shard_size does not fit in 64 bits");
+    assert_int_equal(gn_save_options_parse(&o, "{'extra_tags': ['a', 'b}", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "save options: at offset 21: unterminated string");
+    assert_int_equal(gn_save_options_parse(&o, "{'extra_tags': ['a' 'b']}", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "save options: at offset 20: expected ',' or ']'");
+    assert_int_equal(gn_save_options_parse(&o, "{save_debug_info: True}", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "save options: at offset 1: expected a key in quotes or '}'");
     gn_save_options_clear(&o);
 }
 
@@ -1494,7 +1521,7 @@ static void test_cli(void **state)
     char *d2 = tmp("cli_bad");
     rc = gn_test_sh(&out, "'%s' save '%s' '%s' --fetch Identity:0 --save-options \"{'nope': 1}\"", GN_CLI_PATH, src, d2);
     assert_int_equal(rc, 2);
-    assert_string_equal(out, "grapnel save: --save-options: save options: at offset 8: unknown SaveOptions field 'nope'\n");
+    assert_string_equal(out, "grapnel save: --save-options: save options: at offset 1: unknown SaveOptions field 'nope'\n");
     free(out);
     assert_false(gn_test_file_exists(d2));
     rc = gn_test_sh(&out, "'%s' save '%s' '%s' --fetch Identity:0 --save-options \"{'namespace_whitelist': []}\"",

@@ -60,6 +60,24 @@ static void test_params(void **state)
     assert_int_equal(gn_conversion_params_parse(&p, "{'maximum_cached_engines': 0}", err, sizeof err), GN_ERR_ARG);
     assert_string_equal(err, "maximum_cached_engines must be >= 1, got 0");
     assert_int_equal(gn_conversion_params_parse(&p, "{'minimum_segment_size': -1}", err, sizeof err), GN_OK);
+    /* the text is Python's: escapes, bare keys, 1_000, comments; syntax errors name the offset */
+    assert_int_equal(gn_conversion_params_parse(&p, "{'precision_mode': 'FP\\x316', max_workspace_size_bytes: 1_000,"
+                                                    " # bytes\n}",
+                                                err, sizeof err),
+                     GN_OK);
+    assert_int_equal(p.precision_mode, GN_PRECISION_FP16);
+    assert_int_equal(p.max_workspace_size_bytes, 1000);
+    assert_int_equal(gn_conversion_params_parse(&p, "", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "conversion params: at offset 0: expected '{'");
+    assert_int_equal(gn_conversion_params_parse(&p, "{'use_calibration': True 'x': 1}", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "conversion params: at offset 25: expected ',' or '}'");
+    assert_int_equal(gn_conversion_params_parse(&p, "{'use_calibration': }", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "conversion params: at offset 20: expected a value");
+    assert_int_equal(gn_conversion_params_parse(&p, "{'use_calibration': 'True'}", err, sizeof err), GN_ERR_ARG);
+    assert_string_equal(err, "use_calibration: 'True' is not True, False or None");
+    assert_int_equal(gn_conversion_params_parse(&p, "{'minimum_segment_size': 99999999999}", err, sizeof err),
+                     GN_ERR_ARG);
+    assert_string_equal(err, "minimum_segment_size: 99999999999 is out of range");
 }
 
 /* ---- segmenting -------------------------------------------------------------------------------- */

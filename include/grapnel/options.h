@@ -106,9 +106,10 @@ GN_API void gn_options_init(gn_options *o);
 /* Parses the dictionary's own text, `{'constant_folding': True, 'min_graph_nodes': -1}`
  * (Python's True/False/None and integers; toggles also take 'ON', 'OFF', 'AGGRESSIVE',
  * 'DEFAULT'), or `key=value,...` (values true/false/on/off/aggressive/default/integers),
- * applying each key to *o (keys not named keep their value). Errors (GN_ERR_ARG) name
- * the key, suggest the nearest valid key and list the accepted values; the message is
- * written into err (errlen bytes, may be NULL). */
+ * applying each key to *o (keys not named keep their value). Strings take Python's
+ * escapes. Errors (GN_ERR_ARG) name the key, suggest the nearest valid key and list the
+ * accepted values; syntax errors name the byte offset ("at offset 26: expected ',' or
+ * '}'"); the message is written into err (errlen bytes, may be NULL). */
 GN_API gn_status gn_options_parse(gn_options *o, const char *text, char *err, size_t errlen);
 /* Sets / reads one key by name; value in the same spellings as gn_options_parse.
  * gn_options_get writes the value as the dictionary would print it ("True", "-1", ...). */

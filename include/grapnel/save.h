@@ -68,14 +68,17 @@ typedef struct gn_save_options {
 GN_API void gn_save_options_init(gn_save_options *o);
 /* Parses Python dict text, e.g. "{'save_debug_info': True, 'namespace_whitelist':
  * ['Custom']}", into o (fields not named keep their values). Values: True,
- * False, None, integers, 'strings' or "strings", [lists] of strings, {dicts}
+ * False, None, integers (1_000, 1024 * 1024), 'strings' or "strings" (Python's
+ * escapes), [lists] of strings, {dicts}
  * of strings (function_aliases: {'alias': 'function_name'}), variable
  * policies as 'save_variable_devices' / VariablePolicy.SAVE_VARIABLE_DEVICES
  * (any case), sharding callbacks as ShardByTaskPolicy() or
  * MaxShardSizePolicy(N) / MaxShardSizePolicy(max_shard_size=N) (optionally
  * prefixed tf.train.experimental.). Strings stay owned by o until
  * gn_save_options_clear. GN_ERR_ARG with a message in err on a bad text, an
- * unknown key or a value of the wrong kind. */
+ * unknown key or a value of the wrong kind, naming the byte offset of the key
+ * or value ("save options: at offset 1: unknown SaveOptions field 'x'");
+ * GN_ERR_NOMEM when out of memory. */
 GN_API gn_status gn_save_options_parse(gn_save_options *o, const char *text, char *err, size_t errlen);
 /* Frees what gn_save_options_parse allocated and re-initialises o. */
 GN_API void gn_save_options_clear(gn_save_options *o);

@@ -1,12 +1,12 @@
 /* ConversionParams: TensorFlow's six fields, their defaults, validation and
  * the dictionary text (docs/reference_formats.md §A1). */
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "common/common.h"
+#include "common/pylit.h"
 #include "grapnel/convert.h"
 
 #define DEFAULT_WORKSPACE ((int64_t)1 << 30)
@@ -61,53 +61,24 @@ static const char *const k_fields[F_COUNT] = {"max_workspace_size_bytes", "preci
                                               "minimum_segment_size",     "maximum_cached_engines",
                                               "use_calibration",          "allow_build_at_runtime"};
 
-static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-static char upper(char c) { return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c; }
-
-static bool ieq(const char *s, size_t n, const char *w)
+/* v: a string or a word; only words are None, True, False or integers. */
+static gn_status set_field(gn_conversion_params *p, int f, const gn__py_tok *t, gn__err *e)
 {
-    if (strlen(w) != n) return false;
-    for (size_t i = 0; i < n; i++)
-        if (upper(s[i]) != upper(w[i])) return false;
-    return true;
-}
-
-/* A quoted string or a bare word; *q tells whether it was quoted. */
-static bool token(const char *s, size_t n, size_t *i, const char **t, size_t *tl, bool *q)
-{
-    while (*i < n && is_space(s[*i])) (*i)++;
-    if (*i >= n) return false;
-    if (s[*i] == '\'' || s[*i] == '"') {
-        char c = s[(*i)++];
-        size_t b = *i;
-        while (*i < n && s[*i] != c) (*i)++;
-        if (*i >= n) return false;
-        *t = s + b;
-        *tl = *i - b;
-        (*i)++;
-        *q = true;
-        return true;
-    }
-    size_t b = *i;
-    while (*i < n && !is_space(s[*i]) && s[*i] != ':' && s[*i] != ',' && s[*i] != '}') (*i)++;
-    *t = s + b;
-    *tl = *i - b;
-    *q = false;
-    return *tl > 0;
-}
-
-static gn_status set_field(gn_conversion_params *p, int f, const char *v, size_t vn, bool quoted, gn__err *e)
-{
+    char buf[64];
+    size_t full = t->kind == GN__PY_STR && t->escapes ? gn__py_str(t, buf, sizeof buf) : 0;
+    const char *v = t->escapes ? buf : t->text;
+    size_t vn = t->escapes ? (full < sizeof buf ? full : sizeof buf - 1) : t->len;
+    bool quoted = t->kind == GN__PY_STR;
     gn_conversion_params d;
     gn_conversion_params_init(&d);
-    bool none = !quoted && ieq(v, vn, "None");
+    bool none = !quoted && gn__py_ieq(v, vn, "None");
     if (f == F_PRECISION) {
         if (none) {
             p->precision_mode = d.precision_mode;
             return GN_OK;
         }
         for (int k = 0; k < 3; k++)
-            if (ieq(v, vn, k_precisions[k])) {
+            if (gn__py_ieq(v, vn, k_precisions[k])) {
                 p->precision_mode = k;
                 return GN_OK;
             }
@@ -116,8 +87,8 @@ static gn_status set_field(gn_conversion_params *p, int f, const char *v, size_t
     if (f == F_CALIBRATION || f == F_BUILD) {
         int32_t *dst = f == F_CALIBRATION ? &p->use_calibration : &p->allow_build_at_runtime;
         if (none) *dst = f == F_CALIBRATION ? d.use_calibration : d.allow_build_at_runtime;
-        else if (!quoted && ieq(v, vn, "True")) *dst = 1;
-        else if (!quoted && ieq(v, vn, "False")) *dst = 0;
+        else if (!quoted && gn__py_ieq(v, vn, "True")) *dst = 1;
+        else if (!quoted && gn__py_ieq(v, vn, "False")) *dst = 0;
         else return gn__fail(e, GN_ERR_ARG, "%s: '%.*s' is not True, False or None", k_fields[f], (int)vn, v);
         return GN_OK;
     }
@@ -127,69 +98,49 @@ static gn_status set_field(gn_conversion_params *p, int f, const char *v, size_t
         if (f == F_MAX_ENGINES) p->maximum_cached_engines = d.maximum_cached_engines;
         return GN_OK;
     }
-    char buf[32];
-    if (quoted || vn == 0 || vn >= sizeof buf) return gn__fail(e, GN_ERR_ARG, "%s: '%.*s' is not an integer", k_fields[f], (int)vn, v);
-    memcpy(buf, v, vn);
-    buf[vn] = '\0';
-    char *end = NULL;
-    errno = 0;
-    long long x = strtoll(buf, &end, 10);
-    if (*end || errno) return gn__fail(e, GN_ERR_ARG, "%s: '%s' is not an integer", k_fields[f], buf);
+    int64_t x = 0;
+    if (quoted || gn__py_parse_int(v, vn, &x) != GN__PY_INT_OK)
+        return gn__fail(e, GN_ERR_ARG, "%s: '%.*s' is not an integer", k_fields[f], (int)vn, v);
     if (f == F_WORKSPACE) {
         p->max_workspace_size_bytes = x;
     } else {
-        if (x < INT32_MIN || x > INT32_MAX) return gn__fail(e, GN_ERR_ARG, "%s: %s is out of range", k_fields[f], buf);
+        if (x < INT32_MIN || x > INT32_MAX)
+            return gn__fail(e, GN_ERR_ARG, "%s: %.*s is out of range", k_fields[f], (int)vn, v);
         if (f == F_MIN_SEGMENT) p->minimum_segment_size = (int32_t)x;
         else p->maximum_cached_engines = (int32_t)x;
     }
     return GN_OK;
 }
 
+/* {'field': value, ...}: keys in quotes or bare. Syntax errors name the
+ * offset ("conversion params: at offset N: ..."). */
 static gn_status parse(gn_conversion_params *p, const char *s, gn__err *e)
 {
-    size_t n = strlen(s), i = 0;
-    while (i < n && is_space(s[i])) i++;
-    if (i >= n || s[i] != '{') return gn__fail(e, GN_ERR_ARG, "conversion params: expected '{' at offset %zu", i);
-    i++;
-    for (;;) {
-        while (i < n && is_space(s[i])) i++;
-        if (i < n && s[i] == '}') {
-            i++;
-            break;
-        }
-        const char *k, *v;
-        size_t kn, vn;
-        bool kq, vq;
-        if (!token(s, n, &i, &k, &kn, &kq))
-            return gn__fail(e, GN_ERR_ARG, "conversion params: expected a key at offset %zu", i);
+    gn__py r;
+    gn__py_seq q;
+    gn_status st = gn__py_init(&r, s, strlen(s), NULL, GN_ERR_ARG, e);
+    if (st == GN_OK) st = gn__py_open(&r, '{', &q);
+    for (bool more = true; st == GN_OK && more;) {
+        gn__py_tok k, v;
+        if ((st = gn__py_item(&r, &q, &more)) != GN_OK || !more) break;
+        if ((st = gn__py_key(&r, &q, true, &k)) != GN_OK) break;
+        char kb[256];
+        size_t kn = k.kind == GN__PY_STR ? gn__py_str(&k, kb, sizeof kb)
+                                         : (size_t)snprintf(kb, sizeof kb, "%.*s", (int)k.len, k.text);
         int f = -1;
         for (int j = 0; j < F_COUNT; j++)
-            if (strlen(k_fields[j]) == kn && !memcmp(k_fields[j], k, kn)) f = j;
+            if (strlen(k_fields[j]) == kn && !memcmp(k_fields[j], kb, kn)) f = j;
         if (f < 0)
             return gn__fail(e, GN_ERR_ARG,
-                            "unknown conversion parameter '%.*s' (valid: max_workspace_size_bytes, precision_mode, "
+                            "unknown conversion parameter '%s' (valid: max_workspace_size_bytes, precision_mode, "
                             "minimum_segment_size, maximum_cached_engines, use_calibration, allow_build_at_runtime)",
-                            (int)kn, k);
-        while (i < n && is_space(s[i])) i++;
-        if (i >= n || s[i] != ':') return gn__fail(e, GN_ERR_ARG, "conversion params: expected ':' at offset %zu", i);
-        i++;
-        if (!token(s, n, &i, &v, &vn, &vq))
-            return gn__fail(e, GN_ERR_ARG, "conversion params: expected a value for '%s'", k_fields[f]);
-        GN_TRY(set_field(p, f, v, vn, vq, e));
-        while (i < n && is_space(s[i])) i++;
-        if (i < n && s[i] == ',') {
-            i++;
-            continue;
-        }
-        if (i < n && s[i] == '}') {
-            i++;
-            break;
-        }
-        return gn__fail(e, GN_ERR_ARG, "conversion params: expected ',' or '}' at offset %zu", i);
+                            kb);
+        if ((st = gn__py_expect(&r, ':')) != GN_OK || (st = gn__py_scalar(&r, &v)) != GN_OK) break;
+        if ((st = set_field(p, f, &v, e)) != GN_OK) return st;
     }
-    while (i < n && is_space(s[i])) i++;
-    if (i < n) return gn__fail(e, GN_ERR_ARG, "conversion params: unexpected text at offset %zu", i);
-    return GN_OK;
+    if (st == GN_OK) st = gn__py_end(&r);
+    if (st != GN_OK) gn__err_prefix(e, "conversion params");
+    return st;
 }
 
 gn_status gn_conversion_params_parse(gn_conversion_params *p, const char *text, char *err, size_t errlen)

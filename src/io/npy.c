@@ -5,146 +5,87 @@
  *     {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
  *   padded with spaces and ended by '\n'; then the raw data, C order.
  *
- * The header is parsed as the small Python literal grammar it is (strings in
- * either quote, True/False, tuples of integers), never by pattern matching,
- * so that a bad header gets an error naming what is wrong and where. */
+ * The header is read by the library's Python-literal reader (common/pylit.h:
+ * strings in either quote with their escapes, True/False, tuples of integers),
+ * never by pattern matching, so that a bad header gets an error naming what is
+ * wrong and at which offset of the header. */
 #include "io/npy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/pylit.h"
 #include "graph/tensor.h"
 #include "ops/kernel.h"
 #include "tensorflow/core/framework/types.pb-c.h"
 
 /* ---- the header literal ---------------------------------------------------------------- */
-typedef struct lex {
-    const char *p, *end;
-    const char *name;
-    gn__err *err;
-} lex;
-
-static void skip_ws(lex *l)
+/* 'shape': a tuple of non-negative integers (a Python 2 long's L allowed). */
+static gn_status shape_lit(gn__py *r, int64_t *dims, int32_t *rank)
 {
-    while (l->p < l->end && (*l->p == ' ' || *l->p == '\t' || *l->p == '\n' || *l->p == '\r')) l->p++;
-}
-
-static gn_status hfail(lex *l, const char *what)
-{
-    return gn__fail(l->err, GN_ERR_PARSE, "%s: header: %s", l->name, what);
-}
-
-static bool eat(lex *l, char c)
-{
-    skip_ws(l);
-    if (l->p < l->end && *l->p == c) {
-        l->p++;
-        return true;
-    }
-    return false;
-}
-
-/* A quoted string into buf (truncated to n-1). */
-static gn_status str_lit(lex *l, char *buf, size_t n, const char *ctx)
-{
-    skip_ws(l);
-    if (l->p >= l->end || (*l->p != '\'' && *l->p != '"')) {
-        char m[160];
-        snprintf(m, sizeof m, "expected a quoted string %s", ctx);
-        return hfail(l, m);
-    }
-    char q = *l->p++;
-    size_t k = 0;
-    while (l->p < l->end && *l->p != q) {
-        if (*l->p == '\\' || (unsigned char)*l->p < 0x20) return hfail(l, "unexpected character in a string");
-        if (k + 1 < n) buf[k++] = *l->p;
-        l->p++;
-    }
-    if (l->p >= l->end) return hfail(l, "unterminated string");
-    l->p++;
-    buf[k] = 0;
-    return GN_OK;
-}
-
-static gn_status shape_lit(lex *l, int64_t *dims, int32_t *rank)
-{
-    if (!eat(l, '(')) return hfail(l, "'shape' must be a tuple such as (2, 3)");
+    if (!gn__py_is(r, '(')) return gn__py_fail(r, r->tok.pos, "'shape' must be a tuple such as (2, 3)");
+    gn__py_seq q;
+    GN_TRY(gn__py_open(r, '(', &q));
     *rank = 0;
     for (;;) {
-        skip_ws(l);
-        if (eat(l, ')')) return GN_OK;
-        if (l->p >= l->end || *l->p < '0' || *l->p > '9') return hfail(l, "'shape' must hold non-negative integers");
-        int64_t v = 0;
-        while (l->p < l->end && *l->p >= '0' && *l->p <= '9') {
-            if (v > (INT64_MAX - 9) / 10) return hfail(l, "a dimension in 'shape' is too large");
-            v = v * 10 + (*l->p++ - '0');
-        }
-        if (l->p < l->end && (*l->p == 'L' || *l->p == 'l')) l->p++;   /* Python 2 long */
+        bool more;
+        GN_TRY(gn__py_item(r, &q, &more));
+        if (!more) return GN_OK;
+        const gn__py_tok *t = &r->tok;
+        size_t len = t->len;
+        if (t->kind == GN__PY_WORD && len > 1 && (t->text[len - 1] == 'L' || t->text[len - 1] == 'l')) len--;
+        int64_t v = -1;
+        gn__py_int_result res = t->kind == GN__PY_WORD ? gn__py_parse_int(t->text, len, &v) : GN__PY_INT_BAD;
+        if (res == GN__PY_INT_RANGE && t->text[0] != '-')
+            return gn__py_fail(r, t->pos, "a dimension in 'shape' is too large");
+        if (res != GN__PY_INT_OK || v < 0) return gn__py_fail(r, t->pos, "'shape' must hold non-negative integers");
         if (*rank >= GN_TENSOR_MAX_DIMS) {
-            char m[128];
-            snprintf(m, sizeof m, "'shape' has more than %d dimensions", GN_TENSOR_MAX_DIMS);
-            return gn__fail(l->err, GN_ERR_UNSUPPORTED, "%s: %s", l->name, m);
+            r->code = GN_ERR_UNSUPPORTED; /* a valid header, past what a gn_tensor holds */
+            return gn__py_fail(r, t->pos, "'shape' has more than %d dimensions", GN_TENSOR_MAX_DIMS);
         }
         dims[(*rank)++] = v;
-        if (eat(l, ',')) continue;
-        if (eat(l, ')')) return GN_OK;
-        return hfail(l, "expected ',' or ')' in 'shape'");
+        GN_TRY(gn__py_advance(r));
     }
 }
 
-static gn_status bool_lit(lex *l, bool *v)
-{
-    skip_ws(l);
-    size_t left = (size_t)(l->end - l->p);
-    if (left >= 4 && memcmp(l->p, "True", 4) == 0) {
-        l->p += 4;
-        *v = true;
-        return GN_OK;
-    }
-    if (left >= 5 && memcmp(l->p, "False", 5) == 0) {
-        l->p += 5;
-        *v = false;
-        return GN_OK;
-    }
-    return hfail(l, "'fortran_order' must be True or False");
-}
-
-static gn_status parse_header(lex *l, char *descr, size_t dn, bool *fortran, int64_t *dims, int32_t *rank)
+/* The header dict: 'descr' (a string, cut to dn - 1 bytes), 'fortran_order'
+ * (True or False) and 'shape', each once at least. */
+static gn_status parse_header(gn__py *r, char *descr, size_t dn, bool *fortran, int64_t *dims, int32_t *rank)
 {
     bool have_d = false, have_f = false, have_s = false;
-    if (!eat(l, '{')) return hfail(l, "expected '{'");
+    gn__py_seq q;
+    GN_TRY(gn__py_open(r, '{', &q));
     for (;;) {
-        if (eat(l, '}')) break;
+        bool more;
+        GN_TRY(gn__py_item(r, &q, &more));
+        if (!more) break;
+        gn__py_tok k;
+        GN_TRY(gn__py_key(r, &q, false, &k));
         char key[64];
-        GN_TRY(str_lit(l, key, sizeof key, "(a key)"));
-        if (!eat(l, ':')) {
-            char m[128];
-            snprintf(m, sizeof m, "expected ':' after key '%s'", key);
-            return hfail(l, m);
-        }
+        gn__py_str(&k, key, sizeof key);
+        GN_TRY(gn__py_expect(r, ':'));
         if (strcmp(key, "descr") == 0) {
-            GN_TRY(str_lit(l, descr, dn, "for 'descr'"));
+            if (r->tok.kind != GN__PY_STR) return gn__py_fail(r, r->tok.pos, "'descr' must be a string such as '<f4'");
+            gn__py_str(&r->tok, descr, dn);
             have_d = true;
         } else if (strcmp(key, "fortran_order") == 0) {
-            GN_TRY(bool_lit(l, fortran));
+            bool t = gn__py_is_word(r, "True");
+            if (!t && !gn__py_is_word(r, "False"))
+                return gn__py_fail(r, r->tok.pos, "'fortran_order' must be True or False");
+            *fortran = t;
             have_f = true;
         } else if (strcmp(key, "shape") == 0) {
-            GN_TRY(shape_lit(l, dims, rank));
+            GN_TRY(shape_lit(r, dims, rank));
             have_s = true;
+            continue;
         } else {
-            char m[128];
-            snprintf(m, sizeof m, "unknown key '%s'", key);
-            return hfail(l, m);
+            return gn__py_fail(r, k.pos, "unknown key '%s'", key);
         }
-        if (eat(l, ',')) continue;
-        if (eat(l, '}')) break;
-        return hfail(l, "expected ',' or '}'");
+        GN_TRY(gn__py_advance(r));
     }
-    skip_ws(l);
-    if (l->p != l->end) return hfail(l, "unexpected text after the dict");
-    if (!have_d) return hfail(l, "missing key 'descr'");
-    if (!have_f) return hfail(l, "missing key 'fortran_order'");
-    if (!have_s) return hfail(l, "missing key 'shape'");
+    GN_TRY(gn__py_end(r));
+    const char *missing = !have_d ? "descr" : !have_f ? "fortran_order" : !have_s ? "shape" : NULL;
+    if (missing) return gn__fail(r->err, r->code, "missing key '%s'", missing);
     return GN_OK;
 }
 
@@ -171,12 +112,17 @@ gn_status gn__npy_parse(const uint8_t *data, size_t size, const char *name, gn_t
     if (hlen > size - hstart)
         return gn__fail(err, GN_ERR_PARSE, "%s: header is truncated (%zu bytes announced, %zu present)", name, hlen,
                         size - hstart);
-    lex l = {(const char *)data + hstart, (const char *)data + hstart + hlen, name, err};
     char descr[64] = "";
     bool fortran = false;
     int64_t dims[GN_TENSOR_MAX_DIMS];
     int32_t rank = 0;
-    GN_TRY(parse_header(&l, descr, sizeof descr, &fortran, dims, &rank));
+    gn__py r;
+    gn_status hs = gn__py_init(&r, (const char *)data + hstart, hlen, NULL, GN_ERR_PARSE, err);
+    if (hs == GN_OK) hs = parse_header(&r, descr, sizeof descr, &fortran, dims, &rank);
+    if (hs != GN_OK) {
+        gn__err_prefix(err, "%s: header", name);
+        return hs;
+    }
     if (fortran)
         return gn__fail(err, GN_ERR_UNSUPPORTED, "%s: header: fortran_order True is not supported (C order only)",
                         name);

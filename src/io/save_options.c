@@ -1,13 +1,12 @@
 /* gn_save_options: defaults, Python dict text parsing and printing
  * (include/grapnel/save.h). */
-#include <ctype.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/common.h"
+#include "common/pylit.h"
 #include "grapnel/save.h"
 
 /* Heap blocks owned by an options struct (o->internal). */
@@ -45,28 +44,11 @@ void gn_save_params_init(gn_save_params *p)
 
 /* ---- parser -------------------------------------------------------------------- */
 typedef struct parser {
-    const char *s;
-    size_t i;
+    gn__py r;
     gn_save_options *o;
     opt_store *store;
-    char *err;
-    size_t errlen;
+    gn__err *err;
 } parser;
-
-static gn_status perr(parser *p, const char *fmt, ...) GN__PRINTF(2, 3);
-static gn_status perr(parser *p, const char *fmt, ...)
-{
-    if (p->err && p->errlen) {
-        int k = snprintf(p->err, p->errlen, "save options: at offset %zu: ", p->i);
-        if (k >= 0 && (size_t)k < p->errlen) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(p->err + k, p->errlen - (size_t)k, fmt, ap);
-            va_end(ap);
-        }
-    }
-    return GN_ERR_ARG;
-}
 
 static void *keep(parser *p, size_t n)
 {
@@ -82,144 +64,71 @@ static void *keep(parser *p, size_t n)
     return m;
 }
 
-static void ws(parser *p)
-{
-    while (p->s[p->i] && isspace((unsigned char)p->s[p->i])) p->i++;
-}
+static gn_status nomem(parser *p) { return gn__fail(p->err, GN_ERR_NOMEM, "out of memory"); }
 
-static bool eat(parser *p, char c)
+/* The string at r->tok, decoded into memory the options keep; else fails
+ * with msg (formatted with key). */
+static gn_status read_string(parser *p, const char *msg, const char *key, char **out)
 {
-    ws(p);
-    if (p->s[p->i] != c) return false;
-    p->i++;
-    return true;
-}
-
-static bool at_string(parser *p)
-{
-    ws(p);
-    return p->s[p->i] == '\'' || p->s[p->i] == '"';
-}
-
-/* A Python string literal (simple escapes). */
-static gn_status parse_string(parser *p, char **out)
-{
-    ws(p);
-    char q = p->s[p->i];
-    if (q != '\'' && q != '"') return perr(p, "expected a string");
-    size_t start = ++p->i;
-    size_t n = 0;
-    while (p->s[p->i] && p->s[p->i] != q) {
-        if (p->s[p->i] == '\\' && p->s[p->i + 1]) p->i++;
-        p->i++;
-        n++;
-    }
-    if (!p->s[p->i]) return perr(p, "unterminated string");
-    char *r = keep(p, n + 1);
-    if (!r) return perr(p, "out of memory");
-    size_t k = 0;
-    for (size_t j = start; j < p->i; j++) {
-        char c = p->s[j];
-        if (c == '\\') {
-            c = p->s[++j];
-            if (c == 'n') c = '\n';
-            else if (c == 't') c = '\t';
-        }
-        r[k++] = c;
-    }
-    r[k] = 0;
-    p->i++;
-    *out = r;
-    return GN_OK;
-}
-
-/* An identifier, dots allowed ("tf.train.experimental.MaxShardSizePolicy"). */
-static size_t parse_ident(parser *p, char *buf, size_t cap)
-{
-    ws(p);
-    size_t n = 0;
-    while (isalnum((unsigned char)p->s[p->i]) || p->s[p->i] == '_' || p->s[p->i] == '.') {
-        if (n + 1 < cap) buf[n++] = p->s[p->i];
-        p->i++;
-    }
-    buf[n] = 0;
-    return n;
-}
-
-static gn_status parse_int(parser *p, int64_t *v)
-{
-    ws(p);
-    const char *b = p->s + p->i;
-    char *e = NULL;
-    long long x = strtoll(b, &e, 10);
-    if (e == b) return perr(p, "expected an integer");
-    p->i += (size_t)(e - b);
-    /* Python allows 1_000_000 and simple products like 1024 * 1024 */
-    *v = x;
-    while (eat(p, '*')) {
-        ws(p);
-        b = p->s + p->i;
-        x = strtoll(b, &e, 10);
-        if (e == b) return perr(p, "expected an integer after '*'");
-        p->i += (size_t)(e - b);
-        *v *= x;
-    }
-    return GN_OK;
-}
-
-static bool peek_word(parser *p, const char *w)
-{
-    ws(p);
-    size_t n = strlen(w);
-    return strncmp(p->s + p->i, w, n) == 0 && !isalnum((unsigned char)p->s[p->i + n]) && p->s[p->i + n] != '_';
-}
-
-static bool eat_word(parser *p, const char *w)
-{
-    if (!peek_word(p, w)) return false;
-    p->i += strlen(w);
-    return true;
+    gn__py_tok t = p->r.tok;
+    if (t.kind != GN__PY_STR) return gn__py_fail(&p->r, t.pos, msg, key);
+    size_t n = gn__py_str(&t, NULL, 0);
+    char *s = keep(p, n + 1);
+    if (!s) return nomem(p);
+    gn__py_str(&t, s, n + 1);
+    *out = s;
+    return gn__py_advance(&p->r);
 }
 
 static gn_status parse_bool(parser *p, const char *key, int32_t *out)
 {
-    if (eat_word(p, "True")) *out = 1;
-    else if (eat_word(p, "False")) *out = 0;
-    else return perr(p, "'%s' takes True or False", key);
+    if (gn__py_is_word(&p->r, "True")) *out = 1;
+    else if (gn__py_is_word(&p->r, "False")) *out = 0;
+    else return gn__py_fail(&p->r, p->r.tok.pos, "'%s' takes True or False", key);
+    return gn__py_advance(&p->r);
+}
+
+/* Appends item to the array *v of *n items (capacity *cap), in kept memory. */
+static gn_status push(parser *p, void **v, size_t *n, size_t *cap, size_t size, const void *item)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 4;
+        void *w = keep(p, c * size);
+        if (!w) return nomem(p);
+        if (*n) memcpy(w, *v, *n * size);
+        *v = w;
+        *cap = c;
+    }
+    memcpy((char *)*v + *n * size, item, size);
+    (*n)++;
     return GN_OK;
 }
 
 /* None, or a [list] (or (tuple)) of strings. *has = 0 for None. */
 static gn_status parse_str_list(parser *p, const char *key, int32_t *has, size_t *n_out, const char *const **out)
 {
-    if (eat_word(p, "None")) {
+    gn__py *r = &p->r;
+    if (gn__py_is_word(r, "None")) {
         *has = 0;
         *n_out = 0;
         *out = NULL;
-        return GN_OK;
+        return gn__py_advance(r);
     }
-    char close;
-    if (eat(p, '[')) close = ']';
-    else if (eat(p, '(')) close = ')';
-    else return perr(p, "'%s' takes a list of strings or None", key);
-    size_t n = 0, cap = 4;
-    const char **v = keep(p, cap * sizeof *v);
-    if (!v) return perr(p, "out of memory");
-    while (!eat(p, close)) {
-        if (n && !eat(p, ',')) return perr(p, "expected ',' or '%c' in '%s'", close, key);
-        if (eat(p, close)) break;
-        if (!at_string(p)) return perr(p, "'%s' takes a list of strings", key);
+    if (!gn__py_is(r, '[') && !gn__py_is(r, '('))
+        return gn__py_fail(r, r->tok.pos, "'%s' takes a list of strings or None", key);
+    gn__py_seq q;
+    GN_TRY(gn__py_open(r, r->tok.punct, &q));
+    void *v = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        bool more;
+        GN_TRY(gn__py_item(r, &q, &more));
+        if (!more) break;
         char *s;
-        GN_TRY(parse_string(p, &s));
-        if (n == cap) {
-            const char **w = keep(p, cap * 2 * sizeof *w);
-            if (!w) return perr(p, "out of memory");
-            memcpy(w, v, n * sizeof *v);
-            v = w;
-            cap *= 2;
-        }
-        v[n++] = s;
+        GN_TRY(read_string(p, "'%s' takes a list of strings", key, &s));
+        GN_TRY(push(p, &v, &n, &cap, sizeof s, &s));
     }
+    if (!v && !(v = keep(p, sizeof(char *)))) return nomem(p);
     *has = 1;
     *n_out = n;
     *out = v;
@@ -228,108 +137,126 @@ static gn_status parse_str_list(parser *p, const char *key, int32_t *has, size_t
 
 static gn_status parse_aliases(parser *p)
 {
+    gn__py *r = &p->r;
     gn_save_options *o = p->o;
-    if (eat_word(p, "None")) {
+    if (gn__py_is_word(r, "None")) {
         o->n_function_aliases = 0;
         o->function_aliases = NULL;
-        return GN_OK;
+        return gn__py_advance(r);
     }
-    if (!eat(p, '{')) return perr(p, "'function_aliases' takes a dict {'alias': 'function name'} or None");
-    size_t n = 0, cap = 4;
-    gn_function_alias *v = keep(p, cap * sizeof *v);
-    if (!v) return perr(p, "out of memory");
-    while (!eat(p, '}')) {
-        if (n && !eat(p, ',')) return perr(p, "expected ',' or '}' in 'function_aliases'");
-        if (eat(p, '}')) break;
+    if (!gn__py_is(r, '{'))
+        return gn__py_fail(r, r->tok.pos, "'function_aliases' takes a dict {'alias': 'function name'} or None");
+    gn__py_seq q;
+    GN_TRY(gn__py_open(r, '{', &q));
+    void *v = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        bool more;
+        GN_TRY(gn__py_item(r, &q, &more));
+        if (!more) break;
         char *k, *f;
-        GN_TRY(parse_string(p, &k));
-        if (!eat(p, ':')) return perr(p, "expected ':' after alias '%s'", k);
-        if (!at_string(p)) return perr(p, "alias '%s': expected a function name string", k);
-        GN_TRY(parse_string(p, &f));
-        if (n == cap) {
-            gn_function_alias *w = keep(p, cap * 2 * sizeof *w);
-            if (!w) return perr(p, "out of memory");
-            memcpy(w, v, n * sizeof *v);
-            v = w;
-            cap *= 2;
-        }
-        v[n].alias = k;
-        v[n].function = f;
-        n++;
+        GN_TRY(read_string(p, "'%s' takes a dict {'alias': 'function name'} or None", "function_aliases", &k));
+        GN_TRY(gn__py_expect(r, ':'));
+        GN_TRY(read_string(p, "alias '%s': expected a function name string", k, &f));
+        gn_function_alias a = {k, f};
+        GN_TRY(push(p, &v, &n, &cap, sizeof a, &a));
     }
     o->n_function_aliases = n;
-    o->function_aliases = v;
+    o->function_aliases = n ? v : NULL;
     return GN_OK;
+}
+
+/* The last component of a dotted word ("tf.saved_model.VariablePolicy.NONE"). */
+static void last_name(const gn__py_tok *t, char *buf, size_t cap)
+{
+    size_t b = t->len;
+    while (b > 0 && t->text[b - 1] != '.') b--;
+    snprintf(buf, cap, "%.*s", (int)(t->len - b), t->text + b);
 }
 
 static gn_status parse_policy(parser *p)
 {
-    char buf[128];
-    const char *name;
-    char *s = NULL;
-    if (eat_word(p, "None")) {
-        p->o->experimental_variable_policy = GN_VARIABLE_POLICY_NONE;
-        return GN_OK;
-    }
-    if (at_string(p)) {
-        GN_TRY(parse_string(p, &s));
-        name = s;
+    gn__py *r = &p->r;
+    size_t pos = r->tok.pos;
+    char name[128];
+    if (r->tok.kind == GN__PY_STR) {
+        gn__py_str(&r->tok, name, sizeof name);
+    } else if (r->tok.kind == GN__PY_WORD) {
+        last_name(&r->tok, name, sizeof name);
     } else {
-        if (!parse_ident(p, buf, sizeof buf)) return perr(p, "'experimental_variable_policy' takes a VariablePolicy, a string or None");
-        const char *dot = strrchr(buf, '.');
-        name = dot ? dot + 1 : buf;
+        return gn__py_fail(r, pos, "'experimental_variable_policy' takes a VariablePolicy, a string or None");
     }
-    char low[128];
-    size_t k = 0;
-    for (; name[k] && k + 1 < sizeof low; k++) low[k] = (char)tolower((unsigned char)name[k]);
-    low[k] = 0;
-    if (strcmp(low, "none") == 0) p->o->experimental_variable_policy = GN_VARIABLE_POLICY_NONE;
-    else if (strcmp(low, "save_variable_devices") == 0)
+    GN_TRY(gn__py_advance(r));
+    if (gn__py_ieq(name, strlen(name), "none")) p->o->experimental_variable_policy = GN_VARIABLE_POLICY_NONE;
+    else if (gn__py_ieq(name, strlen(name), "save_variable_devices"))
         p->o->experimental_variable_policy = GN_VARIABLE_POLICY_SAVE_VARIABLE_DEVICES;
-    else if (strcmp(low, "expand_distributed_variables") == 0)
+    else if (gn__py_ieq(name, strlen(name), "expand_distributed_variables"))
         p->o->experimental_variable_policy = GN_VARIABLE_POLICY_EXPAND_DISTRIBUTED_VARIABLES;
     else
-        return perr(p, "'experimental_variable_policy': '%s' is not one of None, 'save_variable_devices', "
-                       "'expand_distributed_variables'", name);
+        return gn__py_fail(r, pos, "'experimental_variable_policy': '%s' is not one of None, 'save_variable_devices', "
+                                   "'expand_distributed_variables'", name);
+    return GN_OK;
+}
+
+/* A positive integer, or a product of them (1024 * 1024). */
+static gn_status parse_size(parser *p, int64_t *v)
+{
+    gn__py *r = &p->r;
+    size_t pos = r->tok.pos;
+    GN_TRY(gn__py_int(r, INT64_MIN, INT64_MAX, v));
+    while (gn__py_is(r, '*')) {
+        GN_TRY(gn__py_advance(r));
+        int64_t x;
+        GN_TRY(gn__py_int(r, INT64_MIN, INT64_MAX, &x));
+        if (__builtin_mul_overflow(*v, x, v))
+            return gn__py_fail(r, pos, "MaxShardSizePolicy: max_shard_size does not fit in 64 bits");
+    }
+    if (*v <= 0) return gn__py_fail(r, pos, "MaxShardSizePolicy: max_shard_size must be positive, got %" PRId64, *v);
     return GN_OK;
 }
 
 static gn_status parse_sharding(parser *p)
 {
-    char buf[128];
-    if (eat_word(p, "None")) {
+    gn__py *r = &p->r;
+    if (gn__py_is_word(r, "None")) {
         p->o->experimental_sharding_callback = GN_SHARDING_DEFAULT;
         p->o->max_shard_size = 0;
-        return GN_OK;
+        return gn__py_advance(r);
     }
-    if (!parse_ident(p, buf, sizeof buf))
-        return perr(p, "'experimental_sharding_callback' takes ShardByTaskPolicy(), MaxShardSizePolicy(N) or None");
-    const char *dot = strrchr(buf, '.');
-    const char *name = dot ? dot + 1 : buf;
-    if (!eat(p, '(')) return perr(p, "expected '(' after '%s'", name);
+    if (r->tok.kind != GN__PY_WORD)
+        return gn__py_fail(r, r->tok.pos,
+                           "'experimental_sharding_callback' takes ShardByTaskPolicy(), MaxShardSizePolicy(N) or None");
+    char name[128];
+    last_name(&r->tok, name, sizeof name);
+    size_t pos = r->tok.pos;
+    GN_TRY(gn__py_advance(r));
+    if (!gn__py_is(r, '(')) return gn__py_fail(r, r->tok.pos, "expected '(' after '%s'", name);
+    GN_TRY(gn__py_advance(r));
     if (strcmp(name, "ShardByTaskPolicy") == 0) {
-        if (!eat(p, ')')) return perr(p, "ShardByTaskPolicy takes no arguments");
+        if (!gn__py_is(r, ')')) return gn__py_fail(r, r->tok.pos, "ShardByTaskPolicy takes no arguments");
         p->o->experimental_sharding_callback = GN_SHARDING_BY_TASK;
         p->o->max_shard_size = 0;
-        return GN_OK;
+        return gn__py_advance(r);
     }
     if (strcmp(name, "MaxShardSizePolicy") == 0) {
-        if (peek_word(p, "max_shard_size")) {
-            eat_word(p, "max_shard_size");
-            if (!eat(p, '=')) return perr(p, "expected '=' after max_shard_size");
+        if (gn__py_is_word(r, "max_shard_size")) {
+            GN_TRY(gn__py_advance(r));
+            if (!gn__py_is(r, '=')) return gn__py_fail(r, r->tok.pos, "expected '=' after max_shard_size");
+            GN_TRY(gn__py_advance(r));
         }
         int64_t v = 0;
-        GN_TRY(parse_int(p, &v));
-        if (v <= 0) return perr(p, "MaxShardSizePolicy: max_shard_size must be positive, got %" PRId64, v);
-        if (!eat(p, ')')) return perr(p, "expected ')' after MaxShardSizePolicy's argument");
+        GN_TRY(parse_size(p, &v));
+        if (!gn__py_is(r, ')'))
+            return gn__py_fail(r, r->tok.pos, "expected ')' after MaxShardSizePolicy's argument");
         p->o->experimental_sharding_callback = GN_SHARDING_MAX_SHARD_SIZE;
         p->o->max_shard_size = v;
-        return GN_OK;
+        return gn__py_advance(r);
     }
-    return perr(p, "'experimental_sharding_callback': '%s' is not ShardByTaskPolicy or MaxShardSizePolicy", name);
+    return gn__py_fail(r, pos,
+                       "'experimental_sharding_callback': '%s' is not ShardByTaskPolicy or MaxShardSizePolicy", name);
 }
 
-static gn_status parse_value(parser *p, const char *key)
+static gn_status parse_value(parser *p, const char *key, size_t key_pos)
 {
     gn_save_options *o = p->o;
     if (strcmp(key, "namespace_whitelist") == 0)
@@ -338,13 +265,12 @@ static gn_status parse_value(parser *p, const char *key)
     if (strcmp(key, "function_aliases") == 0) return parse_aliases(p);
     if (strcmp(key, "experimental_debug_stripper") == 0) return parse_bool(p, key, &o->experimental_debug_stripper);
     if (strcmp(key, "experimental_io_device") == 0) {
-        if (eat_word(p, "None")) {
+        if (gn__py_is_word(&p->r, "None")) {
             o->experimental_io_device = NULL;
-            return GN_OK;
+            return gn__py_advance(&p->r);
         }
         char *s;
-        if (!at_string(p)) return perr(p, "'experimental_io_device' takes a device string or None");
-        GN_TRY(parse_string(p, &s));
+        GN_TRY(read_string(p, "'%s' takes a device string or None", key, &s));
         o->experimental_io_device = s;
         return GN_OK;
     }
@@ -357,7 +283,28 @@ static gn_status parse_value(parser *p, const char *key)
         int32_t has;
         return parse_str_list(p, key, &has, &o->n_extra_tags, &o->extra_tags);
     }
-    return perr(p, "unknown SaveOptions field '%s'", key);
+    return gn__py_fail(&p->r, key_pos, "unknown SaveOptions field '%s'", key);
+}
+
+static gn_status parse_text(parser *p, const char *text)
+{
+    gn__py *r = &p->r;
+    GN_TRY(gn__py_init(r, text, strlen(text), NULL, GN_ERR_ARG, p->err));
+    if (r->tok.kind == GN__PY_END) return GN_OK; /* empty text: nothing to change */
+    gn__py_seq q;
+    GN_TRY(gn__py_open(r, '{', &q));
+    for (;;) {
+        bool more;
+        GN_TRY(gn__py_item(r, &q, &more));
+        if (!more) break;
+        gn__py_tok k;
+        GN_TRY(gn__py_key(r, &q, false, &k));
+        char key[256];
+        gn__py_str(&k, key, sizeof key);
+        GN_TRY(gn__py_expect(r, ':'));
+        GN_TRY(parse_value(p, key, k.pos));
+    }
+    return gn__py_end(r);
 }
 
 gn_status gn_save_options_parse(gn_save_options *o, const char *text, char *err, size_t errlen)
@@ -368,35 +315,19 @@ gn_status gn_save_options_parse(gn_save_options *o, const char *text, char *err,
         o->internal = calloc(1, sizeof(opt_store));
         if (!o->internal) return GN_ERR_NOMEM;
     }
-    parser p = {text, 0, o, o->internal, err, errlen};
-    ws(&p);
-    if (!p.s[p.i]) return GN_OK;   /* empty text: nothing to change */
-    if (!eat(&p, '{')) return perr(&p, "expected '{'");
-    bool first = true;
-    while (!eat(&p, '}')) {
-        if (!first && !eat(&p, ',')) return perr(&p, "expected ',' or '}'");
-        first = false;
-        if (eat(&p, '}')) break;
-        char *key;
-        GN_TRY(parse_string(&p, &key));
-        if (!eat(&p, ':')) return perr(&p, "expected ':' after '%s'", key);
-        GN_TRY(parse_value(&p, key));
+    gn__err e;
+    gn__err_clear(&e);
+    parser p = {.o = o, .store = o->internal, .err = &e};
+    gn_status s = parse_text(&p, text);
+    if (s != GN_OK) {
+        gn__err_prefix(&e, "save options");
+        if (err && errlen) snprintf(err, errlen, "%s", e.msg);
     }
-    ws(&p);
-    if (p.s[p.i]) return perr(&p, "unexpected text after '}'");
-    return GN_OK;
+    return s;
 }
 
 /* ---- printing ------------------------------------------------------------------- */
-static void put_str(gn__buf *b, const char *s)
-{
-    gn__buf_putc(b, '\'');
-    for (; *s; s++) {
-        if (*s == '\'' || *s == '\\') gn__buf_putc(b, '\\');
-        gn__buf_putc(b, *s);
-    }
-    gn__buf_putc(b, '\'');
-}
+static void put_str(gn__buf *b, const char *s) { gn__py_quote(b, s, strlen(s)); }
 
 static void put_list(gn__buf *b, bool has, size_t n, const char *const *v)
 {

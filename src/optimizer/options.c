@@ -6,7 +6,8 @@
  * Accepted text (gn_options_parse):
  *   {'constant_folding': True, "min_graph_nodes": -1,}   the dictionary's form
  *   constant_folding=on,min_graph_nodes=-1               key=value form
- * A value is a quoted string ('...' or "...") or a bare word/integer; quotes do
+ * Both are read with the Python-literal reader (common/pylit.h): a value is a
+ * string ('...' or "...", Python's escapes) or a bare word/integer; quotes do
  * not change its meaning. Words match case-insensitively. None sets the key
  * back to its default (what dict.update with None does in TensorFlow's
  * context.py: the field is left untouched in the ConfigProto it builds).
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 
 #include "common/common.h"
+#include "common/pylit.h"
 #include "grapnel/options.h"
 #include "io/graphdef.h"
 #include "io/textformat.h"
@@ -150,69 +152,33 @@ static const opt_row *find_row_n(const char *key, size_t n)
 /* ---- small helpers -------------------------------------------------------------------- */
 static char lower(char c) { return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c; }
 
-static bool ieq(const char *s, size_t n, const char *word)
-{
-    size_t m = strlen(word);
-    if (m != n) return false;
-    for (size_t i = 0; i < n; i++)
-        if (lower(s[i]) != lower(word[i])) return false;
-    return true;
-}
-
-static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-/* Decimal integer with an optional sign; false when s is not one or overflows
- * int64 (*overflow set then). */
-static bool parse_int(const char *s, size_t n, int64_t *out, bool *overflow)
-{
-    *overflow = false;
-    size_t i = 0;
-    bool neg = false;
-    if (i < n && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
-    if (i == n) return false;
-    uint64_t v = 0;
-    const uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-    for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return false;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (lim - d) / 10) {
-            /* keep scanning: "12x" followed by an overflow is "not an integer" */
-            for (i++; i < n; i++)
-                if (s[i] < '0' || s[i] > '9') return false;
-            *overflow = true;
-            return false;
-        }
-        v = v * 10 + d;
-    }
-    if (neg) *out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
-    else *out = (int64_t)v;
-    return true;
-}
-
 /* Longest value text quoted back in a message. */
 #define SHOW_MAX 64
 #define SHOW(s, n) (int)((n) > SHOW_MAX ? SHOW_MAX : (n)), (s), ((n) > SHOW_MAX ? "..." : "")
 
 /* ---- values ----------------------------------------------------------------------------- */
+static gn_status too_long(const opt_row *r, size_t n, gn__err *err)
+{
+    return gn__fail(err, GN_ERR_ARG, "option '%s': value is %zu bytes, the limit is %zu", r->name, n, r->width - 1);
+}
+
 /* Applies value text v (quotes already stripped) to key r of o. */
 static gn_status apply_value(gn_options *o, const opt_row *r, const char *v, size_t n, gn__err *err)
 {
-    if (ieq(v, n, "None")) {
+    if (gn__py_ieq(v, n, "None")) {
         row_set(o, r, r->def);
         return GN_OK;
     }
     if (r->kind == KIND_STR) {
-        if (n >= r->width)
-            return gn__fail(err, GN_ERR_ARG, "option '%s': value is %zu bytes, the limit is %zu", r->name, n,
-                            r->width - 1);
+        if (n >= r->width) return too_long(r, n, err);
         char *p = (char *)o + r->offset;
         memset(p, 0, r->width);
         memcpy(p, v, n);
         return GN_OK;
     }
     int64_t iv = 0;
-    bool overflow = false;
-    bool is_int = parse_int(v, n, &iv, &overflow);
+    gn__py_int_result ir = gn__py_parse_int(v, n, &iv);
+    bool is_int = ir == GN__PY_INT_OK, overflow = ir == GN__PY_INT_RANGE;
     switch (r->kind) {
     case KIND_INT: {
         int64_t lo = r->width == 8 ? INT64_MIN : INT32_MIN, hi = r->width == 8 ? INT64_MAX : INT32_MAX;
@@ -226,29 +192,29 @@ static gn_status apply_value(gn_options *o, const opt_row *r, const char *v, siz
         return gn__fail(err, GN_ERR_ARG, "option '%s': '%.*s%s' is not an integer", r->name, SHOW(v, n));
     }
     case KIND_BOOL:
-        if (ieq(v, n, "True") || ieq(v, n, "ON") || (is_int && iv == 1)) {
+        if (gn__py_ieq(v, n, "True") || gn__py_ieq(v, n, "ON") || (is_int && iv == 1)) {
             row_set(o, r, 1);
             return GN_OK;
         }
-        if (ieq(v, n, "False") || ieq(v, n, "OFF") || (is_int && iv == 0)) {
+        if (gn__py_ieq(v, n, "False") || gn__py_ieq(v, n, "OFF") || (is_int && iv == 0)) {
             row_set(o, r, 0);
             return GN_OK;
         }
         break;
     default: {
         /* True -> ON, False -> OFF: context.py's rewriter_toggle */
-        if (r->kind == KIND_TOGGLE && ieq(v, n, "True")) {
+        if (r->kind == KIND_TOGGLE && gn__py_ieq(v, n, "True")) {
             row_set(o, r, GN_TOGGLE_ON);
             return GN_OK;
         }
-        if (r->kind == KIND_TOGGLE && ieq(v, n, "False")) {
+        if (r->kind == KIND_TOGGLE && gn__py_ieq(v, n, "False")) {
             row_set(o, r, GN_TOGGLE_OFF);
             return GN_OK;
         }
         size_t nn;
         const char *const *names = kind_names(r->kind, &nn);
         for (size_t i = 0; i < nn; i++)
-            if (ieq(v, n, names[i])) {
+            if (gn__py_ieq(v, n, names[i])) {
                 row_set(o, r, (int64_t)i);
                 return GN_OK;
             }
@@ -263,16 +229,18 @@ static gn_status apply_value(gn_options *o, const opt_row *r, const char *v, siz
                     kind_accepted(r->kind));
 }
 
-/* The dictionary spelling of a STR value: quoted, quotes inside escaped away
- * by switching to double quotes when the value holds a single one. */
-static void format_str(const char *v, char *buf, size_t len)
+/* The dictionary spelling of the value of key r in o (a STR value as a
+ * Python string literal). */
+static void put_value(gn__buf *b, const gn_options *o, const opt_row *r)
 {
-    snprintf(buf, len, strchr(v, '\'') ? "\"%s\"" : "'%s'", v);
-}
-
-/* The dictionary spelling of value v of key r. */
-static void format_value(const opt_row *r, int64_t v, char *buf, size_t len)
-{
+    if (r->kind == KIND_STR) {
+        const char *v = (const char *)o + r->offset;
+        gn__py_quote(b, v, strlen(v));
+        return;
+    }
+    int64_t v = row_get(o, r);
+    char buf[32];
+    size_t len = sizeof buf;
     size_t nn;
     const char *const *names = kind_names(r->kind, &nn);
     if (r->kind == KIND_BOOL) {
@@ -286,6 +254,7 @@ static void format_value(const opt_row *r, int64_t v, char *buf, size_t len)
     } else {
         snprintf(buf, len, "%" PRId64, v);
     }
+    gn__buf_puts(b, buf);
 }
 
 /* ---- unknown keys ------------------------------------------------------------------------ */
@@ -429,109 +398,75 @@ const char *gn_options_key_help(size_t i) { return i < N_ROWS ? k_rows[i].help :
 
 /* ---- public: parse --------------------------------------------------------------------------- */
 typedef struct parser {
-    const char *s;
-    size_t n, i;
+    gn__py r;
     gn_options *o;
     uint32_t struct_size;
     gn__err *err;
 } parser;
 
-static void skip_ws(parser *p)
+/* The text of a key or value token: as written, or decoded into buf
+ * (cap bytes) when it holds escapes; *full: its whole decoded length, *n the
+ * bytes at the pointer returned. */
+static const char *tok_text(const gn__py_tok *t, char *buf, size_t cap, size_t *n, size_t *full)
 {
-    while (p->i < p->n) {
-        char c = p->s[p->i];
-        if (is_space(c)) {
-            p->i++;
-        } else if (c == '#') {
-            while (p->i < p->n && p->s[p->i] != '\n') p->i++;
-        } else {
-            break;
-        }
+    if (!t->escapes) {
+        *n = *full = t->len;
+        return t->text;
     }
+    *full = gn__py_str(t, buf, cap);
+    *n = *full < cap ? *full : cap - 1;
+    return buf;
 }
 
-static gn_status syntax(parser *p, size_t at, const char *what)
+/* Applies key k and value v (a string or a word; quotes do not change its meaning). */
+static gn_status apply_tokens(gn_options *o, uint32_t struct_size, const gn__py_tok *k, const gn__py_tok *v,
+                              gn__err *err)
 {
-    return gn__fail(p->err, GN_ERR_ARG, "at offset %zu: %s", at, what);
+    char kbuf[256], vbuf[GN_OPTIONS_STR_MAX + 1];
+    size_t kn, vn, full;
+    const char *ks = tok_text(k, kbuf, sizeof kbuf, &kn, &full);
+    const opt_row *r = find_row_n(ks, kn);
+    if (!r) return unknown_key(ks, kn, err);
+    GN_TRY(check_inside(r, struct_size, err));
+    const char *vs = tok_text(v, vbuf, sizeof vbuf, &vn, &full);
+    if (r->kind == KIND_STR && full >= r->width) return too_long(r, full, err);
+    return apply_value(o, r, vs, vn, err);
 }
 
-/* A quoted string or a bare run of bytes up to a delimiter in stops (or
- * whitespace); tok and len receive its content. */
-static gn_status read_token(parser *p, const char *stops, const char *what, const char **tok, size_t *len)
-{
-    size_t start = p->i;
-    if (p->i < p->n && (p->s[p->i] == '\'' || p->s[p->i] == '"')) {
-        char q = p->s[p->i++];
-        size_t b = p->i;
-        while (p->i < p->n && p->s[p->i] != q && p->s[p->i] != '\n') p->i++;
-        if (p->i >= p->n || p->s[p->i] != q) return syntax(p, start, "unterminated string");
-        *tok = p->s + b;
-        *len = p->i - b;
-        p->i++;
-        return GN_OK;
-    }
-    while (p->i < p->n && !is_space(p->s[p->i]) && !strchr(stops, p->s[p->i])) p->i++;
-    if (p->i == start) return syntax(p, start, what);
-    *tok = p->s + start;
-    *len = p->i - start;
-    return GN_OK;
-}
-
-static gn_status apply_pair(parser *p, const char *k, size_t kn, const char *v, size_t vn)
-{
-    const opt_row *r = find_row_n(k, kn);
-    if (!r) return unknown_key(k, kn, p->err);
-    GN_TRY(check_inside(r, p->struct_size, p->err));
-    return apply_value(p->o, r, v, vn, p->err);
-}
-
+/* {'key': value, ...}: a Python dict, keys also bare words. */
 static gn_status parse_dict(parser *p)
 {
-    p->i++; /* '{' */
+    gn__py *r = &p->r;
+    gn__py_seq q;
+    GN_TRY(gn__py_open(r, '{', &q));
     for (;;) {
-        skip_ws(p);
-        if (p->i < p->n && p->s[p->i] == '}') break;
-        const char *k, *v;
-        size_t kn, vn;
-        GN_TRY(read_token(p, ":,{}#", "expected a key or '}'", &k, &kn));
-        skip_ws(p);
-        if (p->i >= p->n || p->s[p->i] != ':') return syntax(p, p->i, "expected ':'");
-        p->i++;
-        skip_ws(p);
-        GN_TRY(read_token(p, ":,{}#", "expected a value", &v, &vn));
-        GN_TRY(apply_pair(p, k, kn, v, vn));
-        skip_ws(p);
-        if (p->i < p->n && p->s[p->i] == ',') {
-            p->i++;
-            continue;
-        }
-        if (p->i < p->n && p->s[p->i] == '}') break;
-        return syntax(p, p->i, "expected ',' or '}'");
+        bool more;
+        GN_TRY(gn__py_item(r, &q, &more));
+        if (!more) break;
+        gn__py_tok k, v;
+        GN_TRY(gn__py_key(r, &q, true, &k));
+        GN_TRY(gn__py_expect(r, ':'));
+        GN_TRY(gn__py_scalar(r, &v));
+        GN_TRY(apply_tokens(p->o, p->struct_size, &k, &v, p->err));
     }
-    p->i++; /* '}' */
-    skip_ws(p);
-    if (p->i < p->n) return syntax(p, p->i, "unexpected text after '}'");
-    return GN_OK;
+    return gn__py_end(r);
 }
 
+/* key=value,key=value (the reader's punctuation is '=' and ','). */
 static gn_status parse_pairs(parser *p)
 {
+    gn__py *r = &p->r;
     for (;;) {
-        skip_ws(p);
-        if (p->i >= p->n) return GN_OK;
-        const char *k, *v;
-        size_t kn, vn;
-        GN_TRY(read_token(p, "=,#", "expected a key", &k, &kn));
-        skip_ws(p);
-        if (p->i >= p->n || p->s[p->i] != '=') return syntax(p, p->i, "expected '='");
-        p->i++;
-        skip_ws(p);
-        GN_TRY(read_token(p, ",#", "expected a value", &v, &vn));
-        GN_TRY(apply_pair(p, k, kn, v, vn));
-        skip_ws(p);
-        if (p->i >= p->n) return GN_OK;
-        if (p->s[p->i] != ',') return syntax(p, p->i, "expected ','");
-        p->i++;
+        if (r->tok.kind == GN__PY_END) return GN_OK;
+        gn__py_tok k = r->tok, v;
+        if (k.kind != GN__PY_STR && k.kind != GN__PY_WORD) return gn__py_fail(r, k.pos, "expected a key");
+        GN_TRY(gn__py_advance(r));
+        GN_TRY(gn__py_expect(r, '='));
+        GN_TRY(gn__py_scalar(r, &v));
+        GN_TRY(apply_tokens(p->o, p->struct_size, &k, &v, p->err));
+        if (r->tok.kind == GN__PY_END) return GN_OK;
+        if (!gn__py_is(r, ',')) return gn__py_fail(r, r->tok.pos, "expected ','");
+        GN_TRY(gn__py_advance(r));
     }
 }
 
@@ -542,13 +477,40 @@ gn_status gn_options_parse(gn_options *o, const char *text, char *err, size_t er
     gn_options tmp;
     gn_status s = text ? load_opts(&tmp, o, &e) : gn__fail(&e, GN_ERR_ARG, "options text is NULL");
     if (s == GN_OK) {
-        parser p = {text, strlen(text), 0, &tmp, o->struct_size, &e};
-        skip_ws(&p);
-        s = (p.i < p.n && text[p.i] == '{') ? parse_dict(&p) : parse_pairs(&p);
+        parser p = {.o = &tmp, .struct_size = o->struct_size, .err = &e};
+        size_t n = strlen(text);
+        s = gn__py_init(&p.r, text, n, NULL, GN_ERR_ARG, &e);
+        if (s == GN_OK && gn__py_is(&p.r, '{')) s = parse_dict(&p);
+        else if (s == GN_OK && (s = gn__py_init(&p.r, text, n, "=,", GN_ERR_ARG, &e)) == GN_OK) s = parse_pairs(&p);
         if (s == GN_OK) store_opts(o, &tmp);
     }
     copy_err(&e, s, err, errlen);
     return s;
+}
+
+/* One value as text: a bare word (spaces around it dropped, inner ones
+ * kept), or one string literal. */
+static gn_status set_value(gn_options *o, const opt_row *r, const char *value, gn__err *err)
+{
+    size_t b = 0, n = strlen(value);
+    while (b < n && (value[b] == ' ' || (value[b] >= '\t' && value[b] <= '\r'))) b++;
+    while (n > b && (value[n - 1] == ' ' || (value[n - 1] >= '\t' && value[n - 1] <= '\r'))) n--;
+    if (n == b || (value[b] != '\'' && value[b] != '"')) return apply_value(o, r, value + b, n - b, err);
+    gn__py rd;
+    gn_status s = gn__py_init(&rd, value + b, n - b, "", GN_ERR_ARG, err);
+    gn__py_tok v = rd.tok;
+    if (s == GN_OK) s = gn__py_advance(&rd);
+    if (s == GN_OK && rd.tok.kind != GN__PY_END)
+        s = gn__py_fail(&rd, rd.tok.pos, "unexpected text after the string");
+    if (s != GN_OK) {
+        gn__err_prefix(err, "option '%s'", r->name);
+        return s;
+    }
+    char vbuf[GN_OPTIONS_STR_MAX + 1];
+    size_t vn, full;
+    const char *vs = tok_text(&v, vbuf, sizeof vbuf, &vn, &full);
+    if (r->kind == KIND_STR && full >= r->width) return too_long(r, full, err);
+    return apply_value(o, r, vs, vn, err);
 }
 
 gn_status gn_options_set(gn_options *o, const char *key, const char *value, char *err, size_t errlen)
@@ -561,22 +523,9 @@ gn_status gn_options_set(gn_options *o, const char *key, const char *value, char
         s = gn__fail(&e, GN_ERR_ARG, "%s is NULL", key ? "value" : "key");
     } else if ((s = load_opts(&tmp, o, &e)) == GN_OK) {
         const opt_row *r = find_row_n(key, strlen(key));
-        if (!r) {
-            s = unknown_key(key, strlen(key), &e);
-        } else if ((s = check_inside(r, o->struct_size, &e)) == GN_OK) {
-            size_t b = 0, n = strlen(value);
-            while (b < n && is_space(value[b])) b++;
-            while (n > b && is_space(value[n - 1])) n--;
-            if (n > b && (value[b] == '\'' || value[b] == '"')) {
-                if (n - b < 2 || value[n - 1] != value[b])
-                    s = gn__fail(&e, GN_ERR_ARG, "option '%s': unterminated string %.*s%s", r->name,
-                                 SHOW(value + b, n - b));
-                b++;
-                n--;
-            }
-            if (s == GN_OK) s = apply_value(&tmp, r, value + b, n > b ? n - b : 0, &e);
-            if (s == GN_OK) store_opts(o, &tmp);
-        }
+        if (!r) s = unknown_key(key, strlen(key), &e);
+        else if ((s = check_inside(r, o->struct_size, &e)) == GN_OK) s = set_value(&tmp, r, value, &e);
+        if (s == GN_OK) store_opts(o, &tmp);
     }
     copy_err(&e, s, err, errlen);
     return s;
@@ -590,12 +539,16 @@ gn_status gn_options_get(const gn_options *o, const char *key, char *buf, size_t
     GN_TRY(load_opts(&full, o, NULL));
     const opt_row *r = find_row_n(key, strlen(key));
     if (!r) return GN_ERR_ARG;
-    char tmp[GN_OPTIONS_STR_MAX + 8];
-    if (r->kind == KIND_STR) format_str((const char *)&full + r->offset, tmp, sizeof tmp);
-    else format_value(r, row_get(&full, r), tmp, sizeof tmp);
-    if (strlen(tmp) >= buflen) return GN_ERR_ARG;
-    memcpy(buf, tmp, strlen(tmp) + 1);
-    return GN_OK;
+    gn__buf b;
+    gn__buf_init(&b);
+    put_value(&b, &full, r);
+    gn_status s = b.oom ? GN_ERR_NOMEM : b.len >= buflen ? GN_ERR_ARG : GN_OK;
+    if (s == GN_OK) {
+        memcpy(buf, b.data, b.len);
+        buf[b.len] = '\0';
+    }
+    gn__buf_free(&b);
+    return s;
 }
 
 /* ---- public: print -------------------------------------------------------------------------- */
@@ -620,10 +573,8 @@ gn_status gn_options_to_string(const gn_options *o, char **text)
         const opt_row *r = &k_rows[i];
         int64_t v = row_get(&full, r);
         if (v == r->def && !always_printed(r->name)) continue;
-        char val[GN_OPTIONS_STR_MAX + 8];
-        if (r->kind == KIND_STR) format_str((const char *)&full + r->offset, val, sizeof val);
-        else format_value(r, v, val, sizeof val);
-        gn__buf_printf(&b, "%s'%s': %s", first ? "" : ", ", r->name, val);
+        gn__buf_printf(&b, "%s'%s': ", first ? "" : ", ", r->name);
+        put_value(&b, &full, r);
         first = false;
     }
     gn__buf_putc(&b, '}');
