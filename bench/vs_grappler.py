@@ -13,7 +13,8 @@ them: the golden manifest's, else the sinks, NoOps excluded, no feeds).
 
 Per model, in one run, each measure best of --runs:
   e2e     wall time of `grapnel optimize M -o OUT.pb` (default options: process
-          start, load, optimize, save)
+          start, load, optimize, save; each run after a sync(2), so that its fsync
+          waits on its own file only)
   inproc  gn_optimize alone: the JSON report's total_micros of
           `grapnel optimize M -o OUT.pb --report json --report-file R`, and
           its total_cpu_micros (the calling thread's CPU time: steadier on a
@@ -127,6 +128,7 @@ def main():
         for _ in range(a.runs):
             if os.path.exists(out_pb):
                 os.unlink(out_pb)
+            os.sync()  # no other file's dirty pages for the run's fsync to wait on
             dt, c, kib, rc, err = timed_child([a.grapnel, "optimize", path, "-o", out_pb], rssf)
             if rc != 0:
                 e2e = None
@@ -153,6 +155,7 @@ def main():
         for _ in range(a.runs):
             if os.path.exists(cpy):
                 os.unlink(cpy)
+            os.sync()
             dt, _, _, rc, _ = timed_child(["cp", path, cpy], rssf)
             cps.append(dt)
         os.unlink(cpy)

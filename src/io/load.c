@@ -82,7 +82,14 @@ gn_status gn__maybe_gunzip(const uint8_t *data, size_t len, uint8_t **out, size_
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return gn__fail(err, GN_ERR_NOMEM, "cannot start gzip decoder");
+    /* the trailer's ISIZE (the size mod 2^32) sizes the buffer once when it is
+     * believable: deflate expands at most 1032 to 1 */
     size_t cap = len * 4 + 4096, n = 0;
+    if (len >= 18) {
+        size_t isize = (size_t)data[len - 4] | (size_t)data[len - 3] << 8 | (size_t)data[len - 2] << 16 |
+                       (size_t)data[len - 1] << 24;
+        if (isize > cap && isize / 1032 <= len) cap = isize + 64; /* room for the end to be seen */
+    }
     uint8_t *buf = malloc(cap + 1);
     if (!buf) {
         inflateEnd(&zs);

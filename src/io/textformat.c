@@ -710,6 +710,12 @@ static gn_status read_string(tp *t, const ProtobufCFieldDescriptor *f)
     do {
         const char *start = p;
         char q = *p++;
+        /* the literal's bytes up to its closing quote bound what it decodes to
+         * (no escape is shorter than what it stands for): room for all of it
+         * once, then the escapes are stored without a call each */
+        const char *close = p;
+        while (close < e && *close != q && *close != '\n') close += *close == '\\' && close + 1 < e ? 2 : 1;
+        if (!gn__buf_reserve(b, (size_t)(close - p))) return tp_nomem(t);
         for (;;) {
             const char *run = p;
             while (p < e && *p != q && *p != '\\' && *p != '\n') p++;
@@ -770,8 +776,9 @@ static gn_status read_string(tp *t, const ProtobufCFieldDescriptor *f)
                 return tp_fail(t, esc, "invalid escape sequence '\\%c' in string",
                                (c >= 0x20 && c < 0x7f) ? c : '?');
             }
-            gn__buf_append(b, &ch, 1);
+            b->data[b->len++] = ch;
         }
+        b->data[b->len] = '\0';
         t->p = p;
         skip_ws(t);
         p = t->p;
