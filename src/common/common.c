@@ -30,6 +30,19 @@ void gn_free(void *p) { free(p); }
  * to back: backing them with transparent huge pages where the system offers
  * them on request takes most of the page faults out of loading and writing
  * big graphs. Advice only: nothing changes where it is refused. */
+void gn__release_pages(void *p, size_t n)
+{
+#if defined(MADV_DONTNEED)
+    const uintptr_t page = 4096;
+    if (!p) return;
+    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + n) & ~(page - 1);
+    if (e > a) (void)madvise((void *)a, e - a, MADV_DONTNEED);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 void gn__advise_huge(void *p, size_t n)
 {
 #if defined(MADV_HUGEPAGE)

@@ -106,6 +106,10 @@ void gn__pb_buffer_init(gn__pb_buffer *pb, gn__buf *b);
 /* Asks for transparent huge pages behind a large buffer about to be filled
  * (fewer page faults and TLB misses); advice only. */
 void gn__advise_huge(void *p, size_t n);
+/* Gives back the whole pages inside p[0..n) of private anonymous memory that
+ * will not be read again before being written (a given-up buffer's unused
+ * tail): they read as zeros afterwards. */
+void gn__release_pages(void *p, size_t n);
 
 /* ---- hashing ----------------------------------------------------------------- */
 uint64_t gn__hash_bytes(const void *p, size_t n);

@@ -533,7 +533,10 @@ typedef struct cf_out_alloc {
  * faulted in 4 KiB pages per result). A slab is as large as what the
  * invocation has put there so far, from CF_SLAB_MIN to CF_SLAB_MAX, so that
  * the unused tail of the last one stays within that; results over half a slab
- * get an allocation of their own. */
+ * get an allocation of their own. The tail of a slab given up is given back to
+ * the system: with huge pages, the first result in a slab brings in the whole
+ * 2 MiB page around it, and on a model whose folded weights are a few MiB each
+ * those tails were 10-20 MiB of the peak. */
 #define CF_SLAB_MIN ((size_t)256 << 10)
 #define CF_SLAB_MAX ((size_t)8 << 20)
 
@@ -545,6 +548,7 @@ static void *graph_output(cf_state *s, size_t bytes)
     s->out_bytes += need;
     if (need > s->slab_left && need > slab / 2) return gn__graph_value_alloc(s->g, bytes);
     if (need > s->slab_left) {
+        if (s->slab_left) gn__release_pages(s->slab, s->slab_left);
         char *p = gn__graph_value_alloc(s->g, slab);
         if (!p) return NULL;
         uintptr_t a = ((uintptr_t)p + 63) & ~(uintptr_t)63;
