@@ -175,6 +175,41 @@ static size_t decoded(const char *text, char *buf, size_t cap)
     return gn__py_str(&r.tok, buf, cap);
 }
 
+/* gn__py_entry: a dict's entries up to each value; bare keys only when asked. */
+static void test_entries(void **state)
+{
+    (void)state;
+    gn__py r;
+    gn__err e;
+    start(&r, &e, "{'a': 1, b: 'two',}");
+    gn__py_seq q;
+    assert_int_equal(gn__py_open(&r, '{', &q), GN_OK);
+    gn__py_tok k;
+    bool more = false;
+    assert_int_equal(gn__py_entry(&r, &q, true, &k, &more), GN_OK);
+    assert_true(more);
+    expect_tok(&k, GN__PY_STR, "a", 1);
+    expect_tok(&r.tok, GN__PY_WORD, "1", 6);
+    assert_int_equal(gn__py_advance(&r), GN_OK);
+    assert_int_equal(gn__py_entry(&r, &q, true, &k, &more), GN_OK);
+    assert_true(more);
+    expect_tok(&k, GN__PY_WORD, "b", 9);
+    expect_tok(&r.tok, GN__PY_STR, "two", 12);
+    assert_int_equal(gn__py_advance(&r), GN_OK);
+    assert_int_equal(gn__py_entry(&r, &q, true, &k, &more), GN_OK);
+    assert_false(more);
+    assert_int_equal(gn__py_end(&r), GN_OK);
+
+    start(&r, &e, "{b: 1}");
+    assert_int_equal(gn__py_open(&r, '{', &q), GN_OK);
+    assert_int_equal(gn__py_entry(&r, &q, false, &k, &more), GN_ERR_ARG);
+    assert_string_equal(e.msg, "at offset 1: expected a key in quotes or '}'");
+    start(&r, &e, "{'b' 1}");
+    assert_int_equal(gn__py_open(&r, '{', &q), GN_OK);
+    assert_int_equal(gn__py_entry(&r, &q, false, &k, &more), GN_ERR_ARG);
+    assert_string_equal(e.msg, "at offset 5: expected ':'");
+}
+
 static void test_strings(void **state)
 {
     (void)state;
@@ -395,7 +430,7 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tokens), cmocka_unit_test(test_structure), cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_tokens), cmocka_unit_test(test_structure), cmocka_unit_test(test_entries), cmocka_unit_test(test_strings),
         cmocka_unit_test(test_quote),  cmocka_unit_test(test_ints),      cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

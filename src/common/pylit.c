@@ -272,6 +272,14 @@ gn_status gn__py_key(gn__py *r, const gn__py_seq *q, bool bare, gn__py_tok *key)
     return gn__py_advance(r);
 }
 
+gn_status gn__py_entry(gn__py *r, gn__py_seq *q, bool bare, gn__py_tok *key, bool *more)
+{
+    GN_TRY(gn__py_item(r, q, more));
+    if (!*more) return GN_OK;
+    GN_TRY(gn__py_key(r, q, bare, key));
+    return gn__py_expect(r, ':');
+}
+
 gn_status gn__py_scalar(gn__py *r, gn__py_tok *v)
 {
     if (r->tok.kind != GN__PY_STR && r->tok.kind != GN__PY_WORD) return gn__py_fail(r, r->tok.pos, "expected a value");

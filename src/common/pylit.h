@@ -84,6 +84,9 @@ gn_status gn__py_item(gn__py *r, gn__py_seq *q, bool *more);
 /* A dict key at r->tok, consumed: a string, or a word when bare is true;
  * else fails "expected a key or 'close'". */
 gn_status gn__py_key(gn__py *r, const gn__py_seq *q, bool bare, gn__py_tok *key);
+/* A dict's next entry up to its value: gn__py_item, then (when *more) the key
+ * (gn__py_key) and the ':' after it; r->tok is then the value. */
+gn_status gn__py_entry(gn__py *r, gn__py_seq *q, bool bare, gn__py_tok *key, bool *more);
 /* A string or a word at r->tok, consumed; else fails "expected a value". */
 gn_status gn__py_scalar(gn__py *r, gn__py_tok *v);
 /* An integer word in [lo, hi] at r->tok, consumed; else fails "expected an

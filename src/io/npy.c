@@ -57,13 +57,11 @@ static gn_status parse_header(gn__py *r, char *descr, size_t dn, bool *fortran, 
     GN_TRY(gn__py_open(r, '{', &q));
     for (;;) {
         bool more;
-        GN_TRY(gn__py_item(r, &q, &more));
-        if (!more) break;
         gn__py_tok k;
-        GN_TRY(gn__py_key(r, &q, false, &k));
+        GN_TRY(gn__py_entry(r, &q, false, &k, &more));
+        if (!more) break;
         char key[64];
         gn__py_str(&k, key, sizeof key);
-        GN_TRY(gn__py_expect(r, ':'));
         if (strcmp(key, "descr") == 0) {
             if (r->tok.kind != GN__PY_STR) return gn__py_fail(r, r->tok.pos, "'descr' must be a string such as '<f4'");
             gn__py_str(&r->tok, descr, dn);

@@ -295,13 +295,11 @@ static gn_status parse_text(parser *p, const char *text)
     GN_TRY(gn__py_open(r, '{', &q));
     for (;;) {
         bool more;
-        GN_TRY(gn__py_item(r, &q, &more));
-        if (!more) break;
         gn__py_tok k;
-        GN_TRY(gn__py_key(r, &q, false, &k));
+        GN_TRY(gn__py_entry(r, &q, false, &k, &more));
+        if (!more) break;
         char key[256];
         gn__py_str(&k, key, sizeof key);
-        GN_TRY(gn__py_expect(r, ':'));
         GN_TRY(parse_value(p, key, k.pos));
     }
     return gn__py_end(r);

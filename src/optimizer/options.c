@@ -441,11 +441,9 @@ static gn_status parse_dict(parser *p)
     GN_TRY(gn__py_open(r, '{', &q));
     for (;;) {
         bool more;
-        GN_TRY(gn__py_item(r, &q, &more));
-        if (!more) break;
         gn__py_tok k, v;
-        GN_TRY(gn__py_key(r, &q, true, &k));
-        GN_TRY(gn__py_expect(r, ':'));
+        GN_TRY(gn__py_entry(r, &q, true, &k, &more));
+        if (!more) break;
         GN_TRY(gn__py_scalar(r, &v));
         GN_TRY(apply_tokens(p->o, p->struct_size, &k, &v, p->err));
     }
