@@ -1,4 +1,5 @@
 /* Loading the BLAS library (src/ops/blas.h). */
+#define _GNU_SOURCE   /* RTLD_NODELETE */
 #include "ops/blas.h"
 
 #include <dlfcn.h>
@@ -9,7 +10,10 @@ bool gn__blas_open(gn__blas *b)
     static const char *const names[] = {"libopenblas.so.0", "libopenblas.so", "libblas.so.3"};
     memset(b, 0, sizeof *b);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        /* NODELETE: once a session has started it, the library and its thread
+         * pool stay for the process, as when it was linked; the next session
+         * does not pay its start-up again */
+        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         if (!lib) continue;
         void *s = dlsym(lib, "cblas_sgemm"), *d = dlsym(lib, "cblas_dgemm");
         if (!s || !d) {

@@ -26,7 +26,9 @@ typedef struct gn__blas {
 
 /* Loads the first of libopenblas.so.0, libopenblas.so, libblas.so.3 that has
  * cblas_sgemm and cblas_dgemm. false (b zeroed) when none does: kernels then
- * use the reference gemm. Each call takes its own reference on the library. */
+ * use the reference gemm. Each call takes its own reference on the library;
+ * the library stays loaded once opened (RTLD_NODELETE), so sessions after the
+ * first find it started. */
 bool gn__blas_open(gn__blas *b);
 void gn__blas_close(gn__blas *b);
 
