@@ -717,6 +717,15 @@ static gn_status read_string(tp *t, const ProtobufCFieldDescriptor *f)
         while (close < e && *close != q && *close != '\n') close += *close == '\\' && close + 1 < e ? 2 : 1;
         if (!gn__buf_reserve(b, (size_t)(close - p))) return tp_nomem(t);
         for (;;) {
+            /* runs of three-digit octal escapes (how TensorFlow writes
+             * tensor_content: "\000\000\200?"), decoded without the switch */
+            while (e - p >= 4 && p[0] == '\\' && p[1] >= '0' && p[1] <= '7' && p[2] >= '0' && p[2] <= '7' &&
+                   p[3] >= '0' && p[3] <= '7') {
+                b->data[b->len++] = (char)(unsigned char)((((unsigned)(p[1] - '0') << 6) |
+                                                           ((unsigned)(p[2] - '0') << 3) | (unsigned)(p[3] - '0')) &
+                                                          0xFF);
+                p += 4;
+            }
             const char *run = p;
             while (p < e && *p != q && *p != '\\' && *p != '\n') p++;
             if (p > run) gn__buf_append(b, run, (size_t)(p - run));
