@@ -646,6 +646,17 @@ static void test_parse_strings(void **state)
     assert_int_equal(m->r_by[0].len, 0);
     assert_int_equal(m->r_by[1].len, 1);
     assert_int_equal(m->r_by[1].data[0], 0xff);
+
+    /* runs of octal escapes (TensorFlow's tensor_content), at and past three digits */
+    char text[8 + 4 * 300 + 64];
+    size_t n = (size_t)snprintf(text, sizeof text, "by: \"");
+    for (int i = 0; i < 300; i++) n += (size_t)snprintf(text + n, sizeof text - n, "\\%03o", (unsigned)(i * 7) & 0xff);
+    snprintf(text + n, sizeof text - n, "\\000\\001\\777\\0000\\12x\\1234\\7\"");
+    m = (Gntest__All *)parse_ok(&a, &gntest__all__descriptor, text);
+    assert_int_equal(m->by.len, 300 + 10);
+    for (int i = 0; i < 300; i++) assert_int_equal(m->by.data[i], (i * 7) & 0xff);
+    static const uint8_t want_tail[] = {0, 1, 0xff, 0, '0', 10, 'x', 'S', '4', 7};
+    assert_memory_equal(m->by.data + 300, want_tail, sizeof want_tail);
     gn__arena_free(&a);
 
     const ProtobufCMessageDescriptor *d = &gntest__all__descriptor;
