@@ -129,6 +129,37 @@ static void graph_round_trip(gn_graph *g, gn_format fmt)
     gn_graph_free(h);
 }
 
+/* A binary GraphDef loaded from a file keeps the file's image and points its
+ * large tensors into it (moving misaligned ones in place): it must load as the
+ * buffer did and write the same bytes. */
+static void file_same_as_buffer(const uint8_t *d, size_t n, gn_graph *from_buffer, gn_status sb)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/input.pb", scratch());
+    put_file(path, d, n);
+    gn_load_options lo;
+    gn_load_options_init(&lo);
+    lo.format = GN_FORMAT_BINARY;
+    gn_graph *g = NULL;
+    gn_status s = gn_graph_load(path, &lo, &g);
+    if (!g) {
+        if (s != GN_ERR_NOMEM) broken("gn_graph_load: no handle", gn_status_str(s));
+        return;
+    }
+    if ((s == GN_OK) != (sb == GN_OK)) broken("a file and the same bytes in a buffer load differently", gn_graph_errmsg(g));
+    if (s == GN_OK) {
+        void *a = NULL, *b = NULL;
+        size_t an = 0, bn = 0;
+        if (gn_graph_serialize(from_buffer, GN_FORMAT_BINARY, &a, &an) != GN_OK ||
+            gn_graph_serialize(g, GN_FORMAT_BINARY, &b, &bn) != GN_OK)
+            broken("serializing a loaded graph", gn_graph_errmsg(g));
+        if (an != bn || memcmp(a, b, an) != 0) broken("loaded from a file and from a buffer: different bytes", NULL);
+        gn_free(a);
+        gn_free(b);
+    }
+    gn_graph_free(g);
+}
+
 static int graphdef(const uint8_t *d, size_t n, gn_format fmt)
 {
     gn_load_options lo;
@@ -142,6 +173,7 @@ static int graphdef(const uint8_t *d, size_t n, gn_format fmt)
     }
     need_msg(s, gn_graph_errmsg(g), "gn_graph_load_buffer");
     if (s == GN_OK) graph_round_trip(g, fmt);
+    if (fmt == GN_FORMAT_BINARY && n >= 4096) file_same_as_buffer(d, n, g, s);
     gn_graph_free(g);
     return 0;
 }
