@@ -360,6 +360,63 @@ static void test_fp16_engine(void **state)
     gn_graph_free(g);
 }
 
+/* FP16 with FusedBatchNormV3: x and y in half, scale, offset, mean and variance
+ * (typed U) stay float32 Consts, as TensorFlow's kernel requires; the engine
+ * runs on the CPU within float16's precision of the float graph. */
+#define VEC3(n, a, b, c)                                                                                             \
+    "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { " \
+    "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } } float_val: " a " float_val: " b " float_val: " c    \
+    " } } } }\n"
+static const char *k_fbn =
+    "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'shape' value { "
+    "shape { dim { size: 1 } dim { size: 2 } dim { size: 2 } dim { size: 3 } } } } }\n" VEC3("scale", "1.5", "0.5", "2")
+        VEC3("offset", "0.25", "-1", "0") VEC3("mean", "0.5", "-0.5", "1") VEC3("var", "4", "1", "0.25")
+    "node { name: 'bn' op: 'FusedBatchNormV3' input: 'x' input: 'scale' input: 'offset' input: 'mean' input: 'var' "
+    "attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'U' value { type: DT_FLOAT } } "
+    "attr { key: 'epsilon' value { f: 0.001 } } attr { key: 'is_training' value { b: false } } "
+    "attr { key: 'data_format' value { s: 'NHWC' } } }\n" UN("r", "Relu", "bn") UN("t", "Tanh", "r")
+        UN("y", "Identity", "t");
+
+static void test_fp16_batch_norm(void **state)
+{
+    (void)state;
+    gn_graph *g = segment(k_fbn, "{'precision_mode': 'FP16'}", 0, NULL, NULL);
+    const gn__function *fn = gn__graph_find_function(g, "GrapnelEngineOp_000_000_fp16_segment");
+    assert_non_null(fn);
+    const gn_graph *b = fn->body;
+    gn_id bn = gn__graph_find(b, "bn");
+    assert_int_not_equal(bn, GN_NONE);
+    int dt = 0;
+    assert_true(gn__attr_get_type(b, bn, "T", &dt));
+    assert_int_equal(dt, 19);
+    assert_true(gn__attr_get_type(b, bn, "U", &dt));
+    assert_int_equal(dt, 1);
+    /* inputs 1-4 read float32 Consts, not casts of half ones */
+    for (uint32_t k = 1; k <= 4; k++) {
+        gn_id c = b->nodes[bn].in[k].node;
+        assert_string_equal(gn__node_op(b, c), "Const");
+        assert_int_equal(gn__node_attr(b, c, "value")->tensor->dtype, 1);
+    }
+    assert_string_equal(gn__node_op(b, b->nodes[bn].in[0].node), "Cast");
+    gn_pt_check_valid(g, "fp16 batch norm");
+    float xv[12] = {-1.5f, 2.0f, 0.25f, -3.0f, 4.0f, 0.5f, 1.0f, -0.75f, 3.0f, 0.125f, -2.0f, 1.75f};
+    int64_t xd[4] = {1, 2, 2, 3};
+    gn_graph *orig = gn_pt_load_text(k_fbn);
+    gn_tensor t = gn_pt_view(DT_FLOAT, xv, sizeof xv, 4, xd), a, r16;
+    const char *fnm[1] = {"x"}, *xn[1] = {"y"};
+    gn_pt_run_graph(orig, fnm, &t, 1, xn, &a, 1);
+    gn_pt_run_graph(g, fnm, &t, 1, xn, &r16, 1);
+    gn_compare_result r;
+    memset(&r, 0, sizeof r);
+    gn_tensor_compare(&r16, &a, 1e-2, &r);
+    assert_true(r.match);
+    assert_true(r.rel_l2_err > 0); /* it did run in float16 */
+    gn_tensor_free(&a);
+    gn_tensor_free(&r16);
+    gn_graph_free(orig);
+    gn_graph_free(g);
+}
+
 /* ---- golden models: converted graphs give what the originals give ------------------------------- */
 static void golden_at(const char *params, double tol)
 {
@@ -708,7 +765,7 @@ int main(void)
         cmocka_unit_test(test_fanouts_after_conversion),
         cmocka_unit_test(test_wide_hub),
         cmocka_unit_test(test_ref_input),
-        cmocka_unit_test(test_consts_and_identity), cmocka_unit_test(test_dry_run), cmocka_unit_test(test_engine_cache), cmocka_unit_test(test_fp16_engine), cmocka_unit_test(test_golden),
+        cmocka_unit_test(test_consts_and_identity), cmocka_unit_test(test_dry_run), cmocka_unit_test(test_engine_cache), cmocka_unit_test(test_fp16_engine), cmocka_unit_test(test_fp16_batch_norm), cmocka_unit_test(test_golden),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -517,6 +517,23 @@ static bool half_ok(const gn_graph *b, gn_id id)
     return any;
 }
 
+/* Whether flat input k (output k when out) of node id is typed by the attr U:
+ * FusedBatchNorm's scale, offset, mean and variance and its statistics
+ * outputs, which stay float in a half engine (TensorFlow's kernels take
+ * T=half only with U=float). Args are walked while each is one tensor. */
+static bool arg_is_u(const gn_graph *b, gn_id id, uint32_t k, bool out)
+{
+    const gn__opdef *op = gn__node_opdef(b, id);
+    if (!op) return false;
+    uint16_t n = out ? op->n_outputs : op->n_inputs;
+    const gn__argdef *a = out ? op->outputs : op->inputs;
+    for (uint32_t i = 0; i < n && i <= k; i++) {
+        if (a[i].number_attr || a[i].type_list_attr) return false;
+        if (i == k) return a[i].type_attr && !strcmp(a[i].type_attr, "U");
+    }
+    return false;
+}
+
 /* Every float type attr of node id becomes half; a float Const is converted. */
 static gn_status node_to_half(seg *S, gn_graph *b, gn_id id)
 {
@@ -587,16 +604,29 @@ static gn_status fp16_body(seg *S, const gn_graph *b32, gn_graph **out)
     uint8_t *conv = calloc(n0 + 1, 1);
     gn_status s = conv ? GN_OK : NOMEM(S);
     for (gn_id id = 0; id < n0 && s == GN_OK; id++) conv[id] = gn__node_live(b, id) && half_ok(b, id);
+    /* a Const stays float when nothing reads it in half (FusedBatchNorm's U inputs) */
+    for (gn_id c = 0; c < n0 && s == GN_OK; c++) {
+        if (!conv[c] || !op_is(b, c, "Const")) continue;
+        bool half_use = false;
+        for (uint32_t u = 0; u < b->nodes[c].n_use && !half_use; u++) {
+            gn__use us = b->nodes[c].use[u];
+            half_use = us.node < n0 && conv[us.node] && !arg_is_u(b, us.node, us.slot, false);
+        }
+        conv[c] = half_use;
+    }
     /* the dtype each edge carries, read before any attr changes */
     for (gn_id v = 0; v < n0 && s == GN_OK; v++) {
         if (!gn__node_live(b, v)) continue;
         for (uint32_t k = 0; k < b->nodes[v].n_in && s == GN_OK; k++) {
             gn__edge e = b->nodes[v].in[k];
-            if (e.node >= n0 || conv[e.node] == conv[v]) continue;
+            if (e.node >= n0) continue;
+            bool src_half = conv[e.node] && !arg_is_u(b, e.node, e.index, true);
+            bool dst_half = conv[v] && !arg_is_u(b, v, k, false);
+            if (src_half == dst_half) continue;
             int32_t dt = edge_dtype(b32, e);
             if (dt != DT_F32) continue;
             gn_id c;
-            s = cast_of(S, b, e, conv[v] ? DT_F16 : DT_F32, &c);
+            s = cast_of(S, b, e, dst_half ? DT_F16 : DT_F32, &c);
             if (s == GN_OK) s = GFAIL(S, b, gn__node_set_input(b, v, k, (gn__edge){c, 0}));
         }
     }
