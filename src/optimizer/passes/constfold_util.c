@@ -942,6 +942,18 @@ static void after_op_change(cf_state *s, gn_id id)
     gn__cf_enqueue_consumers(s, id);
 }
 
+/* Data input k of id (of nin) swapped with input 0. */
+static gn_status input_to_front(cf_state *s, gn_id id, uint32_t k, uint32_t nin)
+{
+    if (k == 0) return GN_OK;
+    uint32_t *perm = gn__arena_alloc(&s->arena, nin * sizeof *perm, _Alignof(uint32_t));
+    if (!perm) return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < nin; i++) perm[i] = i;
+    perm[0] = k;
+    perm[k] = 0;
+    return gn__cf_permute_inputs(s, id, perm, nin);
+}
+
 gn_status gn__cf_to_identity(cf_state *s, gn_id id, uint32_t k, bool snapshot, bool *done)
 {
     *done = false;
@@ -950,14 +962,7 @@ gn_status gn__cf_to_identity(cf_state *s, gn_id id, uint32_t k, bool snapshot, b
     int32_t dt = gn__cf_node_dtype(s, id);
     if (!dt) return GN_OK;
     uint32_t nin = n->n_in;
-    if (k != 0) {
-        uint32_t *perm = gn__arena_alloc(&s->arena, nin * sizeof *perm, _Alignof(uint32_t));
-        if (!perm) return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
-        for (uint32_t i = 0; i < nin; i++) perm[i] = i;
-        perm[0] = k;
-        perm[k] = 0;
-        GN_TRY(gn__cf_permute_inputs(s, id, perm, nin));
-    }
+    GN_TRY(input_to_front(s, id, k, nin));
     GN_TRY(gn__cf_inputs_to_controls(s, id, 1));
     GN_TRY(gn__cf_clear_attrs(s, id, true));
     GN_TRY(gn__node_set_op(s->g, id, snapshot && s->use_snapshot ? "Snapshot" : "Identity"));
@@ -1029,14 +1034,7 @@ gn_status gn__cf_to_broadcast(cf_state *s, gn_id id, uint32_t k, bool *done)
         GN_TRY(gn__node_add_control(s->g, c, a));
     }
     for (uint32_t i = 0; i < nctl; i++) GN_TRY(gn__node_add_control(s->g, c, gn__node_at(s->g, id)->ctrl[i]));
-    if (k != 0) {
-        uint32_t *perm = gn__arena_alloc(&s->arena, nin * sizeof *perm, _Alignof(uint32_t));
-        if (!perm) return gn__fail(s->c->err, GN_ERR_NOMEM, "out of memory");
-        for (uint32_t i = 0; i < nin; i++) perm[i] = i;
-        perm[0] = k;
-        perm[k] = 0;
-        GN_TRY(gn__cf_permute_inputs(s, id, perm, nin));
-    }
+    GN_TRY(input_to_front(s, id, k, nin));
     GN_TRY(gn__cf_inputs_to_controls(s, id, 1));
     GN_TRY(gn__node_add_input(s->g, id, (gn__edge){c, 0}));
     GN_TRY(gn__cf_clear_attrs(s, id, true));
