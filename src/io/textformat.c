@@ -696,6 +696,32 @@ static bool hex_digits(const char *p, const char *e, int n, uint32_t *v)
     return true;
 }
 
+/* Eight bytes at p as a little-endian number (one load where the host is). */
+static inline uint64_t load_le64(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint64_t)u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16 | (uint64_t)u[3] << 24 |
+           (uint64_t)u[4] << 32 | (uint64_t)u[5] << 40 | (uint64_t)u[6] << 48 | (uint64_t)u[7] << 56;
+}
+
+/* The first q at or after p that no backslash escapes (an odd run of
+ * backslashes before it), found with memchr; e when there is none. Bounds
+ * what the literal starting at p decodes to: a newline before it ends the
+ * literal earlier, with an error. The backward counts cover disjoint runs of
+ * backslashes, so the search is linear. */
+static const char *closing_quote(const char *p, const char *e, char q)
+{
+    const char *from = p;
+    for (;;) {
+        const char *c = memchr(from, q, (size_t)(e - from));
+        if (!c) return e;
+        size_t bs = 0;
+        while (c - bs > p && c[-1 - (ptrdiff_t)bs] == '\\') bs++;
+        if (bs % 2 == 0) return c;
+        from = c + 1;
+    }
+}
+
 /* Reads one or more adjacent string literals, decoding escapes, into
  * t->scratch. */
 static gn_status read_string(tp *t, const ProtobufCFieldDescriptor *f)
@@ -713,19 +739,30 @@ static gn_status read_string(tp *t, const ProtobufCFieldDescriptor *f)
         /* the literal's bytes up to its closing quote bound what it decodes to
          * (no escape is shorter than what it stands for): room for all of it
          * once, then the escapes are stored without a call each */
-        const char *close = p;
-        while (close < e && *close != q && *close != '\n') close += *close == '\\' && close + 1 < e ? 2 : 1;
+        const char *close = closing_quote(p, e, q);
         if (!gn__buf_reserve(b, (size_t)(close - p))) return tp_nomem(t);
         for (;;) {
             /* runs of three-digit octal escapes (how TensorFlow writes
              * tensor_content: "\000\000\200?"), decoded without the switch */
+            char *o = b->data + b->len;   /* a local cursor: no reload of b per byte */
+            /* two escapes per 8-byte load: '\\' at bytes 0 and 4, octal digits
+             * ('0'-'7': 0x30-0x37) at the six others */
+            while (e - p >= 8) {
+                uint64_t w = load_le64(p);
+                if ((w & 0xF8F8F8FFF8F8F8FFull) != 0x3030305C3030305Cull) break;
+                o[0] = (char)(unsigned char)(((w >> 8) & 7) << 6 | ((w >> 16) & 7) << 3 | ((w >> 24) & 7));
+                o[1] = (char)(unsigned char)(((w >> 40) & 7) << 6 | ((w >> 48) & 7) << 3 | ((w >> 56) & 7));
+                o += 2;
+                p += 8;
+            }
             while (e - p >= 4 && p[0] == '\\' && p[1] >= '0' && p[1] <= '7' && p[2] >= '0' && p[2] <= '7' &&
                    p[3] >= '0' && p[3] <= '7') {
-                b->data[b->len++] = (char)(unsigned char)((((unsigned)(p[1] - '0') << 6) |
-                                                           ((unsigned)(p[2] - '0') << 3) | (unsigned)(p[3] - '0')) &
-                                                          0xFF);
+                *o++ = (char)(unsigned char)((((unsigned)(p[1] - '0') << 6) | ((unsigned)(p[2] - '0') << 3) |
+                                              (unsigned)(p[3] - '0')) &
+                                             0xFF);
                 p += 4;
             }
+            b->len = (size_t)(o - b->data);
             const char *run = p;
             while (p < e && *p != q && *p != '\\' && *p != '\n') p++;
             if (p > run) gn__buf_append(b, run, (size_t)(p - run));
