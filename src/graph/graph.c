@@ -36,7 +36,6 @@ static bool intern_rehash(gn_graph *g, uint32_t nslots)
 {
     uint64_t *slots = calloc(nslots, sizeof *slots);
     if (!slots) return false;
-    gn__advise_huge(slots, (size_t)nslots * sizeof *slots);
     gn__strtab *t = &g->names;
     for (uint32_t id = 0; id < t->n; id++) {
         uint64_t h = gn__hash_bytes(t->str[id], t->len[id]);
@@ -125,8 +124,6 @@ bool gn__intern_reserve(gn_graph *g, uint32_t n)
         if (!nl) return false;
         t->len = nl;
         t->cap = want;
-        gn__advise_huge(t->str, (size_t)want * sizeof *t->str);
-        gn__advise_huge(t->len, (size_t)want * sizeof *t->len);
     }
     uint32_t nslots = t->nslots ? t->nslots : 1024;
     while ((uint64_t)(want + 1) * 2 > nslots) nslots *= 2;

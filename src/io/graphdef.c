@@ -614,7 +614,6 @@ gn_status gn__graph_begin_graphdef(gn_graph *g, const Tensorflow__GraphDef *gd, 
         if (n_nodes > UINT32_MAX - 2) return gn__fail(&g->err, GN_ERR_GRAPH, "too many nodes");
         g->nodes = malloc(n_nodes * sizeof *g->nodes);
         if (!g->nodes) return gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
-        gn__advise_huge(g->nodes, n_nodes * sizeof *g->nodes);
         g->cap_nodes = (uint32_t)n_nodes;
     }
     /* library first, so that calls of library functions resolve */

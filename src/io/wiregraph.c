@@ -183,7 +183,6 @@ static bool vtab_grow(vtab *t)
         size_t ncap = t->cap_e ? t->cap_e * 2 : 2048;
         vent *ne = realloc(t->e, ncap * sizeof *ne);
         if (!ne) return false;
-        gn__advise_huge(ne, ncap * sizeof *ne);
         t->e = ne;
         t->cap_e = ncap;
     }
@@ -191,7 +190,6 @@ static bool vtab_grow(vtab *t)
     size_t ncap = t->cap ? t->cap * 2 : 4096;
     uint64_t *ns = calloc(ncap, sizeof *ns);
     if (!ns) return false;
-    gn__advise_huge(ns, ncap * sizeof *ns);
     for (size_t i = 0; i < t->n; i++) {
         size_t j = (size_t)t->e[i].h & (ncap - 1);
         while (ns[j]) j = (j + 1) & (ncap - 1);
@@ -519,7 +517,6 @@ static gn_status fast_tensor_value(wdec *w, const uint8_t *p, size_t n, const Te
             if (ncap < g->cap_encs) return GN_ERR_NOMEM;
             gn__attr_enc *ne = realloc(g->encs, (size_t)ncap * sizeof *ne);
             if (!ne) return GN_ERR_NOMEM;
-            gn__advise_huge(ne, (size_t)ncap * sizeof *ne);
             g->encs = ne;
             g->cap_encs = ncap;
             if (!g->n_encs) g->encs[g->n_encs++] = (gn__attr_enc){NULL, NULL, 0};
@@ -614,7 +611,6 @@ static bool push_input(wdec *w, const char *p, size_t n)
         size_t ncap = w->cap_in ? w->cap_in * 2 : 1024;
         gn__strslice *ni = realloc(w->in, ncap * sizeof *ni);
         if (!ni) return false;
-        gn__advise_huge(ni, ncap * sizeof *ni);
         w->in = ni;
         w->cap_in = ncap;
     }
@@ -870,7 +866,6 @@ static gn_status decode(wdec *w, bool *empty)
                     s = GN_ERR_NOMEM;
                     break;
                 }
-                gn__advise_huge(nn, cap_nodes * sizeof *nn);
                 nodes = nn;
             }
             nodes[n_nodes++] = (slice){p, (size_t)l};
@@ -1214,7 +1209,6 @@ static size_t node_size(const gn_graph *g, const gn__node *n, wenc *t)
                 size_t ncap = t->cap_vs ? t->cap_vs * 2 : 4096;
                 vsize *nv = realloc(t->vs, ncap * sizeof *nv);
                 if (!nv) return SIZE_MAX;
-                gn__advise_huge(nv, ncap * sizeof *nv);
                 t->vs = nv;
                 t->cap_vs = ncap;
             }

@@ -528,15 +528,14 @@ typedef struct cf_out_alloc {
 } cf_out_alloc;
 
 #define CF_GRAPH_OUTPUT_MIN ((size_t)4096)
-/* Results are carved from slabs (one allocation, and from 4 MiB on the
- * transparent huge pages gn__advise_huge asks for, instead of a fresh mapping
- * faulted in 4 KiB pages per result). A slab is as large as what the
- * invocation has put there so far, from CF_SLAB_MIN to CF_SLAB_MAX, so that
- * the unused tail of the last one stays within that; results over half a slab
- * get an allocation of their own. The tail of a slab given up is given back to
- * the system: with huge pages, the first result in a slab brings in the whole
- * 2 MiB page around it, and on a model whose folded weights are a few MiB each
- * those tails were 10-20 MiB of the peak. */
+/* Results are carved from slabs (one allocation instead of one per result).
+ * A slab is as large as what the invocation has put there so far, from
+ * CF_SLAB_MIN to CF_SLAB_MAX, so that the unused tail of the last one stays
+ * within that; results over half a slab get an allocation of their own. The
+ * whole pages of a slab's tail given up are given back to the system: where
+ * transparent huge pages are on for every mapping, the first result in a slab
+ * brings in the whole 2 MiB page around it, and on a model whose folded weights
+ * are a few MiB each those tails were 10-20 MiB of the peak. */
 #define CF_SLAB_MIN ((size_t)256 << 10)
 #define CF_SLAB_MAX ((size_t)8 << 20)
 
