@@ -2,7 +2,7 @@
 # Installs the Debian packages grapnel needs to build and test, when missing.
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
-      zlib1g-dev libsnappy-dev libopenblas-dev gzip python3
+      zlib1g-dev libsnappy-dev libopenblas-dev libdeflate0 gzip python3
       python3-venv python3-pip python3-numpy python3-pytest help2man)
 missing=()
 for p in "${pkgs[@]}"; do

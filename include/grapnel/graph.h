@@ -68,6 +68,15 @@ GN_API gn_status gn_graph_load_buffer(const void *data, size_t size, const char 
  * failed write leaves nothing). fmt GN_FORMAT_AUTO picks text for names ending
  * in .pbtxt/.txt, binary otherwise. Deterministic: same graph, same bytes. */
 GN_API gn_status gn_graph_save(gn_graph *g, const char *path, gn_format fmt);
+/* Whether the files written for g (gn_graph_save, gn_savedmodel_save and its
+ * variables and assets, engine assets) are flushed to the disk (fsync, the
+ * file and then its directory) before the save returns. Off by default,
+ * as in TensorFlow's own writers: every file is still written whole under a
+ * temporary name and renamed into place, so a killed process or a full disk
+ * never leaves a partial file, but after a power loss or a system crash the
+ * file may be missing or empty; on, it is not (and a save waits for the disk).
+ * Kept by gn_graph_clone. The CLI turns it on with GRAPNEL_FSYNC=1. */
+GN_API void gn_graph_set_fsync(gn_graph *g, int on);
 /* Serializes to memory (owned: gn_free). */
 GN_API gn_status gn_graph_serialize(gn_graph *g, gn_format fmt, void **data, size_t *size);
 

@@ -903,6 +903,13 @@ class Graph:
         return Graph(h.value)
 
     # -- saving --
+    def set_fsync(self, on: bool = True) -> None:
+        """Whether the files written for this graph (save, save_savedmodel) are
+        flushed to the disk before they are renamed into place, so that they
+        survive a power loss. Off by default, as TensorFlow's writers; files are
+        written whole and renamed either way."""
+        lib.gn_graph_set_fsync(self._handle(), 1 if on else 0)
+
     def save(self, path: Union[str, os.PathLike], format: Optional[str] = None) -> None:
         """Writes the graph as a GraphDef, atomically: text for names ending in
         .pbtxt/.txt, binary otherwise (or as ``format`` says: 'binary'/'text')."""

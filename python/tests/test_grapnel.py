@@ -236,6 +236,16 @@ def test_save_and_serialize_round_trip(tmp_path: pathlib.Path):
             g.serialize("yaml")
 
 
+def test_save_with_fsync(tmp_path: pathlib.Path):
+    """set_fsync changes whether the disk is waited for, not the bytes."""
+    with grapnel.loads(dense_text()) as g:
+        g.set_fsync(True)
+        g.save(tmp_path / "durable.pb")
+        g.set_fsync(False)
+        g.save(tmp_path / "plain.pb")
+        assert (tmp_path / "durable.pb").read_bytes() == (tmp_path / "plain.pb").read_bytes() == g.serialize()
+
+
 # ---- options and optimize ------------------------------------------------------------------------------
 TF_KEYS = ["layout_optimizer", "constant_folding", "shape_optimization", "remapping", "arithmetic_optimization",
            "dependency_optimization", "loop_optimization", "function_optimization", "debug_stripper",

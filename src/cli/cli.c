@@ -564,5 +564,12 @@ gn_graph *gn_cli_load(const char *cmd, const char *path, const gn_load_options *
         return NULL;
     }
     if (progress) fprintf(stderr, "grapnel: loaded %zu nodes in %.2f s\n", gn_graph_node_count(g), gn_cli_now() - t0);
+    gn_cli_graph_env(g);
     return g;
+}
+
+void gn_cli_graph_env(gn_graph *g)
+{
+    const char *e = getenv("GRAPNEL_FSYNC");
+    gn_graph_set_fsync(g, e && strcmp(e, "1") == 0);
 }

@@ -119,5 +119,8 @@ bool gn_cli_progress_on(bool big);
 /* Loads a model like gn_graph_load, with progress for files over 64 MiB;
  * prints the error ("grapnel CMD: ...") and returns NULL on failure. */
 gn_graph *gn_cli_load(const char *cmd, const char *path, const gn_load_options *lo);
+/* What the environment sets on a loaded graph: GRAPNEL_FSYNC=1, the files
+ * written for it fsynced (gn_graph_set_fsync). */
+void gn_cli_graph_env(gn_graph *g);
 
 #endif

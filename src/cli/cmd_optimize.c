@@ -565,6 +565,8 @@ int gn_cli_verify_bisect(int argc, char **argv)
     if (gn_graph_load(a_path, &lo, &g) != GN_OK) {
         fprintf(stderr, "grapnel: %s\n", gn_graph_errmsg(g));
         rc = 1;
+    } else {
+        gn_cli_graph_env(g);
     }
     if (!rc && gn_cli_is_savedmodel(g)) {
         /* the frozen signature is what is optimized (and what verify runs) */

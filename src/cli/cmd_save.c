@@ -122,6 +122,7 @@ int gn_cli_save(int argc, char **argv)
         fprintf(stderr, "grapnel: %s\n", g ? gn_graph_errmsg(g) : gn_status_str(s));
         rc = 1;
     } else {
+        gn_cli_graph_env(g);
         gn_save_params sp;
         gn_save_params_init(&sp);
         sp.feeds = feeds;

@@ -238,6 +238,7 @@ int gn_cli_freeze(int argc, char **argv)
         gn_graph_free(g);
         return 1;
     }
+    gn_cli_graph_env(g);
     int rc = 0;
     gn_graph *fz = NULL;
     if (!gn_cli_is_savedmodel(g)) {

@@ -581,7 +581,10 @@ static void main_usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nexit status: 0 ok; 1 failure (a file, the model, a name it lacks, a mismatch);\n"
-               "2 usage error (an unknown flag, a bad value, an unknown key in a dictionary)\n");
+               "2 usage error (an unknown flag, a bad value, an unknown key in a dictionary)\n"
+               "\nenvironment: GRAPNEL_OPTIONS (optimize's options, applied first); GRAPNEL_PROGRESS=1|0\n"
+               "(progress lines on stderr always, never); GRAPNEL_FSYNC=1 (each file written is flushed\n"
+               "to the disk before it is renamed into place: it survives a power loss)\n");
 }
 
 int main(int argc, char **argv)

@@ -103,9 +103,6 @@ typedef struct gn__pb_buffer {
 } gn__pb_buffer;
 void gn__pb_buffer_init(gn__pb_buffer *pb, gn__buf *b);
 
-/* Asks for transparent huge pages behind a large buffer about to be filled
- * (fewer page faults and TLB misses); advice only. */
-void gn__advise_huge(void *p, size_t n);
 /* Gives back the whole pages inside p[0..n) of private anonymous memory that
  * will not be read again before being written (a given-up buffer's unused
  * tail): they read as zeros afterwards. */
@@ -118,14 +115,24 @@ uint64_t gn__hash_bytes(const void *p, size_t n);
 /* Reads a whole file (heap; caller frees). On failure fills err with
  * "<path>: <strerror>" and returns GN_ERR_IO. */
 gn_status gn__read_file(const char *path, uint8_t **data, size_t *size, gn__err *err);
+/* Reads len bytes at off into buf (pread, EINTR retried), a large read in
+ * parts on several threads; returns the bytes read without a gap from the
+ * start (fewer at the end of the file), *err an errno or 0. */
+size_t gn__pread_full(int fd, void *buf, size_t len, int64_t off, int *err);
 /* Writes atomically: the data in a file of no name in path's directory
- * (O_TMPFILE; a named temporary where the file system has none), fsync, then
+ * (O_TMPFILE; a named temporary where the file system has none), then
  * linked as path.tmp-XXXXXX and renamed over path. On any failure nothing is
  * left but what was at path; a process killed meanwhile leaves path as it was,
- * and a temporary only when killed between the link and the rename. */
-gn_status gn__write_file_atomic(const char *path, const void *data, size_t size, gn__err *err);
+ * and a temporary only when killed between the link and the rename. durable:
+ * the data is also flushed to the disk (fsync) before the rename, so that it
+ * survives a power loss or system crash too (gn_graph_set_fsync); without,
+ * as TensorFlow's own writers, it is left to the kernel's writeback. */
+gn_status gn__write_file_atomic(const char *path, const void *data, size_t size, bool durable, gn__err *err);
 /* The same for the bytes of iov[0..n) in order, written with gathered writes. */
 struct iovec;
-gn_status gn__write_file_atomicv(const char *path, const struct iovec *iov, size_t n, gn__err *err);
+gn_status gn__write_file_atomicv(const char *path, const struct iovec *iov, size_t n, bool durable, gn__err *err);
+/* fsync of the directory path is in (its entries: a rename into it made
+ * durable); GN_ERR_IO naming path when it fails. */
+gn_status gn__sync_parent_dir(const char *path, gn__err *err);
 
 #endif

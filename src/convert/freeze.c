@@ -1422,6 +1422,7 @@ gn_status gn_graph_freeze(gn_graph *g, const char *sig, gn_graph **out)
         return st;
     }
     gn__err_clear(&z.f->err);
+    z.f->fsync_writes = g->fsync_writes;
     *out = z.f;
     return GN_OK;
 }

@@ -1221,8 +1221,14 @@ gn_status gn__graph_clone(const gn_graph *g, gn_graph **out)
         gn_graph_free(c);
         return s;
     }
+    c->fsync_writes = g->fsync_writes;
     *out = c;
     return GN_OK;
+}
+
+void gn_graph_set_fsync(gn_graph *g, int on)
+{
+    if (g) g->fsync_writes = on != 0;
 }
 
 gn_status gn_graph_clone(const gn_graph *g, gn_graph **out)

@@ -181,6 +181,8 @@ struct gn_graph {
      * fails (GN_ERR_LIMIT) and sets node_cap_hit. 0: no cap. */
     uint32_t node_cap;
     bool node_cap_hit;
+    /* gn_graph_set_fsync: the files written for this graph are fsynced */
+    bool fsync_writes;
 
     /* blobs holding attr values and tensor payloads this graph refers to */
     gn__blob **blobs;

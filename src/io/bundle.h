@@ -59,6 +59,8 @@ typedef struct gn__bundle_writer gn__bundle_writer;
 /* Starts a bundle at prefix; nothing appears at `<prefix>.*` before
  * gn__bundle_writer_finish succeeds. */
 gn_status gn__bundle_writer_new(const char *prefix, gn__bundle_writer **out, gn__err *err);
+/* Files written by finish are fsynced (gn_graph_set_fsync); off at first. */
+void gn__bundle_writer_set_durable(gn__bundle_writer *w, bool durable);
 /* Adds a tensor (copied). Keys may come in any order; a duplicate is an error. */
 gn_status gn__bundle_writer_add(gn__bundle_writer *w, const char *key, const gn__tensor *t, gn__err *err);
 /* Adds a slice of a larger tensor, as TensorFlow's sharded saves do: `full`

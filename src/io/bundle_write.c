@@ -299,7 +299,13 @@ struct gn__bundle_writer {
     size_t n, cap;
     size_t *hash;         /* open addressing: entry index + 1, 0 = empty */
     size_t hcap;
+    bool durable;         /* gn__bundle_writer_set_durable */
 };
+
+void gn__bundle_writer_set_durable(gn__bundle_writer *w, bool durable)
+{
+    w->durable = durable;
+}
 
 gn_status gn__bundle_writer_new(const char *prefix, gn__bundle_writer **out, gn__err *err)
 {
@@ -703,12 +709,12 @@ gn_status gn__bundle_writer_finish(gn__bundle_writer *w, gn__err *err)
         for (; st == GN_OK && written < w->n_data; written++) {
             snprintf(dpath, pn + 32, "%s.data-%05d-of-%05d", w->prefix, written, w->num_shards);
             const gn__buf *d = &w->data[written];
-            st = gn__write_file_atomic(dpath, d->data ? d->data : "", d->len, err);
+            st = gn__write_file_atomic(dpath, d->data ? d->data : "", d->len, w->durable, err);
         }
         if (st != GN_OK) written--;
         if (st == GN_OK) {
             snprintf(ipath, pn + 8, "%s.index", w->prefix);
-            st = gn__write_file_atomic(ipath, idx.data, idx.len, err);
+            st = gn__write_file_atomic(ipath, idx.data, idx.len, w->durable, err);
         }
         if (st != GN_OK)
             for (int32_t i = 0; i < written; i++) {

@@ -524,7 +524,7 @@ gn_status gn__engine_assets_write(const gn_graph *src, const gn_graph *saved, co
             made = true;
             char *to = asset_path(dir, name);
             if (!to) s = gn__fail(err, GN_ERR_NOMEM, "out of memory");
-            if (s == GN_OK) s = gn__write_file_atomic(to, b.data, b.len, err);
+            if (s == GN_OK) s = gn__write_file_atomic(to, b.data, b.len, src->fsync_writes || (saved && saved->fsync_writes), err);
             free(to);
         }
         gn__buf_free(&b);

@@ -104,6 +104,10 @@ bool gn__is_blank_text(const uint8_t *data, size_t len);
 /* gunzips data when it starts with the gzip magic; *out is then a heap copy
  * (caller frees) else NULL. */
 gn_status gn__maybe_gunzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len, gn__err *err);
+/* gunzips a gzip file's first member (src/io/gunzip.c); fast: libdeflate
+ * when installed and the trailer's size fits, else zlib alone (tests compare
+ * the two). */
+gn_status gn__gunzip(const uint8_t *data, size_t len, bool fast, uint8_t **out, size_t *out_len, gn__err *err);
 
 /* Position of the k-th `node` element (field 1) of a GraphDef, for messages:
  * "byte N" or "line L:C"; writes "" when it cannot be found. */

@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "grapnel/grapnel.h"
 #include "io/graphdef.h"
@@ -72,78 +71,6 @@ bool gn__looks_like_text(const uint8_t *d, size_t n)
     if (first == SIZE_MAX) return true;
     uint8_t c = d[first];
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '[';
-}
-
-gn_status gn__maybe_gunzip(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len, gn__err *err)
-{
-    *out = NULL;
-    *out_len = 0;
-    if (len < 2 || data[0] != 0x1f || data[1] != 0x8b) return GN_OK;
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return gn__fail(err, GN_ERR_NOMEM, "cannot start gzip decoder");
-    /* the trailer's ISIZE (the size mod 2^32) sizes the buffer once when it is
-     * believable: deflate expands at most 1032 to 1 */
-    size_t cap = len * 4 + 4096, n = 0;
-    if (len >= 18) {
-        size_t isize = (size_t)data[len - 4] | (size_t)data[len - 3] << 8 | (size_t)data[len - 2] << 16 |
-                       (size_t)data[len - 1] << 24;
-        if (isize > cap && isize / 1032 <= len) cap = isize + 64; /* room for the end to be seen */
-    }
-    uint8_t *buf = malloc(cap + 1);
-    if (!buf) {
-        inflateEnd(&zs);
-        return gn__fail(err, GN_ERR_NOMEM, "out of memory");
-    }
-    const uint8_t *in = data;
-    size_t left = len;
-    int r = Z_OK;
-    while (r != Z_STREAM_END) {
-        if (n == cap) {
-            if (cap > ((size_t)4 << 30)) {
-                free(buf);
-                inflateEnd(&zs);
-                return gn__fail(err, GN_ERR_PARSE, "gzip data expands past 4 GiB");
-            }
-            uint8_t *nb = realloc(buf, cap * 2 + 1);
-            if (!nb) {
-                free(buf);
-                inflateEnd(&zs);
-                return gn__fail(err, GN_ERR_NOMEM, "out of memory");
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        uInt chunk_in = left > (1u << 30) ? (1u << 30) : (uInt)left;
-        size_t room = cap - n;
-        uInt chunk_out = room > (1u << 30) ? (1u << 30) : (uInt)room;
-        zs.next_in = (Bytef *)in;
-        zs.avail_in = chunk_in;
-        zs.next_out = buf + n;
-        zs.avail_out = chunk_out;
-        r = inflate(&zs, Z_NO_FLUSH);
-        size_t used_in = chunk_in - zs.avail_in;
-        in += used_in;
-        left -= used_in;
-        n += chunk_out - zs.avail_out;
-        if (r == Z_STREAM_END) break;
-        if (r != Z_OK && r != Z_BUF_ERROR) {
-            size_t pos = (size_t)(in - data);
-            free(buf);
-            inflateEnd(&zs);
-            return gn__fail(err, GN_ERR_PARSE, "byte %zu: corrupt gzip data (%s)", pos, zs.msg ? zs.msg : "inflate failed");
-        }
-        if (r == Z_BUF_ERROR && left == 0 && zs.avail_out != 0) {
-            free(buf);
-            inflateEnd(&zs);
-            return gn__fail(err, GN_ERR_PARSE, "byte %zu: truncated gzip data", len);
-        }
-    }
-    inflateEnd(&zs);
-    buf[n] = 0;
-    *out = buf;
-    *out_len = n;
-    return GN_OK;
 }
 
 /* ---- positions for messages ---------------------------------------------------------- */
@@ -387,6 +314,18 @@ static gn_status read_file_image(const char *path, gn__blob **image, const uint8
         return gn__fail(err, GN_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, cap);
     }
     size_t n = 0;
+    if (S_ISREG(st.st_mode) && cap > (size_t)st.st_size) {
+        /* the size fstat gave, in parallel parts; then on as below, so that a
+         * file that grew or shrank meanwhile is read to its end */
+        int e = 0;
+        n = gn__pread_full(fd, buf, (size_t)st.st_size, 0, &e);
+        if (e || lseek(fd, (off_t)n, SEEK_SET) < 0) {
+            if (!e) e = errno;
+            gn__blob_unref(b);
+            close(fd);
+            return gn__fail(err, GN_ERR_IO, "%s: read error: %s", path, strerror(e));
+        }
+    }
     for (;;) {
         if (n == cap) {
             uint8_t *nb = cap < SIZE_MAX / 4 ? gn__arena_alloc(&b->arena, cap * 2 + 1, 64) : NULL;
@@ -742,7 +681,7 @@ gn_status gn_graph_save(gn_graph *g, const char *path, gn_format fmt)
     gn__buf_init(&b);
     if (fmt == GN_FORMAT_TEXT) {
         gn_status s = serialize(g, fmt, &b);
-        if (s == GN_OK) s = gn__write_file_atomic(path, b.data ? b.data : "", b.len, &g->err);
+        if (s == GN_OK) s = gn__write_file_atomic(path, b.data ? b.data : "", b.len, g->fsync_writes, &g->err);
         else gn__err_prefix(&g->err, "%s", path);
         gn__buf_free(&b);
         return s;
@@ -763,7 +702,7 @@ gn_status gn_graph_save(gn_graph *g, const char *path, gn_format fmt)
             at = pc[i].off;
         }
         iov[k++] = (struct iovec){b.data ? b.data + at : "", b.len - at};
-        s = gn__write_file_atomicv(path, iov, k, &g->err);
+        s = gn__write_file_atomicv(path, iov, k, g->fsync_writes, &g->err);
     } else {
         gn__err_prefix(&g->err, "%s", path);
     }

@@ -311,7 +311,7 @@ gn_status gn_npy_write(const char *path, const gn_tensor *t, char *err, size_t e
     size_t n = 0;
     gn_status s = gn__npy_encode(t, &d, &n, &e);
     if (s != GN_OK) gn__err_prefix(&e, "%s", path);
-    if (s == GN_OK) s = gn__write_file_atomic(path, d, n, &e);
+    if (s == GN_OK) s = gn__write_file_atomic(path, d, n, false, &e);
     free(d);
     return report(s, &e, err, errlen);
 }

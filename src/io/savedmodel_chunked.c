@@ -337,7 +337,7 @@ static gn_status split_graph_def(splitter *s, Tensorflow__MetaGraphDef *mg)
  * FingerprintCat64 over the Fingerprint64 of every chunk a field of the root
  * names, in the fields' order, then of the serialized empty SavedModel (the
  * message its HashFields leaves unfilled). */
-static gn_status write_cpb(splitter *s, const char *path, uint64_t *checksum)
+static gn_status write_cpb(splitter *s, const char *path, bool durable, uint64_t *checksum)
 {
     FILE *f = fopen(path, "wb");
     if (!f) return gn__fail(s->err, GN_ERR_IO, "%s: %s", path, strerror(errno));
@@ -445,13 +445,15 @@ static gn_status write_cpb(splitter *s, const char *path, uint64_t *checksum)
     free(fi);
     free(fip);
     free(mk);
+    if (st == GN_OK && durable && (fflush(f) != 0 || (fsync(fileno(f)) != 0 && errno != EINVAL)))
+        st = gn__fail(s->err, GN_ERR_IO, "%s: fsync failed: %s", path, strerror(errno));
     if (fclose(f) != 0 && st == GN_OK) st = gn__fail(s->err, GN_ERR_IO, "%s: %s", path, strerror(errno));
     if (st != GN_OK) unlink(path);
     return st;
 }
 
 gn_status gn__savedmodel_write_chunked(const Tensorflow__SavedModel *sm_in, const char *path, int64_t max_size,
-                                       gn__arena *a, bool *chunked, uint64_t *checksum, gn__err *err)
+                                       bool durable, gn__arena *a, bool *chunked, uint64_t *checksum, gn__err *err)
 {
     *chunked = false;
     *checksum = 0;
@@ -490,7 +492,7 @@ gn_status gn__savedmodel_write_chunked(const Tensorflow__SavedModel *sm_in, cons
         st = gn__fail(err, GN_ERR_UNSUPPORTED,
                       "saved_model.cpb: the SavedModel's first chunk is still %zu bytes after splitting the GraphDef, "
                       "over protobuf's 2 GiB limit", psize(&sm->base));
-    if (st == GN_OK) st = write_cpb(&s, path, checksum);
+    if (st == GN_OK) st = write_cpb(&s, path, durable, checksum);
     if (st == GN_OK) *chunked = true;
 out:
     free(s.chunks);

@@ -11,9 +11,10 @@
 /* When sm is at least max_size bytes, splits it as TensorFlow's
  * SavedModelSplitter and writes path (…/saved_model.cpb); *chunked tells
  * whether it did (else the caller writes saved_model.pb), *checksum gets
- * TensorFlow's saved_model_checksum of the file. Temporary copies come from a. */
+ * TensorFlow's saved_model_checksum of the file. Temporary copies come from a.
+ * durable: the file is fsynced before it is closed (gn_graph_set_fsync). */
 gn_status gn__savedmodel_write_chunked(const Tensorflow__SavedModel *sm, const char *path, int64_t max_size,
-                                       gn__arena *a, bool *chunked, uint64_t *checksum, gn__err *err);
+                                       bool durable, gn__arena *a, bool *chunked, uint64_t *checksum, gn__err *err);
 
 /* Reads a saved_model.cpb and merges its chunks: *out (heap) gets the
  * serialized SavedModel. Files of simple uncompressed Riegeli chunks only. */

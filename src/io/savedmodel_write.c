@@ -636,7 +636,7 @@ static gn_status write_msg(wctx *c, const char *path, const ProtobufCMessage *m)
     uint8_t *buf = NULL;
     size_t n = 0;
     gn_status s = gn__pack_deterministic(m, &buf, &n, &c->g->err);
-    if (s == GN_OK) s = gn__write_file_atomic(path, buf, n, &c->g->err);
+    if (s == GN_OK) s = gn__write_file_atomic(path, buf, n, c->g->fsync_writes, &c->g->err);
     free(buf);
     return s;
 }
@@ -646,7 +646,7 @@ static gn_status copy_file(wctx *c, const char *from, const char *to, uint64_t *
     uint8_t *data = NULL;
     size_t n = 0;
     gn_status s = gn__read_file(from, &data, &n, &c->g->err);
-    if (s == GN_OK) s = gn__write_file_atomic(to, data ? (const void *)data : "", n, &c->g->err);
+    if (s == GN_OK) s = gn__write_file_atomic(to, data ? (const void *)data : "", n, c->g->fsync_writes, &c->g->err);
     if (s == GN_OK && fp) *fp = gn__fingerprint64(data ? (const void *)data : "", n);
     free(data);
     return s;
@@ -769,6 +769,7 @@ static gn_status write_variables_max_shard(wctx *c, const char *vdir, const char
     if (s != GN_OK && nread) nread--;
     gn__bundle_writer *bw = NULL;
     if (s == GN_OK) s = gn__bundle_writer_new(dst, &bw, &c->g->err);
+    if (s == GN_OK) gn__bundle_writer_set_durable(bw, c->g->fsync_writes);
     if (s == GN_OK) {
         s = gn__bundle_write_max_shard(bw, n, keys, ts, c->o.max_shard_size, &c->g->err);
         if (s == GN_OK) s = gn__bundle_writer_finish(bw, &c->g->err);
@@ -1054,12 +1055,13 @@ static gn_status save(wctx *c, const char *dir)
     if (s == GN_OK && (!smpath || !cpbpath)) s = fail(c, GN_ERR_NOMEM, "out of memory");
     bool chunked = false;
     if (s == GN_OK && c->o.experimental_image_format)
-        s = gn__savedmodel_write_chunked(&sm, cpbpath, c->chunk_max, &c->a, &chunked, &sm_fp, &c->g->err);
+        s = gn__savedmodel_write_chunked(&sm, cpbpath, c->chunk_max, c->g->fsync_writes, &c->a, &chunked, &sm_fp,
+                                         &c->g->err);
     if (s == GN_OK && !chunked) {
         uint8_t *bytes = NULL;
         size_t nbytes = 0;
         s = gn__pack_deterministic(&sm.base, &bytes, &nbytes, &c->g->err);
-        if (s == GN_OK) s = gn__write_file_atomic(smpath, bytes, nbytes, &c->g->err);
+        if (s == GN_OK) s = gn__write_file_atomic(smpath, bytes, nbytes, c->g->fsync_writes, &c->g->err);
         if (s == GN_OK) sm_fp = gn__fingerprint64(bytes, nbytes);
         free(bytes);
     }
@@ -1079,6 +1081,7 @@ static gn_status save(wctx *c, const char *dir)
         char *final = gn__arena_strndup(&c->a, dir, dl);
         if (!final) s = fail(c, GN_ERR_NOMEM, "out of memory");
         else if (rename(tmp, final) != 0) s = fail(c, GN_ERR_IO, "%s: %s", final, strerror(errno));
+        else if (c->g->fsync_writes) return gn__sync_parent_dir(final, &c->g->err);
     }
     if (s != GN_OK) {
         remove_tree(tmp);

@@ -1,0 +1,270 @@
+/* gzip input (src/io/gunzip.c): libdeflate's one-call decoder, when installed,
+ * and zlib's inflate give the same bytes and the same errors; what libdeflate
+ * does not take (several members, a trailer whose size is not the data's) is
+ * left to zlib; a large file is read in parallel parts and comes out whole. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "common/common.h"
+#include "grapnel/grapnel.h"
+#include "io/graphdef.h"
+#include "testutil.h"
+
+/* A gzip member of data (zlib's deflate with the gzip wrapper). */
+static uint8_t *gzip_bytes(const uint8_t *data, size_t n, size_t *out_n)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    size_t cap = deflateBound(&z, (uLong)n) + 64;
+    uint8_t *out = malloc(cap);
+    assert_non_null(out);
+    z.next_in = (Bytef *)(uintptr_t)data;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    *out_n = cap - z.avail_out;
+    deflateEnd(&z);
+    return out;
+}
+
+/* A text graph of about n bytes: tensor_content as TensorFlow prints it
+ * (octal escapes), the content of the zoo's text graphs. */
+static uint8_t *text_graph(size_t want, size_t *n)
+{
+    size_t cap = want + 4096;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    size_t floats = want / 16;   /* 4 bytes each, 4 characters a byte */
+    size_t k = (size_t)snprintf(t, cap,
+                                "node {\n  name: \"c\"\n  op: \"Const\"\n"
+                                "  attr { key: \"dtype\" value { type: DT_FLOAT } }\n"
+                                "  attr { key: \"value\" value { tensor { dtype: DT_FLOAT"
+                                " tensor_shape { dim { size: %zu } } tensor_content: \"",
+                                floats);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < floats * 4; i++) {
+        x = x * 1103515245u + 12345u;
+        k += (size_t)snprintf(t + k, cap - k, "\\%03o", (x >> 16) & 0xff);
+    }
+    k += (size_t)snprintf(t + k, cap - k, "\" } } }\n}\n");
+    *n = k;
+    return (uint8_t *)t;
+}
+
+/* Whether libdeflate is mapped in this process (the library opens it with
+ * RTLD_NODELETE: once used, it stays). */
+static bool libdeflate_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return false;
+    char line[4096];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) found = strstr(line, "libdeflate") != NULL;
+    fclose(f);
+    return found;
+}
+
+static bool have_libdeflate(void)
+{
+    void *lib = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (lib) {
+        dlclose(lib);
+        return true;
+    }
+    lib = dlopen("libdeflate.so.0", RTLD_LAZY | RTLD_LOCAL);
+    if (lib) dlclose(lib);
+    return lib != NULL;
+}
+
+/* Both roads, the same bytes; and the graph they hold loads. */
+static void test_fast_and_zlib_agree(void **state)
+{
+    (void)state;
+    bool fast_there = have_libdeflate();
+    if (!fast_there) print_message("    libdeflate is not installed: both roads are zlib's\n");
+    size_t n = 0, zn = 0;
+    uint8_t *text = text_graph((size_t)3 << 20, &n);
+    uint8_t *gz = gzip_bytes(text, n, &zn);
+    uint8_t *a = NULL, *b = NULL;
+    size_t an = 0, bn = 0;
+    gn__err e = {0};
+    assert_int_equal(gn__gunzip(gz, zn, false, &b, &bn, &e), GN_OK);
+    assert_false(libdeflate_mapped());   /* zlib's road alone does not open it */
+    assert_int_equal(gn__gunzip(gz, zn, true, &a, &an, &e), GN_OK);
+    if (fast_there) assert_true(libdeflate_mapped());   /* the fast road was taken */
+    assert_int_equal(an, n);
+    assert_int_equal(bn, n);
+    assert_memory_equal(a, text, n);
+    assert_memory_equal(b, text, n);
+    assert_int_equal(a[an], 0);   /* NUL-terminated, as the text parser wants */
+    gn_graph *g = NULL;
+    if (gn_graph_load_buffer(gz, zn, "t.pbtxt.gz", NULL, &g) != GN_OK) fail_msg("%s", gn_graph_errmsg(g));
+    assert_int_equal(gn_graph_node_count(g), 1);
+    gn_graph_free(g);
+    free(a);
+    free(b);
+    free(gz);
+    free(text);
+}
+
+/* Two members: the trailer's size is the second's, smaller than the first:
+ * libdeflate cannot take it; zlib decodes the first member, as before. */
+static void test_several_members(void **state)
+{
+    (void)state;
+    const char *first = "node { name: \"a\" op: \"NoOp\" }\nnode { name: \"b\" op: \"NoOp\" }\n";
+    const char *second = "# x\n";
+    size_t n1 = 0, n2 = 0;
+    uint8_t *g1 = gzip_bytes((const uint8_t *)first, strlen(first), &n1);
+    uint8_t *g2 = gzip_bytes((const uint8_t *)second, strlen(second), &n2);
+    uint8_t *both = malloc(n1 + n2);
+    assert_non_null(both);
+    memcpy(both, g1, n1);
+    memcpy(both + n1, g2, n2);
+    for (int fast = 0; fast < 2; fast++) {
+        uint8_t *o = NULL;
+        size_t on = 0;
+        gn__err e = {0};
+        assert_int_equal(gn__gunzip(both, n1 + n2, fast, &o, &on, &e), GN_OK);
+        assert_int_equal(on, strlen(first));
+        assert_memory_equal(o, first, on);
+        free(o);
+    }
+    free(both);
+    free(g1);
+    free(g2);
+}
+
+/* A trailer whose size is not the data's (larger, smaller): the bytes are
+ * still the data's. */
+static void test_trailer_size_wrong(void **state)
+{
+    (void)state;
+    size_t n = 0, zn = 0;
+    uint8_t *text = text_graph(64 << 10, &n);
+    uint8_t *gz = gzip_bytes(text, n, &zn);
+    const uint32_t sizes[] = {(uint32_t)n + 100, (uint32_t)n - 100};
+    for (size_t i = 0; i < 2; i++) {
+        uint32_t v = sizes[i];
+        for (int k = 0; k < 4; k++) gz[zn - 4 + (size_t)k] = (uint8_t)(v >> (8 * k));
+        uint8_t *o = NULL;
+        size_t on = 0;
+        gn__err e = {0};
+        /* zlib checks ISIZE too: a wrong one is corrupt data for both roads */
+        gn_status sf = gn__gunzip(gz, zn, true, &o, &on, &e);
+        char fast_msg[sizeof e.msg];
+        snprintf(fast_msg, sizeof fast_msg, "%s", e.msg);
+        free(o);
+        o = NULL;
+        gn__err ez = {0};
+        gn_status sz = gn__gunzip(gz, zn, false, &o, &on, &ez);
+        free(o);
+        assert_int_equal(sf, sz);
+        assert_string_equal(fast_msg, ez.msg);
+        assert_int_equal(sf, GN_ERR_PARSE);
+        assert_non_null(strstr(fast_msg, "corrupt gzip data"));
+    }
+    free(gz);
+    free(text);
+}
+
+/* Corrupt and truncated files: the same message by either road. */
+static void test_errors_the_same(void **state)
+{
+    (void)state;
+    size_t n = 0, zn = 0;
+    uint8_t *text = text_graph(256 << 10, &n);
+    uint8_t *gz = gzip_bytes(text, n, &zn);
+    for (int c = 0; c < 3; c++) {
+        uint8_t *bad = malloc(zn);
+        assert_non_null(bad);
+        memcpy(bad, gz, zn);
+        size_t bn = zn;
+        if (c == 0) bad[zn / 2] ^= 0x5a;        /* a flipped byte in the middle */
+        else if (c == 1) bn = zn / 2;           /* cut in half */
+        else bad[zn - 6] ^= 1;                  /* the CRC */
+        uint8_t *o = NULL;
+        size_t on = 0;
+        gn__err ef = {0}, ez = {0};
+        gn_status sf = gn__gunzip(bad, bn, true, &o, &on, &ef);
+        free(o);
+        o = NULL;
+        gn_status sz = gn__gunzip(bad, bn, false, &o, &on, &ez);
+        free(o);
+        assert_int_equal(sf, GN_ERR_PARSE);
+        assert_int_equal(sz, GN_ERR_PARSE);
+        assert_string_equal(ef.msg, ez.msg);
+        free(bad);
+    }
+    free(gz);
+    free(text);
+}
+
+/* A file over the parallel-read threshold comes back whole and in order, by
+ * gn__read_file and by gn_graph_load; and gn__pread_full stops at the end of
+ * a file shorter than asked. */
+static void test_parallel_read_whole(void **state)
+{
+    (void)state;
+    size_t n = (size_t)40 << 20;   /* four parts of 10 MiB where there are 4 cores, else 2 */
+    uint8_t *d = malloc(n);
+    assert_non_null(d);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < n; i += 8) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        memcpy(d + i, &x, 8);
+    }
+    char p[1024];
+    snprintf(p, sizeof p, "%s/parallel_read.bin", gn_test_tmpdir());
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(d, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+    uint8_t *r = NULL;
+    size_t rn = 0;
+    gn__err e = {0};
+    assert_int_equal(gn__read_file(p, &r, &rn, &e), GN_OK);
+    assert_int_equal(rn, n);
+    assert_memory_equal(r, d, n);
+    free(r);
+    int fd = open(p, O_RDONLY);
+    assert_true(fd >= 0);
+    uint8_t *buf = malloc(n + 100);
+    assert_non_null(buf);
+    int err = -1;
+    assert_int_equal(gn__pread_full(fd, buf, n + 100, 0, &err), n);   /* past the end: what there is */
+    assert_int_equal(err, 0);
+    assert_memory_equal(buf, d, n);
+    assert_int_equal(gn__pread_full(fd, buf, n - 4096, 4096, &err), n - 4096);
+    assert_memory_equal(buf, d + 4096, n - 4096);
+    close(fd);
+    free(buf);
+    unlink(p);
+    free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fast_and_zlib_agree),
+        cmocka_unit_test(test_several_members),
+        cmocka_unit_test(test_trailer_size_wrong),
+        cmocka_unit_test(test_errors_the_same),
+        cmocka_unit_test(test_parallel_read_whole),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
