@@ -13,8 +13,9 @@ them: the golden manifest's, else the sinks, NoOps excluded, no feeds).
 
 Per model, in one run, each measure best of --runs:
   e2e     wall time of `grapnel optimize M -o OUT.pb` (default options: process
-          start, load, optimize, save; each run after a sync(2), so that its fsync
-          waits on its own file only)
+          start, load, optimize, save; no fsync, as cp; each run after a
+          sync(2), so that no other file's dirty pages are being written
+          meanwhile)
   inproc  gn_optimize alone: the JSON report's total_micros of
           `grapnel optimize M -o OUT.pb --report json --report-file R`, and
           its total_cpu_micros (the calling thread's CPU time: steadier on a

@@ -1,7 +1,9 @@
 /* gzip input (src/io/gunzip.c): libdeflate's one-call decoder, when installed,
  * and zlib's inflate give the same bytes and the same errors; what libdeflate
  * does not take (several members, a trailer whose size is not the data's) is
- * left to zlib; a large file is read in parallel parts and comes out whole. */
+ * left to zlib; a large file is read in parallel parts and comes out whole;
+ * a large literal of a text graph the load owns is given back once decoded,
+ * with the same graph and messages as from a caller's buffer. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -257,6 +259,85 @@ static void test_parallel_read_whole(void **state)
     free(d);
 }
 
+/* A text graph holding a tensor_content literal of several MiB, then a node
+ * with an error: loaded from a file and from a gzip of it (text the load owns:
+ * the literal's pages are given back once decoded) and from a caller's buffer
+ * (left as it was), the same graph and the same message, position included. */
+static void test_large_literal_given_back(void **state)
+{
+    (void)state;
+    size_t n = 0, zn = 0;
+    uint8_t *good = text_graph((size_t)6 << 20, &n);
+    const char *tail = "node {\n  name: \"y\"\n  op: \"Identity\"\n  input: \"nowhere\"\n"
+                       "  attr { key: \"T\" value { type: DT_FLOAT } }\n}\n";
+    size_t tl = strlen(tail);
+    uint8_t *bad = malloc(n + tl);
+    assert_non_null(bad);
+    memcpy(bad, good, n);
+    memcpy(bad + n, tail, tl);
+    char p[1024], pz[1024];
+    snprintf(p, sizeof p, "%s/big_literal.pbtxt", gn_test_tmpdir());
+    snprintf(pz, sizeof pz, "%s/big_literal.pbtxt.gz", gn_test_tmpdir());
+    for (int with_error = 0; with_error < 2; with_error++) {
+        const uint8_t *text = with_error ? bad : good;
+        size_t len = with_error ? n + tl : n;
+        uint8_t *gz = gzip_bytes(text, len, &zn);
+        FILE *f = fopen(p, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(text, 1, len, f), len);
+        assert_int_equal(fclose(f), 0);
+        f = fopen(pz, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(gz, 1, zn, f), zn);
+        assert_int_equal(fclose(f), 0);
+        uint8_t *copy = malloc(len);
+        assert_non_null(copy);
+        memcpy(copy, text, len);
+        gn_graph *gb = NULL, *gf = NULL, *gzg = NULL;
+        gn_status sb = gn_graph_load_buffer(copy, len, "big_literal.pbtxt", NULL, &gb);
+        assert_memory_equal(copy, text, len);   /* a caller's buffer is not touched */
+        gn_status sf = gn_graph_load(p, NULL, &gf), sz = gn_graph_load(pz, NULL, &gzg);
+        if (!with_error) {
+            assert_int_equal(sb, GN_OK);
+            assert_int_equal(sf, GN_OK);
+            assert_int_equal(sz, GN_OK);
+            void *db = NULL, *df = NULL, *dz = NULL;
+            size_t nb = 0, nf = 0, nz = 0;
+            assert_int_equal(gn_graph_serialize(gb, GN_FORMAT_BINARY, &db, &nb), GN_OK);
+            assert_int_equal(gn_graph_serialize(gf, GN_FORMAT_BINARY, &df, &nf), GN_OK);
+            assert_int_equal(gn_graph_serialize(gzg, GN_FORMAT_BINARY, &dz, &nz), GN_OK);
+            assert_true(nb > ((size_t)6 << 20) / 4);
+            assert_int_equal(nf, nb);
+            assert_int_equal(nz, nb);
+            assert_memory_equal(df, db, nb);
+            assert_memory_equal(dz, db, nb);
+            gn_free(db);
+            gn_free(df);
+            gn_free(dz);
+        } else {
+            assert_int_not_equal(sb, GN_OK);
+            assert_int_equal(sf, sb);
+            assert_int_equal(sz, sb);
+            /* the same words and position; only the file name differs */
+            const char *mb = strchr(gn_graph_errmsg(gb), ':'), *mf = strchr(gn_graph_errmsg(gf), ':'),
+                       *mz = strchr(gn_graph_errmsg(gzg), ':');
+            assert_non_null(mb);
+            assert_non_null(strstr(mb, "line "));
+            assert_string_equal(mf, mb);
+            assert_string_equal(mz, mb);
+        }
+        gn_graph_free(gb);
+        gn_graph_free(gf);
+        gn_graph_free(gzg);
+        free(copy);
+        free(gz);
+    }
+    unlink(p);
+    unlink(pz);
+    free(bad);
+    free(good);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_trailer_size_wrong),
         cmocka_unit_test(test_errors_the_same),
         cmocka_unit_test(test_parallel_read_whole),
+        cmocka_unit_test(test_large_literal_given_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -178,11 +178,14 @@ void gn__graphdef_node_pos(const gn__source *src, uint32_t k, char *buf, size_t 
 }
 
 /* ---- decoding ------------------------------------------------------------------------ */
+/* owned: data is the load's own writable copy (a file's image, a gunzipped
+ * buffer), which the text parser may give back in part (gn__text_parse_owned). */
 static gn_status decode_message(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len, bool text,
-                                gn__blob *blob, ProtobufCMessage **out, gn__err *err)
+                                bool owned, gn__blob *blob, ProtobufCMessage **out, gn__err *err)
 {
     ProtobufCAllocator alloc;
     gn__arena_pb_allocator(&blob->arena, &alloc);
+    if (text && owned) return gn__text_parse_owned(desc, (char *)(uintptr_t)data, len, &alloc, out, err);
     if (text) return gn__text_parse(desc, (const char *)data, len, &alloc, out, err);
     GN_TRY(gn__wire_check(desc, data, len, GN__MAX_PROTO_DEPTH, err));
     ProtobufCMessage *m = protobuf_c_message_unpack(desc, &alloc, len, data);
@@ -195,7 +198,8 @@ static gn_status decode_message(const ProtobufCMessageDescriptor *desc, const ui
 gn_status gn__decode_graphdef(const uint8_t *data, size_t len, bool text, gn__blob *blob,
                               Tensorflow__GraphDef **out, gn__err *err)
 {
-    return decode_message(&tensorflow__graph_def__descriptor, data, len, text, blob, (ProtobufCMessage **)out, err);
+    return decode_message(&tensorflow__graph_def__descriptor, data, len, text, false, blob, (ProtobufCMessage **)out,
+                          err);
 }
 
 /* ---- SavedModel: pick the MetaGraphDef -------------------------------------------------- */
@@ -371,6 +375,8 @@ static gn_status load_image(gn_graph *g, const uint8_t *data, size_t len, const 
         data = unz;
         len = unz_len;
     }
+    /* the gunzipped copy, or the file's image read for this load alone */
+    bool owned = unz != NULL || image != NULL;
     bool text;
     if (o->format == GN_FORMAT_TEXT) text = true;
     else if (o->format == GN_FORMAT_BINARY) text = false;
@@ -392,7 +398,7 @@ static gn_status load_image(gn_graph *g, const uint8_t *data, size_t len, const 
     const Tensorflow__MetaGraphDef *mg = NULL;
     if (savedmodel) {
         ProtobufCMessage *m = NULL;
-        s = decode_message(&tensorflow__saved_model__descriptor, data, len, text, blob, &m, &g->err);
+        s = decode_message(&tensorflow__saved_model__descriptor, data, len, text, owned, blob, &m, &g->err);
         if (s == GN_OK) {
             sm = (const Tensorflow__SavedModel *)m;
             s = pick_meta_graph(sm, o->tags, &mg, &g->err);
@@ -413,9 +419,9 @@ static gn_status load_image(gn_graph *g, const uint8_t *data, size_t len, const 
             return s;
         }
     } else {
-        Tensorflow__GraphDef *m = NULL;
-        s = gn__decode_graphdef(data, len, text, blob, &m, &g->err);
-        gd = m;
+        ProtobufCMessage *m = NULL;
+        s = decode_message(&tensorflow__graph_def__descriptor, data, len, text, owned, blob, &m, &g->err);
+        gd = (const Tensorflow__GraphDef *)m;
     }
     gn__source src = {name, savedmodel ? NULL : data, savedmodel ? 0 : len, text};
     if (!wire) {

@@ -32,6 +32,14 @@
  * GN_ERR_ARG when d, alloc or out is NULL (or text is NULL with len > 0). */
 gn_status gn__text_parse(const ProtobufCMessageDescriptor *d, const char *text, size_t len,
                          ProtobufCAllocator *alloc, ProtobufCMessage **out, gn__err *err);
+/* The same, for text in private memory of the caller's own that the parser
+ * may change: the whole pages inside a bytes literal of 1 MiB or more are
+ * given back once it is decoded, and the rest of that literal is overwritten
+ * with '0' (same length, same quotes, no newline: positions computed on the
+ * text afterwards do not move). For a file's image or a gunzipped buffer,
+ * never for a caller's buffer. */
+gn_status gn__text_parse_owned(const ProtobufCMessageDescriptor *d, char *text, size_t len,
+                               ProtobufCAllocator *alloc, ProtobufCMessage **out, gn__err *err);
 
 /* gn__text_print: appends the text form of m to out, in C++ TextFormat's
  * default style: fields in field-number order, `name: value` lines,
