@@ -355,7 +355,7 @@ uint64_t gn__hash_bytes(const void *p, size_t n)
  * 95 MB ResNet-50 graph on a 2-core machine: 62-69 ms read whole, 33-40 ms in
  * two halves (bench/SPEED.md). */
 #define GN__READ_PARTS 4
-#define GN__READ_PART_MIN ((size_t)4 << 20)
+#define GN__READ_PART_MIN ((size_t)2 << 20)
 
 typedef struct read_part {
     int fd, err;
