@@ -119,6 +119,10 @@ gn_status gn__read_file(const char *path, uint8_t **data, size_t *size, gn__err 
  * parts on several threads; returns the bytes read without a gap from the
  * start (fewer at the end of the file), *err an errno or 0. */
 size_t gn__pread_full(int fd, void *buf, size_t len, int64_t off, int *err);
+/* Faults in the whole pages inside p[0..n) for writing, on several threads
+ * when large (as gn__pread_full's parts): for memory about to be filled.
+ * Advice only; small ranges are left to fault as they are written. */
+void gn__populate(void *p, size_t n);
 /* Writes atomically: the data in a file of no name in path's directory
  * (O_TMPFILE; a named temporary where the file system has none), then
  * linked as path.tmp-XXXXXX and renamed over path. On any failure nothing is

@@ -120,6 +120,7 @@ static bool gunzip_libdeflate(const uint8_t *data, size_t len, size_t isize, uin
         void *dec = alloc();
         uint8_t *buf = dec ? malloc(isize + 1) : NULL;
         if (buf) {
+            gn__populate(buf, isize);   /* all of it is written: faulted in at once */
             size_t used = 0, n = 0;
             /* 0 is LIBDEFLATE_SUCCESS; a first member larger than the last
              * one's ISIZE (several members) is INSUFFICIENT_SPACE */

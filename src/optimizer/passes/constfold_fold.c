@@ -528,7 +528,10 @@ typedef struct cf_out_alloc {
 } cf_out_alloc;
 
 #define CF_GRAPH_OUTPUT_MIN ((size_t)4096)
-/* Results are carved from slabs (one allocation instead of one per result).
+/* Results are carved from slabs (one allocation instead of one per result),
+ * whose pages are faulted in at once (gn__populate: in parallel parts, and in
+ * one call each instead of a fault per page as the kernel writes; Inception-V3
+ * folds about 80 MB of weights).
  * A slab is as large as what the invocation has put there so far, from
  * CF_SLAB_MIN to CF_SLAB_MAX, so that the unused tail of the last one stays
  * within that; results over half a slab get an allocation of their own. The
@@ -545,11 +548,16 @@ static void *graph_output(cf_state *s, size_t bytes)
     size_t slab = CF_SLAB_MIN;
     while (slab < CF_SLAB_MAX && slab < s->out_bytes) slab *= 2;
     s->out_bytes += need;
-    if (need > s->slab_left && need > slab / 2) return gn__graph_value_alloc(s->g, bytes);
+    if (need > s->slab_left && need > slab / 2) {
+        void *own = gn__graph_value_alloc(s->g, bytes);
+        gn__populate(own, bytes);
+        return own;
+    }
     if (need > s->slab_left) {
         if (s->slab_left) gn__release_pages(s->slab, s->slab_left);
         char *p = gn__graph_value_alloc(s->g, slab);
         if (!p) return NULL;
+        gn__populate(p, slab);
         uintptr_t a = ((uintptr_t)p + 63) & ~(uintptr_t)63;
         s->slab = (char *)a;
         s->slab_left = slab - (size_t)(a - (uintptr_t)p);
