@@ -528,10 +528,10 @@ typedef struct cf_out_alloc {
 } cf_out_alloc;
 
 #define CF_GRAPH_OUTPUT_MIN ((size_t)4096)
-/* Results are carved from slabs (one allocation instead of one per result),
- * whose pages are faulted in at once (gn__populate: in parallel parts, and in
- * one call each instead of a fault per page as the kernel writes; Inception-V3
- * folds about 80 MB of weights).
+/* Results are carved from slabs (one allocation instead of one per result);
+ * a large result's pages are faulted in at once before the kernel writes it
+ * (gn__populate: in parallel parts, one call each instead of a fault per page;
+ * Inception-V3 folds about 80 MB of weights).
  * A slab is as large as what the invocation has put there so far, from
  * CF_SLAB_MIN to CF_SLAB_MAX, so that the unused tail of the last one stays
  * within that; results over half a slab get an allocation of their own. The
@@ -557,7 +557,6 @@ static void *graph_output(cf_state *s, size_t bytes)
         if (s->slab_left) gn__release_pages(s->slab, s->slab_left);
         char *p = gn__graph_value_alloc(s->g, slab);
         if (!p) return NULL;
-        gn__populate(p, slab);
         uintptr_t a = ((uintptr_t)p + 63) & ~(uintptr_t)63;
         s->slab = (char *)a;
         s->slab_left = slab - (size_t)(a - (uintptr_t)p);
@@ -565,6 +564,7 @@ static void *graph_output(cf_state *s, size_t bytes)
     void *p = s->slab;
     s->slab += need;
     s->slab_left -= need;
+    gn__populate(p, bytes);   /* only what this result takes: no resident tail */
     return p;
 }
 
