@@ -265,7 +265,19 @@ typedef struct run_state {
     gn__err *err;
     gn_target target;
     bool guard_hit;         /* the last exec_pass was stopped by the guard */
+    /* The colocation entries of coloc_item as they were before the last pass,
+     * kept while passes change nothing: collecting them is a walk over the
+     * whole graph, before every pass. Dropped (coloc_item NULL) whenever the
+     * item may have changed: a pass that says so, a failed one, a rollback. */
+    gn__coloc coloc;
+    const gn_graph *coloc_item;
 } run_state;
+
+static void coloc_drop(run_state *st)
+{
+    gn__coloc_free(&st->coloc);
+    st->coloc_item = NULL;
+}
 
 /* The guard (docs/hardening.md): a pass run may leave the graph with at most
  * GUARD_GROWTH times the nodes it started with (the top level counts its
@@ -363,9 +375,13 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
 {
     gn_status s;
     *changed = false;
-    /* the colocation entries the pass may leave naming a renamed node */
-    gn__coloc coloc;
-    if ((s = gn__coloc_collect(item, &coloc, perr)) != GN_OK) return s;
+    /* the colocation entries the pass may leave naming a renamed node: those
+     * of the last pass when it changed nothing, else collected now */
+    if (st->coloc_item != item) {
+        coloc_drop(st);
+        if ((s = gn__coloc_collect(item, &st->coloc, perr)) != GN_OK) return s;
+        st->coloc_item = item;
+    }
     uint32_t start_nodes;
     gn__pass_guard guard = {0, GUARD_POLLS, false};
     item->node_cap = guard_node_cap(item, &start_nodes);
@@ -397,7 +413,7 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
         /* callers' code sees node ids 0..n-1, every one live */
         if ((s = gn__graph_compact(item)) != GN_OK) {
             item->node_cap = 0;
-            gn__coloc_free(&coloc);
+            coloc_drop(st);
             return s;
         }
         s = custom->run(custom->user, item, &ch, msg, sizeof msg);
@@ -419,15 +435,15 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
                          "stopped by the optimizer's guard: the pass grew the graph from %u to %u nodes, the limit (%u "
                          "x %u + %u)",
                          start_nodes, cap, GUARD_GROWTH, start_nodes, GUARD_SLACK);
-        gn__coloc_free(&coloc);
+        coloc_drop(st);
         return s;
     }
     if (s == GN_OK && *changed) {
         bool moved = false;
-        s = gn__coloc_fix(item, &coloc, &moved, perr);
+        s = gn__coloc_fix(item, &st->coloc, &moved, perr);
         if (s != GN_OK && !perr->msg[0]) gn__fail(perr, s, "colocation attrs: %s", item->err.msg);
     }
-    gn__coloc_free(&coloc);
+    if (s != GN_OK || *changed) coloc_drop(st);
     /* Removed nodes stay as tombstones, which every pass skips, until they
      * are a fifth of the array: renumbering a large graph after every pass
      * costs more than stepping over them. optimize_item compacts at the end. */
@@ -452,6 +468,7 @@ static void roll_back(run_state *st, gn_graph *item, snapshot *backup, const cha
 {
     swap_graphs(item, backup->g); /* backup->g now holds what the failed pass left */
     gn__attachment_drop(&item->shapes);
+    coloc_drop(st);
     if (!backup->n_redo) return;
     gn_graph *spare = NULL;
     gn_report *scratch = calloc(1, sizeof *scratch);
@@ -474,6 +491,7 @@ static void roll_back(run_state *st, gn_graph *item, snapshot *backup, const cha
         if (s != GN_OK) {
             swap_graphs(item, spare);
             gn__attachment_drop(&item->shapes);
+            coloc_drop(st);
         }
     }
     if (s != GN_OK)
@@ -587,6 +605,7 @@ static gn_status optimize_item(run_state *st, gn_graph *item, const char *item_n
      * nothing (0: never). Not with a time budget, which may have cut a run. */
     uint64_t changes = 1, clean_at[GN__ARRAY_LEN(pass_table)];
     memset(clean_at, 0, sizeof clean_at);
+    coloc_drop(st);   /* kept for this item's passes only */
     for (uint32_t it = 0; it < iters && s == GN_OK; it++) {
         if (min_nodes > 0 && (int64_t)count_nodes(item) < min_nodes) {
             report_note(st->r, "%s: %u nodes, fewer than min_graph_nodes (%lld): not optimized", item_name,
@@ -604,6 +623,7 @@ static gn_status optimize_item(run_state *st, gn_graph *item, const char *item_n
                 report_note(st->r, "meta_optimizer_timeout_ms (%lld ms) cut work: %s iteration %u stopped before '%s'",
                             (long long)st->o->meta_optimizer_timeout_ms, item_name, it + 1, p->name);
                 snapshot_drop(&backup);
+                coloc_drop(st);
                 return gn__graph_compact(item);
             }
             bool ch, rb;
@@ -653,6 +673,7 @@ static gn_status optimize_item(run_state *st, gn_graph *item, const char *item_n
             dump_graph(st->top, st->p ? st->p->dump_dir : NULL, &st->dump_seq, (int32_t)iters, sa->name, st->r);
     }
     snapshot_drop(&backup);
+    coloc_drop(st);
     if (s == GN_OK) s = gn__graph_compact(item);
     return s;
 }
@@ -797,6 +818,7 @@ gn_status gn_optimize(gn_graph *g, const gn_options *o, const gn_optimize_params
     for (uint32_t f = 0; f < g->n_fns; f++)
         if (g->fns[f].body) clear_preserved(g->fns[f].body);
 done:;
+    coloc_drop(&st);
     /* the fusions remap.policy 'grapnel' wrote beyond the output's contract */
     size_t only = 0;
     for (size_t i = 0; i < r->n_events; i++)
