@@ -27,13 +27,19 @@ void gn_free(void *p) { free(p); }
 
 /* ---- errors ------------------------------------------------------------------ */
 
-void gn__release_pages(void *p, size_t n)
+/* madvise(advice) over the whole pages inside p[0..n); advice only. */
+static void advise_whole_pages(void *p, size_t n, int advice)
 {
-#if defined(MADV_DONTNEED)
     const uintptr_t page = 4096;
     if (!p) return;
     uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + n) & ~(page - 1);
-    if (e > a) (void)madvise((void *)a, e - a, MADV_DONTNEED);
+    if (e > a) (void)madvise((void *)a, e - a, advice);
+}
+
+void gn__release_pages(void *p, size_t n)
+{
+#if defined(MADV_DONTNEED)
+    advise_whole_pages(p, n, MADV_DONTNEED);
 #else
     (void)p;
     (void)n;
@@ -375,9 +381,7 @@ static void populate_pages(uint8_t *p, size_t n)
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
-    const uintptr_t page = 4096;
-    uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), e = ((uintptr_t)p + n) & ~(page - 1);
-    if (e > a) (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+    advise_whole_pages(p, n, MADV_POPULATE_WRITE);
 #else
     (void)p;
     (void)n;
