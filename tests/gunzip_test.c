@@ -338,6 +338,37 @@ static void test_large_literal_given_back(void **state)
     free(good);
 }
 
+/* A literal of several MiB broken by a raw newline (taken by the direct
+ * decode, which fails half way): from a file and from a buffer the same
+ * error, at the literal's start, and no graph. */
+static void test_large_literal_unterminated(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    uint8_t *text = text_graph((size_t)4 << 20, &n);
+    uint8_t *q = (uint8_t *)strstr((char *)text, "tensor_content: \"");
+    assert_non_null(q);
+    q[17 + (2u << 20)] = '\n';   /* inside the literal, 2 MiB in */
+    char p[1024];
+    snprintf(p, sizeof p, "%s/broken_literal.pbtxt", gn_test_tmpdir());
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+    gn_graph *gb = NULL, *gf = NULL;
+    assert_int_equal(gn_graph_load_buffer(text, n, "broken_literal.pbtxt", NULL, &gb), GN_ERR_PARSE);
+    assert_int_equal(gn_graph_load(p, NULL, &gf), GN_ERR_PARSE);
+    const char *mb = strchr(gn_graph_errmsg(gb), ':'), *mf = strchr(gn_graph_errmsg(gf), ':');
+    assert_non_null(mb);
+    assert_non_null(strstr(mb, "unterminated string"));
+    assert_non_null(strstr(mb, "line 5:"));   /* where the literal starts */
+    assert_string_equal(mf, mb);
+    gn_graph_free(gb);
+    gn_graph_free(gf);
+    unlink(p);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +378,7 @@ int main(void)
         cmocka_unit_test(test_errors_the_same),
         cmocka_unit_test(test_parallel_read_whole),
         cmocka_unit_test(test_large_literal_given_back),
+        cmocka_unit_test(test_large_literal_unterminated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
