@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages grapnel needs to build and test, when missing.
+# Installs the Debian packages grapnel needs to build and test, when missing
+# (libsnappy-dev only for tests/snappy_test.c: the library has its own decoder).
 set -euo pipefail
 pkgs=(cmake make gcc pkg-config libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
       zlib1g-dev libsnappy-dev libopenblas-dev libdeflate0 gzip python3

@@ -13,9 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <snappy-c.h>
-
 #include "graph/tensor.h"
+#include "io/snappy.h"
 
 #define FOOTER_LEN 48u
 #define TABLE_MAGIC 0xdb4775248b80fb57ull
@@ -138,14 +137,12 @@ static gn_status block_read(const gn__bundle *b, const uint8_t *file, size_t lim
         return gn__fail(err, GN_ERR_PARSE, "%s: block at byte %llu: unknown compression type %u", b->index_name,
                         (unsigned long long)off, type);
     size_t ulen = 0;
-    if (snappy_uncompressed_length((const char *)p, (size_t)size, &ulen) != SNAPPY_OK ||
-        ulen / 32 > (size_t)size + 64 || snappy_validate_compressed_buffer((const char *)p, (size_t)size) != SNAPPY_OK)
+    if (!gn__snappy_length(p, (size_t)size, &ulen) || ulen / 32 > (size_t)size + 64)
         return gn__fail(err, GN_ERR_PARSE, "%s: block at byte %llu: corrupt Snappy data", b->index_name,
                         (unsigned long long)off);
     out->owned = malloc(ulen ? ulen : 1);
     if (!out->owned) return gn__fail(err, GN_ERR_NOMEM, "%s: out of memory", b->index_name);
-    size_t got = ulen;
-    if (snappy_uncompress((const char *)p, (size_t)size, (char *)out->owned, &got) != SNAPPY_OK || got != ulen) {
+    if (!gn__snappy_decode(p, (size_t)size, out->owned, ulen)) {
         free(out->owned);
         out->owned = NULL;
         return gn__fail(err, GN_ERR_PARSE, "%s: block at byte %llu: corrupt Snappy data", b->index_name,
