@@ -44,7 +44,8 @@ other=$(nm -D --defined-only "$libdir/libgrapnel.so.0" | awk '{print $NF}' | gre
 say "installed: $(cd "$prefix" && find . -type f | sort | sed 's|^\./||' | tr '\n' ' ')"
 say "SONAME $soname, $nexp exported symbols, all gn_*"
 cli=$(env -u LD_LIBRARY_PATH "$prefix/bin/grapnel" --version) || { say "FAIL: the installed CLI does not run"; exit 1; }
-say "installed CLI: $cli (finds its library through RPATH \$ORIGIN/../lib)"
+say "installed CLI: $cli (linked with libgrapnel.a; finds the CUDA module through RUNPATH \$ORIGIN/../lib)"
+if ldd "$prefix/bin/grapnel" | grep -q libgrapnel; then say "FAIL: the CLI links libgrapnel.so"; exit 1; fi
 cuda_needed=$(readelf -d "$libdir/libgrapnel.so.0" | awk '/NEEDED/ {print $NF}' | grep -Ei 'libcu|libnv' || true)
 [ -z "$cuda_needed" ] || { say "FAIL: libgrapnel.so needs $cuda_needed"; exit 1; }
 mod=$libdir/libgrapnel_cuda.so
@@ -62,7 +63,7 @@ err=$(env -u LD_LIBRARY_PATH -u GRAPNEL_CUDA_MODULE "$prefix/bin/grapnel" run "$
 rc=$?
 set -e
 if [ -e "$mod.away" ]; then
-  want="grapnel run: no CUDA backend: the module libgrapnel_cuda.so is neither in $libdir/ nor found by the system loader"
+  want="grapnel run: no CUDA backend: the module libgrapnel_cuda.so is neither in $prefix/bin/ nor found by the system loader"
   mv "$mod.away" "$mod"
 else
   want="grapnel run: the CUDA backend is not built in"
@@ -70,6 +71,16 @@ fi
 [ "$rc" = 1 ] && [ "${err#"$want"}" != "$err" ] ||
   { say "FAIL: --backend cuda without the module: rc $rc: $err (wanted: $want...)"; exit 1; }
 say "without the CUDA module: the CPU runs; CUDA: ${err#grapnel run: }"
+if [ -e "$mod" ]; then
+  # the module back in lib/: the CLI finds it (through its RUNPATH), whatever the device says then
+  set +e
+  err=$(env -u LD_LIBRARY_PATH -u GRAPNEL_CUDA_MODULE "$prefix/bin/grapnel" run "${kws_args[@]}" --backend cuda 2>&1 >/dev/null)
+  set -e
+  case "$err" in
+    *"is neither in"*) say "FAIL: the installed CLI does not find $mod: $err"; exit 1 ;;
+  esac
+  say "with the CUDA module in lib/: the CLI opens it (${err:-it ran}; ${err:+no GPU here})"
+fi
 
 model=$root/examples/models/ds_cnn_s.pb
 mfcc=$root/examples/models/ds_cnn_s.mfcc.npy
