@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "cli.h"
 #include "grapnel/grapnel.h"
@@ -589,6 +592,15 @@ static void main_usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+#ifdef __GLIBC__
+    /* One process per command: memory the library frees (a pass's scratch and
+     * snapshot, the text parser's tree) is kept for its next allocations, not
+     * given back to the kernel and faulted in again. Blocks of 32 MiB or more
+     * (a large model's weights) are still mapped on their own. The text
+     * keras_imagenet graph: 1,360 -> 1,140 page faults, about 0.6 ms. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
     if (argc < 2) {
         main_usage(stderr);
         return EXIT_USAGE;
