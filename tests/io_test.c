@@ -114,6 +114,15 @@ static void test_graph_errors(void **state)
                  " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } }"
                  " tensor_content: '\\000\\000\\200\\077' } } } }\n",
                  GN_ERR_GRAPH, "node 'c' (Const): attr 'value': tensor_content has 4 bytes; DT_FLOAT with 3 elements needs 12");
+    /* more typed values than elements: the field named, float8 (one byte each) as the others */
+    expect_error("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } }"
+                 " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } }"
+                 " float_val: 1 float_val: 2 float_val: 3 } } } }\n",
+                 GN_ERR_GRAPH, "node 'c' (Const): attr 'value': float_val has 3 values for 2 elements");
+    expect_error("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT8_E4M3FN } }"
+                 " attr { key: 'value' value { tensor { dtype: DT_FLOAT8_E4M3FN tensor_shape { dim { size: 2 } }"
+                 " float8_val: '\\001\\002\\003' } } } }\n",
+                 GN_ERR_GRAPH, "node 'c' (Const): attr 'value': float8_val has 3 values for 2 elements");
     expect_error("node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } }"
                  " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 4294967296 }"
                  " dim { size: 4294967296 } } } } } }\n",

@@ -41,6 +41,41 @@ gn_status gn__shape_check(const Tensorflow__TensorShapeProto *s, bool allow_unkn
     return GN_OK;
 }
 
+size_t gn__tensor_typed_count(const Tensorflow__TensorProto *p, int32_t dt, const char **field)
+{
+    switch (dt) {
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT: *field = "float_val"; return p->n_float_val;
+    case TENSORFLOW__DATA_TYPE__DT_DOUBLE: *field = "double_val"; return p->n_double_val;
+    case TENSORFLOW__DATA_TYPE__DT_INT32:
+    case TENSORFLOW__DATA_TYPE__DT_INT16:
+    case TENSORFLOW__DATA_TYPE__DT_INT8:
+    case TENSORFLOW__DATA_TYPE__DT_UINT8:
+    case TENSORFLOW__DATA_TYPE__DT_UINT16:
+    case TENSORFLOW__DATA_TYPE__DT_QINT8:
+    case TENSORFLOW__DATA_TYPE__DT_QUINT8:
+    case TENSORFLOW__DATA_TYPE__DT_QINT16:
+    case TENSORFLOW__DATA_TYPE__DT_QUINT16:
+    case TENSORFLOW__DATA_TYPE__DT_QINT32: *field = "int_val"; return p->n_int_val;
+    case TENSORFLOW__DATA_TYPE__DT_INT64: *field = "int64_val"; return p->n_int64_val;
+    case TENSORFLOW__DATA_TYPE__DT_UINT32: *field = "uint32_val"; return p->n_uint32_val;
+    case TENSORFLOW__DATA_TYPE__DT_UINT64: *field = "uint64_val"; return p->n_uint64_val;
+    case TENSORFLOW__DATA_TYPE__DT_BOOL: *field = "bool_val"; return p->n_bool_val;
+    case TENSORFLOW__DATA_TYPE__DT_HALF:
+    case TENSORFLOW__DATA_TYPE__DT_BFLOAT16: *field = "half_val"; return p->n_half_val;
+    case TENSORFLOW__DATA_TYPE__DT_STRING: *field = "string_val"; return p->n_string_val;
+    case TENSORFLOW__DATA_TYPE__DT_COMPLEX64: *field = "scomplex_val"; return p->n_scomplex_val / 2;
+    case TENSORFLOW__DATA_TYPE__DT_COMPLEX128: *field = "dcomplex_val"; return p->n_dcomplex_val / 2;
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E5M2:
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E4M3FN:
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E4M3FNUZ:
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E4M3B11FNUZ:
+    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E5M2FNUZ: *field = "float8_val"; return p->float8_val.len;
+    case TENSORFLOW__DATA_TYPE__DT_RESOURCE: *field = "resource_handle_val"; return p->n_resource_handle_val;
+    case TENSORFLOW__DATA_TYPE__DT_VARIANT: *field = "variant_val"; return p->n_variant_val;
+    default: *field = "?"; return 0;
+    }
+}
+
 gn_status gn__tensor_check(const Tensorflow__TensorProto *t, gn__err *err)
 {
     int32_t dt = (int32_t)t->dtype;
@@ -57,35 +92,9 @@ gn_status gn__tensor_check(const Tensorflow__TensorProto *t, gn__err *err)
                             (unsigned long long)((uint64_t)numel * esz));
         return GN_OK;
     }
-    size_t nvals = 0;
-    int32_t base = dt > 100 ? dt - 100 : dt;
-    switch (base) {
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT: nvals = t->n_float_val; break;
-    case TENSORFLOW__DATA_TYPE__DT_DOUBLE: nvals = t->n_double_val; break;
-    case TENSORFLOW__DATA_TYPE__DT_INT32:
-    case TENSORFLOW__DATA_TYPE__DT_INT16:
-    case TENSORFLOW__DATA_TYPE__DT_INT8:
-    case TENSORFLOW__DATA_TYPE__DT_UINT8:
-    case TENSORFLOW__DATA_TYPE__DT_UINT16:
-    case TENSORFLOW__DATA_TYPE__DT_QINT8:
-    case TENSORFLOW__DATA_TYPE__DT_QUINT8:
-    case TENSORFLOW__DATA_TYPE__DT_QINT16:
-    case TENSORFLOW__DATA_TYPE__DT_QUINT16:
-    case TENSORFLOW__DATA_TYPE__DT_QINT32: nvals = t->n_int_val; break;
-    case TENSORFLOW__DATA_TYPE__DT_INT64: nvals = t->n_int64_val; break;
-    case TENSORFLOW__DATA_TYPE__DT_UINT32: nvals = t->n_uint32_val; break;
-    case TENSORFLOW__DATA_TYPE__DT_UINT64: nvals = t->n_uint64_val; break;
-    case TENSORFLOW__DATA_TYPE__DT_BOOL: nvals = t->n_bool_val; break;
-    case TENSORFLOW__DATA_TYPE__DT_HALF:
-    case TENSORFLOW__DATA_TYPE__DT_BFLOAT16: nvals = t->n_half_val; break;
-    case TENSORFLOW__DATA_TYPE__DT_STRING: nvals = t->n_string_val; break;
-    case TENSORFLOW__DATA_TYPE__DT_COMPLEX64: nvals = t->n_scomplex_val / 2; break;
-    case TENSORFLOW__DATA_TYPE__DT_COMPLEX128: nvals = t->n_dcomplex_val / 2; break;
-    case TENSORFLOW__DATA_TYPE__DT_RESOURCE: nvals = t->n_resource_handle_val; break;
-    case TENSORFLOW__DATA_TYPE__DT_VARIANT: nvals = t->n_variant_val; break;
-    default: nvals = 0; break;
-    }
+    const char *field = NULL;
+    size_t nvals = gn__tensor_typed_count(t, dt > 100 ? dt - 100 : dt, &field);
     if ((uint64_t)nvals > (uint64_t)numel)
-        return gn__fail(err, GN_ERR_GRAPH, "tensor has %zu values for %lld elements", nvals, (long long)numel);
+        return gn__fail(err, GN_ERR_GRAPH, "%s has %zu values for %lld elements", field, nvals, (long long)numel);
     return GN_OK;
 }

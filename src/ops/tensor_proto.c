@@ -25,40 +25,6 @@ typedef struct layout {
 
 static const char *dtn(int32_t dt) { return gn__dtype_name(dt); }
 
-/* Number of typed values present for dtype, and the field's name. */
-static size_t typed_count(const Tensorflow__TensorProto *p, int32_t dt, const char **field)
-{
-    switch (dt) {
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT: *field = "float_val"; return p->n_float_val;
-    case TENSORFLOW__DATA_TYPE__DT_DOUBLE: *field = "double_val"; return p->n_double_val;
-    case TENSORFLOW__DATA_TYPE__DT_INT32:
-    case TENSORFLOW__DATA_TYPE__DT_INT16:
-    case TENSORFLOW__DATA_TYPE__DT_INT8:
-    case TENSORFLOW__DATA_TYPE__DT_UINT8:
-    case TENSORFLOW__DATA_TYPE__DT_UINT16:
-    case TENSORFLOW__DATA_TYPE__DT_QINT8:
-    case TENSORFLOW__DATA_TYPE__DT_QUINT8:
-    case TENSORFLOW__DATA_TYPE__DT_QINT16:
-    case TENSORFLOW__DATA_TYPE__DT_QUINT16:
-    case TENSORFLOW__DATA_TYPE__DT_QINT32: *field = "int_val"; return p->n_int_val;
-    case TENSORFLOW__DATA_TYPE__DT_INT64: *field = "int64_val"; return p->n_int64_val;
-    case TENSORFLOW__DATA_TYPE__DT_UINT32: *field = "uint32_val"; return p->n_uint32_val;
-    case TENSORFLOW__DATA_TYPE__DT_UINT64: *field = "uint64_val"; return p->n_uint64_val;
-    case TENSORFLOW__DATA_TYPE__DT_BOOL: *field = "bool_val"; return p->n_bool_val;
-    case TENSORFLOW__DATA_TYPE__DT_HALF:
-    case TENSORFLOW__DATA_TYPE__DT_BFLOAT16: *field = "half_val"; return p->n_half_val;
-    case TENSORFLOW__DATA_TYPE__DT_STRING: *field = "string_val"; return p->n_string_val;
-    case TENSORFLOW__DATA_TYPE__DT_COMPLEX64: *field = "scomplex_val"; return p->n_scomplex_val / 2;
-    case TENSORFLOW__DATA_TYPE__DT_COMPLEX128: *field = "dcomplex_val"; return p->n_dcomplex_val / 2;
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E5M2:
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E4M3FN:
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E4M3FNUZ:
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E4M3B11FNUZ:
-    case TENSORFLOW__DATA_TYPE__DT_FLOAT8_E5M2FNUZ: *field = "float8_val"; return p->float8_val.len;
-    default: *field = "?"; return 0;
-    }
-}
-
 /* Reads a varint32 at *pos (< end); false when malformed. */
 static bool varint32(const uint8_t *b, size_t end, size_t *pos, uint32_t *v)
 {
@@ -104,7 +70,7 @@ static gn_status proto_layout(const Tensorflow__TensorProto *p, layout *l, gn__e
             return GN_OK;
         }
         const char *field;
-        size_t m = typed_count(p, dt, &field);
+        size_t m = gn__tensor_typed_count(p, dt, &field);
         if ((uint64_t)m > (uint64_t)n)
             return gn__fail(err, GN_ERR_GRAPH, "%s has %zu values for %lld elements", field, m, (long long)n);
         if ((dt == TENSORFLOW__DATA_TYPE__DT_COMPLEX64 && p->n_scomplex_val % 2) ||
@@ -265,7 +231,7 @@ static bool carries_all(const Tensorflow__TensorProto *p, const layout *l)
 {
     if (p->tensor_content.len) return true;
     const char *field;
-    return (int64_t)typed_count(p, l->dtype, &field) == l->n;
+    return (int64_t)gn__tensor_typed_count(p, l->dtype, &field) == l->n;
 }
 
 /* The tensor decoded into a buffer from alloc (gn__buffer_new when NULL). */
@@ -282,7 +248,7 @@ static gn_status decode(const Tensorflow__TensorProto *p, gn__buffer *(*alloc)(v
     if (head + extra > GN__TENSOR_EXPAND_MAX && !carries_all(p, &l)) {
         const char *field;
         char b1[32], b2[32];
-        size_t m = typed_count(p, l.dtype, &field);
+        size_t m = gn__tensor_typed_count(p, l.dtype, &field);
         return gn__fail(err, GN_ERR_LIMIT,
                         "tensor of %lld %s elements (%s) given by %zu value%s: expanding it is over the limit of %s",
                         (long long)l.n, gn_dtype_numpy_name(l.dtype), gn__fmt_bytes(b1, sizeof b1, head + extra), m,
