@@ -43,7 +43,7 @@ __all__ = [
     "default_options", "parse_options", "options_text", "list_passes", "DTYPES", "dtype_to_numpy",
     "dtype_from_numpy", "has_savedmodel", "has_savedmodel_save", "parse_save_options",
     "save_options_text", "conversion_params", "InvalidArgumentError", "NotFoundError", "SignatureFunction",
-    "Converter",
+    "Converter", "ResourceExhaustedError", "NO_LIMIT",
 ]
 
 # the library's version (include/grapnel/version.h, the one place it is written)
@@ -56,6 +56,11 @@ _lib._decl("gn_engines_build", ctypes.c_int32, ctypes.c_void_p, ctypes.c_char_p,
 
 
 _GN_ERR_ARG = 1
+_GN_ERR_LIMIT = 11
+
+#: A resource limit of Graph.run that bounds nothing (memory_limit_bytes,
+#: step_limit): gn_session_options' UINT64_MAX.
+NO_LIMIT = (1 << 64) - 1
 _GN_ERR_IO = 4
 _GN_ERR_NOT_FOUND = 9
 _NO_SUCH_FILE = os.strerror(_errno.ENOENT)   # "No such file or directory", as the library writes it
@@ -68,7 +73,8 @@ class Error(Exception):
     ``Error(message, code)`` makes the subclass the code calls for: an invalid
     argument (code 1) is an :class:`InvalidArgumentError` (also a ValueError),
     a file that does not exist a :class:`NotFoundError` (also a
-    FileNotFoundError); ``except grapnel.Error`` catches them all."""
+    FileNotFoundError), a run past one of its resource limits (code 11) a
+    :class:`ResourceExhaustedError`; ``except grapnel.Error`` catches them all."""
 
     def __new__(cls, message: str = "", code: int = 1, report: Optional[dict] = None):
         if cls is Error:
@@ -76,6 +82,8 @@ class Error(Exception):
                 cls = InvalidArgumentError
             elif code == _GN_ERR_IO and _NO_SUCH_FILE in message:
                 cls = NotFoundError
+            elif code == _GN_ERR_LIMIT:
+                cls = ResourceExhaustedError
         return super().__new__(cls, message)
 
     def __init__(self, message: str, code: int = 1, report: Optional[dict] = None):
@@ -96,6 +104,11 @@ class Error(Exception):
 class InvalidArgumentError(Error, ValueError):
     """A bad argument: an unknown key (with the nearest one), a value of the
     wrong kind, a name the graph or signature lacks."""
+
+
+class ResourceExhaustedError(Error):
+    """A run went past one of its resource limits (Graph.run's memory_limit_bytes,
+    step_limit, time_limit_ms, or their defaults); the message names the node."""
 
 
 class NotFoundError(Error, FileNotFoundError):
@@ -995,8 +1008,8 @@ class Graph:
         return report
 
     # -- running --
-    def _session(self, backend: str, seed: int, num_threads: int) -> int:
-        key = (backend, seed, num_threads)
+    def _session(self, backend: str, seed: int, num_threads: int, limits: Tuple[int, int, int] = (0, 0, 0)) -> int:
+        key = (backend, seed, num_threads, limits)
         s = self._sessions.get(key)
         if s:
             return s
@@ -1006,6 +1019,7 @@ class Graph:
         o.backend = b
         o.seed = seed
         o.num_threads = num_threads
+        o.memory_limit_bytes, o.step_limit, o.time_limit_ms = limits
         hs = ctypes.c_void_p()
         rc = lib.gn_session_new(self._handle(), ctypes.byref(o), ctypes.byref(hs))
         if rc != _lib.GN_OK:
@@ -1016,8 +1030,8 @@ class Graph:
         return hs.value
 
     def _run(self, feeds: Mapping[str, Any], fetches: Sequence[str], backend: str, seed: int,
-             num_threads: int) -> List[np.ndarray]:
-        s = self._session(backend, seed, num_threads)
+             num_threads: int, limits: Tuple[int, int, int] = (0, 0, 0)) -> List[np.ndarray]:
+        s = self._session(backend, seed, num_threads, limits)
         fv = [_Feed(v) for v in feeds.values()]
         fnames = (ctypes.c_char_p * max(len(fv), 1))(*[k.encode() for k in feeds.keys()])
         ftens = (_lib.gn_tensor * max(len(fv), 1))(*[f.tensor for f in fv])
@@ -1034,7 +1048,9 @@ class Graph:
 
     def run(self, feeds: Optional[Mapping[str, Any]] = None,
             fetches: Union[str, Sequence[str], None] = None, backend: str = "cpu", seed: int = 0,
-            num_threads: int = 0, signature: Optional[str] = None
+            num_threads: int = 0, signature: Optional[str] = None, *,
+            memory_limit_bytes: Optional[int] = None, step_limit: Optional[int] = None,
+            time_limit_ms: Optional[int] = None
             ) -> Union[np.ndarray, List[np.ndarray], Dict[str, np.ndarray]]:
         """Runs the graph on a backend ("cpu").
 
@@ -1048,10 +1064,20 @@ class Graph:
         On a SavedModel, the signature (``signature``, default "serving_default")
         is frozen on the first run and the frozen graph runs: feeds and fetches
         may name the signature's keys as well as tensors, and fetches=None
-        returns every output by key (as ``signatures[key](**feeds)``)."""
+        returns every output by key (as ``signatures[key](**feeds)``).
+
+        Resource bounds of the CPU backend (gn_session_options), each None for
+        the library's default: ``memory_limit_bytes``, the most one tensor a node
+        makes may take (default a quarter of the machine's memory);
+        ``step_limit``, the most node executions of one run, loop iterations and
+        function calls included (default 2**28); ``time_limit_ms``, a wall-clock
+        limit of one run (default none). ``NO_LIMIT`` lifts the first two.
+        Going past one raises ResourceExhaustedError (code 11, "resource limit
+        exceeded") with a message naming the node."""
+        limits = _limits(memory_limit_bytes, step_limit, time_limit_ms)
         if self._is_savedmodel():
             fn = self.signatures[self._signature_key(signature)]
-            return fn._run_names(dict(feeds or {}), fetches, backend, seed, num_threads)
+            return fn._run_names(dict(feeds or {}), fetches, backend, seed, num_threads, limits)
         if signature is not None:
             raise Error(f"signature={signature!r}: the graph is not a SavedModel", _GN_ERR_ARG)
         feeds = dict(feeds or {})
@@ -1062,7 +1088,7 @@ class Graph:
         else:
             names = [fetches] if isinstance(fetches, str) else list(fetches)
         try:
-            outs = self._run(feeds, names, backend, seed, num_threads)
+            outs = self._run(feeds, names, backend, seed, num_threads, limits)
         except Error as e:
             if e.code == _GN_ERR_NOT_FOUND:
                 self._check_names(feeds, names)
@@ -1381,6 +1407,22 @@ class Graph:
 
 
 # ---- timing -----------------------------------------------------------------------------------------------
+def _limits(memory_limit_bytes: Any, step_limit: Any, time_limit_ms: Any) -> Tuple[int, int, int]:
+    """Graph.run's resource bounds as gn_session_options takes them (0: the default)."""
+    out = []
+    for name, v in (("memory_limit_bytes", memory_limit_bytes), ("step_limit", step_limit),
+                    ("time_limit_ms", time_limit_ms)):
+        if v is None:
+            out.append(0)
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= int(v) <= NO_LIMIT:
+            raise Error(f"{name}={v!r}: expected a positive integer, NO_LIMIT or None (the default)", _GN_ERR_ARG)
+        if name == "time_limit_ms" and int(v) == NO_LIMIT:
+            raise Error("time_limit_ms=NO_LIMIT: no time limit is the default (None)", _GN_ERR_ARG)
+        out.append(int(v))
+    return out[0], out[1], out[2]
+
+
 def _check_repeat(repeat: Any, warmup: Any) -> Tuple[int, int]:
     r, w = _plain(repeat), _plain(warmup)
     if not isinstance(r, int) or isinstance(r, bool) or r < 1:
@@ -1494,7 +1536,8 @@ class SignatureFunction:
         return _time_runs(lambda: g._run(feeds, tensors, backend, seed, num_threads), repeat, warmup)
 
     def _run_names(self, feeds: Dict[str, Any], fetches: Union[str, Sequence[str], None], backend: str, seed: int,
-                   num_threads: int) -> Union[np.ndarray, List[np.ndarray], Dict[str, np.ndarray]]:
+                   num_threads: int, limits: Tuple[int, int, int] = (0, 0, 0)
+                   ) -> Union[np.ndarray, List[np.ndarray], Dict[str, np.ndarray]]:
         """Graph.run on a SavedModel: keys or tensor names, on the frozen graph."""
         g = self.graph()
         names = {n["name"] for n in g.nodes()}
@@ -1513,11 +1556,11 @@ class SignatureFunction:
         fd = {tensor(k, self.inputs, "an input"): v for k, v in feeds.items()}
         if fetches is None:
             keys = list(self.outputs)
-            outs = g._run(fd, [self.outputs[k]["tensor"] for k in keys], backend, seed, num_threads)
+            outs = g._run(fd, [self.outputs[k]["tensor"] for k in keys], backend, seed, num_threads, limits)
             return dict(zip(keys, outs))
         one = isinstance(fetches, str)
         fl = [fetches] if one else list(fetches)
-        outs = g._run(fd, [tensor(f, self.outputs, "an output") for f in fl], backend, seed, num_threads)
+        outs = g._run(fd, [tensor(f, self.outputs, "an output") for f in fl], backend, seed, num_threads, limits)
         return outs[0] if one else outs
 
 

@@ -163,6 +163,53 @@ def test_run_errors_carry_the_library_message():
         assert "tpu" in str(e.value)
 
 
+# A TF1 loop whose condition is always true (tests/bounds_test.c's), and a Fill of 2**40 floats.
+_I32 = "attr { key: 'T' value { type: DT_INT32 } } "
+FOREVER = (
+    "node { name: 'i0' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { tensor { "
+    "dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\n"
+    "node { name: 'enter' op: 'Enter' input: 'i0' " + _I32 +
+    "attr { key: 'frame_name' value { s: 'forever' } } attr { key: 'is_constant' value { b: false } } "
+    "attr { key: 'parallel_iterations' value { i: 1 } } }\n"
+    "node { name: 'merge' op: 'Merge' input: 'enter' input: 'next' " + _I32 + "attr { key: 'N' value { i: 2 } } }\n"
+    "node { name: 'true' op: 'Const' input: '^merge' attr { key: 'dtype' value { type: DT_BOOL } } attr { key: 'value' "
+    "value { tensor { dtype: DT_BOOL tensor_shape { } bool_val: true } } } }\n"
+    "node { name: 'cond' op: 'LoopCond' input: 'true' }\n"
+    "node { name: 'switch' op: 'Switch' input: 'merge' input: 'cond' " + _I32 + "}\n"
+    "node { name: 'exit' op: 'Exit' input: 'switch' " + _I32 + "}\n"
+    "node { name: 'body' op: 'Identity' input: 'switch:1' " + _I32 + "}\n"
+    "node { name: 'next' op: 'NextIteration' input: 'body' " + _I32 + "}\n")
+TERA_FILL = (
+    "node { name: 'dims' op: 'Const' attr { key: 'dtype' value { type: DT_INT64 } } attr { key: 'value' value { tensor {"
+    " dtype: DT_INT64 tensor_shape { dim { size: 2 } } int64_val: 1048576 int64_val: 1048576 } } } }\n"
+    + const("v", np.array(1.0, np.float32)) +
+    "node { name: 'fill' op: 'Fill' input: 'dims' input: 'v' attr { key: 'T' value { type: DT_FLOAT } } "
+    "attr { key: 'index_type' value { type: DT_INT64 } } }\n")
+
+
+def test_run_resource_limits():
+    with grapnel.loads(FOREVER) as g:
+        with pytest.raises(grapnel.ResourceExhaustedError) as e:
+            g.run(fetches="exit", step_limit=1000)
+        assert e.value.code == 11 and e.value.status == "resource limit exceeded"
+        assert str(e.value) == "node 'exit' (Exit): the run reached the session's step limit of 1000 node executions"
+        with pytest.raises(grapnel.ResourceExhaustedError) as e:
+            g.run(fetches="exit", step_limit=grapnel.NO_LIMIT, time_limit_ms=50)
+        assert str(e.value).endswith("the run went past the session's time limit of 50 ms")
+    with grapnel.loads(TERA_FILL) as g:
+        with pytest.raises(grapnel.ResourceExhaustedError) as e:
+            g.run(fetches="fill", memory_limit_bytes=4 << 30)
+        assert str(e.value) == ("node 'fill' (Fill): output 0 of 1099511627776 float32 elements (4.0 TiB) is over "
+                                "the memory limit of 4.0 GiB")
+        # a limit that holds: the same graph's small input runs
+        assert g.run(fetches="v", memory_limit_bytes=4, step_limit=2) == np.float32(1)
+        for bad in (0, -1, 1.5, True, "4G", grapnel.NO_LIMIT + 1):
+            with pytest.raises(grapnel.InvalidArgumentError, match="memory_limit_bytes"):
+                g.run(fetches="v", memory_limit_bytes=bad)
+        with pytest.raises(grapnel.InvalidArgumentError, match="time_limit_ms=NO_LIMIT"):
+            g.run(fetches="v", time_limit_ms=grapnel.NO_LIMIT)
+
+
 # ---- loading, errors, lifetime -----------------------------------------------------------------------
 def test_load_errors(tmp_path: pathlib.Path):
     with pytest.raises(Error) as e:
