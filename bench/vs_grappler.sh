@@ -19,5 +19,5 @@ py=${GN_TF_PYTHON:-$("$root/tools/tfvenv.sh")}
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
 fi
-cmake --build "$build" -j2 --target grapnel >&2
+cmake --build "$build" -j2 --target grapnel_cli >&2
 TF_CPP_MIN_LOG_LEVEL=2 exec "$py" "$here/vs_grappler.py" --grapnel "$build/grapnel" "$@"
