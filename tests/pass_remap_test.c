@@ -1292,6 +1292,92 @@ static void run_golden(const gn_pt_golden *m, const model_case *mc)
     gn_graph_free(orig);
 }
 
+/* Inside a TF1 while loop, where every constant is anchored to the loop's
+ * frame by a control input (TensorFlow puts a node without inputs in the root
+ * frame and refuses a node with inputs from two frames): the constants the
+ * pass makes (the [1, 1, 1, C] bias made 1-D, a folded filter and bias, a
+ * batch norm's scale and offset) take the control inputs of those they are
+ * made from, so the loop still runs (the CPU backend checks frames as
+ * TensorFlow's executor does). */
+static const char *const k_loop_text =
+    PH_SHAPE("x", "dim { size: 2 } dim { size: 6 } dim { size: 6 } dim { size: 3 }")
+    "node { name: 'i0' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { tensor { "
+    "dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\n"
+    "node { name: 'ei' op: 'Enter' input: 'i0' " TI AS("frame_name", "L") AB("is_constant", "false")
+    AINT("parallel_iterations", "1") "}\n"
+    "node { name: 'eh' op: 'Enter' input: 'x' " TF AS("frame_name", "L") AB("is_constant", "false")
+    AINT("parallel_iterations", "1") "}\n"
+    "node { name: 'mi' op: 'Merge' input: 'ei' input: 'ni' " TI AINT("N", "2") "}\n"
+    "node { name: 'mh' op: 'Merge' input: 'eh' input: 'nh' " TF AINT("N", "2") "}\n"
+    "node { name: 'lim' op: 'Const' input: '^mi' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' "
+    "value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 2 } } } }\n"
+    "node { name: 'less' op: 'Less' input: 'mi' input: 'lim' " TI "}\n"
+    "node { name: 'cond' op: 'LoopCond' input: 'less' }\n"
+    "node { name: 'si' op: 'Switch' input: 'mi' input: 'cond' " TI "}\n"
+    "node { name: 'sh' op: 'Switch' input: 'mh' input: 'cond' " TF "}\n"
+    "node { name: 'xi' op: 'Exit' input: 'si' " TI "}\n"
+    "node { name: 'y' op: 'Exit' input: 'sh' " TF "}\n"
+    "node { name: 'ii' op: 'Identity' input: 'si:1' " TI "}\n"
+    "node { name: 'ih' op: 'Identity' input: 'sh:1' " TF "}\n"
+    "node { name: 'one' op: 'Const' input: '^ii' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' "
+    "value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }\n"
+    "node { name: 'inc' op: 'AddV2' input: 'ii' input: 'one' " TI "}\n"
+    "node { name: 'ni' op: 'NextIteration' input: 'inc' " TI "}\n"
+#define LOOP_CONST(n, shape, vals)                                                                                  \
+    "node { name: '" n "' op: 'Const' input: '^ih' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' " \
+    "value { tensor { dtype: DT_FLOAT tensor_shape { " shape " } " vals " } } } }\n"
+    LOOP_CONST("w", "dim { size: 3 } dim { size: 3 } dim { size: 3 } dim { size: 3 }",
+               "float_val: 0.1 float_val: -0.2 float_val: 0.05 float_val: 0.15 float_val: -0.1 float_val: 0.02")
+    LOOP_CONST("b4", "dim { size: 1 } dim { size: 1 } dim { size: 1 } dim { size: 3 }",
+               "float_val: 0.5 float_val: -0.25 float_val: 0.125")
+    "node { name: 'conv' op: 'Conv2D' input: 'ih' input: 'w' " TF AL("strides", "i: 1 i: 1 i: 1 i: 1")
+    AS("padding", "SAME") AS("data_format", "NHWC") "}\n"
+    "node { name: 'a' op: 'AddV2' input: 'conv' input: 'b4' " TF "}\n"
+    LOOP_CONST("p/scale", "dim { size: 3 }", "float_val: 1.5 float_val: 0.5 float_val: 1")
+    LOOP_CONST("p/offset", "dim { size: 3 }", "float_val: 0.1 float_val: -0.1 float_val: 0")
+    LOOP_CONST("p/mean", "dim { size: 3 }", "float_val: 0.2 float_val: 0 float_val: -0.2")
+    LOOP_CONST("p/var", "dim { size: 3 }", "float_val: 1 float_val: 2 float_val: 0.5")
+    "node { name: 'bn' op: 'FusedBatchNormV3' input: 'a' input: 'p/scale' input: 'p/offset' input: 'p/mean' "
+    "input: 'p/var' " TF AT("U", "DT_FLOAT") "attr { key: 'epsilon' value { f: 0.001 } } " AS("data_format", "NHWC")
+    AB("is_training", "false") "}\n"
+    LOOP_CONST("w2", "dim { size: 3 } dim { size: 3 } dim { size: 3 } dim { size: 1 }",
+               "float_val: 0.3 float_val: -0.1 float_val: 0.2")
+    "node { name: 'dw' op: 'DepthwiseConv2dNative' input: 'bn:0' input: 'w2' " TF AL("strides", "i: 1 i: 1 i: 1 i: 1")
+    AS("padding", "SAME") AS("data_format", "NHWC") "}\n"
+    LOOP_CONST("bn2/scale", "dim { size: 3 }", "float_val: 0.8 float_val: 1.2 float_val: 1")
+    LOOP_CONST("bn2/offset", "dim { size: 3 }", "float_val: 0 float_val: 0.3 float_val: -0.3")
+    LOOP_CONST("bn2/mean", "dim { size: 3 }", "float_val: 0.1 float_val: 0.1 float_val: 0")
+    LOOP_CONST("bn2/var", "dim { size: 3 }", "float_val: 0.7 float_val: 1 float_val: 1.3")
+    "node { name: 'bn2' op: 'FusedBatchNormV3' input: 'dw' input: 'bn2/scale' input: 'bn2/offset' input: 'bn2/mean' "
+    "input: 'bn2/var' " TF AT("U", "DT_FLOAT") "attr { key: 'epsilon' value { f: 0.001 } } " AS("data_format", "NHWC")
+    AB("is_training", "false") "}\n"
+    "node { name: 'r' op: 'Relu' input: 'bn2' " TF "}\n"
+    "node { name: 'nh' op: 'NextIteration' input: 'r' " TF "}\n";
+
+static void test_constants_in_a_loop(void **state)
+{
+    (void)state;
+    rx x;
+    assert_true(rx_run(&x, k_loop_text, "y,xi", false, GN_REMAP_POLICY_GRAPNEL));
+    /* every Const the pass made hangs on the loop's Identity, as those it replaced */
+    uint32_t made = 0;
+    for (gn_id id = 0; id < x.g->n_nodes; id++) {
+        if (!gn__node_live(x.g, id) || strcmp(gn__node_op(x.g, id), "Const") != 0) continue;
+        if (gn__graph_find(x.before, gn__node_name(x.g, id)) != GN_NONE) continue;
+        made++;
+        const gn__node *n = gn__node_at(x.g, id);
+        if (n->n_ctrl != 1 || strcmp(gn__node_name(x.g, n->ctrl[0]), "ih") != 0)
+            fail_msg("new constant '%s' has %u control inputs, not ^ih", gn__node_name(x.g, id), n->n_ctrl);
+    }
+    assert_true(made >= 3);
+    gn_pt_fx_expect_event(&x.f, "remap.contraction_bias_act: a: fused Conv2D 'conv' + AddV2 'a' into _FusedConv2D");
+    gn_pt_fx_expect_event(&x.f, "remap.fold_batchnorm: bn2: folded DepthwiseConv2dNative 'dw' + FusedBatchNormV3 'bn2' "
+                                "into the filter and a bias (3 channels)");
+    const char *xn[2] = {"y", "xi"};
+    expect_same(x.before, x.g, &f_x, 1, xn, 2, 1e-4);
+    rx_free(&x);
+}
+
 static void test_golden_models(void **state)
 {
     (void)state;
@@ -1388,6 +1474,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_conv_batchnorm),
     cmocka_unit_test(test_batchnorm_ex),
     cmocka_unit_test(test_batchnorm_scale_offset),
+    cmocka_unit_test(test_constants_in_a_loop),
     cmocka_unit_test(test_golden_models),
     cmocka_unit_test(test_kws_crnn),
     cmocka_unit_test(test_corpus_counts),

@@ -339,24 +339,41 @@ static bool const_shape(const gn_graph *g, gn_id id, int32_t *rank, int64_t *dim
     return true;
 }
 
-/* A Const node holding p (allocated in the graph). */
+/* The constants a new one is computed from (GN_NONE entries skipped): it
+ * takes their control inputs. Inside a loop a Const is anchored to the loop's
+ * frame by a control input (TensorFlow puts a node without inputs in the root
+ * frame, and refuses a node whose inputs come from two frames); a constant
+ * made from anchored ones must be anchored the same way. */
+typedef struct const_srcs {
+    gn_id id[6];
+    uint32_t n;
+} const_srcs;
+
+/* A Const node holding p (allocated in the graph), with the control inputs of
+ * the constants in src. */
 static gn_status add_const_proto(rm *r, const char *name, int32_t dtype, Tensorflow__TensorProto *p, gn_id device_of,
-                                 gn_id *out)
+                                 const const_srcs *src, gn_id *out)
 {
     gn_id id = GN_NONE;
     GN_TRY(gn__node_add(r->g, name, "Const", &id));
     if (device_of != GN_NONE) gn__node_set_device(r->g, id, gn__str(r->g, gn__node_at(r->g, device_of)->device));
     GN_TRY(gn__node_set_attr_type(r->g, id, "dtype", dtype));
     GN_TRY(gn__node_set_attr_tensor(r->g, id, "value", p));
+    for (uint32_t i = 0; src && i < src->n; i++) {
+        if (src->id[i] == GN_NONE) continue;
+        for (uint32_t k = 0; k < gn__node_at(r->g, src->id[i])->n_ctrl; k++)
+            GN_TRY(gn__node_add_control(r->g, id, gn__node_at(r->g, src->id[i])->ctrl[k]));
+    }
     *out = id;
     return GN_OK;
 }
 
-static gn_status add_const(rm *r, const char *name, const gn__tensor *t, gn_id device_of, gn_id *out)
+static gn_status add_const(rm *r, const char *name, const gn__tensor *t, gn_id device_of, const const_srcs *src,
+                          gn_id *out)
 {
     Tensorflow__TensorProto *p = NULL;
     GN_TRY(gn__tensor_to_proto(t, gn__graph_value_allocator(r->g), &p, r->c->err));
-    return add_const_proto(r, name, t->dtype, p, device_of, out);
+    return add_const_proto(r, name, t->dtype, p, device_of, src, out);
 }
 
 /* A float32 filter (HWIO / HWIM: the output channel varies fastest) times a
@@ -669,10 +686,11 @@ static gn_status fold_one(rm *r, gn_id bn)
     gn_id nwid = GN_NONE, nbid = GN_NONE;
     const char *bname = gn__node_name(g, bn);
     gn__pass_unique_name(g, bname, "folded_filter", r->name, sizeof r->name);
-    if ((st = add_const_proto(r, r->name, DT_F32, pw, conv, &nwid)) != GN_OK) goto out;
+    const_srcs srcs = {{wid, bid, in0(g, bn, 1), in0(g, bn, 2), in0(g, bn, 3), in0(g, bn, 4)}, 6};
+    if ((st = add_const_proto(r, r->name, DT_F32, pw, conv, &srcs, &nwid)) != GN_OK) goto out;
     bname = gn__node_name(g, bn);
     gn__pass_unique_name(g, bname, "folded_bias", r->name, sizeof r->name);
-    if ((st = add_const(r, r->name, &tb, conv, &nbid)) != GN_OK) goto out;
+    if ((st = add_const(r, r->name, &tb, conv, &srcs, &nbid)) != GN_OK) goto out;
     if ((st = gn__node_set_input(g, conv, 1, (gn__edge){nwid, 0})) != GN_OK) goto out;
     /* the batch norm becomes BiasAdd(conv, folded bias) under its own name */
     int32_t T = tattr(g, bn, "T");
@@ -765,7 +783,8 @@ static gn_status fold_scale(rm *r, gn_id mul)
     gn_id nwid = GN_NONE;
     const char *base = gn__node_name(g, mul);
     gn__pass_unique_name(g, base, "folded_filter", r->name, sizeof r->name);
-    if ((st = add_const_proto(r, r->name, DT_F32, pw, conv, &nwid)) != GN_OK) goto out;
+    const_srcs srcs = {{wid, c.node}, 2};
+    if ((st = add_const_proto(r, r->name, DT_F32, pw, conv, &srcs, &nwid)) != GN_OK) goto out;
     /* the Mul becomes the convolution (its attrs, its input, the new filter) */
     const gn__node *cn = gn__node_at(g, conv);
     gn__edge x = cn->in[0];
@@ -924,7 +943,8 @@ static gn_status fuse(rm *r, const cmatch *m, const char *pattern, const char *w
         gn_id nb = GN_NONE;
         const char *base = gn__node_name(g, mid);
         gn__pass_unique_name(g, base, "bias", r->name, sizeof r->name);
-        gn_status st = add_const(r, r->name, &t, conv, &nb);
+        const_srcs srcs = {{args[0].node}, 1};
+        gn_status st = add_const(r, r->name, &t, conv, &srcs, &nb);
         gn__tensor_release(&t);
         GN_TRY(st);
         args[0] = (gn__edge){nb, 0};
@@ -1667,10 +1687,11 @@ static gn_status try_bn_scale_offset(rm *r, gn_id bn)
     gn__edge x = gn__node_at(g, bn)->in[0];
     const char *bname = gn__node_name(g, bn);
     gn__pass_unique_name(g, bname, "scale", r->name, sizeof r->name);
-    if ((st = add_const(r, r->name, &ts, bn, &sid)) != GN_OK) goto out;
+    const_srcs srcs = {{params[0], params[1], params[2], params[3]}, 4};
+    if ((st = add_const(r, r->name, &ts, bn, &srcs, &sid)) != GN_OK) goto out;
     bname = gn__node_name(g, bn);
     gn__pass_unique_name(g, bname, "offset", r->name, sizeof r->name);
-    if ((st = add_const(r, r->name, &to, bn, &oid)) != GN_OK) goto out;
+    if ((st = add_const(r, r->name, &to, bn, &srcs, &oid)) != GN_OK) goto out;
     bname = gn__node_name(g, bn);
     gn__pass_unique_name(g, bname, "Mul", r->name, sizeof r->name);
     if ((st = gn__node_add(g, r->name, "Mul", &mul)) != GN_OK) goto out;
