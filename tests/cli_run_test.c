@@ -107,6 +107,34 @@ static void test_run_npy(void **state)
     expect(cmd, 1, "grapnel run: feed 'x': float32 given, int32 expected\n");
 }
 
+/* The default fetches: nodes nothing consumes, by data or control edge. An
+ * Identity only a control edge reads (a frozen ReadVariableOp's, a TF2 loop's
+ * loop_body_control) is an anchor, not an output, unless nothing else is. */
+static void test_run_default_fetches(void **state)
+{
+    (void)state;
+    write_text(tmp("anchor.pbtxt"),
+               PH_DT("x", "DT_FLOAT")
+               "node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+               "tensor { dtype: DT_FLOAT tensor_shape { } float_val: 3 } } } }\n"
+               "node { name: 'anchor' op: 'Identity' input: 'c' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+               "node { name: 'y' op: 'Neg' input: 'x' input: '^anchor' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    float v3[3] = {1.5f, 2, 9};
+    int64_t d3 = 3;
+    write_npy(tmp("v3.npy"), DT_FLOAT, v3, sizeof v3, 1, &d3);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "run %s --feed x=%s", tmp("anchor.pbtxt"), tmp("v3.npy"));
+    expect(cmd, 0, "y: float32 (3,)\n[-1.5 -2.  -9. ]\n");
+    /* only anchors left: they are the outputs */
+    write_text(tmp("anchor2.pbtxt"),
+               "node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+               "tensor { dtype: DT_FLOAT tensor_shape { } float_val: 3 } } } }\n"
+               "node { name: 'anchor' op: 'Identity' input: 'c' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+               "node { name: 'z' op: 'NoOp' input: '^anchor' }\n");
+    snprintf(cmd, sizeof cmd, "run %s", tmp("anchor2.pbtxt"));
+    expect(cmd, 0, "anchor: float32 ()\n3.\n");
+}
+
 static void test_run_printing(void **state)
 {
     (void)state;
@@ -404,6 +432,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_npy),
         cmocka_unit_test(test_run_printing),
+        cmocka_unit_test(test_run_default_fetches),
         cmocka_unit_test(test_run_random_feeds),
         cmocka_unit_test(test_run_shape_needed),
         cmocka_unit_test(test_run_usage),

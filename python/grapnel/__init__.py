@@ -853,8 +853,9 @@ class Graph:
 
     def outputs(self) -> List[str]:
         """The default fetches, as ``grapnel run`` picks them: the inputs of
-        _Retval nodes when there are any, else every output of nodes whose data
-        outputs nothing consumes (NoOps and placeholders excluded)."""
+        _Retval nodes when there are any, else every output of nodes nothing
+        consumes, by data or control edge (NoOps and placeholders excluded;
+        when that leaves none, nodes consumed only by control edges count too)."""
         self._ensure_shapes()
         nodes = self.nodes()
         if any(n["op"] == "_Retval" for n in nodes):
@@ -866,15 +867,19 @@ class Graph:
                         res.append(c)
             return res
         used = {_node_of(x) for n in nodes for x in n["inputs"] if not x.startswith("^")}
+        anchors = {x[1:] for n in nodes for x in n["inputs"] if x.startswith("^")} - used
         h = self._handle()
-        res = []
-        for i, n in enumerate(nodes):
-            if n["name"] in used or n["op"] == "NoOp" or n["op"] in _PLACEHOLDERS:
-                continue
-            no = lib.gn_graph_node_output_count(h, i)
-            if no == 0:
-                continue
-            res += [n["name"] if k == 0 else f"{n['name']}:{k}" for k in range(max(no, 1))]
+        res: List[str] = []
+        for skip in (used | anchors, used):
+            for i, n in enumerate(nodes):
+                if n["name"] in skip or n["op"] == "NoOp" or n["op"] in _PLACEHOLDERS:
+                    continue
+                no = lib.gn_graph_node_output_count(h, i)
+                if no == 0:
+                    continue
+                res += [n["name"] if k == 0 else f"{n['name']}:{k}" for k in range(max(no, 1))]
+            if res:
+                break
         return res
 
     def inspect(self, shapes: bool = False) -> Dict[str, Any]:

@@ -210,6 +210,19 @@ def test_run_resource_limits():
             g.run(fetches="v", time_limit_ms=grapnel.NO_LIMIT)
 
 
+def test_outputs_leave_anchors_out():
+    c = ('node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "value" value { '
+         'tensor { dtype: DT_FLOAT tensor_shape { } float_val: 3 } } } }\n'
+         'node { name: "anchor" op: "Identity" input: "c" attr { key: "T" value { type: DT_FLOAT } } }\n')
+    with grapnel.loads(ph("x") + c + 'node { name: "y" op: "Neg" input: "x" input: "^anchor" '
+                       'attr { key: "T" value { type: DT_FLOAT } } }\n') as g:
+        assert g.outputs() == ["y"]
+    # only anchors left: they are the outputs
+    with grapnel.loads(c + 'node { name: "z" op: "NoOp" input: "^anchor" }\n') as g:
+        assert g.outputs() == ["anchor"]
+        assert g.run() == {"anchor": np.float32(3)}
+
+
 # ---- loading, errors, lifetime -----------------------------------------------------------------------
 def test_load_errors(tmp_path: pathlib.Path):
     with pytest.raises(Error) as e:

@@ -367,13 +367,17 @@ static void nl_free(namelist *l)
     l->n = 0;
 }
 
-/* The graph's outputs: every output of nodes whose data outputs nothing
- * consumes (NoOps, placeholders and nodes without outputs excluded); when
- * the graph has _Retval nodes, their inputs. */
+/* The graph's outputs: every output of nodes that nothing consumes, by data
+ * or control edge (NoOps, placeholders and nodes without outputs excluded;
+ * when that leaves none, nodes consumed only by control edges count too);
+ * when the graph has _Retval nodes, their inputs. A node only control edges
+ * consume is an anchor, not a result: a TF2 loop's loop_body_control Identity
+ * (inside the loop's frame, where no tensor can be fetched), a frozen
+ * ReadVariableOp's Identity the optimizer rightly removes. */
 static int default_fetches(const gview *v, namelist *out)
 {
     gn_graph *g = v->g;
-    unsigned char *used = calloc(v->n + 1, 1);
+    unsigned char *used = calloc(v->n + 1, 1);   /* 1: data consumer; 2: control consumers only */
     if (!used) return -1;
     char buf[2048];
     int have_retval = 0;
@@ -381,31 +385,36 @@ static int default_fetches(const gview *v, namelist *out)
         if (strcmp(gn_graph_node_op(g, i), "_Retval") == 0) have_retval = 1;
         size_t ni = gn_graph_node_input_count(g, i);
         for (size_t k = 0; k < ni; k++) {
-            if (gn_graph_node_input(g, i, k, buf, sizeof buf) != GN_OK || buf[0] == '^') continue;
-            char *colon = strrchr(buf, ':');
-            size_t len = colon ? (size_t)(colon - buf) : strlen(buf);
-            long p = gview_find(v, buf, len);
-            if (p >= 0) used[p] = 1;
+            if (gn_graph_node_input(g, i, k, buf, sizeof buf) != GN_OK) continue;
+            int ctl = buf[0] == '^';
+            const char *nm = buf + ctl;
+            const char *colon = ctl ? NULL : strrchr(nm, ':');
+            size_t len = colon ? (size_t)(colon - nm) : strlen(nm);
+            long p = gview_find(v, nm, len);
+            if (p >= 0 && (!ctl || !used[p])) used[p] = ctl ? 2 : 1;
         }
     }
-    for (size_t i = 0; i < v->n; i++) {
-        const char *op = gn_graph_node_op(g, i);
-        if (have_retval) {
-            if (strcmp(op, "_Retval") != 0 || gn_graph_node_input_count(g, i) < 1) continue;
-            if (gn_graph_node_input(g, i, 0, buf, sizeof buf) != GN_OK || buf[0] == '^') continue;
-            char c[2048];
-            canon(buf, c, sizeof c);
-            if (!nl_has(out, c) && nl_add(out, c)) return free(used), -1;
-            continue;
-        }
-        if (used[i] || strcmp(op, "NoOp") == 0 || is_placeholder(op)) continue;
-        int32_t no = gn_graph_node_output_count(g, i);
-        if (no == 0) continue;
-        if (no < 0) no = 1;
-        for (int32_t k = 0; k < no; k++) {
-            if (k) snprintf(buf, sizeof buf, "%s:%d", gn_graph_node_name(g, i), k);
-            else snprintf(buf, sizeof buf, "%s", gn_graph_node_name(g, i));
-            if (nl_add(out, buf)) return free(used), -1;
+    int start = out->n;
+    for (int pass = 0; pass < 2 && out->n == start; pass++) {
+        for (size_t i = 0; i < v->n; i++) {
+            const char *op = gn_graph_node_op(g, i);
+            if (have_retval) {
+                if (strcmp(op, "_Retval") != 0 || gn_graph_node_input_count(g, i) < 1) continue;
+                if (gn_graph_node_input(g, i, 0, buf, sizeof buf) != GN_OK || buf[0] == '^') continue;
+                char c[2048];
+                canon(buf, c, sizeof c);
+                if (!nl_has(out, c) && nl_add(out, c)) return free(used), -1;
+                continue;
+            }
+            if (used[i] == 1 || (used[i] && pass == 0) || strcmp(op, "NoOp") == 0 || is_placeholder(op)) continue;
+            int32_t no = gn_graph_node_output_count(g, i);
+            if (no == 0) continue;
+            if (no < 0) no = 1;
+            for (int32_t k = 0; k < no; k++) {
+                if (k) snprintf(buf, sizeof buf, "%s:%d", gn_graph_node_name(g, i), k);
+                else snprintf(buf, sizeof buf, "%s", gn_graph_node_name(g, i));
+                if (nl_add(out, buf)) return free(used), -1;
+            }
         }
     }
     free(used);

@@ -177,6 +177,8 @@ static int inspect_json_graph(gn_json *j, gn_graph *g, int shapes)
             if (gn_graph_node_input(g, i, e, buf, sizeof buf) != GN_OK) continue;
             if (buf[0] == '^') {
                 ctrl++;
+                node_ref key = {buf + 1, 0}, *hit = bsearch(&key, by_name, n, sizeof *by_name, cmp_node_ref);
+                if (hit && !used[hit->index]) used[hit->index] = 2;   /* an anchor, unless data reads it too */
                 continue;
             }
             edges++;
@@ -221,12 +223,17 @@ static int inspect_json_graph(gn_json *j, gn_graph *g, int shapes)
         gn_json_end(j, '}');
     }
     gn_json_end(j, ']');
+    /* as gn_graph_inspect and `grapnel run`'s default fetches: nodes nothing
+     * consumes, anchors (only control edges consume them) when there are no others */
     gn_json_key(j, "outputs");
     gn_json_begin(j, '[');
-    for (size_t i = 0; i < n; i++)
-        if (!used[i] && strcmp(gn_graph_node_op(g, i), "NoOp") && gn_graph_node_output_count(g, i) != 0 &&
-            !is_input_op(gn_graph_node_op(g, i)))
-            gn_json_str(j, gn_graph_node_name(g, i));
+    for (int pass = 0, found = 0; pass < 2 && !found; pass++)
+        for (size_t i = 0; i < n; i++)
+            if ((!used[i] || (used[i] == 2 && pass == 1)) && strcmp(gn_graph_node_op(g, i), "NoOp") &&
+                gn_graph_node_output_count(g, i) != 0 && !is_input_op(gn_graph_node_op(g, i))) {
+                gn_json_str(j, gn_graph_node_name(g, i));
+                found = 1;
+            }
     gn_json_end(j, ']');
     gn_json_key(j, "functions");
     gn_json_begin(j, '[');

@@ -64,12 +64,16 @@ static bool is_graph_input(const gn_graph *g, gn_id id)
            strcmp(op, "_Arg") == 0;
 }
 
-/* A graph output: a node with data outputs of which none is consumed (NoOps
- * and nodes without outputs excluded). */
-static bool is_graph_output(const gn_graph *g, gn_id id)
+/* A graph output: a node nothing consumes by a data edge (NoOps, function
+ * returns, inputs and nodes without outputs aside); with anchors false, not
+ * by a control edge either: a node only control edges consume is an anchor
+ * (a frozen ReadVariableOp's Identity, a TF2 loop's loop_body_control), not a
+ * result. The outputs are the nodes of the strict rule, or of the other when
+ * it finds none, as `grapnel run` picks its default fetches. */
+static bool is_graph_output_rule(const gn_graph *g, gn_id id, bool anchors)
 {
     const gn__node *n = &g->nodes[id];
-    if (n->n_use) return false;
+    if (n->n_use || (!anchors && n->n_cuse) || is_graph_input(g, id)) return false;
     const char *op = gn__node_op(g, id);
     if (strcmp(op, "NoOp") == 0 || (n->flags & GN__NODE_FN_RET)) return false;
     int32_t no = gn__node_num_outputs(g, id);
@@ -217,17 +221,22 @@ gn_status gn_graph_inspect(gn_graph *g, uint32_t flags, char **text)
     }
     summarize(g, &b, "");
     uint32_t nin = 0, nout = 0;
-    for (gn_id i = 0; i < g->n_nodes; i++) {
-        if (g->nodes[i].flags & GN__NODE_DEAD) continue;
-        nin += is_graph_input(g, i);
-        nout += is_graph_output(g, i);
+    bool anchors = false;
+    for (int pass = 0; pass < 2 && nout == 0; pass++) {
+        anchors = pass == 1;
+        nin = 0;
+        for (gn_id i = 0; i < g->n_nodes; i++) {
+            if (g->nodes[i].flags & GN__NODE_DEAD) continue;
+            nin += is_graph_input(g, i);
+            nout += is_graph_output_rule(g, i, anchors);
+        }
     }
     gn__buf_printf(&b, "inputs (%u):\n", nin);
     for (gn_id i = 0; i < g->n_nodes; i++)
         if (!(g->nodes[i].flags & GN__NODE_DEAD) && is_graph_input(g, i)) put_node_io(g, &b, i, shapes);
     gn__buf_printf(&b, "outputs (%u):\n", nout);
     for (gn_id i = 0; i < g->n_nodes; i++)
-        if (!(g->nodes[i].flags & GN__NODE_DEAD) && is_graph_output(g, i)) put_node_io(g, &b, i, shapes);
+        if (!(g->nodes[i].flags & GN__NODE_DEAD) && is_graph_output_rule(g, i, anchors)) put_node_io(g, &b, i, shapes);
     gn__buf_printf(&b, "functions (%u):\n", g->n_fns);
     for (uint32_t f = 0; f < g->n_fns; f++) {
         const gn__function *fn = &g->fns[f];
