@@ -323,6 +323,172 @@ FUSION_MODELS = {
 MODELS.update(FUSION_MODELS)
 
 
+
+# ---- more architectures: keras.applications trunks and custom models (random weights; the
+# batch-norm statistics and the normalization scales and offsets set to seeded non-trivial values,
+# so that no normalization is an identity that the optimizer would simplify away) ------------------
+def _randomize_norms(model, seed=11):
+    """Seeded non-trivial gamma/beta (and moving mean/variance) for every normalization layer."""
+    rng = np.random.default_rng(seed)
+    for layer in model.layers:
+        if isinstance(layer, (L.BatchNormalization, L.LayerNormalization, L.GroupNormalization)):
+            ws = []
+            for w in layer.weights:
+                n = w.path.rsplit("/", 1)[-1]
+                pos = n in ("gamma", "moving_variance")
+                v = rng.uniform(0.5, 1.5, w.shape) if pos else 0.5 * rng.standard_normal(w.shape)
+                ws.append(v.astype(np.float32))
+            layer.set_weights(ws)
+    return model
+
+
+def _trunk(app, layer, classes=10):
+    """A keras.applications model cut after LAYER, with a pooled Dense head (keeps it small)."""
+    h = L.GlobalAveragePooling2D()(app.get_layer(layer).output)
+    return _randomize_norms(keras.Model(app.input, _D(classes)(h)))
+
+
+def mobilenet_v2_035(shape):
+    return _randomize_norms(A.MobileNetV2(input_shape=shape, alpha=0.35, weights=None, classes=10))
+
+
+def mobilenet_v3_large(shape):
+    return _randomize_norms(A.MobileNetV3Large(input_shape=shape, alpha=0.75, minimalistic=False, weights=None,
+                                               classes=10))
+
+
+def efficientnet_v2_b0(shape):
+    """Fused-MBConv and MBConv (SE) blocks up to block5e (the full model is 24 MB)."""
+    return _trunk(A.EfficientNetV2B0(input_shape=shape, weights=None, classes=10), "block5e_add")
+
+
+def resnet50_v1(shape):
+    """ResNet50 (v1: post-activation, projection shortcuts, stride in the 1x1) up to conv3_block4."""
+    return _trunk(A.ResNet50(input_shape=shape, weights=None, classes=10), "conv3_block4_out")
+
+
+def transformer_enc(shape):
+    """Token ids; two post-norm encoder blocks: MultiHeadAttention with a padding attention mask
+    (ids == 0) in one and a causal mask in the other, LayerNormalization, GELU feed-forward."""
+    x = keras.Input(shape, dtype="int32")
+    t = L.Embedding(50, 32)(x)
+    mask = L.Lambda(lambda i: tf.logical_and(tf.not_equal(i, 0)[:, :, None], tf.not_equal(i, 0)[:, None, :]),
+                    output_shape=shape + shape)(x)
+    for causal in (False, True):
+        h = L.MultiHeadAttention(num_heads=4, key_dim=8, dropout=0.1)(t, t, attention_mask=None if causal else mask,
+                                                                      use_causal_mask=causal)
+        t = L.LayerNormalization(epsilon=1e-5)(t + h)
+        h = _D(64, activation="gelu")(t)
+        h = _D(32)(h)
+        t = L.LayerNormalization(epsilon=1e-5)(t + h)
+    y = L.GlobalAveragePooling1D()(t)
+    return _randomize_norms(keras.Model(x, _D(5)(y)))
+
+
+def seq2seq_rnn(shape):
+    """Token ids split into a source (first half) and a target (second half): an LSTM encoder's
+    states start a GRU decoder (LSTM's h) and a second LSTM decoder; TimeDistributed Dense head."""
+    x = keras.Input(shape, dtype="int32")
+    n = shape[0] // 2
+    src = L.Lambda(lambda i: i[:, :n])(x)
+    tgt = L.Lambda(lambda i: i[:, n:])(x)
+    emb = L.Embedding(50, 16)
+    _, h, c = L.LSTM(16, return_state=True)(emb(src))
+    d1 = L.LSTM(16, return_sequences=True)(emb(tgt), initial_state=[h, c])
+    d2 = L.GRU(16, return_sequences=True, reset_after=True)(d1, initial_state=h)
+    y = L.TimeDistributed(_D(50, activation="softmax"))(L.Concatenate()([d1, d2]))
+    return keras.Model(x, y)
+
+
+def video_conv3d(shape):
+    """Clips [T, H, W, C]: Conv3D / BatchNorm / ReLU, a (1,2,2) and a (2,2,2) MaxPool3D, a strided
+    Conv3D, a residual AveragePooling3D branch, GlobalAveragePooling3D."""
+    x = keras.Input(shape)
+    h = L.ReLU()(_BN()(L.Conv3D(8, 3, padding="same", use_bias=False)(x)))
+    h = L.MaxPooling3D((1, 2, 2))(h)
+    h = L.Conv3D(16, (3, 3, 3), strides=(1, 2, 2), padding="same", activation="relu", bias_initializer=_RND)(h)
+    r = L.AveragePooling3D(3, strides=1, padding="same")(h)
+    h = L.Add()([h, _BN()(L.Conv3D(16, 1, bias_initializer=_RND)(r))])
+    h = L.MaxPooling3D(2)(h)
+    return _randomize_norms(keras.Model(x, _D(4)(L.GlobalAveragePooling3D()(h))))
+
+
+def tcn_audio(shape):
+    """A WaveNet-style stack: causal Conv1D with dilations 1, 2, 4, 8, gated tanh * sigmoid,
+    residual and skip connections, then a strided Conv1D and pooling."""
+    x = keras.Input(shape)
+    h = L.Conv1D(16, 1, bias_initializer=_RND)(x)
+    skips = []
+    for d in (1, 2, 4, 8):
+        f = L.Conv1D(16, 3, padding="causal", dilation_rate=d, activation="tanh", bias_initializer=_RND)(h)
+        g = L.Conv1D(16, 3, padding="causal", dilation_rate=d, activation="sigmoid", bias_initializer=_RND)(h)
+        z = L.Multiply()([f, g])
+        skips.append(L.Conv1D(16, 1)(z))
+        h = L.Add()([h, L.Conv1D(16, 1)(z)])
+    s = L.ReLU()(L.Add()(skips))
+    s = L.Conv1D(8, 4, strides=4, activation="relu")(s)
+    s = L.MaxPooling1D(2)(s)
+    y = L.GlobalAveragePooling1D()(s)
+    return keras.Model(x, _D(3)(y))
+
+
+def norm_convs(shape):
+    """GroupNormalization (4 groups, and 1 group: layer-norm over H, W, C), LayerNormalization over
+    channels and over [H, W, C], UnitNormalization, on convolution features."""
+    x = keras.Input(shape)
+    a = L.GroupNormalization(groups=4, epsilon=1e-5)(_C(16, 3, padding="same")(x))
+    a = L.Activation("swish")(a)
+    b = L.GroupNormalization(groups=1)(_C(8, 3, padding="same")(a))
+    c = L.LayerNormalization(axis=-1)(_C(8, 3, strides=2, padding="same")(a))
+    d = L.LayerNormalization(axis=[1, 2, 3])(_C(8, 1)(a))
+    u = L.UnitNormalization(axis=-1)(_C(8, 1)(a))
+    h = L.Concatenate()([b, d, u])
+    h = L.Concatenate()([L.MaxPooling2D()(h), c])
+    return _randomize_norms(keras.Model(x, _D(6)(L.GlobalAveragePooling2D()(h))))
+
+
+def tf_ops_lambda(shape):
+    """Raw TensorFlow ops via Lambda: einsum, gather / gather_nd, nearest and bicubic resize,
+    cumsum (exclusive, reverse), top_k, argmax, tf.where (select and indices), segment ops."""
+    x = keras.Input(shape)
+    h = _C(8, 3, padding="same", activation="relu")(x)
+
+    def ops(t):
+        b = tf.shape(t)[0]
+        hw = shape[0] * shape[1]
+        f = tf.reshape(t, [b, hw, 8])
+        gram = tf.einsum("bnc,bnd->bcd", f, f) / hw                         # [B, 8, 8]
+        up = tf.image.resize(t, [2 * shape[0], 2 * shape[1]], method="nearest")
+        down = tf.image.resize(up, [shape[0] // 2, shape[1] // 2], method="bicubic")
+        cs = tf.math.cumsum(tf.reduce_mean(down, [1, 2]), axis=-1, exclusive=True, reverse=True)  # [B, 8]
+        vals, idx = tf.math.top_k(tf.reduce_max(f, -1), k=4)                # [B, 4]
+        picked = tf.gather(f, idx, batch_dims=1)                            # [B, 4, 8]
+        am = tf.cast(tf.argmax(tf.reduce_sum(f, 1), axis=-1), tf.float32)   # [B]
+        sel = tf.where(gram > tf.reduce_mean(gram), gram, -gram)
+        cols = tf.gather(sel, [3, 0, 5], axis=2)                            # [B, 8, 3]
+        nz = tf.cast(tf.shape(tf.where(f > 0.5))[0], tf.float32)            # count of indices
+        first = tf.gather_nd(picked, tf.stack([tf.range(b), tf.zeros([b], tf.int32)], 1))  # [B, 8]
+        seg = tf.math.unsorted_segment_max(tf.transpose(f, [1, 0, 2]), tf.range(hw) % 3, 3)  # [3, B, 8]
+        return tf.concat([tf.reshape(cols, [b, 24]), cs, vals, am[:, None], tf.reshape(picked, [b, 32]),
+                          first, tf.fill([b, 1], nz / 100.0), tf.reshape(tf.transpose(seg, [1, 0, 2]), [b, 24])], -1)
+
+    return keras.Model(x, L.Lambda(ops)(h))
+
+
+NEW_MODELS = {
+    "mobilenet_v2_035": (mobilenet_v2_035, (96, 96, 3), 2),
+    "mobilenet_v3_large": (mobilenet_v3_large, (96, 96, 3), 1),
+    "efficientnet_v2_b0": (efficientnet_v2_b0, (64, 64, 3), 1),
+    "resnet50_v1": (resnet50_v1, (64, 64, 3), 1),
+    "transformer_enc": (transformer_enc, (12,), 2),
+    "seq2seq_rnn": (seq2seq_rnn, (16,), 2),
+    "video_conv3d": (video_conv3d, (4, 16, 16, 3), 2),
+    "tcn_audio": (tcn_audio, (256, 1), 2),
+    "norm_convs": (norm_convs, (16, 16, 3), 2),
+    "tf_ops_lambda": (tf_ops_lambda, (8, 8, 3), 2),
+}
+MODELS.update(NEW_MODELS)
+
 # ---- decoder models: a step with a key/value cache and a greedy generate loop over it ------------
 # Several inputs and outputs each; written by write_decoder() (zoo.txt lists their tensors comma-
 # separated, in0.npy.., out0.npy.. in that order). Small: the frozen graphs are committed under
