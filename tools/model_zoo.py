@@ -475,6 +475,156 @@ def tf_ops_lambda(shape):
     return keras.Model(x, L.Lambda(ops)(h))
 
 
+
+def deeplab_aspp(shape):
+    """DeepLab pieces: atrous convolution written as tf.nn.atrous_conv2d (SpaceToBatchND / Conv2D /
+    BatchToSpaceND) at rates 3 (SAME) and 2 (VALID), a dilated DepthwiseConv2D, MirrorPad (REFLECT, SYMMETRIC),
+    align_corners bilinear resize (v1), Conv2DTranspose with output_padding, BatchNorm + ReLU."""
+    x = keras.Input(shape)
+    h = L.ReLU()(_BN()(_C(8, 3, strides=2, padding="same", use_bias=False)(x)))   # odd input: 'same' pads 0/1
+    k2 = np.random.default_rng(5).standard_normal((3, 3, 8, 8)).astype(np.float32) * 0.2
+    k3 = np.random.default_rng(6).standard_normal((3, 3, 8, 8)).astype(np.float32) * 0.2
+    a2 = L.Lambda(lambda t: tf.nn.atrous_conv2d(t, k2, rate=3, padding="SAME"))(h)
+    a3 = L.Lambda(lambda t: tf.nn.atrous_conv2d(t, k3, rate=2, padding="VALID"))(h)
+    a3 = L.Lambda(lambda t: tf.pad(t, [[0, 0], [2, 2], [2, 2], [0, 0]], mode="REFLECT"))(a3)
+    d = _DW(3, padding="same", dilation_rate=2)(h)
+    d = L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 2], [2, 1], [0, 0]], mode="SYMMETRIC")[:, 1:-2, 2:-1, :])(d)
+    pooled = L.GlobalAveragePooling2D(keepdims=True)(h)
+    pooled = L.Lambda(lambda t: tf.compat.v1.image.resize_bilinear(t, [(shape[0] + 1) // 2] * 2, align_corners=True))(pooled)
+    c = L.Concatenate()([h, a2, a3, d, pooled])
+    c = L.ReLU()(_BN()(_C(8, 1, use_bias=False)(c)))
+    up = L.Conv2DTranspose(4, 3, strides=2, padding="same", output_padding=0)(c)
+    up = L.Lambda(lambda t: tf.compat.v1.image.resize_bilinear(t, [shape[0], shape[1]], align_corners=True))(up)
+    return _randomize_norms(keras.Model(x, _C(3, 1)(up)))
+
+
+def arith_mix(shape):
+    """Patterns the arithmetic / constant-folding rewrites look for: Pow by 2, 0.5, 3, -1; chains of
+    constant Mul / Add; Log(Softmax); Transpose of Transpose; Reshape chains; float -> int -> float
+    casts (truncation); Sqrt(Square); Rsqrt; Reciprocal; x - x; clip; Maximum/Minimum; reversed
+    and strided slices; Tile; BroadcastTo; squared difference; floormod of negatives."""
+    x = keras.Input(shape)
+
+    def f(t):
+        b = tf.shape(t)[0]
+        p = tf.pow(t, 2.0) + tf.pow(tf.abs(t) + 0.1, 0.5) + tf.pow(t, 3.0) * 0.1 + tf.pow(tf.abs(t) + 1.0, -1.0)
+        c = ((t * 2.0) * 3.0 + 1.0) + 2.0 - (t - t)
+        ls = tf.math.log(tf.nn.softmax(t, axis=-1))
+        tt = tf.transpose(tf.transpose(tf.reshape(t, [b, 3, -1]), [0, 2, 1]), [0, 2, 1])
+        tt = tf.reshape(tf.reshape(tt, [b, 2, -1]), [b, -1])
+        cast = tf.cast(tf.cast(t * 3.0, tf.int32), tf.float32) + tf.cast(tf.cast(t, tf.float16), tf.float32)
+        sq = tf.sqrt(tf.square(t)) + tf.math.rsqrt(tf.abs(t) + 1.0) + tf.math.reciprocal(tf.abs(t) + 1.0)
+        cl = tf.clip_by_value(t, -0.5, 0.7) + tf.maximum(tf.minimum(t, 1.0), -1.0)
+        rv = t[:, ::-1] + tf.reverse(t, [1])
+        st = tf.tile(t[:, ::2][:, :shape[0] // 2], [1, 2]) if shape[0] % 2 == 0 else t
+        bc = tf.broadcast_to(tf.reduce_mean(t, axis=1, keepdims=True), tf.shape(t))
+        sd = tf.math.squared_difference(t, bc)
+        fm = tf.math.floormod(t * 4.0, -3.0) + tf.cast(tf.math.floordiv(tf.cast(t * 5.0, tf.int32), -2), tf.float32)
+        e = t[..., None][:, 1:-1, 0]
+        e = tf.pad(e, [[0, 0], [1, 1]])
+        outs = [p, c, ls, tt, cast, sq, cl, rv, st, bc, sd, fm, e,
+                tf.math.log1p(tf.abs(t)), tf.math.expm1(t * 0.1), tf.math.erf(t), tf.math.softplus(t)]
+        return tf.concat(outs, axis=-1)
+
+    return keras.Model(x, L.Lambda(f)(x))
+
+
+def grouped_conv(shape):
+    """Grouped Conv2D (groups 2 and 4), SeparableConv2D with depth_multiplier 2, Conv1D with groups,
+    strided 'same' convolutions on odd sizes, Conv1DTranspose, a 1x1 Conv2D on a 1x1 map."""
+    x = keras.Input(shape)
+    h = _C(8, 3, padding="same", groups=1, activation="relu")(x)
+    g2 = _C(8, 3, padding="same", groups=2)(h)
+    g4 = _C(8, 3, strides=2, padding="same", groups=4, activation="relu")(g2)
+    sp = L.SeparableConv2D(8, 3, depth_multiplier=2, padding="same", bias_initializer=_RND)(g4)
+    r = L.Reshape((-1, 8))(sp)
+    c1 = L.Conv1D(8, 3, groups=2, padding="same", bias_initializer=_RND)(r)
+    t1 = L.Conv1DTranspose(4, 3, strides=2, padding="same", bias_initializer=_RND)(c1)
+    g = L.GlobalAveragePooling2D(keepdims=True)(sp)
+    g = _C(8, 1, activation="sigmoid")(g)
+    return keras.Model(x, L.Concatenate()([L.Flatten()(t1), L.Flatten()(g)]))
+
+
+def int_ops(shape):
+    """Integer paths from token ids: one_hot, integer cumsum / floordiv / floormod of negatives, bitwise
+    ops, tensor_scatter_nd_update, sort / argsort, unsorted_segment_sum, int64 casts, equal/reduce_any."""
+    x = keras.Input(shape, dtype="int32")
+
+    def f(i):
+        b = tf.shape(i)[0]
+        oh = tf.reduce_sum(tf.one_hot(i, 50, on_value=2.0, off_value=-0.5), axis=1)        # [B, 50]
+        cs = tf.math.cumsum(i, axis=1, exclusive=True)
+        d = tf.math.floordiv(i - 25, 7) * 100 + tf.math.floormod(i - 25, -7)
+        bw = tf.bitwise.bitwise_xor(tf.bitwise.left_shift(i, 2), tf.bitwise.bitwise_and(i, 13))
+        upd = tf.tensor_scatter_nd_update(i, tf.stack([tf.range(b), tf.fill([b], 3)], 1), -tf.range(b) - 1)
+        srt = tf.sort(i, axis=-1, direction="DESCENDING")
+        arg = tf.argsort(i, axis=-1, stable=True)
+        seg = tf.math.unsorted_segment_sum(tf.transpose(i), tf.range(shape[0]) % 4, 4)      # [4, B]
+        wide = tf.cast(tf.cast(i, tf.int64) * 3000000000 // 7, tf.float32) / 1e9
+        anyz = tf.cast(tf.reduce_any(tf.equal(i, 0), axis=1, keepdims=True), tf.float32)
+        ints = tf.concat([cs, d, bw, upd, srt, arg, tf.transpose(seg)], axis=1)
+        return tf.concat([oh, tf.cast(ints, tf.float32), wide, anyz], axis=1)
+
+    return keras.Model(x, L.Lambda(f, output_shape=(50 + 6 * shape[0] + 4 + shape[0] + 1,))(x))
+
+
+def attention_variants(shape):
+    """Attention layers not in the zoo: MultiHeadAttention over two axes of an image
+    (attention_axes=(1, 2)) with value_dim != key_dim and output_shape, AdditiveAttention,
+    Attention with score_mode='concat', a Bidirectional SimpleRNN and a ConvLSTM2D."""
+    x = keras.Input(shape)
+    h = _C(8, 3, padding="same")(x)
+    m = L.MultiHeadAttention(num_heads=2, key_dim=4, value_dim=6, output_shape=8, attention_axes=(1, 2))(h, h)
+    h = L.LayerNormalization()(h + m)
+    seq = L.Reshape((-1, 8))(h)
+    a = L.AdditiveAttention()([seq, seq])
+    c = L.Attention(score_mode="concat")([seq, seq])
+    r = L.Bidirectional(L.SimpleRNN(6, return_sequences=False))(L.Concatenate()([a, c]))
+    clip = L.Reshape((shape[0], shape[1] // 2, 2, 8))(h)   # T = rows, a [W/2, 2] map of 8 channels
+    cl = L.ConvLSTM2D(4, 2, padding="same")(clip)
+    return _randomize_norms(keras.Model(x, L.Concatenate()([r, L.Flatten()(cl)])))
+
+
+def double_precision(shape):
+    """A float64 model (Keras dtype float64): Conv2D, BatchNorm, Dense, softmax, all in double."""
+    x = keras.Input(shape, dtype="float64")
+    h = L.Conv2D(6, 3, padding="same", activation="relu", dtype="float64", bias_initializer=_RND)(x)
+    h = L.BatchNormalization(dtype="float64", beta_initializer=_RND, gamma_initializer=_POS,
+                             moving_mean_initializer=_RND, moving_variance_initializer=_POS)(h)
+    h = L.GlobalAveragePooling2D(dtype="float64")(h)
+    return keras.Model(x, L.Dense(4, activation="softmax", dtype="float64")(h))
+
+
+def vision_ops(shape):
+    """uint8 image input; image ops of super-resolution and detection models: space_to_depth /
+    depth_to_space (pixel shuffle), extract_patches, local response normalization, crop_and_resize,
+    max_pool_with_argmax, area and bicubic resize, non_max_suppression (padded), rfft2d magnitude."""
+    x = keras.Input(shape, dtype="uint8")
+
+    def f(u):
+        t = tf.cast(u, tf.float32) / 127.5 - 1.0
+        b = tf.shape(t)[0]
+        s2d = tf.nn.space_to_depth(t, 2)                                       # [B, 8, 8, 12]
+        d2s = tf.nn.depth_to_space(s2d * 0.5, 2)                               # [B, 16, 16, 3]
+        pat = tf.image.extract_patches(t, [1, 3, 3, 1], [1, 4, 4, 1], [1, 1, 1, 1], "VALID")  # [B, 4, 4, 27]
+        lrn = tf.nn.local_response_normalization(s2d, depth_radius=2, bias=1.0, alpha=0.5, beta=0.75)
+        boxes = tf.constant([[0.0, 0.0, 0.5, 0.5], [0.25, 0.1, 0.9, 0.8], [0.1, 0.3, 0.6, 0.95]])
+        crops = tf.image.crop_and_resize(t, tf.tile(boxes, [2, 1]), tf.repeat(tf.range(2), 3) % b, [5, 5])
+        mp, am = tf.nn.max_pool_with_argmax(t, 2, 2, "SAME", include_batch_in_index=True)
+        area = tf.image.resize(t, [5, 7], method="area")
+        cubic = tf.image.resize(t, [11, 9], method="bicubic")
+        scores = tf.reduce_mean(crops[:3], [1, 2, 3])
+        sel, n = tf.image.non_max_suppression_padded(boxes, scores, 2, iou_threshold=0.3, pad_to_max_output_size=True)
+        spec = tf.abs(tf.signal.rfft2d(tf.transpose(t, [0, 3, 1, 2])))          # [B, 3, 16, 9]
+        flat = lambda v: tf.reshape(v, [b, -1])                                 # noqa: E731
+        return tf.concat([flat(d2s), flat(pat), flat(lrn), tf.reshape(crops, [2, -1])[:1] + tf.zeros([b, 1]),
+                          flat(mp), tf.cast(flat(am) % 97, tf.float32), flat(area), flat(cubic),
+                          tf.cast(tf.tile(sel[None], [b, 1]), tf.float32), tf.fill([b, 1], tf.cast(n, tf.float32)),
+                          flat(spec) * 0.01], axis=1)
+
+    n_out = 768 + 432 + 768 + 225 + 192 + 192 + 105 + 297 + 2 + 1 + 432
+    return keras.Model(x, L.Lambda(f, output_shape=(n_out,))(x))
+
 NEW_MODELS = {
     "mobilenet_v2_035": (mobilenet_v2_035, (96, 96, 3), 2),
     "mobilenet_v3_large": (mobilenet_v3_large, (96, 96, 3), 1),
@@ -486,6 +636,13 @@ NEW_MODELS = {
     "tcn_audio": (tcn_audio, (256, 1), 2),
     "norm_convs": (norm_convs, (16, 16, 3), 2),
     "tf_ops_lambda": (tf_ops_lambda, (8, 8, 3), 2),
+    "deeplab_aspp": (deeplab_aspp, (17, 17, 3), 2),
+    "arith_mix": (arith_mix, (12,), 3),
+    "grouped_conv": (grouped_conv, (9, 9, 4), 2),
+    "int_ops": (int_ops, (12,), 3),
+    "attention_variants": (attention_variants, (4, 6, 3), 2),
+    "double_precision": (double_precision, (8, 8, 3), 2),
+    "vision_ops": (vision_ops, (16, 16, 3), 2),
 }
 MODELS.update(NEW_MODELS)
 
@@ -651,8 +808,10 @@ def main():
         if dtype == tf.int32:
             x = rng.integers(0, 500 if name == "text_cnn" else 50, size=(batch,) + shape).astype(np.int32)
             x[:, -2:] = 0   # padding (masked where the model masks)
+        elif dtype == tf.uint8:
+            x = rng.integers(0, 256, size=(batch,) + shape).astype(np.uint8)
         else:
-            x = rng.standard_normal((batch,) + shape).astype(np.float32)
+            x = rng.standard_normal((batch,) + shape).astype(tf.as_dtype(dtype).as_numpy_dtype)
         spec = tf.TensorSpec((None,) + shape, dtype, name="x")
         fn = tf.function(lambda t: model(t, training=False), input_signature=[spec])
         cf = fn.get_concrete_function()
