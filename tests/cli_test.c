@@ -482,6 +482,42 @@ static void test_completion_and_man(void **state)
     free(text);
 }
 
+/* optimize --verify: at float32's tolerance, unless auto_mixed_precision put
+ * float16 inside (then 5e-2, as tools/zoo_check.sh compares); --tol says
+ * otherwise. */
+static void test_optimize_verify_tol(void **state)
+{
+    (void)state;
+    write_text(tmp("convt.pbtxt"),
+               "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'shape' "
+               "value { shape { dim { size: 1 } dim { size: 8 } dim { size: 8 } dim { size: 3 } } } } }\n"
+               "node { name: 'w' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+               "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } dim { size: 3 } dim { size: 3 } dim { size: 4 } } "
+               "float_val: 0.11 float_val: -0.23 float_val: 0.37 float_val: 0.05 float_val: -0.19 } } } }\n"
+               "node { name: 'conv' op: 'Conv2D' input: 'x' input: 'w' attr { key: 'T' value { type: DT_FLOAT } } "
+               "attr { key: 'strides' value { list { i: 1 i: 1 i: 1 i: 1 } } } attr { key: 'padding' value { s: 'SAME' } } "
+               "attr { key: 'data_format' value { s: 'NHWC' } } }\n"
+               "node { name: 'y' op: 'Relu' input: 'conv' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    const char *amp = "--target gpu:sm_90 --options \"{'auto_mixed_precision': True}\"";
+    char *out = NULL;
+    assert_int_equal(gn_test_sh(&out, "'%s' optimize '%s' -o '%s' %s --verify", GN_CLI_PATH, tmp("convt.pbtxt"),
+                                tmp("convt.pb"), amp),
+                     0);
+    expect_has(out, "ok: 1 of 1 fetches match");
+    free(out);
+    assert_int_equal(gn_test_sh(&out, "'%s' optimize '%s' -o '%s' %s --verify --tol 1e-7", GN_CLI_PATH,
+                                tmp("convt.pbtxt"), tmp("convt.pb"), amp),
+                     1);
+    expect_has(out, "is over the tolerance 1e-07");
+    free(out);
+    /* float32 throughout: verify's own default */
+    assert_int_equal(gn_test_sh(&out, "'%s' optimize '%s' -o '%s' --verify", GN_CLI_PATH, tmp("convt.pbtxt"),
+                                tmp("convt.pb")),
+                     0);
+    expect_has(out, "ok: 1 of 1 fetches match");
+    free(out);
+}
+
 /* GRAPNEL_FSYNC=1 (docs/cli.md): the optimized file is flushed before it takes
  * its name, then its directory; without it (or =0) nothing is. Seen through
  * tests/fsync_shim.c, preloaded; not under AddressSanitizer, whose runtime
@@ -536,7 +572,7 @@ int main(void)
         cmocka_unit_test(test_inspect_savedmodel), cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_unknown_names),    cmocka_unit_test(test_repeat),
         cmocka_unit_test(test_progress),         cmocka_unit_test(test_completion_and_man),
-        cmocka_unit_test(test_fsync_env),
+        cmocka_unit_test(test_fsync_env),        cmocka_unit_test(test_optimize_verify_tol),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

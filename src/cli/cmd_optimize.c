@@ -79,6 +79,7 @@ static int apply_options(gn_options *o, const char *arg)
 typedef struct opt_args {
     const char *in, *out, *options, *report, *report_file, *dump_dir, *tags, *disable;
     const char *target, *signature;
+    const char *tol;   /* --tol, for --verify */
     const char **fetches, **feeds;
     int n_fetches, n_feeds;
     int verify, list, checked;
@@ -129,6 +130,8 @@ static int parse_args(int argc, char **argv, opt_args *a)
             NEED_VALUE a->signature = argv[++i];
         } else if (strcmp(s, "--verify") == 0) {
             a->verify = 1;
+        } else if (strcmp(s, "--tol") == 0) {
+            NEED_VALUE a->tol = argv[++i];
         } else if (strcmp(s, "--checked") == 0) {
             a->checked = 1;
         } else if (strcmp(s, "--list-passes") == 0) {
@@ -425,6 +428,12 @@ int gn_cli_optimize(int argc, char **argv)
             rc |= json ? write_json_report(a.report_file, text, &a, &o, sig) : write_text_to(a.report_file, text);
         gn_free(text);
     }
+    /* float16 inside (the auto_mixed_precision pass changed the graph): --verify
+     * compares at float16's level, as tools/zoo_check.sh does, unless --tol says */
+    bool amp = false;
+    for (size_t i = 0; r && i < gn_report_pass_count(r); i++)
+        if (strcmp(gn_report_pass_name(r, i), "auto_mixed_precision") == 0 && gn_report_pass_changed(r, i)) amp = true;
+    if (a.verify && !a.tol && amp) a.tol = "5e-2";
     gn_report_free(r);
     if (s != GN_OK) {
         fprintf(stderr, "grapnel: %s: %s\n", a.in, gn_graph_errmsg(g));
@@ -473,6 +482,10 @@ int gn_cli_optimize(int argc, char **argv)
         for (int i = 0; i < a.n_fetches; i++) {
             vargv[k++] = "--fetch";
             vargv[k++] = (char *)a.fetches[i];
+        }
+        if (a.tol) {
+            vargv[k++] = "--tol";
+            vargv[k++] = (char *)a.tol;
         }
         rc = gn_cli_verify(k, vargv) ? 1 : 0;
         free(vargv);

@@ -496,7 +496,7 @@ static const command commands[] = {
      cmd_verify},
     {"optimize", "rewrite a model with the optimizer passes (Grappler's pipeline)",
      "usage: grapnel optimize IN -o OUT [--options TEXT|@FILE] [--fetch NAME ...] [--feed NAME ...]\n"
-     "                        [--report text|json|html] [--report-file FILE] [--dump-dir DIR] [--verify]\n"
+     "                        [--report text|json|html] [--report-file FILE] [--dump-dir DIR] [--verify [--tol X]]\n"
      "       grapnel optimize --list-passes\n"
      "  --options TEXT|@FILE  TensorFlow's optimizer dictionary, e.g. \"{'constant_folding': True}\",\n"
      "                        or key=value,...; @FILE: that text or a RewriterConfig (binary or text).\n"
@@ -511,6 +511,8 @@ static const command commands[] = {
      "  --disable IDS         comma-separated pattern ids (or pass ids) to turn off,\n"
      "                        e.g. arithmetic.remove_redundant_reshape,constfold\n"
      "  --verify              run input and result on the same random inputs; fail when they disagree\n"
+     "  --tol X               --verify's relative L2 tolerance (default verify's: float32 1e-5; 5e-2\n"
+     "                        when auto_mixed_precision changed the graph)\n"
      "  --checked             validate the graph after every pass (the 'checked' option; docs/hardening.md)\n"
      "  --list-passes         every pass with its option key and pattern ids\n"
      "  --target T            cpu (default), gpu, gpu:sm_90, gpu:sm_90x4 (four GPUs) or auto\n"
