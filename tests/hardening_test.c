@@ -336,6 +336,80 @@ static void test_guard_step_budget(void **state)
     assert_true(gn__pass_deadline_passed(&c));
 }
 
+/* Checked mode checks TF1 loop frames after every pass, on a graph whose
+ * frames held before it: a pass that leaves a constant of the loop body
+ * without the control input anchoring it to the loop's frame (the remapper
+ * once did) fails, naming the node and the two frames, and the graph is as
+ * before the pass. gn__graph_check_frames itself: an Exit outside a loop, a
+ * NextIteration fed from another frame. */
+#define LOOP_I32 "attr { key: 'T' value { type: DT_INT32 } } "
+#define LOOP_TEXT(body_const_inputs, next_input)                                                                       \
+    "node { name: 'i0' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' value { tensor { "   \
+    "dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }\n"                                                               \
+    "node { name: 'enter' op: 'Enter' input: 'i0' " LOOP_I32 "attr { key: 'frame_name' value { s: 'L' } } "              \
+    "attr { key: 'is_constant' value { b: false } } attr { key: 'parallel_iterations' value { i: 1 } } }\n"              \
+    "node { name: 'merge' op: 'Merge' input: 'enter' input: 'next' " LOOP_I32 "attr { key: 'N' value { i: 2 } } }\n"      \
+    "node { name: 'lim' op: 'Const' input: '^merge' attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' "  \
+    "value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 3 } } } }\n"                                               \
+    "node { name: 'less' op: 'Less' input: 'merge' input: 'lim' " LOOP_I32 "}\n"                                          \
+    "node { name: 'cond' op: 'LoopCond' input: 'less' }\n"                                                                \
+    "node { name: 'switch' op: 'Switch' input: 'merge' input: 'cond' " LOOP_I32 "}\n"                                     \
+    "node { name: 'out' op: 'Exit' input: 'switch' " LOOP_I32 "}\n"                                                       \
+    "node { name: 'id' op: 'Identity' input: 'switch:1' " LOOP_I32 "}\n"                                                  \
+    "node { name: 'one' op: 'Const' " body_const_inputs " attr { key: 'dtype' value { type: DT_INT32 } } "                \
+    "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 1 } } } }\n"                          \
+    "node { name: 'body' op: 'AddV2' input: 'id' input: 'one' " LOOP_I32 "}\n"                                            \
+    "node { name: 'next' op: 'NextIteration' input: '" next_input "' " LOOP_I32 "}\n"
+
+static gn_status unanchor(void *user, gn_graph *g, int32_t *changed, char *err, size_t errlen)
+{
+    (void)user, (void)err, (void)errlen;
+    gn_id one = gn__graph_find(g, "one"), id = gn__graph_find(g, "id");
+    *changed = 1;
+    return gn__node_remove_control(g, one, id);
+}
+
+static void test_checked_mode_checks_frames(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(LOOP_TEXT("input: '^id'", "body"));
+    assert_int_equal(gn__graph_check_frames(g), GN_OK);
+    const char *fetch[] = {"out"};
+    gn_custom_pass cp = {"unanchor", unanchor, NULL};
+    gn_report *r = NULL;
+    /* by default a failed pass is undone and reported, as Grappler logs it */
+    assert_int_equal(optimize(g, k_only_arithmetic, fetch, 1, NULL, 0, &cp, &r), GN_OK);
+    char *txt = gn_pt_report_text(r);
+    if (!strstr(txt, "unanchor") || !strstr(txt, "node 'body' (AddV2) has inputs from different frames: 'id' in frame "
+                                                  "'L' and 'one' in the root frame"))
+        fail_msg("report:\n%s", txt);
+    free(txt);
+    gn_report_free(r);
+    gn_id one = gn__graph_find(g, "one");
+    assert_int_equal(gn__node_at(g, one)->n_ctrl, 1);   /* the constant still hangs on the loop */
+    assert_int_equal(gn__graph_check_frames(g), GN_OK);
+    /* with fail_on_optimizer_errors the optimization fails, naming the pass */
+    char opts[1024];
+    snprintf(opts, sizeof opts, "%.*s, 'fail_on_optimizer_errors': True}", (int)strlen(k_only_arithmetic) - 1,
+             k_only_arithmetic);
+    assert_int_equal(optimize(g, opts, fetch, 1, NULL, 0, &cp, NULL), GN_ERR_GRAPH);
+    assert_string_equal(gn_graph_errmsg(g),
+                        "pass 'unanchor' failed on main: graph invalid after the pass: node 'body' (AddV2) has inputs "
+                        "from different frames: 'id' in frame 'L' and 'one' in the root frame");
+    gn_graph_free(g);
+
+    /* the check on its own */
+    g = gn_pt_load_text(LOOP_TEXT("input: '^id'", "body")
+                        "node { name: 'late' op: 'Exit' input: 'out' " LOOP_I32 "}\n");
+    assert_int_equal(gn__graph_check_frames(g), GN_ERR_GRAPH);
+    assert_string_equal(g->err.msg, "node 'late' (Exit) is not inside a while loop");
+    gn_graph_free(g);
+    g = gn_pt_load_text(LOOP_TEXT("input: '^id'", "i0"));
+    assert_int_equal(gn__graph_check_frames(g), GN_ERR_GRAPH);
+    assert_string_equal(g->err.msg, "node 'merge' (Merge) takes 'next' from the root frame, but is in frame 'L'");
+    gn_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -346,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_monotonic_swap_keeps_control_edges_acyclic),
         cmocka_unit_test(test_folded_predicate_takes_the_runtime_branch),
         cmocka_unit_test(test_guard_stops_unbounded_growth),
+        cmocka_unit_test(test_checked_mode_checks_frames),
         cmocka_unit_test(test_guard_step_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -407,6 +407,14 @@ gn_status gn__graph_validate(gn_graph *g);
 /* Recomputes fanouts from scratch and compares with the maintained ones
  * (checked mode); GN_ERR_INTERNAL on a mismatch. */
 gn_status gn__graph_check_fanouts(gn_graph *g);
+/* TF1 while-loop frames, as TensorFlow's executor checks them: every node's
+ * inputs (data and control) come from one frame (an Enter's output is in
+ * the child frame its frame_name names, an Exit's in the parent, a
+ * NextIteration's in the frame of the Merge it feeds). GN_ERR_GRAPH naming
+ * the node and the two frames. Not part of gn__graph_validate (TensorFlow
+ * checks only what a run executes); the optimizer's checked mode runs it
+ * after every pass on a graph that passed it before. */
+gn_status gn__graph_check_frames(gn_graph *g);
 
 gn__function *gn__graph_find_function(const gn_graph *g, const char *name);
 /* Adds a function (body already built, def retained). Name must be new. */

@@ -160,3 +160,107 @@ gn_status gn_graph_validate(gn_graph *g)
     gn__err_clear(&g->err);
     return gn__graph_validate(g);
 }
+
+/* ---- frames (TF1 while loops) ---------------------------------------------------------------- */
+typedef struct vframe {
+    uint32_t parent;
+    const char *name;
+    size_t len;
+} vframe;
+
+static bool op_in(const char *op, const char *a, const char *b) { return !strcmp(op, a) || !strcmp(op, b); }
+
+static void frame_desc(const vframe *f, uint32_t k, char *out, size_t n)
+{
+    if (k == 0) snprintf(out, n, "the root frame");
+    else snprintf(out, n, "frame '%.*s'", (int)(f[k].len > 200 ? 200 : f[k].len), f[k].name);
+}
+
+gn_status gn__graph_check_frames(gn_graph *g)
+{
+    gn_id *order = NULL;
+    uint32_t n = 0;
+    GN_TRY(gn__graph_topo(g, &order, &n));
+    uint32_t *outf = malloc(((size_t)g->n_nodes + 1) * sizeof *outf), *nodef = malloc(((size_t)g->n_nodes + 1) * sizeof *nodef);
+    vframe *fr = malloc(16 * sizeof *fr);
+    uint32_t nfr = 1, capfr = 16;
+    gn_status s = GN_OK;
+    if (!outf || !nodef || !fr) {
+        s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    fr[0] = (vframe){0, "", 0};
+    for (gn_id i = 0; i < g->n_nodes; i++) outf[i] = nodef[i] = UINT32_MAX;
+    char f1[256], f2[256];
+    for (uint32_t o = 0; o < n && s == GN_OK; o++) {
+        gn_id id = order[o];
+        const gn__node *nd = &g->nodes[id];
+        uint32_t f = UINT32_MAX;
+        gn_id first = GN_NONE;
+        for (uint32_t k = 0; k < nd->n_in + nd->n_ctrl && s == GN_OK; k++) {
+            gn_id src = k < nd->n_in ? nd->in[k].node : nd->ctrl[k - nd->n_in];
+            if (op_in(gn__node_op(g, src), "NextIteration", "RefNextIteration")) continue; /* a back edge: below */
+            if (f == UINT32_MAX) {
+                f = outf[src];
+                first = src;
+            } else if (outf[src] != f) {
+                frame_desc(fr, f, f1, sizeof f1);
+                frame_desc(fr, outf[src], f2, sizeof f2);
+                s = gn__fail(&g->err, GN_ERR_GRAPH, "node '%s' (%s) has inputs from different frames: '%s' in %s and '%s' in %s",
+                             gn__node_name(g, id), gn__node_op(g, id), gn__node_name(g, first), f1, gn__node_name(g, src), f2);
+            }
+        }
+        if (s != GN_OK) break;
+        if (f == UINT32_MAX) f = 0;
+        nodef[id] = f;
+        const char *op = gn__node_op(g, id);
+        if (op_in(op, "Enter", "RefEnter")) {
+            const char *name = "";
+            size_t len = 0;
+            gn__attr_get_string(g, id, "frame_name", &name, &len);
+            uint32_t c = 1;
+            while (c < nfr && !(fr[c].parent == f && fr[c].len == len && !memcmp(fr[c].name, name, len))) c++;
+            if (c == nfr) {
+                if (nfr == capfr) {
+                    vframe *nf = realloc(fr, (size_t)capfr * 2 * sizeof *nf);
+                    if (!nf) {
+                        s = gn__fail(&g->err, GN_ERR_NOMEM, "out of memory");
+                        break;
+                    }
+                    fr = nf;
+                    capfr *= 2;
+                }
+                fr[nfr++] = (vframe){f, name, len};
+            }
+            outf[id] = c;
+        } else if (op_in(op, "Exit", "RefExit")) {
+            if (f == 0) {
+                s = gn__fail(&g->err, GN_ERR_GRAPH, "node '%s' (%s) is not inside a while loop", gn__node_name(g, id), op);
+                break;
+            }
+            outf[id] = fr[f].parent;
+        } else {
+            outf[id] = f;
+        }
+    }
+    /* back edges: a NextIteration's output is in the frame of the node it feeds */
+    for (uint32_t o = 0; o < n && s == GN_OK; o++) {
+        gn_id id = order[o];
+        const gn__node *nd = &g->nodes[id];
+        for (uint32_t k = 0; k < nd->n_in + nd->n_ctrl && s == GN_OK; k++) {
+            gn_id src = k < nd->n_in ? nd->in[k].node : nd->ctrl[k - nd->n_in];
+            if (!op_in(gn__node_op(g, src), "NextIteration", "RefNextIteration") || outf[src] == nodef[id]) continue;
+            frame_desc(fr, outf[src], f1, sizeof f1);
+            frame_desc(fr, nodef[id], f2, sizeof f2);
+            s = gn__fail(&g->err, GN_ERR_GRAPH, "node '%s' (%s) takes '%s' from %s, but is in %s", gn__node_name(g, id),
+                         gn__node_op(g, id), gn__node_name(g, src), f1, f2);
+        }
+    }
+out:
+    free(order);
+    free(outf);
+    free(nodef);
+    free(fr);
+    return s;
+}
+

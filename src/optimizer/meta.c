@@ -382,6 +382,13 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
         if ((s = gn__coloc_collect(item, &st->coloc, perr)) != GN_OK) return s;
         st->coloc_item = item;
     }
+    /* checked mode: a graph whose loop frames hold before the pass must
+     * hold after it (TensorFlow refuses a node fed from two frames) */
+    bool frames_ok = false;
+    if (st->o->checked) {
+        frames_ok = gn__graph_check_frames(item) == GN_OK;
+        gn__err_clear(&item->err);
+    }
     uint32_t start_nodes;
     gn__pass_guard guard = {0, GUARD_POLLS, false};
     item->node_cap = guard_node_cap(item, &start_nodes);
@@ -451,6 +458,7 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
     if (s == GN_OK && st->o->checked) {
         s = gn__graph_validate(item);
         if (s == GN_OK) s = gn__graph_check_fanouts(item);
+        if (s == GN_OK && frames_ok) s = gn__graph_check_frames(item);
         if (s != GN_OK) {
             gn__fail(perr, s, "graph invalid after the pass: %s", item->err.msg);
         }
