@@ -125,6 +125,16 @@ static void test_run_default_fetches(void **state)
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "run %s --feed x=%s", tmp("anchor.pbtxt"), tmp("v3.npy"));
     expect(cmd, 0, "y: float32 (3,)\n[-1.5 -2.  -9. ]\n");
+    /* a bare --feed NAME: random values at that tensor (here of x's inferred shape, --dim 1 for unknowns);
+     * the same seed gives the same values as a random placeholder would get */
+    snprintf(cmd, sizeof cmd, "run %s --feed y --fetch y --shape y=2", tmp("anchor.pbtxt"));
+    char *out = NULL;
+    assert_int_equal(cli(&out, cmd), 0);
+    if (strncmp(out, "y: float32 (2,)\n", 16) != 0) fail_msg("got: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "run %s --feed nope --fetch y", tmp("anchor.pbtxt"));
+    assert_int_equal(cli(&out, cmd), 1);
+    free(out);
     /* only anchors left: they are the outputs */
     write_text(tmp("anchor2.pbtxt"),
                "node { name: 'c' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
@@ -237,7 +247,8 @@ static void test_run_usage(void **state)
     expect("run", 2, "grapnel run: a model path is required\n(see grapnel run --help)\n");
     expect("run a.pb b.pb", 2, "grapnel run: unexpected argument 'b.pb'\n(see grapnel run --help)\n");
     expect("run a.pb --frob", 2, "grapnel run: unknown option '--frob'\n(see grapnel run --help)\n");
-    expect("run a.pb --feed x", 2, "grapnel run: --feed 'x': expected NAME=FILE.npy\n(see grapnel run --help)\n");
+    expect("run a.pb --feed x=", 2,
+           "grapnel run: --feed 'x=': expected NAME=FILE.npy or NAME\n(see grapnel run --help)\n");
     expect("run a.pb --seed -1", 2,
            "grapnel run: --seed '-1': expected a non-negative integer\n(see grapnel run --help)\n");
     expect("run a.pb --fetch", 2, "grapnel run: --fetch needs NAME[=FILE.npy]\n(see grapnel run --help)\n");

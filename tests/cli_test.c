@@ -510,6 +510,13 @@ static void test_optimize_verify_tol(void **state)
                      1);
     expect_has(out, "is over the tolerance 1e-07");
     free(out);
+    /* a graph cut at --feed tensors is verified fed there (random values at Mfcc, not a
+     * string placeholder behind it that no random data can fill) */
+    assert_int_equal(gn_test_sh(&out, "'%s' optimize '%s' -o '%s' --feed Mfcc --fetch labels_softmax --verify",
+                                GN_CLI_PATH, DS_CNN, tmp("ds_cut.pb")),
+                     0);
+    expect_has(out, "ok: 1 of 1 fetches match");
+    free(out);
     /* float32 throughout: verify's own default */
     assert_int_equal(gn_test_sh(&out, "'%s' optimize '%s' -o '%s' --verify", GN_CLI_PATH, tmp("convt.pbtxt"),
                                 tmp("convt.pb")),

@@ -483,6 +483,11 @@ int gn_cli_optimize(int argc, char **argv)
             vargv[k++] = "--fetch";
             vargv[k++] = (char *)a.fetches[i];
         }
+        /* the tensors optimized as fed: fed random data there (the graph cut as optimized) */
+        for (int i = 0; i < a.n_feeds; i++) {
+            vargv[k++] = "--feed";
+            vargv[k++] = (char *)a.feeds[i];
+        }
         if (a.tol) {
             vargv[k++] = "--tol";
             vargv[k++] = (char *)a.tol;

@@ -173,8 +173,10 @@ static int parse_opts(int argc, char **argv, run_opts *o, int n_models)
         if ((v = opt_value(argc, argv, &i, "--feed", &iv)) ||
             (n_models == 1 && (v = opt_value(argc, argv, &i, "--input", &iv)))) {
             if (!iv) return usage(o, "%s needs NAME=FILE.npy", a);
-            if (add_kv(&o->feeds, &o->n_feeds, v, 0) || !o->feeds[o->n_feeds - 1].value[0])
-                return usage(o, "--feed '%s': expected NAME=FILE.npy", v);
+            /* a bare NAME: random data fed at that tensor (its dtype and shape inferred) */
+            if (add_kv(&o->feeds, &o->n_feeds, v, 1) ||
+                (o->feeds[o->n_feeds - 1].value && !o->feeds[o->n_feeds - 1].value[0]))
+                return usage(o, "--feed '%s': expected NAME=FILE.npy or NAME", v);
         } else if ((v = opt_value(argc, argv, &i, "--fetch", &iv))) {
             if (!iv) return usage(o, "%s needs NAME[=FILE.npy]", a);
             if (add_kv(&o->fetches, &o->n_fetches, v, 1)) return usage(o, "--fetch '%s': expected NAME[=FILE.npy]", v);
@@ -536,6 +538,7 @@ static int load_feeds(const run_opts *o, feedset *fs, namelist *user)
             fprintf(stderr, "grapnel %s: feed '%s' is given twice\n", o->cmd, o->feeds[i].name);
             return EXIT_USAGE;
         }
+        if (!o->feeds[i].value) continue;   /* random data, made by add_random_feeds */
         feed *f = fs_add(fs, o->feeds[i].name);
         if (!f) return 1;
         char err[1024];
@@ -558,65 +561,76 @@ static const kv *find_shape(const run_opts *o, const char *name)
     return NULL;
 }
 
-/* Random feeds for the placeholders graph v needs that are not fed yet.
- * Returns 0, or an exit status. */
+/* Random data for the tensor name (node or node:k) of v's graph: its
+ * inferred dtype and shape (unknown dims o->dim; --shape NAME=DIMS says
+ * otherwise), added to fs. what names it in messages ("placeholder",
+ * "feed"). Returns 0, or an exit status. */
+static int random_feed(const run_opts *o, const gview *v, const char *name, const char *what, feedset *fs)
+{
+    const char *colon = strrchr(name, ':');
+    size_t len = strlen(name);
+    int32_t k = 0;
+    if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+        k = atoi(colon + 1);
+        len = (size_t)(colon - name);
+    }
+    long id = gview_find(v, name, len);
+    if (id < 0 || k >= gn_graph_node_output_count(v->g, (size_t)id)) {
+        fprintf(stderr, "grapnel %s: %s '%s': no such tensor in the graph\n", o->cmd, what, name);
+        return 1;
+    }
+    int32_t dtype = gn_graph_node_output_dtype(v->g, (size_t)id, k);
+    int64_t dims[GN_TENSOR_MAX_DIMS];
+    int32_t rank;
+    const kv *sh = find_shape(o, name);
+    if (sh) {
+        if (parse_dims(sh->value, &rank, dims) != 0) {
+            fprintf(stderr, "grapnel %s: --shape %s=%s: expected dimensions such as 2x784\n", o->cmd, sh->name, sh->value);
+            return EXIT_USAGE;
+        }
+    } else {
+        rank = gn_graph_node_output_shape(v->g, (size_t)id, k, dims, GN_TENSOR_MAX_DIMS);
+        if (rank < 0) {
+            fprintf(stderr, "grapnel %s: %s '%s' has no known shape: give one with --shape %s=DIMS (e.g. 2x784) or feed it "
+                            "with --feed\n",
+                    o->cmd, what, name, name);
+            return EXIT_USAGE;
+        }
+        if (rank > GN_TENSOR_MAX_DIMS) rank = GN_TENSOR_MAX_DIMS;
+        for (int32_t d = 0; d < rank; d++)
+            if (dims[d] < 0) dims[d] = o->dim;
+    }
+    if (!dtype) {
+        fprintf(stderr, "grapnel %s: %s '%s' has no known dtype: feed it with --feed\n", o->cmd, what, name);
+        return 1;
+    }
+    feed *f = fs_add(fs, name);
+    if (!f) return 1;
+    if (gn_tensor_alloc(dtype, rank, dims, &f->t) != GN_OK || gn_cli_random_fill(&f->t, o->seed, name) != 0) {
+        fprintf(stderr, "grapnel %s: cannot make random %s data for %s '%s': feed it with --feed\n", o->cmd,
+                gn_dtype_numpy_name(dtype), what, name);
+        return 1;
+    }
+    return 0;
+}
+
+/* Random feeds for the tensors named by a bare --feed NAME, then for the
+ * placeholders graph v needs that are not fed yet. Returns 0, or an exit
+ * status. */
 static int add_random_feeds(const run_opts *o, const gview *v, const namelist *fetches, feedset *fs)
 {
     namelist fed = {0}, need = {0};
     int rc = 0;
     char c[2048];
+    for (int i = 0; i < o->n_feeds && rc == 0; i++)
+        if (!o->feeds[i].value && fs_find(fs, o->feeds[i].name) < 0) rc = random_feed(o, v, o->feeds[i].name, "feed", fs);
     for (int i = 0; i < fs->n && rc == 0; i++) {
         canon(fs->f[i].name, c, sizeof c);
         if (nl_add(&fed, c)) rc = 1;
     }
     if (rc == 0 && needed_placeholders(v, fetches, &fed, &need)) rc = 1;
-    for (int i = 0; i < need.n && rc == 0; i++) {
-        const char *name = need.s[i];
-        if (fs_find(fs, name) >= 0) continue;
-        long id = gview_find(v, name, strlen(name));
-        int32_t dtype = gn_graph_node_output_dtype(v->g, (size_t)id, 0);
-        int64_t dims[GN_TENSOR_MAX_DIMS];
-        int32_t rank;
-        const kv *sh = find_shape(o, name);
-        if (sh) {
-            if (parse_dims(sh->value, &rank, dims) != 0) {
-                fprintf(stderr, "grapnel %s: --shape %s=%s: expected dimensions such as 2x784\n", o->cmd, sh->name,
-                        sh->value);
-                rc = EXIT_USAGE;
-                break;
-            }
-        } else {
-            rank = gn_graph_node_output_shape(v->g, (size_t)id, 0, dims, GN_TENSOR_MAX_DIMS);
-            if (rank < 0) {
-                fprintf(stderr,
-                        "grapnel %s: placeholder '%s' has no known shape: give one with --shape %s=DIMS (e.g. 2x784) "
-                        "or feed it with --feed\n",
-                        o->cmd, name, name);
-                rc = EXIT_USAGE;
-                break;
-            }
-            if (rank > GN_TENSOR_MAX_DIMS) rank = GN_TENSOR_MAX_DIMS;
-            for (int32_t d = 0; d < rank; d++)
-                if (dims[d] < 0) dims[d] = o->dim;
-        }
-        if (!dtype) {
-            fprintf(stderr, "grapnel %s: placeholder '%s' has no known dtype: feed it with --feed\n", o->cmd, name);
-            rc = 1;
-            break;
-        }
-        feed *f = fs_add(fs, name);
-        if (!f) {
-            rc = 1;
-            break;
-        }
-        gn_status s = gn_tensor_alloc(dtype, rank, dims, &f->t);
-        if (s != GN_OK || gn_cli_random_fill(&f->t, o->seed, name) != 0) {
-            fprintf(stderr, "grapnel %s: cannot make random %s data for placeholder '%s': feed it with --feed\n", o->cmd,
-                    gn_dtype_numpy_name(dtype), name);
-            rc = 1;
-            break;
-        }
-    }
+    for (int i = 0; i < need.n && rc == 0; i++)
+        if (fs_find(fs, need.s[i]) < 0) rc = random_feed(o, v, need.s[i], "placeholder", fs);
     nl_free(&fed);
     nl_free(&need);
     return rc;

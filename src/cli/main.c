@@ -444,12 +444,13 @@ static const command commands[] = {
      "  Writes to standard output unless -o is given.\n" MODEL_OPTS,
      cmd_dot},
     {"run", "run a graph on the CPU: feeds from .npy, fetches printed or written to .npy",
-     "usage: grapnel run MODEL [--feed NAME=FILE.npy ...] [--fetch NAME[=FILE.npy] ...]\n"
+     "usage: grapnel run MODEL [--feed NAME[=FILE.npy] ...] [--fetch NAME[=FILE.npy] ...]\n"
      "                   [--seed S] [--dim N] [--shape NAME=DIMS ...] [--tag TAGS]\n"
      "  NAME is a tensor, 'node' or 'node:k'. Feeding any tensor cuts the graph there.\n"
-     "  --feed NAME=FILE.npy   feed a tensor from a .npy file\n"
+     "  --feed NAME=FILE.npy   feed a tensor from a .npy file; a bare NAME feeds it random values\n"
+     "                         (of its inferred dtype and shape; --shape says otherwise)\n"
      "  --fetch NAME[=FILE]    fetch a tensor: print it (numpy style) or write it as .npy;\n"
-     "                         default: the graph's outputs (nodes whose outputs nothing consumes)\n"
+     "                         default: the graph's outputs (nodes nothing consumes; docs/cli.md)\n"
      "  --seed S               seed of the random feeds and of random ops (default 0)\n"
      "  --dim N                size of unknown placeholder dimensions in random feeds (default 1)\n"
      "  --shape NAME=DIMS      shape of a random feed, e.g. x=2x784 (for placeholders without one);\n"
@@ -474,7 +475,7 @@ static const command commands[] = {
      "  Placeholders not fed get random values: floats uniform in [-1, 1), integers in [0, 10).\n",
      gn_cli_run},
     {"verify", "run two graphs on the same inputs and compare their outputs",
-     "usage: grapnel verify A B [--feed NAME=FILE.npy ...] [--fetch NAME ...] [--seed S] [--dim N]\n"
+     "usage: grapnel verify A B [--feed NAME[=FILE.npy] ...] [--fetch NAME ...] [--seed S] [--dim N]\n"
      "                      [--shape NAME=DIMS ...] [--tol X] [--tag TAGS]\n"
      "  Runs A and B on the same feeds (random ones are made once) with random ops seeded\n"
      "  alike, and prints, per fetch, the max absolute error and the relative L2 error of B\n"
@@ -510,7 +511,8 @@ static const command commands[] = {
      "  --dump-dir DIR        write the graph after every pass as NNNN_itK_<pass>.pbtxt\n"
      "  --disable IDS         comma-separated pattern ids (or pass ids) to turn off,\n"
      "                        e.g. arithmetic.remove_redundant_reshape,constfold\n"
-     "  --verify              run input and result on the same random inputs; fail when they disagree\n"
+     "  --verify              run input and result on the same random inputs (at the --feed tensors\n"
+     "                        too); fail when they disagree\n"
      "  --tol X               --verify's relative L2 tolerance (default verify's: float32 1e-5; 5e-2\n"
      "                        when auto_mixed_precision changed the graph)\n"
      "  --checked             validate the graph after every pass (the 'checked' option; docs/hardening.md)\n"
