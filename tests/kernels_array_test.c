@@ -521,8 +521,9 @@ static void test_tensor_proto_roundtrip(void **state)
 static void test_identity_family(void **state)
 {
     (void)state;
-    static const char *const ops[] = {"Identity", "Snapshot", "StopGradient", "PreventGradient",
-                                      "PlaceholderWithDefault"};
+    static const char *const ops[] = {"Identity",        "Snapshot",        "StopGradient",   "PreventGradient",
+                                      "PlaceholderWithDefault", "GuaranteeConst", "DebugIdentity", "DebugIdentityV2",
+                                      "DebugIdentityV3", "DebugGradientIdentity"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         kt *k = kt_op(ops[i], 1, NULL);
         k->in[0] = F32(1, D(2), 1, 2);
@@ -575,6 +576,94 @@ static void test_check_numerics_ensure_shape(void **state)
     k->in[0] = F32(2, D(3, 1), 1, 2, 3);
     kt_err(k, 1, 1, GN_ERR_GRAPH,
            "node 'n' (EnsureShape): Shape of tensor i0 [3,1] is not compatible with expected shape [?,3].");
+    kt_free(k);
+}
+
+/* CheckNumericsV2 tells -Inf from +Inf; the messages are TensorFlow's
+ * (tools/make_inference_op_values.py prints them). */
+static void test_check_numerics_v2(void **state)
+{
+    (void)state;
+    kt *k = kt_op("CheckNumericsV2", 1, "attr { key: \"message\" value { s: \"msg\" } }");
+    k->in[0] = F32(1, D(3), 1, -2, 3);
+    kt_ok(k, 1, 1);
+    assert_ptr_equal(k->out[0].buf, k->in[0].buf);
+    static const struct {
+        float a, b, c;
+        const char *what;
+    } cases[] = {
+        {1, INFINITY, 0, "+Inf"},
+        {1, -INFINITY, 0, "-Inf"},
+        {INFINITY, -INFINITY, 0, "-Inf and +Inf"},
+        {NAN, -INFINITY, 0, "-Inf and NaN"},
+        {NAN, INFINITY, 0, "+Inf and NaN"},
+        {NAN, 0, 0, "NaN"},
+        {NAN, INFINITY, -INFINITY, "-Inf, +Inf, and NaN"},
+    };
+    char want[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gn__tensor_release(&k->in[0]);
+        k->in[0] = F32(1, D(3), cases[i].a, cases[i].b, cases[i].c);
+        snprintf(want, sizeof want, "node 'n' (CheckNumericsV2): msg : Tensor had %s values", cases[i].what);
+        kt_err(k, 1, 1, GN_ERR_GRAPH, want);
+    }
+    /* float16 and double: the sign bit of each width */
+    gn__tensor_release(&k->in[0]);
+    k->in[0] = mk(DT_HALF, 1, D(2), (const uint16_t[]){0xfc00, 0x3c00});
+    kt_err(k, 1, 1, GN_ERR_GRAPH, "node 'n' (CheckNumericsV2): msg : Tensor had -Inf values");
+    gn__tensor_release(&k->in[0]);
+    k->in[0] = mk(DT_DOUBLE, 1, D(2), (const double[]){1.0, INFINITY});
+    kt_err(k, 1, 1, GN_ERR_GRAPH, "node 'n' (CheckNumericsV2): msg : Tensor had +Inf values");
+    kt_free(k);
+    /* v1 keeps its own wording for both signs */
+    k = kt_op("CheckNumerics", 1, "attr { key: \"message\" value { s: \"msg\" } }");
+    k->in[0] = F32(1, D(2), -INFINITY, INFINITY);
+    kt_err(k, 1, 1, GN_ERR_GRAPH, "node 'n' (CheckNumerics): msg : Tensor had Inf values");
+    kt_free(k);
+}
+
+/* ReverseSequence: values from tools/make_inference_op_values.py (TensorFlow 2.21). */
+static void test_reverse_sequence(void **state)
+{
+    (void)state;
+    kt *k = kt_op("ReverseSequence", 2, "attr { key: 'seq_dim' value { i: 1 } } attr { key: 'batch_dim' value { i: 0 } }");
+    k->in[0] = mk(DT_FLOAT, 3, D(3, 4, 2), NULL);
+    for (int i = 0; i < 24; i++) ((float *)k->in[0].data)[i] = (float)i;
+    k->in[1] = I32(1, D(3), 2, 0, 4);
+    kt_ok(k, 2, 1);
+    EXPECT_F32(&k->out[0], 3, D(3, 4, 2), 2, 3, 0, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 22, 23, 20, 21, 18, 19,
+               16, 17);
+    gn__tensor_release(&k->in[1]);
+    k->in[1] = I32(1, D(3), 2, 5, 4);
+    kt_err(k, 2, 1, GN_ERR_GRAPH, "node 'n' (ReverseSequence): seq_lens(1) > input.dims(1)");
+    gn__tensor_release(&k->in[1]);
+    k->in[1] = I32(1, D(3), 2, -1, 4);
+    kt_err(k, 2, 1, GN_ERR_GRAPH, "node 'n' (ReverseSequence): seq_lens(1) < 0");
+    gn__tensor_release(&k->in[1]);
+    k->in[1] = I32(1, D(2), 2, 1);
+    kt_err(k, 2, 1, GN_ERR_GRAPH, "node 'n' (ReverseSequence): Length of seq_lengths != input.dims(0), (2 vs. 3)");
+    kt_free(k);
+
+    /* batch_dim after seq_dim, int64 lengths, an int32 input */
+    k = kt_op("ReverseSequence", 2, "attr { key: 'seq_dim' value { i: 0 } } attr { key: 'batch_dim' value { i: 2 } }");
+    k->in[0] = iota32(3, D(4, 2, 3));
+    k->in[1] = I64(1, D(3), 1, 3, 4);
+    kt_ok(k, 2, 1);
+    EXPECT_I32(&k->out[0], 3, D(4, 2, 3), 0, 13, 20, 3, 16, 23, 6, 7, 14, 9, 10, 17, 12, 1, 8, 15, 4, 11, 18, 19, 2, 21,
+               22, 5);
+    /* strings move too */
+    gn__tensor_release(&k->in[0]);
+    gn__tensor_release(&k->in[1]);
+    k->in[0] = mks(3, D(2, 1, 1), (const char *const[]){"a", "bc"});
+    k->in[1] = I32(1, D(1), 2);
+    kt_ok(k, 2, 1);
+    expect_strings(&k->out[0], 3, D(2, 1, 1), (const char *const[]){"bc", "a"});
+    kt_free(k);
+
+    k = kt_op("ReverseSequence", 2, "attr { key: 'seq_dim' value { i: 1 } } attr { key: 'batch_dim' value { i: 1 } }");
+    k->in[0] = iota32(2, D(2, 2));
+    k->in[1] = I32(1, D(2), 1, 1);
+    kt_err(k, 2, 1, GN_ERR_GRAPH, "node 'n' (ReverseSequence): batch_dim == seq_dim == 1");
     kt_free(k);
 }
 
@@ -1279,6 +1368,25 @@ static void test_one_hot_where_topk(void **state)
     k->in[1] = S32(5);
     kt_err(k, 2, 2, GN_ERR_GRAPH, "node 'n' (TopKV2): input must have at least k columns. Had 4, needed 5");
     kt_free(k);
+
+    /* TopK (v1, k an attr, int32 indices): TopKV2's values for the same k
+     * (tools/make_inference_op_values.py); ties keep the lower index first */
+    k = kt_op("TopK", 1, "attr { key: 'k' value { i: 2 } }");
+    k->in[0] = F32(2, D(2, 4), 1, 3, 3, 2, 5, 5, 5, 0);
+    kt_ok(k, 1, 2);
+    EXPECT_F32(&k->out[0], 2, D(2, 2), 3, 3, 5, 5);
+    EXPECT_I32(&k->out[1], 2, D(2, 2), 1, 2, 0, 1);
+    kt_free(k);
+    k = kt_op("TopK", 1, "attr { key: 'k' value { i: 3 } }");
+    k->in[0] = I32(2, D(2, 4), 1, 3, 3, 2, 5, 5, 5, 0);
+    kt_ok(k, 1, 2);
+    EXPECT_I32(&k->out[0], 2, D(2, 3), 3, 3, 2, 5, 5, 5);
+    EXPECT_I32(&k->out[1], 2, D(2, 3), 1, 2, 3, 0, 1, 2);
+    kt_free(k);
+    k = kt_op("TopK", 1, "attr { key: 'k' value { i: 5 } }");
+    k->in[0] = F32(2, D(2, 4), 1, 3, 3, 2, 5, 5, 5, 0);
+    kt_err(k, 1, 2, GN_ERR_GRAPH, "node 'n' (TopK): input must have at least k columns. Had 4, needed 5");
+    kt_free(k);
 }
 
 /* ---- generators -------------------------------------------------------------------------- */
@@ -1580,6 +1688,8 @@ int main(void)
         cmocka_unit_test(test_tensor_proto_roundtrip),
         cmocka_unit_test(test_identity_family),
         cmocka_unit_test(test_check_numerics_ensure_shape),
+        cmocka_unit_test(test_check_numerics_v2),
+        cmocka_unit_test(test_reverse_sequence),
         cmocka_unit_test(test_reshape_squeeze_expand),
         cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_concat_pack),

@@ -521,6 +521,42 @@ static void test_bitwise_compare(void **state)
 }
 
 /* ---- unary ---------------------------------------------------------------------------------------- */
+/* ApproximateEqual: |x - y| <= tolerance in T (TensorFlow's kernel compares
+ * with <=, though its doc says <: |2 - 2.5| at tolerance 0.5 is true), no
+ * broadcasting; values from tools/make_inference_op_values.py (TensorFlow 2.21). */
+static void test_approximate_equal(void **state)
+{
+    (void)state;
+    kt t;
+    kt_init(&t, "ApproximateEqual", 2, "attr { key: 'tolerance' value { f: 0.5 } }");
+    const int64_t d6[1] = {6};
+    const float a[6] = {1.0f, 2.0f, 3.0f, 1.5f, -1.0f, NAN}, b[6] = {1.0f, 2.5f, 2.0f, 1.25f, -1.4999f, 1.0f};
+    kt_in(&t, 0, DT_F32, 1, d6, a);
+    kt_in(&t, 1, DT_F32, 1, d6, b);
+    kt_ok(&t, "ApproximateEqual");
+    expect_shape(&t.out[0], DT_BOOL, 1, d6);
+    expect_u8(&t.out[0], (const uint8_t[]){1, 1, 0, 1, 1, 0}, 6);
+    const int64_t d12[2] = {1, 2}, d2[1] = {2};
+    kt_in(&t, 0, DT_F32, 2, d12, a);
+    kt_in(&t, 1, DT_F32, 1, d2, b);
+    kt_fails(&t, "ApproximateEqual", GN_ERR_GRAPH,
+             "node 'x' (ApproximateEqual): x and y must be of the same shape. x shape: [1,2]. y shape: [2]");
+    kt_free(&t);
+    /* double: the float attr 1e-5 widened, so |0 - 1e-5| is not below it */
+    kt_init(&t, "ApproximateEqual", 2, "attr { key: 'tolerance' value { f: 1e-05 } }");
+    const int64_t d3[1] = {3};
+    const double x[3] = {0.0, 0.0, 1.0}, y[3] = {1e-5, 9.9e-6, 1.0};
+    kt_in(&t, 0, DT_F64, 1, d3, x);
+    kt_in(&t, 1, DT_F64, 1, d3, y);
+    kt_ok(&t, "ApproximateEqual");
+    expect_u8(&t.out[0], (const uint8_t[]){0, 1, 1}, 3);
+    const int32_t xi[3] = {0, 1, 2};
+    kt_in(&t, 0, DT_I32, 1, d3, xi);
+    kt_in(&t, 1, DT_I32, 1, d3, xi);
+    kt_fails(&t, "ApproximateEqual", GN_ERR_UNSUPPORTED, "node 'x' (ApproximateEqual): dtype int32 is not supported");
+    kt_free(&t);
+}
+
 static void test_round(void **state)
 {
     (void)state;
@@ -1383,6 +1419,7 @@ int main(void)
         cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_cumsum),
         cmocka_unit_test(test_random),
+        cmocka_unit_test(test_approximate_equal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1089,6 +1089,139 @@ static void test_pool_same_edges(void **state)
     }
 }
 
+/* ---- ExtractImagePatches, MaxPoolWithArgmax, SpaceToBatch, BatchToSpace ----------------------
+ * Expected values: TensorFlow 2.21, printed by tools/make_inference_op_values.py. */
+static void expect_f32_exact(const gn__tensor *t, int rank, const int64_t *dims, const float *want)
+{
+    assert_int_equal(t->dtype, DT_F32);
+    assert_int_equal(t->rank, rank);
+    for (int i = 0; i < rank; i++) assert_int_equal(t->dims[i], dims[i]);
+    int64_t n = gn__tensor_numel(t);
+    for (int64_t i = 0; i < n; i++)
+        if (((const float *)t->data)[i] != want[i])
+            fail_msg("element %lld: %g, want %g", (long long)i, ((const float *)t->data)[i], want[i]);
+}
+
+static void test_extract_image_patches(void **state)
+{
+    (void)state;
+    float x[40];
+    for (int i = 0; i < 40; i++) x[i] = (float)(i + 1);
+    const int64_t xd[4] = {1, 4, 5, 2};
+    gn__tensor in[1] = {tens(DT_F32, 4, xd, x)}, out[1];
+    static const char *at = "attr { key: 'T' value { type: DT_FLOAT } } "
+                            "attr { key: 'ksizes' value { list { i: 1 i: 2 i: 3 i: 1 } } } "
+                            "attr { key: 'strides' value { list { i: 1 i: 2 i: 2 i: 1 } } } "
+                            "attr { key: 'rates' value { list { i: 1 i: 1 i: 2 i: 1 } } } ";
+    char a[512];
+    /* SAME: zeros where the dilated window leaves the image */
+    snprintf(a, sizeof a, "%sattr { key: 'padding' value { s: 'SAME' } }", at);
+    gn_graph *g = graph1("ExtractImagePatches", 1, NULL, a);
+    run_ok(g, in, 1, out, 1, 0);
+    static const float same[72] = {
+        0,  0,  1,  2,  5,  6,  0,  0,  11, 12, 15, 16, 1,  2,  5,  6,  9,  10, 11, 12, 15, 16, 19, 20,
+        5,  6,  9,  10, 0,  0,  15, 16, 19, 20, 0,  0,  0,  0,  21, 22, 25, 26, 0,  0,  31, 32, 35, 36,
+        21, 22, 25, 26, 29, 30, 31, 32, 35, 36, 39, 40, 25, 26, 29, 30, 0,  0,  35, 36, 39, 40, 0,  0};
+    expect_f32_exact(&out[0], 4, (const int64_t[]){1, 2, 3, 12}, same);
+    gn_pt_krelease(out, 1);
+    gn_graph_free(g);
+    snprintf(a, sizeof a, "%sattr { key: 'padding' value { s: 'VALID' } }", at);
+    g = graph1("ExtractImagePatches", 1, NULL, a);
+    run_ok(g, in, 1, out, 1, 0);
+    static const float valid[24] = {1,  2,  5,  6,  9,  10, 11, 12, 15, 16, 19, 20,
+                                    21, 22, 25, 26, 29, 30, 31, 32, 35, 36, 39, 40};
+    expect_f32_exact(&out[0], 4, (const int64_t[]){1, 2, 1, 12}, valid);
+    gn_pt_krelease(out, 1);
+    gn_graph_free(g);
+    g = graph1v("ExtractImagePatches", 1, NULL,
+                "attr { key: 'ksizes' value { list { i: 2 i: 2 i: 3 i: 1 } } } "
+                "attr { key: 'strides' value { list { i: 1 i: 2 i: 2 i: 1 } } } "
+                "attr { key: 'rates' value { list { i: 1 i: 1 i: 2 i: 1 } } } attr { key: 'padding' value { s: 'SAME' } }",
+                0);
+    expect_error(g, in, 1, 1, GN_ERR_UNSUPPORTED, "node 'n' (ExtractImagePatches): Only support ksizes across space.");
+    gn_graph_free(g);
+}
+
+static const char *argmax_attrs(const char *pad, int s, bool incl, const char *targmax, char *buf, size_t n)
+{
+    snprintf(buf, n,
+             "attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'Targmax' value { type: %s } } "
+             "attr { key: 'ksize' value { list { i: 1 i: 2 i: 2 i: 1 } } } "
+             "attr { key: 'strides' value { list { i: 1 i: %d i: %d i: 1 } } } attr { key: 'padding' value { s: '%s' } } "
+             "attr { key: 'include_batch_in_index' value { b: %s } }",
+             targmax, s, s, pad, incl ? "true" : "false");
+    return buf;
+}
+
+static void test_max_pool_with_argmax(void **state)
+{
+    (void)state;
+    /* [2, 3, 3, 2] with ties: the first in window order wins */
+    static const float x[36] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3,
+                                8, 4, 6, 2, 6, 4, 3, 3, 8, 3, 2, 7, 9, 5, 0, 2, 8, 8};
+    const int64_t xd[4] = {2, 3, 3, 2}, od[4] = {2, 2, 2, 2};
+    gn__tensor in[1] = {tens(DT_F32, 4, xd, x)}, out[2];
+    char a[640];
+    static const float same[16] = {5, 6, 5, 9, 9, 7, 2, 3, 8, 4, 6, 7, 9, 5, 8, 8};
+    static const int64_t same_idx[2][16] = {{8, 7, 4, 5, 12, 13, 16, 17, 0, 1, 4, 11, 12, 13, 16, 17},
+                                            {8, 7, 4, 5, 12, 13, 16, 17, 18, 19, 22, 29, 30, 31, 34, 35}};
+    for (int incl = 0; incl < 2; incl++)
+        for (int i32 = 0; i32 < 2; i32++) {
+            gn_graph *g = graph1("MaxPoolWithArgmax", 1, NULL,
+                                 argmax_attrs("SAME", 2, incl, i32 ? "DT_INT32" : "DT_INT64", a, sizeof a));
+            run_ok(g, in, 1, out, 2, 0);
+            expect_f32_exact(&out[0], 4, od, same);
+            assert_int_equal(out[1].dtype, i32 ? DT_I32 : TENSORFLOW__DATA_TYPE__DT_INT64);
+            for (int k = 0; k < 16; k++) {
+                int64_t v = i32 ? ((const int32_t *)out[1].data)[k] : ((const int64_t *)out[1].data)[k];
+                if (v != same_idx[incl][k]) fail_msg("argmax %d (incl %d): %lld, want %lld", k, incl, (long long)v,
+                                                     (long long)same_idx[incl][k]);
+            }
+            gn_pt_krelease(out, 2);
+            gn_graph_free(g);
+        }
+    gn_graph *g = graph1("MaxPoolWithArgmax", 1, NULL, argmax_attrs("VALID", 1, true, "DT_INT64", a, sizeof a));
+    run_ok(g, in, 1, out, 2, 0);
+    static const float valid[16] = {5, 6, 5, 9, 9, 7, 9, 8, 8, 4, 8, 7, 9, 5, 8, 8};
+    static const int64_t valid_idx[16] = {8, 7, 4, 5, 12, 13, 14, 11, 18, 19, 26, 29, 30, 31, 26, 35};
+    expect_f32_exact(&out[0], 4, od, valid);
+    for (int k = 0; k < 16; k++) assert_int_equal(((const int64_t *)out[1].data)[k], valid_idx[k]);
+    gn_pt_krelease(out, 2);
+    gn_graph_free(g);
+}
+
+static void test_space_batch_v1(void **state)
+{
+    (void)state;
+    float x[16];
+    for (int i = 0; i < 16; i++) x[i] = (float)(i + 1);
+    const int32_t pads[4] = {1, 1, 2, 0};
+    const int64_t crops[4] = {0, 1, 1, 0};
+    gn__tensor in[2] = {tens(DT_F32, 4, (const int64_t[]){1, 4, 4, 1}, x), tens(DT_I32, 2, (const int64_t[]){2, 2}, pads)},
+               out[1];
+    gn_graph *g = graph1v("SpaceToBatch", 2, NULL, "attr { key: 'block_size' value { i: 2 } }", 0);
+    run_ok(g, in, 2, out, 1, 0);
+    static const float s2b[36] = {0, 0, 0, 0, 5, 7, 0, 13, 15, 0, 0, 0, 0, 6, 8, 0, 14, 16,
+                                  0, 1, 3, 0, 9, 11, 0, 0, 0, 0, 2, 4, 0, 10, 12, 0, 0, 0};
+    expect_f32_exact(&out[0], 4, (const int64_t[]){4, 3, 3, 1}, s2b);
+    gn_pt_krelease(out, 1);
+    gn_graph_free(g);
+    in[0] = tens(DT_F32, 4, (const int64_t[]){4, 2, 2, 1}, x);
+    in[1] = tens(TENSORFLOW__DATA_TYPE__DT_INT64, 2, (const int64_t[]){2, 2}, crops);
+    g = graph1v("BatchToSpace", 2, NULL, "attr { key: 'block_size' value { i: 2 } }", 0);
+    run_ok(g, in, 2, out, 1, 0);
+    expect_f32_exact(&out[0], 4, (const int64_t[]){1, 3, 3, 1}, (const float[]){5, 2, 6, 13, 10, 14, 7, 4, 8});
+    gn_pt_krelease(out, 1);
+    gn_graph_free(g);
+    g = graph1v("BatchToSpace", 2, NULL, "attr { key: 'block_size' value { i: 1 } }", 0);
+    expect_error(g, in, 2, 1, GN_ERR_GRAPH, "node 'n' (BatchToSpace): Block size should be > 1: 1");
+    gn_graph_free(g);
+    in[0] = tens(DT_F32, 3, (const int64_t[]){4, 2, 2}, x);
+    g = graph1v("BatchToSpace", 2, NULL, "attr { key: 'block_size' value { i: 2 } }", 0);
+    expect_error(g, in, 2, 1, GN_ERR_GRAPH, "node 'n' (BatchToSpace): input rank should be 4 instead of 3");
+    gn_graph_free(g);
+}
+
 static void test_lrn(void **state)
 {
     (void)state;
@@ -1562,6 +1695,9 @@ int main(void)
         cmocka_unit_test(test_fused_conv2d_f16_f64),
         cmocka_unit_test(test_fused_batch_norm_ex),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_extract_image_patches),
+        cmocka_unit_test(test_max_pool_with_argmax),
+        cmocka_unit_test(test_space_batch_v1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

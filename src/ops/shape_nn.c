@@ -137,6 +137,32 @@ static gn_status pool_attrs(ctx *c, int32_t rank)
 gn_status gn__sf_pool(ctx *c) { return pool_attrs(c, 4); }
 gn_status gn__sf_pool3d(ctx *c) { return pool_attrs(c, 5); }
 
+/* ExtractImagePatches: [b, out_rows, out_cols, ksize_rows * ksize_cols * depth],
+ * the windows dilated by rates */
+gn_status gn__sf_extract_image_patches(ctx *c)
+{
+    NEED(c, 1, 1);
+    const gn__shape *x = IS(c, 0);
+    char s1[SB];
+    if (x->rank >= 0 && x->rank != 4) return gn__shape_fail(c, "input must be 4-dimensional, got %s", sstr(x, s1));
+    const Tensorflow__AttrValue__ListValue *kl = attr_list(c, "ksizes"), *sl = attr_list(c, "strides"),
+                                          *rl = attr_list(c, "rates");
+    if (!kl || !sl || !rl || kl->n_i != 4 || sl->n_i != 4 || rl->n_i != 4)
+        return gn__shape_fail(c, "ksizes, strides and rates must have 4 entries");
+    int pad = padding_kind(c);
+    int64_t d[4] = {-1, -1, -1, -1};
+    if (x->rank == 4) d[0] = x->dims[0];
+    for (int32_t i = 1; i < 3; i++) {
+        if (kl->i[i] <= 0) return gn__shape_fail(c, "ksizes must be positive");
+        GN_TRY(window(c, x->rank == 4 ? x->dims[i] : -1, kl->i[i], sl->i[i], rl->i[i], pad, 0, 0, &d[i]));
+    }
+    int64_t kk;
+    if (__builtin_mul_overflow(kl->i[1], kl->i[2], &kk) ||
+        (x->rank == 4 && x->dims[3] >= 0 && __builtin_mul_overflow(kk, x->dims[3], &d[3])))
+        return gn__shape_fail(c, "output depth overflows");
+    return set_dims(c, 0, 4, d);
+}
+
 gn_status gn__sf_pool_v2(ctx *c)
 {
     NEED(c, 3, 1);

@@ -459,12 +459,10 @@ static void sort_desc(int32_t dt, const void *row, int64_t *idx, int64_t *tmp, i
     }
 }
 
-gn_status gn__ak_top_k_v2(gn__kctx *c)
+/* TopKV2 (k from input 1) and TopK (v1: k from the attr). */
+static gn_status top_k(gn__kctx *c, int64_t k)
 {
-    GN_TRY(need_inputs(c, 2));
     const gn__tensor *x = &c->in[0];
-    int64_t k;
-    GN_TRY(gn__ak_read_scalar_int(c, 1, "k", &k));
     char sb[GN__AK_SHAPE_STR];
     if (k < 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "Need k >= 0, got %lld", (long long)k);
     if (x->rank < 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "input must be >= 1-D, got shape %s", gn__ak_tshape(sb, x));
@@ -484,7 +482,7 @@ gn_status gn__ak_top_k_v2(gn__kctx *c)
     dims[x->rank - 1] = k;
     gn__tensor *vt, *itn;
     GN_TRY(gn__kctx_output(c, 0, dt, x->rank, dims, &vt));
-    if (c->n_out < 2) return gn__kctx_fail(c, GN_ERR_GRAPH, "TopKV2 has 2 outputs");
+    if (c->n_out < 2) return gn__kctx_fail(c, GN_ERR_GRAPH, "expects 2 outputs, got %u", c->n_out);
     GN_TRY(gn__kctx_output(c, 1, it, x->rank, dims, &itn));
     int64_t rows = n ? gn__tensor_numel(x) / n : 0;
     if (!k || !rows) return GN_OK;
@@ -504,4 +502,20 @@ gn_status gn__ak_top_k_v2(gn__kctx *c)
     }
     free(idx);
     return GN_OK;
+}
+
+gn_status gn__ak_top_k_v2(gn__kctx *c)
+{
+    GN_TRY(need_inputs(c, 2));
+    int64_t k;
+    GN_TRY(gn__ak_read_scalar_int(c, 1, "k", &k));
+    return top_k(c, k);
+}
+
+gn_status gn__ak_top_k(gn__kctx *c)
+{
+    GN_TRY(need_inputs(c, 1));
+    int64_t k;
+    if (!gn__attr_get_int(c->g, c->node, "k", &k)) return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'k' is missing");
+    return top_k(c, k);
 }

@@ -348,58 +348,54 @@ gn_status gn__ak_string_join(gn__kctx *c)
     return GN_OK;
 }
 
-/* ---- CheckNumerics --------------------------------------------------------------------------- */
-gn_status gn__ak_check_numerics(gn__kctx *c)
+/* ---- CheckNumerics, CheckNumericsV2 ------------------------------------------------------------- */
+enum { CN_NAN = 1, CN_PINF = 2, CN_NINF = 4 };
+
+/* Ors into `found` the CN_* kinds of the non-finite values of x, an IEEE
+ * float stored as T with exponent mask emask, mantissa mask mmask and sign bit sign. */
+#define GN__CN_SCAN(T, emask, mmask, sign)                                                                             \
+    {                                                                                                                  \
+        const T *u = x->data;                                                                                          \
+        for (int64_t i = 0; i < n; i++)                                                                                \
+            if ((u[i] & (emask)) == (emask)) found |= (u[i] & (mmask)) ? CN_NAN : (u[i] & (sign)) ? CN_NINF : CN_PINF; \
+        break;                                                                                                         \
+    }
+
+/* TensorFlow's check_numerics_op.cc: v1 reports "Inf", "NaN" or "Inf and
+ * NaN"; v2 tells -Inf from +Inf: "-Inf", "+Inf", "NaN" joined as a list
+ * ("-Inf and NaN", "-Inf, +Inf, and NaN"). */
+static gn_status check_numerics(gn__kctx *c, bool v2)
 {
     GN_TRY(need_inputs(c, 1));
     const gn__tensor *x = &c->in[0];
     int64_t n = gn__tensor_numel(x);
-    bool nan = false, inf = false;
+    unsigned found = 0;
     switch (x->dtype) {
-    case DT_FLOAT: {
-        const uint32_t *u = x->data;
-        for (int64_t i = 0; i < n; i++)
-            if ((u[i] & 0x7f800000u) == 0x7f800000u) {
-                if (u[i] & 0x007fffffu) nan = true;
-                else inf = true;
-            }
-        break;
-    }
-    case DT_DOUBLE: {
-        const uint64_t *u = x->data;
-        for (int64_t i = 0; i < n; i++)
-            if ((u[i] & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) {
-                if (u[i] & 0x000fffffffffffffull) nan = true;
-                else inf = true;
-            }
-        break;
-    }
-    case DT_HALF: {
-        const uint16_t *u = x->data;
-        for (int64_t i = 0; i < n; i++)
-            if ((u[i] & 0x7c00u) == 0x7c00u) {
-                if (u[i] & 0x03ffu) nan = true;
-                else inf = true;
-            }
-        break;
-    }
-    case DT_BFLOAT16: {
-        const uint16_t *u = x->data;
-        for (int64_t i = 0; i < n; i++)
-            if ((u[i] & 0x7f80u) == 0x7f80u) {
-                if (u[i] & 0x007fu) nan = true;
-                else inf = true;
-            }
-        break;
-    }
+    case DT_FLOAT: GN__CN_SCAN(uint32_t, 0x7f800000u, 0x007fffffu, 0x80000000u)
+    case DT_DOUBLE: GN__CN_SCAN(uint64_t, 0x7ff0000000000000ull, 0x000fffffffffffffull, 0x8000000000000000ull)
+    case DT_HALF: GN__CN_SCAN(uint16_t, 0x7c00u, 0x03ffu, 0x8000u)
+    case DT_BFLOAT16: GN__CN_SCAN(uint16_t, 0x7f80u, 0x007fu, 0x8000u)
     default: return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "dtype %s is not supported", gn__dtype_name(x->dtype));
     }
-    if (nan || inf) {
-        const char *msg = "";
-        size_t mlen = 0;
-        (void)gn__attr_get_string(c->g, c->node, "message", &msg, &mlen);
+    if (!found) return gn__kctx_forward(c, 0, 0);
+    const char *msg = "";
+    size_t mlen = 0;
+    (void)gn__attr_get_string(c->g, c->node, "message", &msg, &mlen);
+    if (!v2)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "%.*s : Tensor had %s values", (int)mlen, msg,
-                             inf ? (nan ? "Inf and NaN" : "Inf") : "NaN");
-    }
-    return gn__kctx_forward(c, 0, 0);
+                             (found & (CN_PINF | CN_NINF)) ? ((found & CN_NAN) ? "Inf and NaN" : "Inf") : "NaN");
+    const char *names[3] = {"", "", ""};
+    int k = 0;
+    if (found & CN_NINF) names[k++] = "-Inf";
+    if (found & CN_PINF) names[k++] = "+Inf";
+    if (found & CN_NAN) names[k++] = "NaN";
+    if (k == 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "%.*s : Tensor had %s values", (int)mlen, msg, names[0]);
+    if (k == 2)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "%.*s : Tensor had %s and %s values", (int)mlen, msg, names[0], names[1]);
+    return gn__kctx_fail(c, GN_ERR_GRAPH, "%.*s : Tensor had %s, %s, and %s values", (int)mlen, msg, names[0], names[1],
+                         names[2]);
 }
+#undef GN__CN_SCAN
+
+gn_status gn__ak_check_numerics(gn__kctx *c) { return check_numerics(c, false); }
+gn_status gn__ak_check_numerics_v2(gn__kctx *c) { return check_numerics(c, true); }

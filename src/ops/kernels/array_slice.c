@@ -1,5 +1,5 @@
 /* Array kernels that move elements by strides: Transpose, Slice,
- * StridedSlice, Pad, MirrorPad, Tile, ReverseV2, BroadcastTo,
+ * StridedSlice, Pad, MirrorPad, Tile, ReverseV2, ReverseSequence, BroadcastTo,
  * SpaceToDepth, DepthToSpace.
  *
  * After tensorflow/core/kernels/{transpose_op, slice_op, strided_slice_op,
@@ -612,6 +612,52 @@ gn_status gn__ak_reverse(gn__kctx *c)
     bool rev[GN__MAX_DIMS] = {false};
     for (int32_t i = 0; i < x->rank; i++) rev[i] = ((const uint8_t *)dt->data)[i] != 0;
     return reverse_axes(c, x, rev);
+}
+
+/* ---- ReverseSequence ---------------------------------------------------------------------------- */
+/* reverse_sequence_op.cc: slice b along batch_dim has its first seq_lengths[b]
+ * elements along seq_dim reversed, the rest copied. */
+gn_status gn__ak_reverse_sequence(gn__kctx *c)
+{
+    GN_TRY(need_inputs(c, 2));
+    const gn__tensor *x = &c->in[0], *sl = &c->in[1];
+    int64_t sd = gn__ak_attr_int(c, "seq_dim", -1), bd = gn__ak_attr_int(c, "batch_dim", 0);
+    int32_t r = x->rank;
+    if (sd < 0 || bd < 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "Invalid %s %lld", sd < 0 ? "seq_dim" : "batch_dim",
+                                               (long long)(sd < 0 ? sd : bd));
+    if (bd == sd) return gn__kctx_fail(c, GN_ERR_GRAPH, "batch_dim == seq_dim == %lld", (long long)sd);
+    if (sd >= r) return gn__kctx_fail(c, GN_ERR_GRAPH, "seq_dim must be < input rank ( %lld vs. %d)", (long long)sd, r);
+    if (bd >= r) return gn__kctx_fail(c, GN_ERR_GRAPH, "batch_dim must be < input rank ( %lld vs. %d)", (long long)bd, r);
+    if (sl->dtype != DT_INT32 && sl->dtype != DT_INT64)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "seq_lengths must be int32 or int64, not %s", gn__dtype_name(sl->dtype));
+    if (sl->rank != 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "seq_lengths must be 1-dim, not %d", sl->rank);
+    if (sl->dims[0] != x->dims[bd])
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "Length of seq_lengths != input.dims(%lld), (%lld vs. %lld)", (long long)bd,
+                             (long long)sl->dims[0], (long long)x->dims[bd]);
+    for (int64_t b = 0; b < sl->dims[0]; b++) {
+        int64_t len = gn__ak_int_at(sl, b);
+        if (len < 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "seq_lens(%lld) < 0", (long long)b);
+        if (len > x->dims[sd])
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "seq_lens(%lld) > input.dims(%lld)", (long long)b, (long long)sd);
+    }
+    gn__ak_out o;
+    GN_TRY(gn__ak_out_begin(c, 0, x->dtype, r, x->dims, &o));
+    if (o.n) {
+        /* Dims up to the later of the two are walked one index at a time;
+         * the dims after it move as one block of `inner` elements. */
+        int32_t last = (int32_t)(bd > sd ? bd : sd);
+        int64_t str[GN__MAX_DIMS], idx[GN__MAX_DIMS] = {0};
+        gn__ak_strides(r, x->dims, str);
+        size_t esz = gn__ak_esize(x->dtype), block = (size_t)str[last] * esz;
+        int64_t blocks = o.n / str[last];
+        for (int64_t q = 0; q < blocks; q++) {
+            int64_t len = gn__ak_int_at(sl, idx[bd]), s = idx[sd];
+            int64_t from = q * str[last] + (s < len ? (len - 1 - 2 * s) * str[sd] : 0);
+            memcpy((char *)o.data + (size_t)q * block, (const char *)x->data + (size_t)from * esz, block);
+            for (int32_t d = last; d >= 0 && ++idx[d] == x->dims[d]; d--) idx[d] = 0;
+        }
+    }
+    return gn__ak_out_end(c, &o);
 }
 
 /* ---- MatrixBandPart ----------------------------------------------------------------------------- */

@@ -452,3 +452,38 @@ BIN_KERNEL(Equal, eq_impl, true, 1)
 BIN_KERNEL(NotEqual, ne_impl, true, 2)
 BIN_KERNEL(LogicalAnd, land_impl, true, 0)
 BIN_KERNEL(LogicalOr, lor_impl, true, 0)
+
+/* ApproximateEqual (approximate_equal_op.cc): |x - y| <= tolerance in T (the
+ * kernel's <=, where the op's doc says <), with the float tolerance attr cast
+ * to T; no broadcasting (x and y have one shape). TensorFlow's CPU kernel
+ * takes float and double. */
+gn_status gn__km_ApproximateEqual(gn__kctx *c)
+{
+    GN_TRY(gn__km_need_inputs(c, 2));
+    const gn__tensor *a = &c->in[0], *b = &c->in[1];
+    if (a->dtype != b->dtype)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "input dtypes %s and %s differ", gn__dtype_name(a->dtype),
+                             gn__dtype_name(b->dtype));
+    if (a->dtype != GN_DT_F32 && a->dtype != GN_DT_F64) return gn__km_bad_dtype(c, a->dtype);
+    bool same = a->rank == b->rank;
+    for (int32_t d = 0; same && d < a->rank; d++) same = a->dims[d] == b->dims[d];
+    if (!same) {
+        char sa[256], sb[256];
+        gn__km_shape_str(a->dims, a->rank, sa, sizeof sa);
+        gn__km_shape_str(b->dims, b->rank, sb, sizeof sb);
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "x and y must be of the same shape. x shape: %s. y shape: %s", sa, sb);
+    }
+    float tol = gn__km_attr_float(c, "tolerance", 1e-5f);
+    gn__tensor *o;
+    GN_TRY(gn__kctx_output(c, 0, GN_DT_BOOL, a->rank, a->dims, &o));
+    int64_t n = gn__tensor_numel(a);
+    uint8_t *z = o->data;
+    if (a->dtype == GN_DT_F32) {
+        const float *x = a->data, *y = b->data;
+        for (int64_t i = 0; i < n; i++) z[i] = fabsf(x[i] - y[i]) <= tol;
+    } else {
+        const double *x = a->data, *y = b->data;
+        for (int64_t i = 0; i < n; i++) z[i] = fabs(x[i] - y[i]) <= (double)tol;
+    }
+    return GN_OK;
+}

@@ -1,6 +1,7 @@
-/* Pooling and LRN: MaxPool, MaxPoolV2 (ksize/strides as inputs), AvgPool
- * (tensorflow/core/kernels/maxpooling_op.cc, avgpooling_op.cc,
- * pooling_ops_common.cc) and LRN (lrn_op.cc).
+/* Pooling and LRN: MaxPool, MaxPoolV2 (ksize/strides as inputs),
+ * MaxPoolWithArgmax, AvgPool (tensorflow/core/kernels/maxpooling_op.cc,
+ * avgpooling_op.cc, pooling_ops_common.cc), LRN (lrn_op.cc) and the windowed
+ * copy ExtractImagePatches (extract_image_patches_op.cc).
  *
  * Windows are clipped to the input: MaxPool takes the maximum over the
  * elements inside (padding never wins), AvgPool divides by the number of
@@ -10,6 +11,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "graph/tensor.h"
 #include "ops/kernels/nn_internal.h"
 #include "opdef/registry.h"
 
@@ -258,6 +260,125 @@ gn_status gn__nn_k_max_pool_v2(gn__kctx *c)
     GN_TRY(int_vec(c, 1, "ksize", k, &nk));
     GN_TRY(int_vec(c, 2, "strides", s, &ns));
     return pool_run(c, false, k, nk, s, ns);
+}
+
+/* ---- MaxPoolWithArgmax ---------------------------------------------------------------- */
+/* maxpooling_op.cc SpatialMaxPoolWithArgMaxHelper: NHWC only; each output
+ * takes the first element of its window in row-major order, replaced by a
+ * later one only when strictly greater (so ties keep the first, and padding
+ * never wins). argmax is the flat NHWC index ((b * h + y) * w + x) * c + ch,
+ * without the b term unless include_batch_in_index. Values are compared in
+ * double (exact for float16/32/64) and copied from the input bit for bit. */
+gn_status gn__nn_k_max_pool_with_argmax(gn__kctx *c)
+{
+    if (c->n_in < 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "expects an input");
+    if (c->n_out < 2) return gn__kctx_fail(c, GN_ERR_GRAPH, "expects 2 outputs, got %u", c->n_out);
+    const gn__tensor *x = &c->in[0];
+    int32_t dt = x->dtype;
+    if (dt != GN__DT_F16 && dt != GN__DT_F32 && dt != GN__DT_F64) return gn__nn_bad_dtype(c, dt);
+    int am_dt = TENSORFLOW__DATA_TYPE__DT_INT64;
+    (void)gn__attr_get_type(c->g, c->node, "Targmax", &am_dt);
+    if (am_dt != TENSORFLOW__DATA_TYPE__DT_INT64 && am_dt != TENSORFLOW__DATA_TYPE__DT_INT32)
+        return gn__nn_bad_dtype(c, am_dt);
+    bool with_batch = gn__nn_attr_bool(c, "include_batch_in_index", false);
+    const Tensorflow__AttrValue__ListValue *k = gn__nn_attr_list(c, "ksize"), *st = gn__nn_attr_list(c, "strides");
+    pool_params p;
+    GN_TRY(pool_setup(c, false, k ? k->i : NULL, k ? k->n_i : 0, st ? st->i : NULL, st ? st->n_i : 0, &p));
+    if (p.kd != 1 || p.sd != 1)
+        return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "MaxPoolWithArgmax does not pool across depth");
+    int64_t od[4] = {p.n, p.oh, p.ow, p.ch};
+    gn__tensor *o, *am;
+    GN_TRY(gn__kctx_output(c, 0, dt, 4, od, &o));
+    GN_TRY(gn__kctx_output(c, 1, am_dt, 4, od, &am));
+    int64_t nin = gn__tensor_numel(x);
+    if (gn__tensor_numel(o) == 0) return GN_OK;
+    double *v = malloc((size_t)(nin + 1) * sizeof *v);
+    if (!v) return gn__kctx_fail(c, GN_ERR_NOMEM, "cannot allocate scratch memory");
+    gn__nn_to_f64(dt, x->data, v, nin);
+    size_t esz = gn__dtype_size(dt);
+    int64_t plane = p.h * p.w * p.ch;
+    for (int64_t b = 0; b < p.n; b++)
+        for (int64_t oy = 0; oy < p.oh; oy++) {
+            int64_t y0 = oy * p.sh - p.pt, y1 = y0 + p.kh;
+            if (y0 < 0) y0 = 0;
+            if (y1 > p.h) y1 = p.h;
+            for (int64_t ox = 0; ox < p.ow; ox++) {
+                int64_t x0 = ox * p.sw - p.pl, x1 = x0 + p.kw;
+                if (x0 < 0) x0 = 0;
+                if (x1 > p.w) x1 = p.w;
+                int64_t out = ((b * p.oh + oy) * p.ow + ox) * p.ch;
+                for (int64_t ch = 0; ch < p.ch; ch++) {
+                    int64_t best = -1;
+                    for (int64_t iy = y0; iy < y1; iy++)
+                        for (int64_t ix = x0; ix < x1; ix++) {
+                            int64_t at = ((b * p.h + iy) * p.w + ix) * p.ch + ch;
+                            if (best < 0 || v[best] < v[at]) best = at;
+                        }
+                    int64_t idx = best < 0 ? -1 : with_batch ? best : best - b * plane;
+                    if (best >= 0) memcpy((char *)o->data + (size_t)(out + ch) * esz, (const char *)x->data + (size_t)best * esz, esz);
+                    else memset((char *)o->data + (size_t)(out + ch) * esz, 0, esz);
+                    if (am_dt == TENSORFLOW__DATA_TYPE__DT_INT64) ((int64_t *)am->data)[out + ch] = idx;
+                    else ((int32_t *)am->data)[out + ch] = (int32_t)idx;
+                }
+            }
+        }
+    free(v);
+    return GN_OK;
+}
+
+/* ---- ExtractImagePatches ------------------------------------------------------------- */
+/* extract_image_patches_op.cc: output [b, out_rows, out_cols, kr * kc * d],
+ * the patch at (r, c) holding input (r * stride - pad_top + i * rate,
+ * c * stride - pad_left + j * rate) at depth offset (i * kc + j) * d, zero
+ * where that falls outside the image (SAME). Any fixed-size dtype. */
+gn_status gn__nn_k_extract_image_patches(gn__kctx *c)
+{
+    char s1[128];
+    if (c->n_in < 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "expects an input");
+    const gn__tensor *x = &c->in[0];
+    size_t esz = gn__dtype_size(x->dtype);
+    if (esz == 0 || x->dtype == TENSORFLOW__DATA_TYPE__DT_STRING) return gn__nn_bad_dtype(c, x->dtype);
+    const char *names[3] = {"ksizes", "strides", "rates"};
+    int64_t v[3][4];
+    for (int i = 0; i < 3; i++) {
+        const Tensorflow__AttrValue__ListValue *l = gn__nn_attr_list(c, names[i]);
+        if (!l || l->n_i != 4)
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "Sliding window %s field must specify 4 dimensions", names[i]);
+        memcpy(v[i], l->i, sizeof v[i]);
+        if (v[i][0] != 1 || v[i][3] != 1)
+            return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "Only support %s across space.", names[i]);
+        if (v[i][1] < 1 || v[i][2] < 1)
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "%s must be positive, got [%lld,%lld,%lld,%lld]", names[i],
+                                 (long long)v[i][0], (long long)v[i][1], (long long)v[i][2], (long long)v[i][3]);
+    }
+    int pad;
+    GN_TRY(gn__nn_attr_padding(c, false, &pad));
+    if (x->rank != 4)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "input must be 4-dimensional: %s", gn__nn_shape_str(x, s1, sizeof s1));
+    int64_t n = x->dims[0], h = x->dims[1], w = x->dims[2], d = x->dims[3];
+    int64_t kr = v[0][1], kc = v[0][2], sr = v[1][1], sc = v[1][2], rr = v[2][1], rc = v[2][2];
+    int64_t pt = 0, pb = 0, pl = 0, pr = 0, oh, ow;
+    GN_TRY(gn__nn_window(c, h, kr, rr, sr, pad, &pt, &pb, &oh));
+    GN_TRY(gn__nn_window(c, w, kc, rc, sc, pad, &pl, &pr, &ow));
+    int64_t od[4] = {n, oh, ow, kr * kc * d};
+    gn__tensor *o;
+    GN_TRY(gn__kctx_output(c, 0, x->dtype, 4, od, &o));
+    if (gn__tensor_numel(o) == 0) return GN_OK;
+    size_t row = (size_t)d * esz;
+    char *dst = o->data;
+    const char *src = x->data;
+    for (int64_t b = 0; b < n; b++)
+        for (int64_t r = 0; r < oh; r++)
+            for (int64_t q = 0; q < ow; q++)
+                for (int64_t i = 0; i < kr; i++) {
+                    int64_t iy = r * sr - pt + i * rr;
+                    for (int64_t j = 0; j < kc; j++, dst += row) {
+                        int64_t ix = q * sc - pl + j * rc;
+                        if (iy < 0 || iy >= h || ix < 0 || ix >= w) memset(dst, 0, row);
+                        else memcpy(dst, src + (size_t)(((b * h + iy) * w + ix) * d) * esz, row);
+                    }
+                }
+    return GN_OK;
 }
 
 /* ---- LRN ---------------------------------------------------------------------------- */

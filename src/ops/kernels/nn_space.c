@@ -10,7 +10,8 @@
  * element (n, i_1 * b_1 + o_1, .., i_M * b_M + o_M). BatchToSpaceND is the
  * inverse, followed by cropping crops[i][0] from the start and crops[i][1] from
  * the end of each spatial dim. Any dtype with a fixed element size; the inner
- * (rest) block is copied whole. */
+ * (rest) block is copied whole. SpaceToBatch and BatchToSpace (v1) are the
+ * same with M = 2 and block_shape [block_size, block_size]. */
 #include "ops/op_fns.h"
 
 #include <stdio.h>
@@ -22,24 +23,39 @@
 #define DT_INT32 TENSORFLOW__DATA_TYPE__DT_INT32
 #define DT_INT64 TENSORFLOW__DATA_TYPE__DT_INT64
 
-/* The M-vector block_shape and the [M, 2] paddings/crops as int64. */
-static gn_status read_params(gn__kctx *c, const char *pname, int64_t *blk, int64_t *pc, int32_t *m_out)
+/* The M-vector block_shape and the [M, 2] paddings/crops as int64. The v1
+ * ops (SpaceToBatch, BatchToSpace) take a 4-D input, the block_size attr for
+ * both spatial dims (M = 2) and the paddings/crops as input 1. */
+static gn_status read_params(gn__kctx *c, const char *pname, bool v1, int64_t *blk, int64_t *pc, int32_t *m_out)
 {
-    if (c->n_in != 3) return gn__kctx_fail(c, GN_ERR_GRAPH, "expected 3 inputs, got %u", c->n_in);
-    const gn__tensor *x = &c->in[0], *b = &c->in[1], *p = &c->in[2];
-    if (b->rank != 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "block_shape must be a vector, got rank %d", b->rank);
-    int64_t m = b->dims[0];
-    if (m < 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "block_shape must have at least one element");
-    if (m + 1 > x->rank)
-        return gn__kctx_fail(c, GN_ERR_GRAPH, "input rank should be >= %lld instead of %d", (long long)(m + 1), x->rank);
+    if (c->n_in != (v1 ? 2u : 3u)) return gn__kctx_fail(c, GN_ERR_GRAPH, "expected %u inputs, got %u", v1 ? 2u : 3u, c->n_in);
+    const gn__tensor *x = &c->in[0], *p = &c->in[v1 ? 1 : 2];
+    int64_t m = 2;
+    if (v1) {
+        int64_t bs = 0;
+        if (!gn__attr_get_int(c->g, c->node, "block_size", &bs))
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'block_size' is missing");
+        if (bs <= 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "Block size should be > 1: %lld", (long long)bs);
+        if (x->rank != 4) return gn__kctx_fail(c, GN_ERR_GRAPH, "input rank should be 4 instead of %d", x->rank);
+        if (p->dtype != DT_INT32 && p->dtype != DT_INT64)
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "%s must be int32 or int64", pname);
+        blk[0] = blk[1] = bs;
+    } else {
+        const gn__tensor *b = &c->in[1];
+        if (b->rank != 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "block_shape must be a vector, got rank %d", b->rank);
+        m = b->dims[0];
+        if (m < 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "block_shape must have at least one element");
+        if (m + 1 > x->rank)
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "input rank should be >= %lld instead of %d", (long long)(m + 1), x->rank);
+        if ((b->dtype != DT_INT32 && b->dtype != DT_INT64) || (p->dtype != DT_INT32 && p->dtype != DT_INT64))
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "block_shape and %s must be int32 or int64", pname);
+        for (int64_t i = 0; i < m; i++) {
+            blk[i] = b->dtype == DT_INT32 ? ((const int32_t *)b->data)[i] : ((const int64_t *)b->data)[i];
+            if (blk[i] < 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "block_shape must be positive");
+        }
+    }
     if (p->rank != 2 || p->dims[0] != m || p->dims[1] != 2)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "%s should have shape [%lld, 2]", pname, (long long)m);
-    if ((b->dtype != DT_INT32 && b->dtype != DT_INT64) || (p->dtype != DT_INT32 && p->dtype != DT_INT64))
-        return gn__kctx_fail(c, GN_ERR_GRAPH, "block_shape and %s must be int32 or int64", pname);
-    for (int64_t i = 0; i < m; i++) {
-        blk[i] = b->dtype == DT_INT32 ? ((const int32_t *)b->data)[i] : ((const int64_t *)b->data)[i];
-        if (blk[i] < 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "block_shape must be positive");
-    }
     for (int64_t i = 0; i < 2 * m; i++) {
         pc[i] = p->dtype == DT_INT32 ? ((const int32_t *)p->data)[i] : ((const int64_t *)p->data)[i];
         if (pc[i] < 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "%s must be non-negative", pname);
@@ -97,11 +113,11 @@ static void shuffle(bool to_batch, const uint8_t *src, uint8_t *dst, int32_t m, 
     }
 }
 
-gn_status gn__nn_k_space_to_batch_nd(gn__kctx *c)
+static gn_status space_to_batch(gn__kctx *c, bool v1)
 {
     int64_t blk[GN__MAX_DIMS], pad[2 * GN__MAX_DIMS];
     int32_t m = 0;
-    GN_TRY(read_params(c, "paddings", blk, pad, &m));
+    GN_TRY(read_params(c, "paddings", v1, blk, pad, &m));
     const gn__tensor *x = &c->in[0];
     int64_t od[GN__MAX_DIMS], q[GN__MAX_DIMS], s[GN__MAX_DIMS], off[GN__MAX_DIMS], nblk = 1;
     size_t inner = gn__dtype_size(x->dtype);
@@ -127,11 +143,11 @@ gn_status gn__nn_k_space_to_batch_nd(gn__kctx *c)
     return GN_OK;
 }
 
-gn_status gn__nn_k_batch_to_space_nd(gn__kctx *c)
+static gn_status batch_to_space(gn__kctx *c, bool v1)
 {
     int64_t blk[GN__MAX_DIMS], crop[2 * GN__MAX_DIMS];
     int32_t m = 0;
-    GN_TRY(read_params(c, "crops", blk, crop, &m));
+    GN_TRY(read_params(c, "crops", v1, blk, crop, &m));
     const gn__tensor *x = &c->in[0];
     int64_t od[GN__MAX_DIMS], q[GN__MAX_DIMS], s[GN__MAX_DIMS], off[GN__MAX_DIMS], nblk = 1;
     size_t inner = gn__dtype_size(x->dtype);
@@ -161,3 +177,8 @@ gn_status gn__nn_k_batch_to_space_nd(gn__kctx *c)
         shuffle(false, x->data, o->data, m, batch, blk, q, s, off, inner);
     return GN_OK;
 }
+
+gn_status gn__nn_k_space_to_batch_nd(gn__kctx *c) { return space_to_batch(c, false); }
+gn_status gn__nn_k_batch_to_space_nd(gn__kctx *c) { return batch_to_space(c, false); }
+gn_status gn__nn_k_space_to_batch(gn__kctx *c) { return space_to_batch(c, true); }
+gn_status gn__nn_k_batch_to_space(gn__kctx *c) { return batch_to_space(c, true); }

@@ -1,0 +1,110 @@
+"""Prints TensorFlow's outputs for the small cases of the kernels of
+GuaranteeConst/Debug*Identity, CheckNumericsV2, TopK, ApproximateEqual,
+ReverseSequence, ExtractImagePatches, MaxPoolWithArgmax, SpaceToBatch and
+BatchToSpace, as C initialisers; tests/kernels_{array,math,nn}_test.c embed
+them (each test names this script).
+
+Run with a Python that has TensorFlow (2.21) and numpy:
+    TF_ENABLE_ONEDNN_OPTS=0 python tools/make_inference_op_values.py
+The inputs are fixed (aranges and literals), so the output is the same on
+every run. Error cases print TensorFlow's message."""
+import os
+
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import numpy as np
+import tensorflow as tf
+
+raw = tf.raw_ops
+
+
+def c_list(a):
+    a = np.asarray(a)
+    if a.dtype == np.bool_:
+        return ", ".join("1" if v else "0" for v in a.ravel())
+    if a.dtype.kind == "f":
+        return ", ".join(f"{float(v):.9g}f" if a.dtype == np.float32 else repr(float(v)) for v in a.ravel())
+    return ", ".join(str(int(v)) for v in a.ravel())
+
+
+def show(name, *outs):
+    for k, o in enumerate(outs):
+        o = np.asarray(o)
+        print(f"/* {name} out{k} shape {list(o.shape)} */ {{{c_list(o)}}}")
+
+
+def err(name, fn):
+    try:
+        fn()
+        print(f"/* {name}: no error */")
+    except tf.errors.OpError as e:
+        print(f"/* {name} error */ {e.message.splitlines()[0]!r}")
+
+
+def main():
+    # TopK (v1, k an attr): TensorFlow 2.21 has no runnable CPU kernel for it
+    # (its registration asks for an index_type attr the v1 op lacks), and its
+    # documented meaning is TopKV2's with the same k, which is what is
+    # computed here. Ties keep the lower index first.
+    x = np.array([[1, 3, 3, 2], [5, 5, 5, 0]], np.float32)
+    show("TopK k=2", *raw.TopKV2(input=x, k=2, sorted=True))
+    show("TopK k=3 int32", *raw.TopKV2(input=x.astype(np.int32), k=3, sorted=True))
+    err("TopK k=5", lambda: raw.TopKV2(input=x, k=5))
+
+    # ApproximateEqual: |x - y| <= tolerance in T (2.0 vs 2.5 at 0.5 is true)
+    a = np.array([1.0, 2.0, 3.0, 1.5, -1.0, np.nan], np.float32)
+    b = np.array([1.0, 2.5, 2.0, 1.25, -1.4999, 1.0], np.float32)
+    show("ApproximateEqual f32 tol=0.5", raw.ApproximateEqual(x=a, y=b, tolerance=0.5))
+    show("ApproximateEqual f64 tol=1e-5", raw.ApproximateEqual(x=np.array([0.0, 0.0, 1.0]),
+                                                                y=np.array([1e-5, 9.9e-6, 1.0]), tolerance=1e-5))
+    err("ApproximateEqual shapes", lambda: raw.ApproximateEqual(x=np.zeros((1, 2), np.float32),
+                                                                y=np.zeros(2, np.float32)))
+
+    # ReverseSequence: lengths shorter than the dim, and zero
+    x = np.arange(24, dtype=np.float32).reshape(3, 4, 2)
+    show("ReverseSequence b0 s1 [2,0,4]", raw.ReverseSequence(input=x, seq_lengths=np.array([2, 0, 4], np.int32),
+                                                              seq_dim=1, batch_dim=0))
+    y = np.arange(24, dtype=np.int32).reshape(4, 2, 3)
+    show("ReverseSequence b2 s0 int64 [1,3,4]",
+         raw.ReverseSequence(input=y, seq_lengths=np.array([1, 3, 4], np.int64), seq_dim=0, batch_dim=2))
+    err("ReverseSequence too long", lambda: raw.ReverseSequence(
+        input=x, seq_lengths=np.array([2, 5, 4], np.int32), seq_dim=1, batch_dim=0))
+    err("ReverseSequence negative", lambda: raw.ReverseSequence(
+        input=x, seq_lengths=np.array([2, -1, 4], np.int32), seq_dim=1, batch_dim=0))
+    err("ReverseSequence count", lambda: raw.ReverseSequence(
+        input=x, seq_lengths=np.array([2, 1], np.int32), seq_dim=1, batch_dim=0))
+
+    # ExtractImagePatches: [1,4,5,2], ksizes 2x3, strides 2x2, rates 1x2
+    x = np.arange(1, 41, dtype=np.float32).reshape(1, 4, 5, 2)
+    for pad in ["SAME", "VALID"]:
+        show(f"ExtractImagePatches {pad}", raw.ExtractImagePatches(images=x, ksizes=[1, 2, 3, 1], strides=[1, 2, 2, 1],
+                                                                   rates=[1, 1, 2, 1], padding=pad))
+    # MaxPoolWithArgmax: ties (first in window order wins), SAME borders
+    x = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3,
+                  8, 4, 6, 2, 6, 4, 3, 3, 8, 3, 2, 7, 9, 5, 0, 2, 8, 8], np.float32).reshape(2, 3, 3, 2)
+    for incl in [False, True]:
+        show(f"MaxPoolWithArgmax SAME k2 s2 include_batch={incl}",
+             *raw.MaxPoolWithArgmax(input=x, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="SAME",
+                                    include_batch_in_index=incl))
+    show("MaxPoolWithArgmax VALID k2 s1 include_batch=True",
+         *raw.MaxPoolWithArgmax(input=x, ksize=[1, 2, 2, 1], strides=[1, 1, 1, 1], padding="VALID",
+                                include_batch_in_index=True))
+    err("MaxPoolWithArgmax Targmax int32", lambda: raw.MaxPoolWithArgmax(
+        input=x, ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="SAME", Targmax=tf.int32))
+
+    # SpaceToBatch / BatchToSpace (v1)
+    x = np.arange(1, 17, dtype=np.float32).reshape(1, 4, 4, 1)
+    show("SpaceToBatch bs2 pad [[1,1],[2,0]]", raw.SpaceToBatch(input=x, paddings=np.array([[1, 1], [2, 0]], np.int32),
+                                                                block_size=2))
+    y = np.arange(1, 17, dtype=np.float32).reshape(4, 2, 2, 1)
+    show("BatchToSpace bs2 crops [[0,1],[1,0]]", raw.BatchToSpace(input=y, crops=np.array([[0, 1], [1, 0]], np.int64),
+                                                                  block_size=2))
+
+    # CheckNumericsV2 messages
+    for vals in ([1.0, np.inf], [1.0, -np.inf], [np.inf, -np.inf], [np.nan, -np.inf], [np.nan],
+                 [np.nan, np.inf, -np.inf]):
+        err(f"CheckNumericsV2 {vals}", lambda: raw.CheckNumericsV2(tensor=np.array(vals, np.float32), message="msg"))
+
+
+if __name__ == "__main__":
+    main()
