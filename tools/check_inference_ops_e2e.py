@@ -1,0 +1,127 @@
+"""End-to-end check of the CPU kernels added for inference graphs
+(GuaranteeConst, Debug*Identity, CheckNumericsV2, TopK, ApproximateEqual,
+ReverseSequence, ExtractImagePatches, MaxPoolWithArgmax, SpaceToBatch,
+BatchToSpace): each op in a tiny tf.compat.v1 GraphDef (written as .pb), run
+by TensorFlow and by `grapnel run` on the same .npy inputs; the outputs must
+be equal (floats within 1e-6, the rest exactly).
+
+    TF_ENABLE_ONEDNN_OPTS=0 python tools/check_inference_ops_e2e.py [GRAPNEL [WORKDIR]]
+GRAPNEL defaults to build/grapnel, WORKDIR to a fresh temporary directory.
+Exits 1 when a case differs. TopK (v1) has no runnable CPU kernel in
+TensorFlow 2.21 (its registration asks for an index_type attr the op lacks), so
+its reference is TensorFlow's TopKV2 with the same k."""
+import os
+import subprocess
+import sys
+import tempfile
+
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+import numpy as np
+import tensorflow as tf
+
+tf1 = tf.compat.v1
+raw = tf.raw_ops
+rng = np.random.default_rng(7)
+
+
+def case(name, feeds, build, rewrite=None, reference=None):
+    """feeds: {placeholder name: array}; build(placeholders) -> list of output
+    tensors; rewrite(graph_def) edits the GraphDef grapnel runs;
+    reference(feeds) -> TensorFlow's outputs when TF cannot run the graph."""
+    g = tf1.Graph()
+    with g.as_default():
+        ph = {k: tf1.placeholder(tf.as_dtype(v.dtype), v.shape, name=k) for k, v in feeds.items()}
+        outs = build(ph)
+    gd = g.as_graph_def()
+    if reference is None:
+        with tf1.Session(graph=g) as s:
+            want = s.run(outs, {ph[k]: v for k, v in feeds.items()})
+    else:
+        want = reference(feeds)
+    if rewrite:
+        rewrite(gd)
+    pb = os.path.join(WORK, name + ".pb")
+    with open(pb, "wb") as f:
+        f.write(gd.SerializeToString())
+    cmd = [GRAPNEL, "run", pb]
+    for k, v in feeds.items():
+        p = os.path.join(WORK, f"{name}_{k}.npy")
+        np.save(p, v)
+        cmd += ["--feed", f"{k}={p}"]
+    got_files = []
+    for i, t in enumerate(outs):
+        p = os.path.join(WORK, f"{name}_out{i}.npy")
+        got_files.append(p)
+        cmd += ["--fetch", f"{t.name}={p}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"FAIL {name}: grapnel run: {r.stderr.strip()}")
+        return False
+    ok = True
+    for i, (w, p) in enumerate(zip(want, got_files)):
+        got = np.load(p)
+        w = np.asarray(w)
+        same = got.shape == w.shape and got.dtype == w.dtype
+        if same and w.dtype.kind == "f":
+            same = bool(np.all((np.abs(got.astype(np.float64) - w) <= 1e-6) | (np.isnan(got) & np.isnan(w))))
+        elif same:
+            same = bool(np.array_equal(got, w))
+        if not same:
+            print(f"FAIL {name} output {i}: grapnel {got.dtype}{list(got.shape)} vs TensorFlow {w.dtype}{list(w.shape)}")
+            ok = False
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: {len(outs)} output(s), {sum(np.asarray(w).size for w in want)} values")
+    return ok
+
+
+def topk_v1(gd):
+    for n in gd.node:
+        if n.op == "TopKV2":
+            n.op = "TopK"
+            del n.input[1]
+            n.attr["k"].i = 3
+            del n.attr["index_type"]
+
+
+def main():
+    x = rng.standard_normal((2, 5, 7, 3)).astype(np.float32)
+    ties = rng.integers(0, 4, (3, 9)).astype(np.float32)
+    ok = True
+    for op in ["GuaranteeConst", "DebugIdentityV2", "DebugGradientIdentity"]:
+        ok &= case(op, {"x": x}, lambda p, op=op: [getattr(raw, op)(input=p["x"]) * 2.0])
+    for op in ["DebugIdentity", "DebugIdentityV3"]:
+        ok &= case(op, {"x": x}, lambda p, op=op: [getattr(raw, op)(input=p["x"], tensor_name="x:0") * 2.0])
+    ok &= case("CheckNumericsV2", {"x": x}, lambda p: [raw.CheckNumericsV2(tensor=p["x"], message="m") + 1.0])
+    ok &= case("TopK", {"x": ties}, lambda p: list(raw.TopKV2(input=p["x"], k=3)), rewrite=topk_v1)
+    y = (x + rng.uniform(-1e-3, 1e-3, x.shape)).astype(np.float32)
+    ok &= case("ApproximateEqual", {"x": x, "y": y},
+               lambda p: [raw.ApproximateEqual(x=p["x"], y=p["y"], tolerance=5e-4)])
+    seq = rng.standard_normal((4, 6, 3)).astype(np.float32)
+    lens = np.array([6, 0, 3, 1], np.int64)
+    ok &= case("ReverseSequence", {"x": seq, "lens": lens},
+               lambda p: [raw.ReverseSequence(input=p["x"], seq_lengths=p["lens"], seq_dim=1, batch_dim=0)])
+    ok &= case("ReverseSequence_b1s0", {"x": seq, "lens": np.array([4, 2, 0, 4, 1, 3], np.int32)},
+               lambda p: [raw.ReverseSequence(input=p["x"], seq_lengths=p["lens"], seq_dim=0, batch_dim=1)])
+    for pad in ["SAME", "VALID"]:
+        ok &= case("ExtractImagePatches_" + pad, {"x": x},
+                   lambda p, pad=pad: [raw.ExtractImagePatches(images=p["x"], ksizes=[1, 3, 2, 1], strides=[1, 2, 3, 1],
+                                                               rates=[1, 2, 1, 1], padding=pad)])
+        for incl in [False, True]:
+            ok &= case(f"MaxPoolWithArgmax_{pad}_{incl}", {"x": np.round(x * 2)},
+                       lambda p, pad=pad, incl=incl: list(raw.MaxPoolWithArgmax(
+                           input=p["x"], ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1], padding=pad,
+                           include_batch_in_index=incl)))
+    sx = rng.standard_normal((2, 4, 6, 3)).astype(np.float32)
+    ok &= case("SpaceToBatch", {"x": sx, "pads": np.array([[2, 0], [1, 1]], np.int32)},
+               lambda p: [raw.SpaceToBatch(input=p["x"], paddings=p["pads"], block_size=2)])
+    ok &= case("BatchToSpace", {"x": np.repeat(sx, 2, 0), "crops": np.array([[1, 0], [0, 3]], np.int64)},
+               lambda p: [raw.BatchToSpace(input=p["x"], crops=p["crops"], block_size=2)])
+    print("all equal" if ok else "DIFFERENCES")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    GRAPNEL = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build/grapnel")
+    WORK = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix="grapnel_e2e_")
+    os.makedirs(WORK, exist_ok=True)
+    sys.exit(main())
