@@ -207,6 +207,12 @@ static void test_conv(void **state)
     gn_pt_text_node(&b, "apc", "AvgPool", "nchw", TF AS("data_format", "NCHW") AS("padding", "VALID") AL("ksize", "i: 1 i: 1 i: 3 i: 3") AL("strides", "i: 1 i: 1 i: 2 i: 2"));
     gn_pt_text_cst(&b, "ks", "i", NULL, "1,2,2,1");
     gn_pt_text_node(&b, "mp2", "MaxPoolV2", "same,ks,ks", TF AS("padding", "VALID"));
+    /* ExtractImagePatches: windows dilated by rates (shapes from TensorFlow 2.21) */
+#define EIP_ATTRS(pad) TF AS("padding", pad) AL("ksizes", "i: 1 i: 3 i: 2 i: 1") AL("strides", "i: 1 i: 2 i: 3 i: 1") AL("rates", "i: 1 i: 2 i: 1 i: 1")
+    gn_pt_text_node(&b, "eipv", "ExtractImagePatches", "x", EIP_ATTRS("VALID"));
+    gn_pt_text_node(&b, "eips", "ExtractImagePatches", "x", EIP_ATTRS("SAME"));
+    gn_pt_text_node(&b, "eipb", "ExtractImagePatches", "xb", EIP_ATTRS("SAME"));
+#undef EIP_ATTRS
     /* dilated convolution, TensorFlow 1 style */
     gn_pt_text_cst(&b, "block", "i", NULL, "2,2");
     gn_pt_text_cst(&b, "pads", "i", NULL, "2,2,2,2");
@@ -236,6 +242,9 @@ static void test_conv(void **state)
     expect(g, "ap", 0, "[1,56,56,32]");
     expect(g, "apc", 0, "[1,32,55,55]");
     expect(g, "mp2", 0, "[1,56,56,32]");
+    expect(g, "eipv", 0, "[1,110,75,18]");
+    expect(g, "eips", 0, "[1,112,75,18]");
+    expect(g, "eipb", 0, "[?,?,?,18]");
     expect_dtype(g, "same", 0, TENSORFLOW__DATA_TYPE__DT_FLOAT);
     done(g, &b);
 
