@@ -489,8 +489,8 @@ gn_status gn__sf_slice(ctx *c)
         }
         if (s < -1) return gn__shape_fail(c, "size %lld for dimension %d", (long long)s, i);
         if (bk[i] && dim >= 0 && s > dim - b[i])
-            return gn__shape_fail(c, "slice [%lld, %lld) out of range for dimension %d of size %lld", (long long)b[i],
-                                  (long long)(b[i] + s), i, (long long)dim);
+            return gn__shape_fail(c, "slice of size %lld at %lld out of range for dimension %d of size %lld",
+                                  (long long)s, (long long)b[i], i, (long long)dim);
         d[i] = s;
     }
     GN_TRY(set_dims_like(c, 0, r, d, x));
