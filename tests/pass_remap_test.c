@@ -1333,24 +1333,21 @@ static const char *const k_loop_text =
     "node { name: 'conv' op: 'Conv2D' input: 'ih' input: 'w' " TF AL("strides", "i: 1 i: 1 i: 1 i: 1")
     AS("padding", "SAME") AS("data_format", "NHWC") "}\n"
     "node { name: 'a' op: 'AddV2' input: 'conv' input: 'b4' " TF "}\n"
-    LOOP_CONST("p/scale", "dim { size: 3 }", "float_val: 1.5 float_val: 0.5 float_val: 1")
-    LOOP_CONST("p/offset", "dim { size: 3 }", "float_val: 0.1 float_val: -0.1 float_val: 0")
-    LOOP_CONST("p/mean", "dim { size: 3 }", "float_val: 0.2 float_val: 0 float_val: -0.2")
-    LOOP_CONST("p/var", "dim { size: 3 }", "float_val: 1 float_val: 2 float_val: 0.5")
-    "node { name: 'bn' op: 'FusedBatchNormV3' input: 'a' input: 'p/scale' input: 'p/offset' input: 'p/mean' "
-    "input: 'p/var' " TF AT("U", "DT_FLOAT") "attr { key: 'epsilon' value { f: 0.001 } } " AS("data_format", "NHWC")
-    AB("is_training", "false") "}\n"
+/* an inference FusedBatchNormV3 bn of x with anchored parameters p/scale, p/offset, p/mean, p/var */
+#define LOOP_BN(bn, x, p, scale, offset, mean, var)                                                                   \
+    LOOP_CONST(p "/scale", "dim { size: 3 }", scale) LOOP_CONST(p "/offset", "dim { size: 3 }", offset)              \
+    LOOP_CONST(p "/mean", "dim { size: 3 }", mean) LOOP_CONST(p "/var", "dim { size: 3 }", var)                      \
+    "node { name: '" bn "' op: 'FusedBatchNormV3' input: '" x "' input: '" p "/scale' input: '" p "/offset' "       \
+    "input: '" p "/mean' input: '" p "/var' " TF AT("U", "DT_FLOAT") "attr { key: 'epsilon' value { f: 0.001 } } "  \
+    AS("data_format", "NHWC") AB("is_training", "false") "}\n"
+    LOOP_BN("bn", "a", "p", "float_val: 1.5 float_val: 0.5 float_val: 1", "float_val: 0.1 float_val: -0.1 float_val: 0",
+            "float_val: 0.2 float_val: 0 float_val: -0.2", "float_val: 1 float_val: 2 float_val: 0.5")
     LOOP_CONST("w2", "dim { size: 3 } dim { size: 3 } dim { size: 3 } dim { size: 1 }",
                "float_val: 0.3 float_val: -0.1 float_val: 0.2")
     "node { name: 'dw' op: 'DepthwiseConv2dNative' input: 'bn:0' input: 'w2' " TF AL("strides", "i: 1 i: 1 i: 1 i: 1")
     AS("padding", "SAME") AS("data_format", "NHWC") "}\n"
-    LOOP_CONST("bn2/scale", "dim { size: 3 }", "float_val: 0.8 float_val: 1.2 float_val: 1")
-    LOOP_CONST("bn2/offset", "dim { size: 3 }", "float_val: 0 float_val: 0.3 float_val: -0.3")
-    LOOP_CONST("bn2/mean", "dim { size: 3 }", "float_val: 0.1 float_val: 0.1 float_val: 0")
-    LOOP_CONST("bn2/var", "dim { size: 3 }", "float_val: 0.7 float_val: 1 float_val: 1.3")
-    "node { name: 'bn2' op: 'FusedBatchNormV3' input: 'dw' input: 'bn2/scale' input: 'bn2/offset' input: 'bn2/mean' "
-    "input: 'bn2/var' " TF AT("U", "DT_FLOAT") "attr { key: 'epsilon' value { f: 0.001 } } " AS("data_format", "NHWC")
-    AB("is_training", "false") "}\n"
+    LOOP_BN("bn2", "dw", "bn2", "float_val: 0.8 float_val: 1.2 float_val: 1", "float_val: 0 float_val: 0.3 float_val: -0.3",
+            "float_val: 0.1 float_val: 0.1 float_val: 0", "float_val: 0.7 float_val: 1 float_val: 1.3")
     "node { name: 'r' op: 'Relu' input: 'bn2' " TF "}\n"
     "node { name: 'nh' op: 'NextIteration' input: 'r' " TF "}\n";
 
