@@ -667,6 +667,101 @@ static void test_reverse_sequence(void **state)
     kt_free(k);
 }
 
+/* DynamicPartition / DynamicStitch / ParallelDynamicStitch: values from
+ * tools/make_inference_op_values.py (TensorFlow 2.21). */
+static void test_dynamic_partition(void **state)
+{
+    (void)state;
+    kt *k = kt_op("DynamicPartition", 2, "attr { key: 'num_partitions' value { i: 4 } }");
+    k->in[0] = mk(DT_FLOAT, 3, D(2, 3, 2), NULL);
+    for (int i = 0; i < 12; i++) ((float *)k->in[0].data)[i] = (float)i;
+    k->in[1] = I32(2, D(2, 3), 2, 0, 2, 0, 2, 3);
+    kt_ok(k, 2, 4);
+    EXPECT_F32(&k->out[0], 2, D(2, 2), 2, 3, 6, 7);
+    expect_shape(&k->out[1], DT_FLOAT, 2, D(0, 2));
+    EXPECT_F32(&k->out[2], 2, D(3, 2), 0, 1, 4, 5, 8, 9);
+    EXPECT_F32(&k->out[3], 2, D(1, 2), 10, 11);
+    gn__tensor_release(&k->in[1]);
+    k->in[1] = I32(2, D(2, 3), 2, 0, 2, 0, 4, 3);
+    kt_err(k, 2, 4, GN_ERR_GRAPH, "node 'n' (DynamicPartition): partitions[1,1] = 4 is not in [0, 4)");
+    gn__tensor_release(&k->in[1]);
+    k->in[1] = I32(2, D(2, 3), 2, 0, -1, 0, 1, 3);
+    kt_err(k, 2, 4, GN_ERR_GRAPH, "node 'n' (DynamicPartition): partitions[0,2] = -1 is not in [0, 4)");
+    gn__tensor_release(&k->in[1]);
+    k->in[1] = I32(2, D(2, 2), 0, 0, 0, 0);
+    kt_err(k, 2, 4, GN_ERR_GRAPH,
+           "node 'n' (DynamicPartition): data.shape must start with partitions.shape, got data.shape = [2,3,2], "
+           "partitions.shape = [2,2]");
+    kt_free(k);
+
+    /* scalar partitions; strings */
+    k = kt_op("DynamicPartition", 2, "attr { key: 'num_partitions' value { i: 2 } }");
+    k->in[0] = F32(0, NULL, 5);
+    k->in[1] = S32(1);
+    kt_ok(k, 2, 2);
+    expect_shape(&k->out[0], DT_FLOAT, 1, D(0));
+    EXPECT_F32(&k->out[1], 1, D(1), 5);
+    gn__tensor_release(&k->in[0]);
+    gn__tensor_release(&k->in[1]);
+    k->in[0] = mks(1, D(4), (const char *const[]){"a", "bc", "", "def"});
+    k->in[1] = I32(1, D(4), 1, 0, 1, 1);
+    kt_ok(k, 2, 2);
+    expect_strings(&k->out[0], 1, D(1), (const char *const[]){"bc"});
+    expect_strings(&k->out[1], 1, D(3), (const char *const[]){"a", "", "def"});
+    kt_free(k);
+}
+
+static void test_dynamic_stitch(void **state)
+{
+    (void)state;
+    /* a later index wins (1 and 4 twice), row 2, 3 and 5 are never written: zeros */
+    kt *k = kt_op("DynamicStitch", 4, "attr { key: 'N' value { i: 2 } }");
+    k->in[0] = I32(1, D(2), 0, 4);
+    k->in[1] = I32(2, D(2, 2), 1, 4, 6, 1);
+    k->in[2] = F32(2, D(2, 2), 1, 2, 3, 4);
+    k->in[3] = F32(3, D(2, 2, 2), 10, 11, 12, 13, 14, 15, 16, 17);
+    kt_ok(k, 4, 1);
+    EXPECT_F32(&k->out[0], 2, D(7, 2), 1, 2, 16, 17, 0, 0, 0, 0, 12, 13, 0, 0, 14, 15);
+    gn__tensor_release(&k->in[1]);
+    k->in[1] = I32(1, D(2), 2, -1);
+    gn__tensor_release(&k->in[3]);
+    k->in[3] = F32(2, D(2, 2), 1, 2, 3, 4);
+    kt_err(k, 4, 1, GN_ERR_GRAPH, "node 'n' (DynamicStitch): indices[1] is out of range");
+    gn__tensor_release(&k->in[1]);
+    k->in[1] = I32(1, D(1), 2);
+    gn__tensor_release(&k->in[2]);
+    k->in[2] = F32(2, D(2, 3), 1, 2, 3, 4, 5, 6);
+    gn__tensor_release(&k->in[3]);
+    k->in[3] = F32(2, D(1, 2), 1, 2);
+    kt_err(k, 4, 1, GN_ERR_GRAPH,
+           "node 'n' (DynamicStitch): Need data[0].shape[1:] = data[1].shape[1:], got data[0].shape = [2,3], "
+           "data[1].shape = [1,2], indices[0].shape = [2], indices[1].shape = [1]");
+    kt_free(k);
+
+    k = kt_op("DynamicStitch", 2, "attr { key: 'N' value { i: 1 } }");
+    k->in[0] = I32(1, D(2), 0, 1);
+    k->in[1] = F32(2, D(3, 2), 1, 2, 3, 4, 5, 6);
+    kt_err(k, 2, 1, GN_ERR_GRAPH, "node 'n' (DynamicStitch): data[0].shape = [3,2] does not start with indices[0].shape = [2]");
+    kt_free(k);
+
+    /* strings: the unwritten element is empty */
+    k = kt_op("DynamicStitch", 4, "attr { key: 'N' value { i: 2 } }");
+    k->in[0] = I32(1, D(2), 2, 0);
+    k->in[1] = I32(1, D(1), 3);
+    k->in[2] = mks(1, D(2), (const char *const[]){"x", "yz"});
+    k->in[3] = mks(1, D(1), (const char *const[]){"w"});
+    kt_ok(k, 4, 1);
+    expect_strings(&k->out[0], 1, D(4), (const char *const[]){"yz", "", "x", "w"});
+    kt_free(k);
+
+    k = kt_op("ParallelDynamicStitch", 2, "attr { key: 'N' value { i: 1 } }");
+    k->in[0] = I32(1, D(2), 2, 0);
+    k->in[1] = I32(2, D(2, 2), 1, 2, 3, 4);
+    kt_ok(k, 2, 1);
+    EXPECT_I32(&k->out[0], 2, D(3, 2), 3, 4, 0, 0, 1, 2);
+    kt_free(k);
+}
+
 /* ---- reshaping ------------------------------------------------------------------------ */
 static void test_reshape_squeeze_expand(void **state)
 {
@@ -1690,6 +1785,8 @@ int main(void)
         cmocka_unit_test(test_check_numerics_ensure_shape),
         cmocka_unit_test(test_check_numerics_v2),
         cmocka_unit_test(test_reverse_sequence),
+        cmocka_unit_test(test_dynamic_partition),
+        cmocka_unit_test(test_dynamic_stitch),
         cmocka_unit_test(test_reshape_squeeze_expand),
         cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_concat_pack),

@@ -557,6 +557,52 @@ static void test_approximate_equal(void **state)
     kt_free(&t);
 }
 
+/* FakeQuantWithMinMaxVarsPerChannel: each channel of the last dimension
+ * nudged and quantized on its own range; values from
+ * tools/make_inference_op_values.py (TensorFlow 2.21), within 5e-7 (float
+ * evaluation order). */
+static void test_fake_quant_per_channel(void **state)
+{
+    (void)state;
+    kt t;
+    float x[12];
+    for (int i = 0; i < 12; i++) x[i] = -3.0f + 6.0f * (float)i / 11.0f;
+    const float mn[3] = {-1.0f, -2.5f, 0.3f}, mx[3] = {1.0f, 0.7f, 2.9f};
+    const int64_t d43[2] = {4, 3}, d3[1] = {3}, d2[1] = {2};
+    kt_init(&t, "FakeQuantWithMinMaxVarsPerChannel", 3, NULL);
+    kt_in(&t, 0, DT_F32, 2, d43, x);
+    kt_in(&t, 1, DT_F32, 1, d3, mn);
+    kt_in(&t, 2, DT_F32, 1, d3, mx);
+    kt_ok(&t, "FakeQuantWithMinMaxVarsPerChannel");
+    expect_shape(&t.out[0], DT_F32, 2, d43);
+    expect_f32_near(&t.out[0],
+                    (const double[]){-0.996078491, -2.45960784, 0, -0.996078491, -0.815686285, 0, 0.274509817,
+                                     0.70274508, 1.36627448, 1.00392163, 0.70274508, 2.60000014},
+                    12, 5e-7);
+    kt_in(&t, 1, DT_F32, 1, d2, mn);
+    kt_fails(&t, "FakeQuantWithMinMaxVarsPerChannel", GN_ERR_GRAPH,
+             "node 'x' (FakeQuantWithMinMaxVarsPerChannel): min has incorrect size, expected 3 was 2");
+    kt_in(&t, 1, DT_F32, 1, d3, mn);
+    kt_in(&t, 2, DT_F32, 1, d2, mx);
+    kt_fails(&t, "FakeQuantWithMinMaxVarsPerChannel", GN_ERR_GRAPH,
+             "node 'x' (FakeQuantWithMinMaxVarsPerChannel): max has incorrect size, expected 3 was 2");
+    kt_in(&t, 1, DT_F32, 0, NULL, mn);
+    kt_fails(&t, "FakeQuantWithMinMaxVarsPerChannel", GN_ERR_GRAPH,
+             "node 'x' (FakeQuantWithMinMaxVarsPerChannel): `min` must be rank 1 but is rank 0");
+    kt_free(&t);
+    kt_init(&t, "FakeQuantWithMinMaxVarsPerChannel", 3,
+            "attr { key: 'num_bits' value { i: 4 } } attr { key: 'narrow_range' value { b: true } }");
+    kt_in(&t, 0, DT_F32, 2, d43, x);
+    kt_in(&t, 1, DT_F32, 1, d3, mn);
+    kt_in(&t, 2, DT_F32, 1, d3, mx);
+    kt_ok(&t, "FakeQuantWithMinMaxVarsPerChannel");
+    expect_f32_near(&t.out[0],
+                    (const double[]){-1, -2.5142858, 0, -1, -0.914285719, 0, 0.285714298, 0.685714304, 1.30000007, 1,
+                                     0.685714304, 2.60000014},
+                    12, 5e-7);
+    kt_free(&t);
+}
+
 static void test_round(void **state)
 {
     (void)state;
@@ -1420,6 +1466,7 @@ int main(void)
         cmocka_unit_test(test_cumsum),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_approximate_equal),
+        cmocka_unit_test(test_fake_quant_per_channel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

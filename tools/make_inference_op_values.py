@@ -1,8 +1,10 @@
 """Prints TensorFlow's outputs for the small cases of the kernels of
 GuaranteeConst/Debug*Identity, CheckNumericsV2, TopK, ApproximateEqual,
-ReverseSequence, ExtractImagePatches, MaxPoolWithArgmax, SpaceToBatch and
-BatchToSpace, as C initialisers; tests/kernels_{array,math,nn}_test.c embed
-them (each test names this script).
+ReverseSequence, ExtractImagePatches, MaxPoolWithArgmax, SpaceToBatch,
+BatchToSpace, DynamicPartition, DynamicStitch, FakeQuantWithMinMaxVarsPerChannel,
+StringToNumber, Lgamma, Digamma, Erfinv, Ndtri, SoftmaxCrossEntropyWithLogits
+and SparseSoftmaxCrossEntropyWithLogits, as C initialisers;
+tests/kernels_{array,math,nn}_test.c embed them (each test names this script).
 
 Run with a Python that has TensorFlow (2.21) and numpy:
     TF_ENABLE_ONEDNN_OPTS=0 python tools/make_inference_op_values.py
@@ -104,6 +106,59 @@ def main():
     for vals in ([1.0, np.inf], [1.0, -np.inf], [np.inf, -np.inf], [np.nan, -np.inf], [np.nan],
                  [np.nan, np.inf, -np.inf]):
         err(f"CheckNumericsV2 {vals}", lambda: raw.CheckNumericsV2(tensor=np.array(vals, np.float32), message="msg"))
+
+    batch2()
+
+
+def batch2():
+    # DynamicPartition: partitions of rank 2 on data of rank 3; an empty partition
+    x = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+    pt = np.array([[2, 0, 2], [0, 2, 3]], np.int32)
+    show("DynamicPartition n=4", *raw.DynamicPartition(data=x, partitions=pt, num_partitions=4))
+    show("DynamicPartition scalar", *raw.DynamicPartition(data=np.float32(5), partitions=np.int32(1),
+                                                           num_partitions=2))
+    err("DynamicPartition out of range", lambda: raw.DynamicPartition(data=x, partitions=np.array(
+        [[2, 0, 2], [0, 4, 3]], np.int32), num_partitions=4))
+    err("DynamicPartition negative", lambda: raw.DynamicPartition(data=x, partitions=np.array(
+        [[2, 0, -1], [0, 1, 3]], np.int32), num_partitions=4))
+    err("DynamicPartition shape", lambda: raw.DynamicPartition(data=x, partitions=np.zeros((2, 2), np.int32),
+                                                               num_partitions=4))
+    print("/* DynamicPartition strings */", [v.numpy().tolist() for v in raw.DynamicPartition(
+        data=np.array(["a", "bc", "", "def"]), partitions=np.array([1, 0, 1, 1], np.int32), num_partitions=2)])
+
+    # DynamicStitch: overlapping indices (a later one wins), a gap (zero), 2-D indices
+    ix = [np.array([0, 4], np.int32), np.array([[1, 4], [6, 1]], np.int32)]
+    dt = [np.arange(4, dtype=np.float32).reshape(2, 2) + 1,
+          np.arange(8, dtype=np.float32).reshape(2, 2, 2) + 10]
+    show("DynamicStitch", raw.DynamicStitch(indices=ix, data=dt))
+    show("ParallelDynamicStitch", raw.ParallelDynamicStitch(indices=[np.array([2, 0], np.int32)],
+                                                            data=[np.array([[1, 2], [3, 4]], np.int32)]))
+    print("/* DynamicStitch strings */", raw.DynamicStitch(
+        indices=[np.array([2, 0], np.int32), np.array([3], np.int32)],
+        data=[np.array(["x", "yz"]), np.array(["w"])]).numpy().tolist())
+    err("DynamicStitch negative", lambda: raw.DynamicStitch(indices=[np.array([0, 1], np.int32),
+                                                                     np.array([2, -1], np.int32)],
+                                                            data=[np.zeros(2, np.float32), np.zeros(2, np.float32)]))
+    err("DynamicStitch starts", lambda: raw.DynamicStitch(indices=[np.array([0, 1], np.int32)],
+                                                          data=[np.zeros((3, 2), np.float32)]))
+    err("DynamicStitch extra", lambda: raw.DynamicStitch(indices=[np.array([0, 1], np.int32), np.array([2], np.int32)],
+                                                         data=[np.zeros((2, 3), np.float32), np.zeros((1, 2), np.float32)]))
+
+    # FakeQuantWithMinMaxVarsPerChannel: 3 channels with their own ranges
+    x = np.linspace(-3, 3, 12, dtype=np.float32).reshape(4, 3)
+    mn = np.array([-1.0, -2.5, 0.3], np.float32)
+    mx = np.array([1.0, 0.7, 2.9], np.float32)
+    show("FakeQuantPerChannel 8 bits", raw.FakeQuantWithMinMaxVarsPerChannel(inputs=x, min=mn, max=mx))
+    show("FakeQuantPerChannel 4 bits narrow", raw.FakeQuantWithMinMaxVarsPerChannel(inputs=x, min=mn, max=mx,
+                                                                                    num_bits=4, narrow_range=True))
+    err("FakeQuantPerChannel min size", lambda: raw.FakeQuantWithMinMaxVarsPerChannel(
+        inputs=x, min=mn[:2], max=mx))
+    err("FakeQuantPerChannel max size", lambda: raw.FakeQuantWithMinMaxVarsPerChannel(
+        inputs=x, min=mn, max=mx[:2]))
+    err("FakeQuantPerChannel min rank", lambda: raw.FakeQuantWithMinMaxVarsPerChannel(
+        inputs=x, min=np.float32(0), max=mx))
+    err("FakeQuantPerChannel min > max", lambda: raw.FakeQuantWithMinMaxVarsPerChannel(
+        inputs=x, min=mx, max=mn))
 
 
 if __name__ == "__main__":

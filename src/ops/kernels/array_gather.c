@@ -1,11 +1,12 @@
 /* Array kernels driven by index values: Gather, GatherV2, GatherNd,
- * ScatterNd, OneHot, Where, TopKV2.
+ * ScatterNd, OneHot, Where, TopKV2, DynamicPartition, DynamicStitch.
  *
  * After tensorflow/core/kernels/{gather_op, gather_nd_op, scatter_nd_op,
  * one_hot_op, where_op, topk_op}.cc. Indices out of range are errors (as on
  * TensorFlow's CPU), reported with the index's coordinates. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ops/kernels/array_impl.h"
 
@@ -518,4 +519,123 @@ gn_status gn__ak_top_k(gn__kctx *c)
     int64_t k;
     if (!gn__attr_get_int(c->g, c->node, "k", &k)) return gn__kctx_fail(c, GN_ERR_GRAPH, "attr 'k' is missing");
     return top_k(c, k);
+}
+
+/* ---- DynamicPartition ------------------------------------------------------------------- */
+/* dynamic_partition_op.cc: data's slices (data.shape = partitions.shape +
+ * rest) go to output partitions[i], in order; any dtype. */
+gn_status gn__ak_dynamic_partition(gn__kctx *c)
+{
+    GN_TRY(need_inputs(c, 2));
+    const gn__tensor *x = &c->in[0], *pt = &c->in[1];
+    int64_t np = gn__ak_attr_int(c, "num_partitions", 0);
+    if (np < 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "num_partitions must be at least 1, got %lld", (long long)np);
+    if ((int64_t)c->n_out != np)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "num_partitions is %lld but the node has %u outputs", (long long)np,
+                             c->n_out);
+    if (pt->dtype != DT_INT32)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "partitions must be int32, not %s", gn__dtype_name(pt->dtype));
+    char sb[GN__AK_SHAPE_STR], sb2[GN__AK_SHAPE_STR];
+    bool starts = pt->rank <= x->rank;
+    for (int32_t d = 0; starts && d < pt->rank; d++) starts = pt->dims[d] == x->dims[d];
+    if (!starts)
+        return gn__kctx_fail(c, GN_ERR_GRAPH,
+                             "data.shape must start with partitions.shape, got data.shape = %s, partitions.shape = %s",
+                             gn__ak_tshape(sb, x), gn__ak_tshape(sb2, pt));
+    int64_t n = gn__tensor_numel(pt);
+    const int32_t *p = pt->data;
+    int64_t *count = calloc((size_t)np, sizeof *count);
+    if (!count) return gn__kctx_fail(c, GN_ERR_NOMEM, "cannot allocate %lld partition counts", (long long)np);
+    for (int64_t i = 0; i < n; i++) {
+        if (p[i] < 0 || p[i] >= np) {
+            free(count);
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "partitions%s = %d is not in [0, %lld)",
+                                 gn__ak_index_str(sb, pt->rank, pt->dims, i), p[i], (long long)np);
+        }
+        count[p[i]]++;
+    }
+    /* one slice: the elements of data after partitions' dims */
+    int64_t inner = 1, dims[GN__MAX_DIMS];
+    int32_t orank = 1 + x->rank - pt->rank;
+    for (int32_t d = pt->rank; d < x->rank; d++) {
+        inner *= x->dims[d];
+        dims[1 + d - pt->rank] = x->dims[d];
+    }
+    size_t esz = gn__ak_esize(x->dtype), row = (size_t)inner * esz;
+    gn_status s = GN_OK;
+    for (int64_t q = 0; q < np && s == GN_OK; q++) {
+        gn__ak_out o;
+        dims[0] = count[q];
+        s = gn__ak_out_begin(c, (uint32_t)q, x->dtype, orank, dims, &o);
+        if (s != GN_OK) break;
+        int64_t at = 0;
+        for (int64_t i = 0; i < n && row; i++)
+            if (p[i] == q) memcpy((char *)o.data + (size_t)at++ * row, (const char *)x->data + (size_t)i * row, row);
+        s = gn__ak_out_end(c, &o);
+    }
+    free(count);
+    return s;
+}
+
+/* ---- DynamicStitch / ParallelDynamicStitch ---------------------------------------------- */
+/* dynamic_stitch_op.cc: merged[indices[m][i], ...] = data[m][i, ...], inputs
+ * and elements in order (a later index wins; ParallelDynamicStitch leaves
+ * that order unspecified, so the serial one is a valid choice). Rows no index
+ * names are zero (empty strings). */
+gn_status gn__ak_dynamic_stitch(gn__kctx *c)
+{
+    int64_t nn = gn__ak_attr_int(c, "N", (int64_t)c->n_in / 2);
+    if (nn < 1 || (int64_t)c->n_in != 2 * nn)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "expects 2*N inputs (N = %lld), got %u", (long long)nn, c->n_in);
+    const gn__tensor *ix = c->in, *dt = c->in + nn;
+    int64_t mx = -1;
+    for (int64_t m = 0; m < nn; m++) {
+        if (ix[m].dtype != DT_INT32)
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "indices must be int32, not %s", gn__dtype_name(ix[m].dtype));
+        const int32_t *v = ix[m].data;
+        int64_t k = gn__tensor_numel(&ix[m]);
+        for (int64_t i = 0; i < k; i++)
+            if (v[i] > mx) mx = v[i];
+    }
+    for (int64_t m = 0; m < nn; m++) {
+        const int32_t *v = ix[m].data;
+        int64_t k = gn__tensor_numel(&ix[m]);
+        for (int64_t i = 0; i < k; i++)
+            if (v[i] < 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "indices[%lld] is out of range", (long long)i);
+    }
+    char s1[GN__AK_SHAPE_STR], s2[GN__AK_SHAPE_STR], s3[GN__AK_SHAPE_STR], s4[GN__AK_SHAPE_STR];
+    for (int64_t m = 0; m < nn; m++) {
+        const gn__tensor *d = &dt[m], *i = &ix[m];
+        bool starts = i->rank <= d->rank;
+        for (int32_t a = 0; starts && a < i->rank; a++) starts = i->dims[a] == d->dims[a];
+        if (!starts)
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "data[%lld].shape = %s does not start with indices[%lld].shape = %s",
+                                 (long long)m, gn__ak_tshape(s1, d), (long long)m, gn__ak_tshape(s2, i));
+        bool same = m == 0 || (d->rank - i->rank == dt[0].rank - ix[0].rank && d->dtype == dt[0].dtype);
+        for (int32_t a = 0; same && a < d->rank - i->rank; a++) same = d->dims[i->rank + a] == dt[0].dims[ix[0].rank + a];
+        if (!same)
+            return gn__kctx_fail(c, GN_ERR_GRAPH,
+                                 "Need data[0].shape[%d:] = data[%lld].shape[%d:], got data[0].shape = %s, data[%lld].shape "
+                                 "= %s, indices[0].shape = %s, indices[%lld].shape = %s",
+                                 ix[0].rank, (long long)m, i->rank, gn__ak_tshape(s1, &dt[0]), (long long)m,
+                                 gn__ak_tshape(s2, d), gn__ak_tshape(s3, &ix[0]), (long long)m, gn__ak_tshape(s4, i));
+    }
+    int64_t dims[GN__MAX_DIMS], inner = 1;
+    int32_t orank = 1 + dt[0].rank - ix[0].rank;
+    dims[0] = mx + 1;
+    for (int32_t a = ix[0].rank; a < dt[0].rank; a++) {
+        dims[1 + a - ix[0].rank] = dt[0].dims[a];
+        inner *= dt[0].dims[a];
+    }
+    gn__ak_out o;
+    GN_TRY(gn__ak_out_begin(c, 0, dt[0].dtype, orank, dims, &o));
+    size_t esz = gn__ak_esize(dt[0].dtype), row = (size_t)inner * esz;
+    if (!o.tmp && o.n) memset(o.data, 0, (size_t)o.n * esz);
+    for (int64_t m = 0; m < nn && row; m++) {
+        const int32_t *v = ix[m].data;
+        int64_t k = gn__tensor_numel(&ix[m]);
+        for (int64_t i = 0; i < k; i++)
+            memcpy((char *)o.data + (size_t)v[i] * row, (const char *)dt[m].data + (size_t)i * row, row);
+    }
+    return gn__ak_out_end(c, &o);
 }

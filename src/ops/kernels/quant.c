@@ -1,5 +1,5 @@
 /* Quantization emulation ops: FakeQuantWithMinMaxArgs / FakeQuantWithMinMaxVars
- * (TensorFlow's fake_quant_ops_functor.h) and QuantizeAndDequantizeV2 / V3 / V4
+ * (TensorFlow's fake_quant_ops_functor.h; Vars also per channel) and QuantizeAndDequantizeV2 / V3 / V4
  * (quantize_and_dequantize_op.h), float32, per tensor (axis -1).
  *
  * FakeQuant: min and max are nudged so that 0.0 is exactly representable,
@@ -45,34 +45,59 @@ static gn_status scalar_f32(gn__kctx *c, uint32_t i, const char *what, float *ou
     return GN_OK;
 }
 
+/* fake_quant_ops_functor.h Nudge: the range [mn, mx] moved so that 0.0 is
+ * one of its steps; scale 0 leaves values as they are. */
+typedef struct fq_range {
+    float nmin, nmax, scale;
+} fq_range;
+
+static gn_status fq_attrs(gn__kctx *c, float *qmin, float *qmax)
+{
+    int64_t bits = attr_i(c, "num_bits", 8);
+    bool narrow = attr_b(c, "narrow_range", false);
+    if (bits < 2 || bits > 16) return gn__kctx_fail(c, GN_ERR_GRAPH, "num_bits is %lld, not in [2, 16]", (long long)bits);
+    *qmin = narrow ? 1.0f : 0.0f;
+    *qmax = (float)((1 << bits) - 1);
+    return GN_OK;
+}
+
+static gn_status fq_nudge(gn__kctx *c, float mn, float mx, float qmin, float qmax, fq_range *r)
+{
+    r->scale = (mx - mn) / (qmax - qmin);
+    r->nmin = mn;
+    r->nmax = mx;
+    if (!(mn <= mx)) return gn__kctx_fail(c, GN_ERR_GRAPH, "min %g is above max %g", (double)mn, (double)mx);
+    if (r->scale > 0) {
+        float zp_from_min = qmin - mn / r->scale, zp;
+        if (zp_from_min < qmin) zp = qmin;
+        else if (zp_from_min > qmax) zp = qmax;
+        else zp = roundf(zp_from_min);
+        r->nmin = (qmin - zp) * r->scale;
+        r->nmax = (qmax - zp) * r->scale;
+    }
+    return GN_OK;
+}
+
+/* os[i*stride] = xs[i*stride] quantized to r, for i < n */
+static void fq_apply(const fq_range *r, const float *xs, float *os, int64_t n, int64_t stride)
+{
+    for (int64_t i = 0, j = 0; i < n; i++, j += stride) {
+        float v = xs[j] < r->nmin ? r->nmin : xs[j] > r->nmax ? r->nmax : xs[j];
+        os[j] = r->scale > 0 ? floorf((v - r->nmin) / r->scale + 0.5f) * r->scale + r->nmin : v;
+    }
+}
+
 static gn_status fake_quant(gn__kctx *c, float mn, float mx)
 {
     const gn__tensor *x = &c->in[0];
     if (x->dtype != DT_FLOAT) return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "input must be float32");
-    int64_t bits = attr_i(c, "num_bits", 8);
-    bool narrow = attr_b(c, "narrow_range", false);
-    if (bits < 2 || bits > 16) return gn__kctx_fail(c, GN_ERR_GRAPH, "num_bits is %lld, not in [2, 16]", (long long)bits);
-    if (!(mn <= mx)) return gn__kctx_fail(c, GN_ERR_GRAPH, "min %g is above max %g", (double)mn, (double)mx);
-    float qmin = narrow ? 1.0f : 0.0f, qmax = (float)((1 << bits) - 1);
-    float scale = (mx - mn) / (qmax - qmin);
-    float nmin = mn, nmax = mx;
-    if (scale > 0) {
-        float zp_from_min = qmin - mn / scale, zp;
-        if (zp_from_min < qmin) zp = qmin;
-        else if (zp_from_min > qmax) zp = qmax;
-        else zp = roundf(zp_from_min);
-        nmin = (qmin - zp) * scale;
-        nmax = (qmax - zp) * scale;
-    }
+    float qmin, qmax;
+    fq_range r;
+    GN_TRY(fq_attrs(c, &qmin, &qmax));
+    GN_TRY(fq_nudge(c, mn, mx, qmin, qmax, &r));
     gn__tensor *o;
     GN_TRY(gn__kctx_output(c, 0, DT_FLOAT, x->rank, x->dims, &o));
-    const float *xs = x->data;
-    float *os = o->data;
-    int64_t n = gn__tensor_numel(x);
-    for (int64_t i = 0; i < n; i++) {
-        float v = xs[i] < nmin ? nmin : xs[i] > nmax ? nmax : xs[i];
-        os[i] = scale > 0 ? floorf((v - nmin) / scale + 0.5f) * scale + nmin : v;
-    }
+    fq_apply(&r, x->data, o->data, gn__tensor_numel(x), 1);
     return GN_OK;
 }
 
@@ -90,6 +115,37 @@ gn_status gn__quant_k_fake_quant_vars(gn__kctx *c)
     GN_TRY(scalar_f32(c, 1, "min", &mn));
     GN_TRY(scalar_f32(c, 2, "max", &mx));
     return fake_quant(c, mn, mx);
+}
+
+/* FakeQuantWithMinMaxVarsPerChannel: min[d] and max[d] quantize channel d of
+ * the last dimension (fake_quant_ops_functor.h's per-channel functor). */
+gn_status gn__quant_k_fake_quant_vars_per_channel(gn__kctx *c)
+{
+    const gn__tensor *x = &c->in[0], *mn = &c->in[1], *mx = &c->in[2];
+    if (x->dtype != DT_FLOAT) return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "input must be float32");
+    if (x->rank < 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "input must be at least rank 1");
+    int64_t d = x->dims[x->rank - 1];
+    const gn__tensor *mm[2] = {mn, mx};
+    for (int k = 0; k < 2; k++) {
+        const char *w = k ? "max" : "min";
+        if (mm[k]->dtype != DT_FLOAT) return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "%s must be float32", w);
+        if (mm[k]->rank != 1)
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "`%s` must be rank 1 but is rank %d", w, mm[k]->rank);
+        if (mm[k]->dims[0] != d)
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "%s has incorrect size, expected %lld was %lld", w, (long long)d,
+                                 (long long)mm[k]->dims[0]);
+    }
+    float qmin, qmax;
+    GN_TRY(fq_attrs(c, &qmin, &qmax));
+    gn__tensor *o;
+    GN_TRY(gn__kctx_output(c, 0, DT_FLOAT, x->rank, x->dims, &o));
+    int64_t rows = d ? gn__tensor_numel(x) / d : 0;
+    for (int64_t ch = 0; ch < d; ch++) {
+        fq_range r;
+        GN_TRY(fq_nudge(c, ((const float *)mn->data)[ch], ((const float *)mx->data)[ch], qmin, qmax, &r));
+        fq_apply(&r, (const float *)x->data + ch, (float *)o->data + ch, rows, d);
+    }
+    return GN_OK;
 }
 
 /* QuantizeAndDequantizeV2/V3/V4; bits < 0: from the attr. */
