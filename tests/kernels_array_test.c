@@ -762,6 +762,75 @@ static void test_dynamic_stitch(void **state)
     kt_free(k);
 }
 
+/* StringToNumber: TensorFlow's parse rules and message; values from
+ * tools/make_inference_op_values.py (TensorFlow 2.21). */
+static void test_string_to_number(void **state)
+{
+    (void)state;
+    kt *k = kt_op("StringToNumber", 1, NULL);
+    k->in[0] = mks(1, D(9), (const char *const[]){" 1.5 ", "+1", "-0", "0x10", "1e-50", "3.5e38", "-Infinity", "\t.5\n",
+                                                   "2147483647"});
+    kt_ok(k, 1, 1);
+    EXPECT_F32(&k->out[0], 1, D(9), 1.5f, 1, -0.0f, 16, 0, INFINITY, -INFINITY, 0.5f, 2147483648.0f);
+    assert_true(signbit(((const float *)k->out[0].data)[2]));
+    static const char *const bad_f[] = {"1 2", "", "+ 1"};
+    for (int i = 0; i < 3; i++) {
+        gn__tensor_release(&k->in[0]);
+        k->in[0] = mks(1, D(1), &bad_f[i]);
+        char want[128];
+        snprintf(want, sizeof want, "node 'n' (StringToNumber): StringToNumberOp could not correctly convert string: %s",
+                 bad_f[i]);
+        kt_err(k, 1, 1, GN_ERR_GRAPH, want);
+    }
+    /* a NUL inside the string is not the end of the number */
+    gn__tensor_release(&k->in[0]);
+    k->in[0] = mks(1, D(1), (const char *const[]){"1x"});
+    ((char *)((gn__tstring *)k->in[0].data)[0].ptr)[1] = 0;
+    kt_err(k, 1, 1, GN_ERR_GRAPH, "node 'n' (StringToNumber): StringToNumberOp could not correctly convert string: 1");
+    kt_free(k);
+
+    k = kt_op("StringToNumber", 1, "attr { key: 'out_type' value { type: DT_DOUBLE } }");
+    k->in[0] = mks(1, D(5), (const char *const[]){"0.1", "1e400", "3.5e38", "nan(1)", "5."});
+    kt_ok(k, 1, 1);
+    expect_shape(&k->out[0], TENSORFLOW__DATA_TYPE__DT_DOUBLE, 1, D(5));
+    const double *dv = k->out[0].data;
+    assert_true(dv[0] == 0.1 && dv[1] == INFINITY && dv[2] == 3.5e38 && isnan(dv[3]) && dv[4] == 5.0);
+    gn__tensor_release(&k->in[0]);
+    k->in[0] = mks(1, D(1), (const char *const[]){"1e"});
+    kt_err(k, 1, 1, GN_ERR_GRAPH, "node 'n' (StringToNumber): StringToNumberOp could not correctly convert string: 1e");
+    kt_free(k);
+
+    k = kt_op("StringToNumber", 1, "attr { key: 'out_type' value { type: DT_INT32 } }");
+    k->in[0] = mks(1, D(4), (const char *const[]){" -2147483648", "+7", "0012\v", "2147483647"});
+    kt_ok(k, 1, 1);
+    EXPECT_I32(&k->out[0], 1, D(4), INT32_MIN, 7, 12, 2147483647);
+    static const char *const bad_i[] = {"2147483648", "1.0"};
+    for (int i = 0; i < 2; i++) {
+        gn__tensor_release(&k->in[0]);
+        k->in[0] = mks(1, D(1), &bad_i[i]);
+        char want[128];
+        snprintf(want, sizeof want, "node 'n' (StringToNumber): StringToNumberOp could not correctly convert string: %s",
+                 bad_i[i]);
+        kt_err(k, 1, 1, GN_ERR_GRAPH, want);
+    }
+    kt_free(k);
+
+    k = kt_op("StringToNumber", 1, "attr { key: 'out_type' value { type: DT_INT64 } }");
+    k->in[0] = mks(2, D(1, 3), (const char *const[]){"-9223372036854775808", "9223372036854775807", " 42 "});
+    kt_ok(k, 1, 1);
+    EXPECT_I64(&k->out[0], 2, D(1, 3), INT64_MIN, INT64_MAX, 42);
+    static const char *const bad_l[] = {"9223372036854775808", "0x10"};
+    for (int i = 0; i < 2; i++) {
+        gn__tensor_release(&k->in[0]);
+        k->in[0] = mks(1, D(1), &bad_l[i]);
+        char want[128];
+        snprintf(want, sizeof want, "node 'n' (StringToNumber): StringToNumberOp could not correctly convert string: %s",
+                 bad_l[i]);
+        kt_err(k, 1, 1, GN_ERR_GRAPH, want);
+    }
+    kt_free(k);
+}
+
 /* ---- reshaping ------------------------------------------------------------------------ */
 static void test_reshape_squeeze_expand(void **state)
 {
@@ -1787,6 +1856,7 @@ int main(void)
         cmocka_unit_test(test_reverse_sequence),
         cmocka_unit_test(test_dynamic_partition),
         cmocka_unit_test(test_dynamic_stitch),
+        cmocka_unit_test(test_string_to_number),
         cmocka_unit_test(test_reshape_squeeze_expand),
         cmocka_unit_test(test_transpose),
         cmocka_unit_test(test_concat_pack),

@@ -160,6 +160,18 @@ def batch2():
     err("FakeQuantPerChannel min > max", lambda: raw.FakeQuantWithMinMaxVarsPerChannel(
         inputs=x, min=mx, max=mn))
 
+    # StringToNumber: TensorFlow's parse rules (spaces, signs, hex, inf/nan, range)
+    good = {tf.float32: [" 1.5 ", "+1", "-0", "0x10", "1e-50", "3.5e38", "-Infinity", "\t.5\n", "2147483647"],
+            tf.float64: ["0.1", "1e400", "3.5e38", "nan(1)", "5."],
+            tf.int32: [" -2147483648", "+7", "0012\v", "2147483647"],
+            tf.int64: ["-9223372036854775808", "9223372036854775807", " 42 "]}
+    for t, vals in good.items():
+        out = raw.StringToNumber(string_tensor=vals, out_type=t).numpy()
+        print(f"/* StringToNumber {t.name} {vals!r} */ {{{c_list(out)}}}")
+    for t, bad in [(tf.float32, "1 2"), (tf.float32, ""), (tf.float32, "+ 1"), (tf.float64, "1e"),
+                   (tf.int32, "2147483648"), (tf.int32, "1.0"), (tf.int64, "9223372036854775808"), (tf.int64, "0x10")]:
+        err(f"StringToNumber {t.name} {bad!r}", lambda: raw.StringToNumber(string_tensor=[bad], out_type=t))
+
 
 if __name__ == "__main__":
     main()

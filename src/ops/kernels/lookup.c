@@ -19,7 +19,10 @@
  * values of other dtypes than the table's fail as TF's signature check does
  * ("Signature mismatch, have: ... expected: ..."). Finding in a
  * table never initialized fails ("Table not initialized."); its size is 0.
- * The default value of LookupTableFindV2 is a scalar or one per key. */
+ * The default value of LookupTableFindV2 is a scalar or one per key.
+ *
+ * StringToNumber (string_to_number_op.cc) lives here too: it parses as the
+ * text-file initializer does (TensorFlow's SafeStringToNumeric for both). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -417,12 +420,19 @@ gn_status gn__lookup_k_size(gn__kctx *c)
 
 /* ---- the text file ------------------------------------------------------------------------- */
 /* TF's safe_strto32 / safe_strto64: optional surrounding whitespace, a sign, decimal digits. */
+/* TensorFlow's SafeStringToNumeric, shared by the text-file initializer and
+ * StringToNumber: ASCII spaces around the number are ignored; integers are
+ * decimal digits after an optional sign, in range; reals are what strtof /
+ * strtod read whole (hex, inf, infinity, nan, nan(...) included; out of
+ * range goes to +-inf or 0, as TensorFlow's parser does). A NUL byte inside
+ * fails. Longer strings than the buffers (63 bytes for integers, 127 for
+ * reals, after trimming) fail, where TensorFlow would read them. */
 static bool parse_int(const char *s, size_t n, int64_t lo, int64_t hi, int64_t *out)
 {
     char buf[64];
     while (n && (*s == ' ' || (*s >= '\t' && *s <= '\r'))) s++, n--;
     while (n && (s[n - 1] == ' ' || (s[n - 1] >= '\t' && s[n - 1] <= '\r'))) n--;
-    if (n == 0 || n >= sizeof buf) return false;
+    if (n == 0 || n >= sizeof buf || memchr(s, 0, n)) return false;
     memcpy(buf, s, n);
     buf[n] = 0;
     size_t i = buf[0] == '-' || buf[0] == '+';
@@ -442,7 +452,7 @@ static bool parse_real(const char *s, size_t n, bool single, double *out)
     char buf[128];
     while (n && (*s == ' ' || (*s >= '\t' && *s <= '\r'))) s++, n--;
     while (n && (s[n - 1] == ' ' || (s[n - 1] >= '\t' && s[n - 1] <= '\r'))) n--;
-    if (n == 0 || n >= sizeof buf) return false;
+    if (n == 0 || n >= sizeof buf || memchr(s, 0, n)) return false;
     memcpy(buf, s, n);
     buf[n] = 0;
     char *end = NULL;
@@ -617,4 +627,47 @@ gn_status gn__table_read_text_file(const char *path, int32_t key_dtype, int32_t 
     free(vc.data);
     free(text);
     return st;
+}
+
+/* ---- StringToNumber ------------------------------------------------------------------ */
+gn_status gn__lookup_k_string_to_number(gn__kctx *c)
+{
+    const gn__tensor *x = &c->in[0];
+    if (x->dtype != DT_STRING)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "string_tensor must be string, not %s", gn__dtype_name(x->dtype));
+    int dt = DT_FLOAT;
+    (void)gn__attr_get_type(c->g, c->node, "out_type", &dt);
+    if (dt != DT_FLOAT && dt != DT_DOUBLE && dt != DT_INT32 && dt != DT_INT64)
+        return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "out_type %s is not supported", gn__dtype_name(dt));
+    gn__tensor *o;
+    GN_TRY(gn__kctx_output(c, 0, dt, x->rank, x->dims, &o));
+    const gn__tstring *in = x->data;
+    int64_t n = gn__tensor_numel(x);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t iv = 0;
+        double dv = 0;
+        bool ok;
+        switch (dt) {
+        case DT_INT32:
+            ok = parse_int(in[i].ptr, in[i].len, INT32_MIN, INT32_MAX, &iv);
+            ((int32_t *)o->data)[i] = (int32_t)iv;
+            break;
+        case DT_INT64:
+            ok = parse_int(in[i].ptr, in[i].len, INT64_MIN, INT64_MAX, &iv);
+            ((int64_t *)o->data)[i] = iv;
+            break;
+        case DT_FLOAT:
+            ok = parse_real(in[i].ptr, in[i].len, true, &dv);
+            ((float *)o->data)[i] = (float)dv;
+            break;
+        default:
+            ok = parse_real(in[i].ptr, in[i].len, false, &dv);
+            ((double *)o->data)[i] = dv;
+            break;
+        }
+        if (!ok)
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "StringToNumberOp could not correctly convert string: %.*s",
+                                 (int)(in[i].len > 1024 ? 1024 : in[i].len), in[i].ptr);
+    }
+    return GN_OK;
 }
