@@ -603,6 +603,84 @@ static void test_fake_quant_per_channel(void **state)
     kt_free(&t);
 }
 
+/* Lgamma, Digamma, Erfinv, Ndtri: TensorFlow 2.21's values (printed by
+ * tools/make_inference_op_values.py), NaN and +-inf exactly, the rest within
+ * 1e-6 relative in float32 (absolute below 1) and 1e-14 in float64. */
+static void expect_special(const gn__tensor *o, const double *want, int64_t n, double rel)
+{
+    assert_int_equal(gn__tensor_numel(o), n);
+    for (int64_t i = 0; i < n; i++) {
+        double v = o->dtype == DT_F32 ? (double)((const float *)o->data)[i] : ((const double *)o->data)[i];
+        if (isnan(want[i]) || isinf(want[i])) {
+            if (!(isnan(want[i]) ? isnan(v) : v == want[i]))
+                fprintf(stderr, "element %lld: got %.17g want %.17g\n", (long long)i, v, want[i]);
+            assert_true(isnan(want[i]) ? isnan(v) : v == want[i]);
+            continue;
+        }
+        double tol = rel * (fabs(want[i]) > 1 ? fabs(want[i]) : 1);
+        if (fabs(v - want[i]) > tol) fprintf(stderr, "element %lld: got %.17g want %.17g\n", (long long)i, v, want[i]);
+        assert_true(fabs(v - want[i]) <= tol);
+    }
+}
+
+static void check_special(const char *op, const double *x, int64_t n, const double *want32, const double *want64)
+{
+    float xf[16];
+    const int64_t d[1] = {n};
+    assert_true(n <= 16);
+    for (int64_t i = 0; i < n; i++) xf[i] = (float)x[i];
+    kt t;
+    kt_init(&t, op, 1, NULL);
+    kt_in(&t, 0, DT_F32, 1, d, xf);
+    kt_ok(&t, op);
+    expect_shape(&t.out[0], DT_F32, 1, d);
+    expect_special(&t.out[0], want32, n, 1e-6);
+    kt_in(&t, 0, DT_F64, 1, d, x);
+    kt_ok(&t, op);
+    expect_shape(&t.out[0], DT_F64, 1, d);
+    expect_special(&t.out[0], want64, n, 1e-14);
+    kt_free(&t);
+}
+
+static void test_special_functions(void **state)
+{
+    (void)state;
+    const double inf = INFINITY, nan = NAN;
+    check_special("Lgamma", (const double[]){-3.0, -2.5, -0.5, 0.0, 1e-6, 0.5, 1.0, 2.0, 3.7, 30.5, 1e6, -inf, inf, nan}, 14,
+                  (const double[]){inf, -0.0562437139, 1.26551211, inf, 13.8155098, 0.572364926, 0, 0, 1.42807245,
+                                   72.9534683, 12815504, inf, inf, nan},
+                  (const double[]){inf, -0.05624371649767407, 1.2655121234846454, inf, 13.81550998074943,
+                                   0.5723649429247001, 0.0, 0.0, 1.428072326665388, 72.9534711841694,
+                                   12815504.569147611, inf, inf, nan});
+    /* 1.4616 is near the root: float32 TensorFlow itself is 2e-2 relative off there */
+    check_special("Digamma", (const double[]){-3.0, -2.5, -0.5, -1e-4, 0.0, 1e-6, 0.5, 1.0, 1.4616, 3.7, 1e6, -inf, inf},
+                  13,
+                  (const double[]){nan, 1.10315681, 0.0364899635, 9999.42285, nan, -1000000.56, -1.96351075,
+                                   -0.57721591, -3.1709671e-05, 1.1671536, 13.8155098, nan, inf},
+                  (const double[]){nan, 1.1031566406452433, 0.03648997397857645, 9999.42261982967, nan,
+                                   -1000000.5772140201, -1.9635100260214227, -0.5772156649015323,
+                                   -3.1106251230816895e-05, 1.167153539361511, 13.81551005796419, nan, inf});
+    check_special("Erfinv", (const double[]){-1.0, -0.999, -0.5, -1e-3, 0.0, 0.3, 0.9, 0.9999, 1.0, 1.5}, 10,
+                  (const double[]){-inf, -2.32675624, -0.476936311, -0.000886215654, 0, 0.272462666, 1.16308713,
+                                   2.75103498, inf, nan},
+                  (const double[]){-inf, -2.3267537655135246, -0.4769362762044699, -0.000886227157466553, 0.0,
+                                   0.27246271472675443, 1.1630871536766738, 2.75106390571208, inf, nan});
+    check_special("Ndtri", (const double[]){0.0, 1e-30, 1e-6, 0.025, 0.3, 0.5, 0.7, 0.975, 0.999999, 1.0, -0.5}, 11,
+                  (const double[]){-inf, -11.4640236, -4.75342417, -1.95996392, -0.524400473, 0, 0.524400473,
+                                   1.95996439, 4.75075769, inf, nan},
+                  (const double[]){-inf, -11.464024688443613, -4.753424308822899, -1.9599639845400545,
+                                   -0.5244005127080409, 0.0, 0.5244005127080407, 1.959963984540054,
+                                   4.753424308817087, inf, nan});
+    /* integers are not among their dtypes */
+    kt t;
+    const int64_t d1[1] = {1};
+    const int32_t one = 1;
+    kt_init(&t, "Lgamma", 1, NULL);
+    kt_in(&t, 0, DT_I32, 1, d1, &one);
+    kt_fails(&t, "Lgamma", GN_ERR_UNSUPPORTED, "node 'x' (Lgamma): dtype int32 is not supported");
+    kt_free(&t);
+}
+
 static void test_round(void **state)
 {
     (void)state;
@@ -1467,6 +1545,7 @@ int main(void)
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_approximate_equal),
         cmocka_unit_test(test_fake_quant_per_channel),
+        cmocka_unit_test(test_special_functions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -172,6 +172,16 @@ def batch2():
                    (tf.int32, "2147483648"), (tf.int32, "1.0"), (tf.int64, "9223372036854775808"), (tf.int64, "0x10")]:
         err(f"StringToNumber {t.name} {bad!r}", lambda: raw.StringToNumber(string_tensor=[bad], out_type=t))
 
+    # Special functions: poles, negative non-integers, tails (float32 and float64)
+    special = {"Lgamma": [-3.0, -2.5, -0.5, 0.0, 1e-6, 0.5, 1.0, 2.0, 3.7, 30.5, 1e6, -np.inf, np.inf, np.nan],
+               "Digamma": [-3.0, -2.5, -0.5, -1e-4, 0.0, 1e-6, 0.5, 1.0, 1.4616, 3.7, 1e6, -np.inf, np.inf],
+               "Erfinv": [-1.0, -0.999, -0.5, -1e-3, 0.0, 0.3, 0.9, 0.9999, 1.0, 1.5],
+               "Ndtri": [0.0, 1e-30, 1e-6, 0.025, 0.3, 0.5, 0.7, 0.975, 1 - 1e-6, 1.0, -0.5]}
+    for op, vals in special.items():
+        for dt in [np.float32, np.float64]:
+            x = np.array(vals, dt)
+            show(f"{op} {dt.__name__} {vals}", getattr(raw, op)(x=x))
+
 
 if __name__ == "__main__":
     main()

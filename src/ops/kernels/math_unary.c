@@ -217,6 +217,102 @@ UN_LOOP(dawsn_f32, float, double, double, float, dawsn(x))
 UN_LOOP(dawsn_f64, double, double, double, double, dawsn(x))
 static const un_impl dawsn_impl[] = {{GN_DT_F32, dawsn_f32, NULL}, {GN_DT_F64, dawsn_f64, NULL}};
 
+/* ---- special functions: Lgamma, Digamma, Erfinv, Ndtri ------------------------------------- */
+/* Evaluated in double for every dtype and rounded once, as Dawsn. TensorFlow
+ * (Eigen) gives: Lgamma +inf at the poles (0 and the negative integers) and at
+ * +-inf; Digamma NaN at the poles and at -inf, +inf at +inf; Erfinv +-inf at
+ * +-1 and NaN outside [-1, 1]; Ndtri -inf at 0, +inf at 1, NaN outside.
+ * TensorFlow's CPU threads flush subnormal floats to zero (float32 Ndtri of
+ * 1e-40 is -inf there); these kernels read subnormals as they are. */
+
+/* lgamma_r: libm's lgamma without its global signgam */
+static double lgamma_k(double x)
+{
+    int sign;
+    return lgamma_r(x, &sign);
+}
+
+/* psi(x): psi(x + 1) = psi(x) + 1/x up to 10, then the asymptotic series
+ * log s - 1/(2s) - sum B_2k / (2k s^2k) (7 terms: under 1e-17 at s >= 10).
+ * Below 0, the reflection psi(x) = psi(1 - x) - pi / tan(pi x), with tan's
+ * argument reduced to the distance to the nearest integer (exact). */
+static double digamma_k(double x)
+{
+    if (x != x) return x;
+    double refl = 0;
+    if (x <= 0) {
+        double r = x - nearbyint(x);   /* exact; NaN for -inf */
+        if (r == 0 || r != r) return NAN;
+        refl = 3.14159265358979323846 / tan(3.14159265358979323846 * r);
+        x = 1 - x;
+    }
+    if (isinf(x)) return x;
+    double w = 0;
+    while (x < 10) {
+        w += 1 / x;
+        x += 1;
+    }
+    double z = 1 / (x * x);
+    double y = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 -
+                                                                                 z * (691.0 / 32760 - z / 12))))));
+    return log(x) - 0.5 / x - y - w - refl;
+}
+
+/* Abramowitz & Stegun 26.2.23: the upper-tail quantile for p in (0, 0.5],
+ * within 4.5e-4; the start of the Halley iterations below. */
+static double as_quantile(double p)
+{
+    double t = sqrt(-2 * log(p));
+    return t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1 + t * (1.432788 + t * (0.189269 + t * 0.001308)));
+}
+
+/* Ndtri: the x with Phi(x) = p. Halley's method (cubic) on
+ * f = Phi(x) - p, f' = phi(x), f'' = -x phi(x): x -= u / (1 + x u / 2),
+ * u = f / f'. Phi is written so that neither side cancels: p - 1/2 (exact
+ * for p >= 1/4) against erf(x / sqrt 2) / 2 in the middle, erfc in the
+ * lower tail; the upper half is -ndtri(1 - p) (1 - p exact). */
+static double ndtri_k(double p)
+{
+    if (p != p || p < 0 || p > 1) return NAN;
+    if (p == 0) return -INFINITY;
+    if (p == 1) return INFINITY;
+    if (p > 0.75) return -ndtri_k(1 - p);
+    bool mid = p >= 0.25;
+    double x = p == 0.5 ? 0 : -as_quantile(p < 0.5 ? p : 1 - p);
+    if (p > 0.5) x = -x;
+    for (int it = 0; it < 8 && x != 0; it++) {
+        double f = mid ? 0.5 * erf(x * 0.70710678118654752440) - (p - 0.5) : 0.5 * erfc(-x * 0.70710678118654752440) - p;
+        double d = exp(-0.5 * x * x) * 0.39894228040143267794;
+        if (d == 0) break;
+        double u = f / d, dx = u / (1 + 0.5 * x * u);
+        x -= dx;
+        if (fabs(dx) <= 1e-17 * fabs(x)) break;
+    }
+    return x;
+}
+
+#define DEF_SPECIAL(OP, FN)                                                        \
+    UN_LOOP(OP##_f32, float, double, double, float, FN(x))                         \
+    UN_LOOP(OP##_f64, double, double, double, double, FN(x))
+DEF_SPECIAL(lgamma, lgamma_k)
+DEF_SPECIAL(digamma, digamma_k)
+/* Erfinv as TensorFlow (Eigen) computes it: ndtri((x + 1) / 2) / sqrt 2 with
+ * (x + 1) / 2 rounded to the dtype, so that (as in TensorFlow) float32
+ * erfinv(1e-10) is 0 and erfinv(0.99999994) is +inf */
+UN_LOOP(erfinv_f32, float, float, float, float, ndtri_k((double)((x + 1.0f) / 2.0f)) * 0.70710678118654752440)
+UN_LOOP(erfinv_f64, double, double, double, double, ndtri_k((x + 1.0) / 2.0) * 0.70710678118654752440)
+DEF_SPECIAL(ndtri, ndtri_k)
+UN_LOOP_X(lgamma_f16, uint16_t, double, double, uint16_t, LD_H, ST_H, lgamma_k(x))
+UN_LOOP_X(digamma_f16, uint16_t, double, double, uint16_t, LD_H, ST_H, digamma_k(x))
+/* TensorFlow's CPU kernels: Lgamma and Digamma for half, float, double;
+ * Erfinv and Ndtri for float and double */
+static const un_impl lgamma_impl[] = {{GN_DT_F32, lgamma_f32, NULL}, {GN_DT_F64, lgamma_f64, NULL},
+                                      {GN_DT_F16, lgamma_f16, NULL}};
+static const un_impl digamma_impl[] = {{GN_DT_F32, digamma_f32, NULL}, {GN_DT_F64, digamma_f64, NULL},
+                                       {GN_DT_F16, digamma_f16, NULL}};
+static const un_impl erfinv_impl[] = {{GN_DT_F32, erfinv_f32, NULL}, {GN_DT_F64, erfinv_f64, NULL}};
+static const un_impl ndtri_impl[] = {{GN_DT_F32, ndtri_f32, NULL}, {GN_DT_F64, ndtri_f64, NULL}};
+
 /* ---- driver ----------------------------------------------------------------------------- */
 static const un_impl *find_impl(const un_impl *impl, size_t n, int32_t dtype)
 {
@@ -289,6 +385,10 @@ UN_KERNEL(Relu6, relu6_impl, false)
 UN_KERNEL(Elu, elu_impl, false)
 UN_KERNEL(Selu, selu_impl, false)
 UN_KERNEL(Dawsn, dawsn_impl, false)
+UN_KERNEL(Lgamma, lgamma_impl, false)
+UN_KERNEL(Digamma, digamma_impl, false)
+UN_KERNEL(Erfinv, erfinv_impl, false)
+UN_KERNEL(Ndtri, ndtri_impl, false)
 
 /* log(epsilon) + 2 of the dtype (TensorFlow's softplus_op.h threshold) */
 static double softplus_threshold(int32_t dtype)
