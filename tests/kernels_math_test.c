@@ -681,6 +681,115 @@ static void test_special_functions(void **state)
     kt_free(&t);
 }
 
+/* SoftmaxCrossEntropyWithLogits (broadcasting) and the sparse op (int32 and
+ * int64 labels, TensorFlow's messages); values from
+ * tools/make_inference_op_values.py (TensorFlow 2.21), within 1e-6 in float32
+ * (TensorFlow flushes exp(-101) to 0, grapnel keeps the subnormal) and 1e-14
+ * in float64. */
+static void test_softmax_xent(void **state)
+{
+    (void)state;
+    const float lg[12] = {1, 2, 3, 4, -1, 0.5f, 100, 0, 0, 0, 0, 0};
+    const float lb[12] = {0, 0, 1, 0, 0.25f, 0.25f, 0.25f, 0.25f, 0.1f, 0.2f, 0.3f, 0.4f};
+    const int64_t d34[2] = {3, 4}, d14[2] = {1, 4}, d4[1] = {4}, d23[2] = {2, 3}, d3[1] = {3};
+    kt t;
+    kt_init(&t, "SoftmaxCrossEntropyWithLogits", 2, NULL);
+    kt_in(&t, 0, DT_F32, 2, d34, lg);
+    kt_in(&t, 1, DT_F32, 2, d34, lb);
+    kt_ok(&t, "SoftmaxCrossEntropyWithLogits");
+    expect_shape(&t.out[0], DT_F32, 1, d3);
+    expect_shape(&t.out[1], DT_F32, 2, d34);
+    expect_special(&t.out[0], (const double[]){1.44018972, 75.125, 1.38629436}, 3, 1e-6);
+    expect_special(&t.out[1],
+                   (const double[]){0.0320586041, 0.0871443227, -0.763117194, 0.643914282, -0.25, -0.25, 0.75, -0.25,
+                                    0.150000006, 0.049999997, -0.0500000119, -0.150000006},
+                   12, 1e-6);
+    /* labels [4] against logits [3,4] */
+    kt_in(&t, 1, DT_F32, 1, d4, lb + 8);
+    kt_ok(&t, "SoftmaxCrossEntropyWithLogits");
+    expect_shape(&t.out[1], DT_F32, 2, d34);
+    expect_special(&t.out[0], (const double[]){1.4401896, 70, 1.38629436}, 3, 1e-6);
+    expect_special(&t.out[1],
+                   (const double[]){-0.0679413974, -0.11285568, -0.0631171763, 0.243914276, -0.100000001, -0.200000003,
+                                    0.699999988, -0.400000006, 0.150000006, 0.049999997, -0.0500000119, -0.150000006},
+                   12, 1e-6);
+    kt_in(&t, 1, DT_F32, 2, d23, lb);
+    kt_fails(&t, "SoftmaxCrossEntropyWithLogits", GN_ERR_GRAPH,
+             "node 'x' (SoftmaxCrossEntropyWithLogits): logits and labels must be broadcastable: logits_size=[3,4] "
+             "labels_size=[2,3]");
+    kt_in(&t, 0, DT_F32, 1, d4, lg);
+    kt_in(&t, 1, DT_F32, 1, d4, lb);
+    kt_fails(&t, "SoftmaxCrossEntropyWithLogits", GN_ERR_GRAPH,
+             "node 'x' (SoftmaxCrossEntropyWithLogits): logits and labels must be either 2-dimensional, or broadcasted "
+             "to be 2-dimensional");
+    /* float64, logits [1,4] against labels [3,4] */
+    double lgd[12], lbd[12];
+    for (int i = 0; i < 12; i++) {
+        lgd[i] = lg[i];
+        lbd[i] = lb[i];
+    }
+    kt_in(&t, 0, DT_F64, 2, d14, lgd);
+    kt_in(&t, 1, DT_F64, 2, d34, lbd);
+    kt_ok(&t, "SoftmaxCrossEntropyWithLogits");
+    expect_shape(&t.out[1], DT_F64, 2, d34);
+    expect_special(&t.out[0], (const double[]){1.4401896985611953, 1.9401896985611953, 1.4401897307519436}, 3, 1e-14);
+    expect_special(&t.out[1],
+                   (const double[]){0.03205860328008499, 0.08714431874203257, -0.7631171819100899, 0.6439142598879724,
+                                    -0.21794139671991503, -0.16285568125796743, -0.013117181910089898,
+                                    0.39391425988797235, -0.06794139821003113, -0.11285568423819967,
+                                    -0.06311719383101885, 0.24391425392750787},
+                   12, 1e-14);
+    kt_free(&t);
+
+    kt_init(&t, "SparseSoftmaxCrossEntropyWithLogits", 2, NULL);
+    const int32_t l32[3] = {2, 0, 3};
+    kt_in(&t, 0, DT_F32, 2, d34, lg);
+    kt_in(&t, 1, DT_I32, 1, d3, l32);
+    kt_ok(&t, "SparseSoftmaxCrossEntropyWithLogits");
+    expect_shape(&t.out[0], DT_F32, 1, d3);
+    expect_special(&t.out[0], (const double[]){1.44018972, 101, 1.38629436}, 3, 1e-6);
+    expect_special(&t.out[1],
+                   (const double[]){0.0320586041, 0.0871443227, -0.763117194, 0.643914282, -1, 0, 1, 0, 0.25, 0.25,
+                                    0.25, -0.75},
+                   12, 1e-6);
+    const int32_t bad1[3] = {2, 4, 1}, bad2[3] = {2, -1, 7};
+    kt_in(&t, 1, DT_I32, 1, d3, bad1);
+    kt_fails(&t, "SparseSoftmaxCrossEntropyWithLogits", GN_ERR_GRAPH,
+             "node 'x' (SparseSoftmaxCrossEntropyWithLogits): Received a label value of 4 which is outside the valid "
+             "range of [0, 4).  Label values: 2 4 1");
+    kt_in(&t, 1, DT_I32, 1, d3, bad2);
+    kt_fails(&t, "SparseSoftmaxCrossEntropyWithLogits", GN_ERR_GRAPH,
+             "node 'x' (SparseSoftmaxCrossEntropyWithLogits): Received a label value of -1 which is outside the valid "
+             "range of [0, 4).  Label values: 2 -1 7");
+    kt_in(&t, 1, DT_I32, 2, d14, bad1);
+    kt_fails(&t, "SparseSoftmaxCrossEntropyWithLogits", GN_ERR_GRAPH,
+             "node 'x' (SparseSoftmaxCrossEntropyWithLogits): labels must be 1-D, but got shape [1,4]");
+    kt_in(&t, 1, DT_I32, 1, d4, bad1);
+    kt_fails(&t, "SparseSoftmaxCrossEntropyWithLogits", GN_ERR_GRAPH,
+             "node 'x' (SparseSoftmaxCrossEntropyWithLogits): logits and labels must have the same first dimension, got "
+             "logits shape [3,4] and labels shape [4]");
+    kt_in(&t, 0, DT_F32, 1, d4, lg);
+    kt_fails(&t, "SparseSoftmaxCrossEntropyWithLogits", GN_ERR_GRAPH,
+             "node 'x' (SparseSoftmaxCrossEntropyWithLogits): logits must be 2-D, but got shape [4]");
+    const int64_t d20[2] = {2, 0}, d2[1] = {2};
+    const int32_t z2[2] = {0, 0};
+    kt_in(&t, 0, DT_F32, 2, d20, lg);
+    kt_in(&t, 1, DT_I32, 1, d2, z2);
+    kt_fails(&t, "SparseSoftmaxCrossEntropyWithLogits", GN_ERR_GRAPH,
+             "node 'x' (SparseSoftmaxCrossEntropyWithLogits): Must have at least one class, but got logits shape [2,0]");
+    const int64_t l64[3] = {3, 2, 1};
+    kt_in(&t, 0, DT_F64, 2, d34, lgd);
+    kt_in(&t, 1, DT_I64, 1, d3, l64);
+    kt_ok(&t, "SparseSoftmaxCrossEntropyWithLogits");
+    expect_special(&t.out[0], (const double[]){0.44018969856119533, 0.0, 1.3862943611198906}, 3, 1e-14);
+    expect_special(&t.out[1],
+                   (const double[]){0.03205860328008499, 0.08714431874203257, 0.2368828180899101, -0.35608574011202765,
+                                    1.368539471173853e-44, 6.133368390286092e-44, 0.0, 3.7200759760208356e-44, 0.25,
+                                    -0.75, 0.25, 0.25},
+                   12, 1e-14);
+    kt_free(&t);
+}
+
 static void test_round(void **state)
 {
     (void)state;
@@ -1546,6 +1655,7 @@ int main(void)
         cmocka_unit_test(test_approximate_equal),
         cmocka_unit_test(test_fake_quant_per_channel),
         cmocka_unit_test(test_special_functions),
+        cmocka_unit_test(test_softmax_xent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -132,6 +132,11 @@ static void test_later_kernel_ops(void **state)
     gn_pt_text_cst(&b, "ax_none", "i", NULL, "");
     gn_pt_text_node(&b, "uq2", "UniqueV2", "data,ax1", TF);
     gn_pt_text_node(&b, "uq2v", "UniqueV2", "ids,ax_none", TI);
+    /* SoftmaxCrossEntropyWithLogits broadcasts logits [1,5] against labels [6,5] */
+    gn_pt_text_ph(&b, "lg15", "DT_FLOAT", "1,5");
+    gn_pt_text_ph(&b, "lb65", "DT_FLOAT", "6,5");
+    gn_pt_text_node(&b, "xent", "SoftmaxCrossEntropyWithLogits", "lg15,lb65", TF);
+    gn_pt_text_node(&b, "xent2", "SoftmaxCrossEntropyWithLogits", "lb65,lg15", TF);
     gn_graph *g = infer_ok(&b);
     expect(g, "nms3", 0, "[?]");
     expect(g, "nms4", 0, "[5]");
@@ -159,6 +164,10 @@ static void test_later_kernel_ops(void **state)
     expect(g, "uq2", 1, "[3]");
     expect(g, "uq2v", 0, "[?]");
     expect(g, "uq2v", 1, "[6]");
+    expect(g, "xent", 0, "[6]");
+    expect(g, "xent", 1, "[6,5]");
+    expect(g, "xent2", 0, "[6]");
+    expect(g, "xent2", 1, "[6,5]");
     gn_graph_free(g);
     gn_pt_text_free(&b);
 }

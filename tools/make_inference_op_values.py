@@ -182,6 +182,35 @@ def batch2():
             x = np.array(vals, dt)
             show(f"{op} {dt.__name__} {vals}", getattr(raw, op)(x=x))
 
+    # SoftmaxCrossEntropyWithLogits: same shapes, and logits [1,4] broadcast against labels [3,4]
+    lg = np.array([[1.0, 2.0, 3.0, 4.0], [-1.0, 0.5, 100.0, 0.0], [0.0, 0.0, 0.0, 0.0]], np.float32)
+    lb = np.array([[0.0, 0.0, 1.0, 0.0], [0.25, 0.25, 0.25, 0.25], [0.1, 0.2, 0.3, 0.4]], np.float32)
+    show("SoftmaxCrossEntropyWithLogits", *raw.SoftmaxCrossEntropyWithLogits(features=lg, labels=lb))
+    show("SoftmaxCrossEntropyWithLogits f64 logits [1,4]",
+         *raw.SoftmaxCrossEntropyWithLogits(features=lg[:1].astype(np.float64), labels=lb.astype(np.float64)))
+    show("SoftmaxCrossEntropyWithLogits labels [4]",
+         *raw.SoftmaxCrossEntropyWithLogits(features=lg, labels=lb[2]))
+    err("SoftmaxCrossEntropyWithLogits bcast", lambda: raw.SoftmaxCrossEntropyWithLogits(
+        features=lg, labels=lb[:2, :3]))
+    err("SoftmaxCrossEntropyWithLogits rank", lambda: raw.SoftmaxCrossEntropyWithLogits(
+        features=lg[0], labels=lb[0]))
+    # SparseSoftmaxCrossEntropyWithLogits: int32 and int64 labels; out of range
+    show("SparseSoftmaxCrossEntropyWithLogits", *raw.SparseSoftmaxCrossEntropyWithLogits(
+        features=lg, labels=np.array([2, 0, 3], np.int32)))
+    show("SparseSoftmaxCrossEntropyWithLogits f64 int64", *raw.SparseSoftmaxCrossEntropyWithLogits(
+        features=lg.astype(np.float64), labels=np.array([3, 2, 1], np.int64)))
+    for bad in ([2, 4, 1], [2, -1, 7]):
+        err(f"SparseSoftmaxCrossEntropyWithLogits labels {bad}", lambda: raw.SparseSoftmaxCrossEntropyWithLogits(
+            features=lg, labels=np.array(bad, np.int32)))
+    err("SparseSoftmaxCrossEntropyWithLogits logits rank", lambda: raw.SparseSoftmaxCrossEntropyWithLogits(
+        features=lg[0], labels=np.array([1], np.int32)))
+    err("SparseSoftmaxCrossEntropyWithLogits labels rank", lambda: raw.SparseSoftmaxCrossEntropyWithLogits(
+        features=lg, labels=np.array([[1, 2, 3]], np.int32)))
+    err("SparseSoftmaxCrossEntropyWithLogits batch", lambda: raw.SparseSoftmaxCrossEntropyWithLogits(
+        features=lg, labels=np.array([1, 2], np.int32)))
+    err("SparseSoftmaxCrossEntropyWithLogits classes", lambda: raw.SparseSoftmaxCrossEntropyWithLogits(
+        features=np.zeros((2, 0), np.float32), labels=np.array([0, 0], np.int32)))
+
 
 if __name__ == "__main__":
     main()

@@ -133,12 +133,14 @@ gn_status gn__sf_unique(ctx *c)
 
 gn_status gn__sf_l2_loss(ctx *c) { return set_scalar(c, 0); }
 
+/* backprop: logits and labels broadcast (TensorFlow's kernel broadcasts
+ * them, e.g. logits [1,C] against labels [B,C]); loss: its first dim */
 gn_status gn__sf_softmax_xent(ctx *c)
 {
     NEED(c, 2, 2);
-    const gn__shape *f = IS(c, 0);
-    GN_TRY(set_vector(c, 0, f->rank >= 1 ? f->dims[0] : -1));
-    c->out[1].shape = *f;
+    GN_TRY(broadcast_out(c, 1, 0, 1, false));
+    const gn__shape *b = &c->out[1].shape;
+    GN_TRY(set_vector(c, 0, b->rank >= 1 ? b->dims[0] : -1));
     return GN_OK;
 }
 

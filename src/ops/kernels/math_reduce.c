@@ -11,6 +11,7 @@
  * TensorFlow's). */
 #include "ops/kernels/math_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "graph/tensor.h"
@@ -659,6 +660,161 @@ static gn_status softmax(gn__kctx *c, bool logsm)
 
 gn_status gn__km_Softmax(gn__kctx *c) { return softmax(c, false); }
 gn_status gn__km_LogSoftmax(gn__kctx *c) { return softmax(c, true); }
+
+/* ---- SoftmaxCrossEntropyWithLogits / SparseSoftmaxCrossEntropyWithLogits -------------------------------------- */
+/* xent_op.cc / sparse_xent_op.cc: per row b of logits [B, C], ls = log-softmax
+ * (the row function above), loss[b] = -sum_j labels[b, j] ls[j] and
+ * backprop[b, j] = softmax[j] - labels[b, j]; the sparse op's labels are one
+ * class per row. The dense op broadcasts logits and labels (numpy rules) to
+ * a matrix. */
+typedef struct xent_in {
+    const gn__tensor *lg;
+    int64_t B, C, xs0, xs1;   /* logits strides in the [B, C] frame (0: broadcast) */
+    const gn__tensor *lb;
+    int64_t ls0, ls1;         /* dense labels strides */
+    bool sparse;
+} xent_in;
+
+#define XENT_ROWS(NAME, T, TC, ROWFN)                                                                        \
+    static void NAME(const xent_in *a, T *loss, T *bp, T *row, TC *e)                                       \
+    {                                                                                                        \
+        const T *x = a->lg->data, *lab = a->sparse ? NULL : (const T *)a->lb->data;                          \
+        for (int64_t b = 0; b < a->B; b++) {                                                                 \
+            T *o = bp + b * a->C;                                                                            \
+            if (a->C == 0) {                                                                                 \
+                loss[b] = 0;                                                                                 \
+                continue;                                                                                    \
+            }                                                                                                \
+            const T *xr = x + b * a->xs0;                                                                    \
+            if (a->xs1 != 1) {                                                                               \
+                for (int64_t j = 0; j < a->C; j++) row[j] = xr[j * a->xs1];                                  \
+                xr = row;                                                                                    \
+            }                                                                                                \
+            ROWFN(xr, o, a->C, e, true);                                                                     \
+            if (a->sparse) {                                                                                 \
+                int64_t k = gn__km_int_at(a->lb, b);                                                         \
+                loss[b] = (T)(-(TC)o[k]);                                                                    \
+                for (int64_t j = 0; j < a->C; j++) o[j] = (T)(GN_KM_EXP((TC)o[j]) - (TC)(j == k));           \
+            } else {                                                                                         \
+                TC l = 0;                                                                                    \
+                for (int64_t j = 0; j < a->C; j++) {                                                         \
+                    TC y = (TC)lab[b * a->ls0 + j * a->ls1];                                                 \
+                    l -= y * (TC)o[j];                                                                       \
+                    o[j] = (T)(GN_KM_EXP((TC)o[j]) - y);                                                     \
+                }                                                                                            \
+                loss[b] = (T)l;                                                                              \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+static const char *tshape(char *buf, size_t n, const gn__tensor *t)
+{
+    gn__km_shape_str(t->dims, t->rank, buf, n);
+    return buf;
+}
+
+XENT_ROWS(xent_f32, float, float, sm_f32)
+XENT_ROWS(xent_f32r, float, double, sm_f32r)
+XENT_ROWS(xent_f64, double, double, sm_f64)
+
+static gn_status xent_run(gn__kctx *c, xent_in *a)
+{
+    int32_t dt = a->lg->dtype;
+    gn__tensor *o0, *o1;
+    const int64_t dims[2] = {a->B, a->C};
+    GN_TRY(gn__kctx_output(c, 0, dt, 1, dims, &o0));
+    GN_TRY(gn__kctx_output(c, 1, dt, 2, dims, &o1));
+    if (a->B == 0 || a->C == 0) {
+        if (a->B) memset(o0->data, 0, (size_t)a->B * gn__dtype_size(dt));
+        return GN_OK;
+    }
+    void *row = malloc(8 * (size_t)a->C), *e = malloc(8 * (size_t)a->C);
+    if (!row || !e) {
+        free(row);
+        free(e);
+        return gn__kctx_fail(c, GN_ERR_NOMEM, "cannot allocate softmax buffers");
+    }
+    if (dt == GN_DT_F64) xent_f64(a, o0->data, o1->data, row, e);
+    else if (c->flags & GN__K_EXACT_MATH) xent_f32r(a, o0->data, o1->data, row, e);
+    else xent_f32(a, o0->data, o1->data, row, e);
+    free(row);
+    free(e);
+    return GN_OK;
+}
+
+gn_status gn__km_SoftmaxCrossEntropyWithLogits(gn__kctx *c)
+{
+    GN_TRY(gn__km_need_inputs(c, 2));
+    const gn__tensor *lg = &c->in[0], *lb = &c->in[1];
+    if (lg->dtype != GN_DT_F32 && lg->dtype != GN_DT_F64) return gn__km_bad_dtype(c, lg->dtype);
+    if (lb->dtype != lg->dtype)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "labels are %s, logits %s", gn__dtype_name(lb->dtype),
+                             gn__dtype_name(lg->dtype));
+    int32_t r = lg->rank > lb->rank ? lg->rank : lb->rank;
+    int64_t out[GN__MAX_DIMS];
+    for (int32_t d = 0; d < r; d++) {
+        int32_t i = d - (r - lg->rank), j = d - (r - lb->rank);
+        int64_t x = i >= 0 ? lg->dims[i] : 1, y = j >= 0 ? lb->dims[j] : 1;
+        if (x != y && x != 1 && y != 1) {
+            char s1[64], s2[64];
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "logits and labels must be broadcastable: logits_size=%s labels_size=%s",
+                                 tshape(s1, sizeof s1, lg), tshape(s2, sizeof s2, lb));
+        }
+        out[d] = x == 1 ? y : x;
+    }
+    if (r != 2)
+        return gn__kctx_fail(c, GN_ERR_GRAPH,
+                             "logits and labels must be either 2-dimensional, or broadcasted to be 2-dimensional");
+    xent_in a = {.lg = lg, .lb = lb, .B = out[0], .C = out[1]};
+    /* strides of a rank <= 2 input in the [B, C] frame: 0 along a missing or size-1 dim */
+    int64_t *st[2][2] = {{&a.xs0, &a.xs1}, {&a.ls0, &a.ls1}};
+    const gn__tensor *t2[2] = {lg, lb};
+    for (int k = 0; k < 2; k++) {
+        const gn__tensor *t = t2[k];
+        int64_t d0 = t->rank == 2 ? t->dims[0] : 1, d1 = t->rank >= 1 ? t->dims[t->rank - 1] : 1;
+        *st[k][0] = d0 == 1 ? 0 : d1;
+        *st[k][1] = d1 == 1 ? 0 : 1;
+    }
+    return xent_run(c, &a);
+}
+
+gn_status gn__km_SparseSoftmaxCrossEntropyWithLogits(gn__kctx *c)
+{
+    GN_TRY(gn__km_need_inputs(c, 2));
+    const gn__tensor *lg = &c->in[0], *lb = &c->in[1];
+    char s1[64], s2[64];
+    if (lg->dtype != GN_DT_F32 && lg->dtype != GN_DT_F64) return gn__km_bad_dtype(c, lg->dtype);
+    if (lb->dtype != GN_DT_I32 && lb->dtype != GN_DT_I64)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "labels must be int32 or int64, not %s", gn__dtype_name(lb->dtype));
+    if (lg->rank != 2)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "logits must be 2-D, but got shape %s", tshape(s1, sizeof s1, lg));
+    if (lb->rank != 1)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "labels must be 1-D, but got shape %s", tshape(s1, sizeof s1, lb));
+    if (lg->dims[0] != lb->dims[0])
+        return gn__kctx_fail(c, GN_ERR_GRAPH,
+                             "logits and labels must have the same first dimension, got logits shape %s and labels shape %s",
+                             tshape(s1, sizeof s1, lg), tshape(s2, sizeof s2, lb));
+    if (lg->dims[1] <= 0)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "Must have at least one class, but got logits shape %s",
+                             tshape(s1, sizeof s1, lg));
+    /* CheckInvalidLabelIndex: the smallest label if it is negative, else the largest */
+    int64_t n = lb->dims[0], lo = 0, hi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = gn__km_int_at(lb, i);
+        if (i == 0 || v < lo) lo = v;
+        if (i == 0 || v > hi) hi = v;
+    }
+    if (n && (lo < 0 || hi >= lg->dims[1])) {
+        char vals[512];
+        size_t at = 0;
+        for (int64_t i = 0; i < n && at < sizeof vals; i++)
+            at += (size_t)snprintf(vals + at, sizeof vals - at, "%s%lld", i ? " " : "", (long long)gn__km_int_at(lb, i));
+        return gn__kctx_fail(c, GN_ERR_GRAPH,
+                             "Received a label value of %lld which is outside the valid range of [0, %lld).  Label values: %s",
+                             (long long)(lo < 0 ? lo : hi), (long long)lg->dims[1], vals);
+    }
+    xent_in a = {.lg = lg, .lb = lb, .B = lg->dims[0], .C = lg->dims[1], .xs0 = lg->dims[1], .xs1 = 1, .sparse = true};
+    return xent_run(c, &a);
+}
 
 /* ---- Cumsum / Cumprod ------------------------------------------------------------------------------------- */
 #define SCAN_LOOP(NAME, T, TA, OPADD, OPMUL)                                                            \
