@@ -517,6 +517,12 @@ static void test_optimize_verify_tol(void **state)
                      0);
     expect_has(out, "ok: 1 of 1 fetches match");
     free(out);
+    /* or from a file, as --feed NAME=FILE.npy */
+    assert_int_equal(gn_test_sh(&out, "'%s' optimize '%s' -o '%s' --feed 'Mfcc=%s' --fetch labels_softmax --verify",
+                                GN_CLI_PATH, DS_CNN, tmp("ds_cut.pb"), DS_CNN_MFCC),
+                     0);
+    expect_has(out, "ok: 1 of 1 fetches match");
+    free(out);
     /* float32 throughout: verify's own default */
     assert_int_equal(gn_test_sh(&out, "'%s' optimize '%s' -o '%s' --verify", GN_CLI_PATH, tmp("convt.pbtxt"),
                                 tmp("convt.pb")),

@@ -82,6 +82,10 @@ typedef struct opt_args {
     const char *tol;   /* --tol, for --verify */
     const char **fetches, **feeds;
     int n_fetches, n_feeds;
+    /* --feed NAME=FILE.npy: the file, for --verify (NULL for a bare NAME), by
+     * the index of the feed among the first n_user_feeds */
+    const char **feed_files;
+    int n_user_feeds;
     int verify, list, checked;
     /* a SavedModel input's signature arguments as "key=tensor", for the
      * SavedModel written: its signature keeps the input's keys */
@@ -94,7 +98,8 @@ static int parse_args(int argc, char **argv, opt_args *a)
 {
     a->fetches = calloc((size_t)argc, sizeof *a->fetches);
     a->feeds = calloc((size_t)argc, sizeof *a->feeds);
-    if (!a->fetches || !a->feeds) return 1;
+    a->feed_files = calloc((size_t)argc, sizeof *a->feed_files);
+    if (!a->fetches || !a->feeds || !a->feed_files) return 1;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
 #define NEED_VALUE                                                                   \
@@ -109,7 +114,16 @@ static int parse_args(int argc, char **argv, opt_args *a)
         } else if (strcmp(s, "--fetch") == 0) {
             NEED_VALUE a->fetches[a->n_fetches++] = argv[++i];
         } else if (strcmp(s, "--feed") == 0) {
-            NEED_VALUE a->feeds[a->n_feeds++] = argv[++i];
+            NEED_VALUE;
+            char *v = argv[++i], *eq = strchr(v, '=');
+            if (eq && (eq == v || !eq[1])) {
+                fprintf(stderr, "grapnel optimize: --feed '%s': expected NAME or NAME=FILE.npy\n%s", v, optimize_usage);
+                return EXIT_USAGE;
+            }
+            if (eq) *eq = '\0';   /* the name is what is optimized as fed; the file is --verify's */
+            a->feed_files[a->n_feeds] = eq ? eq + 1 : NULL;
+            a->feeds[a->n_feeds++] = v;
+            a->n_user_feeds = a->n_feeds;
         } else if (strcmp(s, "--report") == 0) {
             NEED_VALUE a->report = argv[++i];
             if (strcmp(a->report, "text") != 0 && strcmp(a->report, "json") != 0 && strcmp(a->report, "html") != 0) {
@@ -483,16 +497,25 @@ int gn_cli_optimize(int argc, char **argv)
             vargv[k++] = "--fetch";
             vargv[k++] = (char *)a.fetches[i];
         }
-        /* the tensors optimized as fed: fed random data there (the graph cut as optimized) */
-        for (int i = 0; i < a.n_feeds; i++) {
+        /* the tensors optimized as fed: fed there (the graph cut as optimized), from
+         * the file given as --feed NAME=FILE.npy, else random values */
+        char **feed_args = calloc((size_t)a.n_feeds + 1, sizeof *feed_args);
+        for (int i = 0; feed_args && i < a.n_feeds; i++) {
+            const char *file = i < a.n_user_feeds ? a.feed_files[i] : NULL;
+            size_t n = strlen(a.feeds[i]) + (file ? strlen(file) + 2 : 1);
+            if (!(feed_args[i] = malloc(n))) break;
+            if (file) snprintf(feed_args[i], n, "%s=%s", a.feeds[i], file);
+            else snprintf(feed_args[i], n, "%s", a.feeds[i]);
             vargv[k++] = "--feed";
-            vargv[k++] = (char *)a.feeds[i];
+            vargv[k++] = feed_args[i];
         }
         if (a.tol) {
             vargv[k++] = "--tol";
             vargv[k++] = (char *)a.tol;
         }
-        rc = gn_cli_verify(k, vargv) ? 1 : 0;
+        rc = feed_args && (a.n_feeds == 0 || feed_args[a.n_feeds - 1]) ? (gn_cli_verify(k, vargv) ? 1 : 0) : 1;
+        for (int i = 0; feed_args && i < a.n_feeds; i++) free(feed_args[i]);
+        free(feed_args);
         free(vargv);
     }
 out:
@@ -501,6 +524,7 @@ out:
     free(sig_names);
     free(a.fetches);
     free(a.feeds);
+    free(a.feed_files);
     free(a.save_fetches);
     free(a.save_feeds);
     return rc;

@@ -496,14 +496,15 @@ static const command commands[] = {
      "  --json                 one JSON document: the options and each fetch's errors (docs/cli_json.md)\n",
      cmd_verify},
     {"optimize", "rewrite a model with the optimizer passes (Grappler's pipeline)",
-     "usage: grapnel optimize IN -o OUT [--options TEXT|@FILE] [--fetch NAME ...] [--feed NAME ...]\n"
+     "usage: grapnel optimize IN -o OUT [--options TEXT|@FILE] [--fetch NAME ...] [--feed NAME[=F.npy] ...]\n"
      "                        [--report text|json|html] [--report-file FILE] [--dump-dir DIR] [--verify [--tol X]]\n"
      "       grapnel optimize --list-passes\n"
      "  --options TEXT|@FILE  TensorFlow's optimizer dictionary, e.g. \"{'constant_folding': True}\",\n"
      "                        or key=value,...; @FILE: that text or a RewriterConfig (binary or text).\n"
      "                        GRAPNEL_OPTIONS in the environment is applied first\n"
      "  --fetch NAME          a tensor that must be computed (preserved); repeatable\n"
-     "  --feed NAME           a tensor supplied at run time (preserved); repeatable\n"
+     "  --feed NAME[=FILE.npy]  a tensor supplied at run time (preserved); repeatable; --verify\n"
+     "                        feeds it from FILE (random values without one)\n"
      "  --report text|json    print the report (to --report-file FILE when given); the JSON report\n"
      "                        carries schema, command and the options in force (docs/cli_json.md)\n"
      "  --report html         with --report-file FILE.html: one self-contained page, the graph before\n"
