@@ -119,6 +119,16 @@ void gn__arena_free(gn__arena *a)
     a->used = a->reserved = 0;
 }
 
+bool gn__arena_holds(const gn__arena *a, const void *p, size_t n)
+{
+    uintptr_t lo = (uintptr_t)p;
+    for (const gn__arena_block *b = a->head; b; b = b->next) {
+        uintptr_t d = (uintptr_t)b->data;
+        if (lo >= d && lo - d <= b->size && n <= b->size - (lo - d)) return true;
+    }
+    return false;
+}
+
 static void *arena_alloc(gn__arena *a, size_t bytes, size_t align)
 {
     if (align < 1) align = 1;

@@ -67,6 +67,8 @@ void *gn__arena_zalloc(gn__arena *a, size_t bytes, size_t align);
 char *gn__arena_strndup(gn__arena *a, const char *s, size_t n);
 char *gn__arena_strdup(gn__arena *a, const char *s);
 void *gn__arena_memdup(gn__arena *a, const void *p, size_t n);
+/* Does [p, p + n) lie inside one of a's blocks? */
+bool gn__arena_holds(const gn__arena *a, const void *p, size_t n);
 /* A ProtobufCAllocator whose alloc bumps the arena and whose free is a no-op. */
 void gn__arena_pb_allocator(gn__arena *a, ProtobufCAllocator *out);
 

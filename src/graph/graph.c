@@ -179,6 +179,14 @@ void gn__graph_drop_blob(gn_graph *g, gn__blob *b)
         }
 }
 
+uint32_t gn__graph_bytes_holders(const gn_graph *g, const void *p, size_t n)
+{
+    for (uint32_t i = 0; i < g->n_blobs; i++)
+        if (gn__arena_holds(&g->blobs[i]->arena, p, n))
+            return atomic_load_explicit(&g->blobs[i]->refs, memory_order_acquire);
+    return 0;
+}
+
 void *gn__graph_value_alloc(gn_graph *g, size_t bytes)
 {
     return gn__arena_alloc(&g->own->arena, bytes ? bytes : 1, _Alignof(max_align_t));

@@ -231,6 +231,10 @@ gn_graph *gn__graph_new(gn__graph_kind kind);        /* NULL on OOM */
 gn_status gn__graph_adopt_blob(gn_graph *g, gn__blob *b);
 /* Drops the graph's reference to b (nothing of the graph may point into it any more). */
 void gn__graph_drop_blob(gn_graph *g, gn__blob *b);
+/* How many holders the blob of g that holds the bytes [p, p + n) has (g,
+ * its clones and snapshots, function bodies that share it); 0 when no blob
+ * of g holds them. 1: g alone, and g may write them. */
+uint32_t gn__graph_bytes_holders(const gn_graph *g, const void *p, size_t n);
 /* Allocates in the graph's own value blob (for new attr values / tensors). */
 void *gn__graph_value_alloc(gn_graph *g, size_t bytes);
 ProtobufCAllocator *gn__graph_value_allocator(gn_graph *g);

@@ -358,6 +358,8 @@ typedef struct snapshot {
     bool cur;
     redo redo[REDO_MAX];
     uint32_t n_redo;
+    bool given_up;      /* the running pass gave the copy up (gn__pass_claim_bytes): a copy
+                           there now is of the item partway through that pass */
 } snapshot;
 
 static void snapshot_drop(snapshot *b)
@@ -367,11 +369,39 @@ static void snapshot_drop(snapshot *b)
     b->n_redo = 0;
 }
 
+/* The pass's hooks on the copy (gn__pass_snapshot, optimizer/pass.h). */
+static bool snap_holds(void *user, const void *p, size_t n)
+{
+    const snapshot *b = user;
+    return b->g && gn__graph_bytes_holders(b->g, p, n) == 2;
+}
+
+static void snap_give_up(void *user)
+{
+    snapshot *b = user;
+    snapshot_drop(b);
+    b->given_up = true;
+}
+
+static bool snap_again(void *user, const gn_graph *g)
+{
+    snapshot *b = user;
+    if (b->g) return true;
+    gn_graph *copy = NULL;
+    if (clone_item(g, &copy) != GN_OK) {
+        gn_graph_free(copy);
+        return false;
+    }
+    b->g = copy;
+    b->n_redo = 0;
+    return true;
+}
+
 /* One pass over the item, as the driver runs it: the pass, compaction, the
  * checked-mode validation, and the shape table dropped after a change. */
-static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, const char *item_name,
-                           const char *pass_name, int32_t toggle, gn__pass_fn fn, const gn_custom_pass *custom,
-                           uint32_t it, gn__err *perr, bool *changed)
+static gn_status exec_pass(run_state *st, gn_graph *item, snapshot *backup, gn_report *report,
+                           const char *item_name, const char *pass_name, int32_t toggle, gn__pass_fn fn,
+                           const gn_custom_pass *custom, uint32_t it, gn__err *perr, bool *changed)
 {
     gn_status s;
     *changed = false;
@@ -408,6 +438,8 @@ static gn_status exec_pass(run_state *st, gn_graph *item, gn_report *report, con
         c.deadline_us = st->deadline;
         c.err = perr;
         c.guard = &guard;
+        gn__pass_snapshot hooks = {backup, snap_holds, snap_give_up, snap_again};
+        c.snapshot = st->o->checked || !backup ? NULL : &hooks;
         if (st->p && item == st->top) {
             c.fetches = st->p->fetches;
             c.n_fetches = st->p->n_fetches;
@@ -491,7 +523,7 @@ static void roll_back(run_state *st, gn_graph *item, snapshot *backup, const cha
             bool ch = false;
             failed = r->name;
             if (r->marked) s = mark_preserved(st, item);
-            if (s == GN_OK) s = exec_pass(st, item, scratch, item_name, r->name, r->toggle, r->fn, NULL, r->it, &perr, &ch);
+            if (s == GN_OK) s = exec_pass(st, item, NULL, scratch, item_name, r->name, r->toggle, r->fn, NULL, r->it, &perr, &ch);
             if (ch || s != GN_OK) gn__attachment_drop(&item->shapes);
         }
         /* the marks the failed pass started from */
@@ -543,12 +575,22 @@ static gn_status run_one(run_state *st, gn_graph *item, snapshot *backup, const 
     gn__err perr;
     gn__err_clear(&perr);
     int64_t t0 = gn__now_us(), c0 = cpu_now_us();
-    s = exec_pass(st, item, st->r, item_name, pass_name, toggle, fn, custom, it, &perr, changed);
+    backup->given_up = false;
+    s = exec_pass(st, item, backup, st->r, item_name, pass_name, toggle, fn, custom, it, &perr, changed);
     bool guard = st->guard_hit;
     int64_t dt = gn__now_us() - t0, dc = cpu_now_us() - c0;
     bool rolled = false;
-    if (s != GN_OK) {
-        if (!perr.msg[0]) gn__fail(&perr, s, "%s", item->err.msg[0] ? item->err.msg : gn_status_str(s));
+    /* a pass that wrote over bytes the copy shared goes back, when it fails,
+     * to the copy it took after its last such write (gn__pass_snapshot_again),
+     * partway through it; without one, its failure fails the run */
+    bool stuck = s != GN_OK && backup->given_up && !backup->g;
+    if (s != GN_OK && !perr.msg[0]) gn__fail(&perr, s, "%s", item->err.msg[0] ? item->err.msg : gn_status_str(s));
+    if (stuck) backup->cur = false;
+    if (s != GN_OK && backup->given_up && backup->g)
+        report_note(st->r, "%s: pass '%s' failed after writing constants in place: the graph is as the pass left it "
+                    "after its last such write",
+                    item_name, pass_name);
+    if (s != GN_OK && !stuck) {
         roll_back(st, item, backup, item_name, pass_name, marked);
         rolled = true;
         *rolled_back = true;
@@ -558,12 +600,13 @@ static gn_status run_one(run_state *st, gn_graph *item, snapshot *backup, const 
     }
     /* a pass that edited the node arrays itself may have left the inferred
      * shapes behind; only an unchanged graph keeps them */
-    if (*changed || rolled) gn__attachment_drop(&item->shapes);
+    if (*changed || rolled || stuck) gn__attachment_drop(&item->shapes);
     /* a built-in pass that says it changed nothing left the counts as they
      * were (callers' passes are counted) */
     uint32_t na = nb;
     uint64_t ea = eb;
     if (!fn || *changed || rolled) count_both(item, &na, &ea);
+    if (!rolled && backup->given_up) snapshot_drop(backup); /* a copy from partway through the pass */
     if (!rolled) {
         if (*changed || na != backup->nodes || ea != backup->edges) backup->cur = false;
         if (backup->g && (backup->n_redo || !backup->cur)) {
@@ -589,6 +632,10 @@ static gn_status run_one(run_state *st, gn_graph *item, snapshot *backup, const 
         e->rolled_back = rolled;
         e->message = s != GN_OK ? dupstr(perr.msg) : NULL;
     }
+    if (stuck)
+        return gn__fail(st->err, s,
+                        "pass '%s' failed on %s after writing constants in place, so it cannot be rolled back: %s",
+                        pass_name, item_name, perr.msg);
     if (s != GN_OK && (st->o->fail_on_optimizer_errors || guard))
         return gn__fail(st->err, s, "pass '%s' failed on %s: %s", pass_name, item_name, perr.msg);
     return GN_OK;

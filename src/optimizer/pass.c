@@ -18,6 +18,23 @@ int64_t gn__now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+bool gn__pass_may_claim_bytes(const gn__pass_ctx *c, const gn_graph *g, const void *p, size_t n)
+{
+    uint32_t holders = gn__graph_bytes_holders(g, p, n);
+    /* the copy is the one other holder: it shares the blob, which has two */
+    return holders == 1 || (holders == 2 && c->snapshot && c->snapshot->holds(c->snapshot->user, p, n));
+}
+
+void gn__pass_claim_bytes(gn__pass_ctx *c)
+{
+    if (c->snapshot) c->snapshot->give_up(c->snapshot->user);
+}
+
+bool gn__pass_snapshot_again(gn__pass_ctx *c, const gn_graph *g)
+{
+    return !c->snapshot || c->snapshot->again(c->snapshot->user, g);
+}
+
 bool gn__pass_deadline_passed(const gn__pass_ctx *c)
 {
     gn__pass_guard *gd = c->guard;

@@ -49,7 +49,22 @@ typedef struct gn__pass_ctx {
      * given (auto_parallel needs them, as Grappler's item.fetch). */
     const char *const *fetches;
     size_t n_fetches;
+    /* The meta-optimizer's copy of the graph from before the pass (for
+     * rollback), which gn__pass_claim_bytes may give up; NULL when there is
+     * none to give up (checked mode keeps it; a caller that runs the pass
+     * alone has none). */
+    const struct gn__pass_snapshot *snapshot;
 } gn__pass_ctx;
+
+/* The meta-optimizer's hooks on its copy (see gn__pass_may_claim_bytes):
+ * holds: the copy holds the blob of [p, p + n); give_up: frees it; again:
+ * takes a new copy of g (false: out of memory). */
+typedef struct gn__pass_snapshot {
+    void *user;
+    bool (*holds)(void *user, const void *p, size_t n);
+    void (*give_up)(void *user);
+    bool (*again)(void *user, const gn_graph *g);
+} gn__pass_snapshot;
 
 /* The optimizer's guard on one pass run: gn__pass_deadline_passed counts its
  * calls (passes make one every few hundred or thousand steps of their work
@@ -69,6 +84,20 @@ void gn__pass_rewrote(gn__pass_ctx *c, const char *pattern, const gn_graph *g, g
     GN__PRINTF(5, 6);
 void gn__pass_refused(gn__pass_ctx *c, const char *pattern, const gn_graph *g, gn_id node, const char *fmt, ...)
     GN__PRINTF(5, 6);
+/* Values written over in place (constant folding's results over their input
+ * Consts' bytes). gn__pass_may_claim_bytes: may the pass write over the bytes
+ * [p, p + n) of a value of g? True when they lie in memory of g that nothing
+ * else holds but, possibly, the meta-optimizer's copy of the graph from before
+ * the pass (its snapshot for rollback): no clone, no function body. The caller
+ * also makes sure that nothing in g points at them but the value it rewrites.
+ * Then, with every fallible step done, gn__pass_claim_bytes gives the copy up
+ * (no failure possible), the pass writes, and gn__pass_snapshot_again takes a
+ * copy of g as it is now, which a failure later in the pass goes back to
+ * (false, out of memory: the pass stops, leaving the graph as it is). Checked
+ * mode keeps its copy: nothing may be claimed that it holds. */
+bool gn__pass_may_claim_bytes(const gn__pass_ctx *c, const gn_graph *g, const void *p, size_t n);
+void gn__pass_claim_bytes(gn__pass_ctx *c);
+bool gn__pass_snapshot_again(gn__pass_ctx *c, const gn_graph *g);
 /* True once the time budget or the guard's step budget is spent (passes check
  * it at loop heads and stop cleanly, leaving a valid graph). */
 bool gn__pass_deadline_passed(const gn__pass_ctx *c);

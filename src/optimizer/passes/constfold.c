@@ -145,6 +145,7 @@ gn_status gn__pass_constfold(gn__pass_ctx *c, gn_graph *g)
         return GN_OK;
     }
     s.aggressive = c->toggle == GN_TOGGLE_AGGRESSIVE;
+    s.alias_budget = CF_ALIAS_BUDGET;
 
     /* shapes, once: the table is ours from now on (mutations would drop it) */
     gn__err saved = g->err;
@@ -198,7 +199,7 @@ gn_status gn__pass_constfold(gn__pass_ctx *c, gn_graph *g)
         st = drain(&s);
     }
     free(order);
-    if (st == GN_OK && s.has_fetch && s.en[CF_P_DROP]) st = drop_unused(&s);
+    if (st == GN_OK && s.has_fetch && s.en[CF_P_DROP] && !s.no_copy) st = drop_unused(&s);
     if (st != GN_OK && !c->err->msg[0]) gn__fail(c->err, st, "%s", g->err.msg);
     bool stale = g->n_nodes != s.st_nodes || g->n_live != s.st_live;
     for (uint32_t i = 0; !stale && i < s.cap_fl && i < g->n_nodes; i++) stale = (s.fl[i] & CF_STALE) != 0;

@@ -525,6 +525,7 @@ typedef struct cf_out_alloc {
     cf_state *s;
     gn_id id;
     size_t in_bytes;
+    gn__buffer *over;       /* output 0's buffer, given: a result written over an input */
 } cf_out_alloc;
 
 #define CF_GRAPH_OUTPUT_MIN ((size_t)4096)
@@ -570,9 +571,151 @@ static void *graph_output(cf_state *s, size_t bytes)
 
 static void graph_buffer_release(gn__buffer *b) { free(b); }
 
+/* ---- results written over an input --------------------------------------------------
+ * A fold whose result is as large as one of its inputs, that input being the
+ * value of a Const only this node reads, writes the result over that value
+ * instead of into new memory. Inception-V3 multiplies 80 MB of convolution
+ * filters by their batch norms' scales: over the filters, its peak RSS is
+ * about the file's size instead of twice it, and no fresh page is faulted in
+ * for them (bench/SPEED.md). The conditions, each needed:
+ *  - an elementwise float op whose kernel (math_binary.c) computes element k of
+ *    the result from element k of that input (same size: not broadcast) and
+ *    reads it before writing it, and cannot fail once it writes;
+ *  - the Const has one consumer, this node, and is not preserved, and the
+ *    fetches are known: nothing reads its value after the fold. The pass
+ *    drops it at its end (drop_unused), or, when it has control consumers
+ *    (a frozen Keras graph's variable reads drive a NoOp), it has no inputs
+ *    and the dependency pass deletes it (dependency.const_control), as
+ *    Grappler's does; left in the graph, it holds the result, a value that
+ *    only drives control edges;
+ *  - its bytes lie in graph memory that nothing else holds (no clone, no
+ *    function body; the meta-optimizer's copy for rollback is given up and a
+ *    new one taken after the write: gn__pass_may_claim_bytes) and that no
+ *    other value of the graph or
+ *    its function bodies points into, but those of Consts nothing reads
+ *    either (a folded Identity shares its input's bytes: in a frozen Keras
+ *    graph each ReadVariableOp shares its '/resource' Const's). The check
+ *    visits every node; it stops, and nothing is done in place, once
+ *    CF_ALIAS_BUDGET visits are spent in one run of the pass;
+ *  - the result has CF_INPLACE_MIN bytes or more, and CF_INPLACE_PER_NODE
+ *    bytes per node of the graph (the new copy costs the node arrays'). */
+static bool span_overlaps(const void *p, size_t n, uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t a = (uintptr_t)p;
+    return p && n && a < hi && (a >= lo || lo - a < n); /* a < hi and a + n > lo */
+}
+
+static bool tensor_overlaps(const Tensorflow__TensorProto *t, uintptr_t lo, uintptr_t hi, int depth)
+{
+    if (!t) return false;
+    if (depth > 8) return true; /* nested too deep to look: assume it does */
+    if (span_overlaps(t->tensor_content.data, t->tensor_content.len, lo, hi) ||
+        span_overlaps(t->half_val, t->n_half_val * sizeof *t->half_val, lo, hi) ||
+        span_overlaps(t->float_val, t->n_float_val * sizeof *t->float_val, lo, hi) ||
+        span_overlaps(t->double_val, t->n_double_val * sizeof *t->double_val, lo, hi) ||
+        span_overlaps(t->int_val, t->n_int_val * sizeof *t->int_val, lo, hi) ||
+        span_overlaps(t->int64_val, t->n_int64_val * sizeof *t->int64_val, lo, hi) ||
+        span_overlaps(t->uint32_val, t->n_uint32_val * sizeof *t->uint32_val, lo, hi) ||
+        span_overlaps(t->uint64_val, t->n_uint64_val * sizeof *t->uint64_val, lo, hi) ||
+        span_overlaps(t->bool_val, t->n_bool_val * sizeof *t->bool_val, lo, hi) ||
+        span_overlaps(t->scomplex_val, t->n_scomplex_val * sizeof *t->scomplex_val, lo, hi) ||
+        span_overlaps(t->dcomplex_val, t->n_dcomplex_val * sizeof *t->dcomplex_val, lo, hi) ||
+        span_overlaps(t->float8_val.data, t->float8_val.len, lo, hi))
+        return true;
+    for (size_t i = 0; i < t->n_string_val; i++)
+        if (span_overlaps(t->string_val[i].data, t->string_val[i].len, lo, hi)) return true;
+    for (size_t i = 0; i < t->n_variant_val; i++) {
+        const Tensorflow__VariantTensorDataProto *v = t->variant_val[i];
+        if (!v) continue;
+        if (span_overlaps(v->metadata.data, v->metadata.len, lo, hi)) return true;
+        for (size_t k = 0; k < v->n_tensors; k++)
+            if (tensor_overlaps(v->tensors[k], lo, hi, depth + 1)) return true;
+    }
+    return false;
+}
+
+static bool attr_overlaps(const Tensorflow__AttrValue *v, uintptr_t lo, uintptr_t hi)
+{
+    if (!v) return false;
+    switch (v->value_case) {
+    case TENSORFLOW__ATTR_VALUE__VALUE_TENSOR:
+        return tensor_overlaps(v->tensor, lo, hi, 0);
+    case TENSORFLOW__ATTR_VALUE__VALUE_S:
+        return span_overlaps(v->s.data, v->s.len, lo, hi);
+    case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
+        if (!v->list) return false;
+        for (size_t i = 0; i < v->list->n_tensor; i++)
+            if (tensor_overlaps(v->list->tensor[i], lo, hi, 0)) return true;
+        for (size_t i = 0; i < v->list->n_s; i++)
+            if (span_overlaps(v->list->s[i].data, v->list->s[i].len, lo, hi)) return true;
+        return false;
+    default:
+        return false;
+    }
+}
+
+/* A Const of the pass's graph whose value nothing reads: not preserved (the
+ * fetches are known), no data consumer, and no control consumer unless it has
+ * no inputs (see above). */
+static bool const_unread(cf_state *s, gn_id id)
+{
+    const gn__node *n = gn__node_at(s->g, id);
+    return n->n_use == 0 && (!n->n_cuse || (!n->n_in && !n->n_ctrl)) &&
+           !(n->flags & (GN__NODE_PRESERVE | GN__NODE_FN_ARG | GN__NODE_FN_RET)) && gn__cf_really_const(s, id);
+}
+
+/* Does a value of a live node of g point into [lo, hi), other than those of
+ * `except` and of the Consts of the pass's graph nothing reads (a folded
+ * Identity shares its input Const's bytes, and that input is then unread)?
+ * Spends the budget; true (assume so) once it is spent. */
+static bool graph_points_into(cf_state *s, const gn_graph *g, gn_id except, uintptr_t lo, uintptr_t hi)
+{
+    if (s->alias_budget < g->n_nodes) {
+        s->alias_budget = 0;
+        return true;
+    }
+    s->alias_budget -= g->n_nodes;
+    for (gn_id i = 0; i < g->n_nodes; i++) {
+        const gn__node *n = gn__node_at(g, i);
+        if ((n->flags & GN__NODE_DEAD) || (g == s->g && i == except)) continue;
+        for (uint32_t k = 0; k < n->n_attr; k++)
+            if (attr_overlaps(n->attr[k].value, lo, hi) && !(g == s->g && const_unread(s, i))) return true;
+    }
+    return false;
+}
+
+static bool bytes_unshared(cf_state *s, gn_id except, const void *p, size_t n)
+{
+    uintptr_t lo = (uintptr_t)p, hi = lo + n;
+    const gn_graph *top = s->c->lib ? s->c->lib : s->g;
+    bool seen = s->g == top;
+    if (graph_points_into(s, top, except, lo, hi)) return false;
+    for (uint32_t f = 0; f < top->n_fns; f++) {
+        const gn_graph *body = top->fns[f].body;
+        seen |= body == s->g;
+        if (body && graph_points_into(s, body, except, lo, hi)) return false;
+    }
+    return seen || !graph_points_into(s, s->g, except, lo, hi);
+}
+
+static bool inplace_op(const char *op)
+{
+    static const char *const ops[] = {"Mul", "Add", "AddV2", "Sub", "RealDiv", "Maximum", "Minimum"};
+    for (size_t i = 0; i < GN__ARRAY_LEN(ops); i++)
+        if (!strcmp(op, ops[i])) return true;
+    return false;
+}
+
 static gn__buffer *alloc_output(void *user, uint32_t k, size_t bytes)
 {
-    const cf_out_alloc *a = user;
+    cf_out_alloc *a = user;
+    if (a->over) {
+        gn__buffer *b = a->over;
+        a->over = NULL;
+        if (k == 0 && bytes == b->size) return b; /* sized beforehand: always */
+        graph_buffer_release(b);
+        return NULL;
+    }
     int32_t dt = gn__cf_out_info(a->s, a->id, k).dtype;
     int t = 0;
     if (!dt && gn__node_num_outputs(a->s->g, a->id) == 1 && gn__attr_get_type(a->s->g, a->id, "T", &t))
@@ -611,6 +754,130 @@ static bool borrows_input(const gn__tensor *t, const gn__tensor *in, uint32_t ni
             return true;
     }
     return false;
+}
+
+/* Runs node id's kernel on in, out[0..nout) receiving the results, each
+ * allocated by alloc_output with a. */
+static gn_status run_kernel(cf_state *s, gn_id id, gn__kernel_fn fn, gn__tensor *in, uint32_t nin, gn__tensor *out,
+                            uint32_t nout, cf_out_alloc *a, gn__err *e)
+{
+    gn__kctx kc;
+    memset(&kc, 0, sizeof kc);
+    kc.g = s->g;
+    kc.node = id;
+    kc.n_in = nin;
+    kc.in = in;
+    kc.n_out = nout;
+    kc.out = out;
+    /* no BLAS, fixed-order gemms; transcendentals as the CPU backend computes them */
+    kc.flags = GN__K_REFERENCE;
+    kc.err = e;
+    /* no output past what the size check below would keep: a Fill, Tile or
+     * Range asking for terabytes fails here without allocating */
+    kc.max_output_bytes = a->in_bytes > SIZE_MAX - CF_MAX_CONSTANT_SIZE ? SIZE_MAX : a->in_bytes + CF_MAX_CONSTANT_SIZE;
+    kc.alloc = alloc_output;
+    kc.alloc_user = a;
+    gn__err_clear(e);
+    return fn(&kc);
+}
+
+/* The dims two shapes broadcast to, and their rank; -1 when they do not. */
+static int32_t broadcast_dims(const gn__tensor *a, const gn__tensor *b, int64_t *dims)
+{
+    int32_t r = a->rank > b->rank ? a->rank : b->rank;
+    if (a->rank < 0 || b->rank < 0 || r > GN__MAX_DIMS) return -1;
+    for (int32_t i = 0; i < r; i++) {
+        int32_t ia = a->rank - r + i, ib = b->rank - r + i;
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1) return -1;
+        dims[i] = da == 1 ? db : da;
+    }
+    return r;
+}
+
+/* Folds node id with its result written over one of its inputs when the
+ * conditions above hold (*over: done), in an order that leaves the graph
+ * valid and its values right whatever fails: first every step that can fail
+ * (the result's encoding, pointing at the input's bytes; the node made a
+ * Const of it, its value still the input's), then the copy for rollback
+ * given up and the kernel run (neither can fail: the operands' dtypes and
+ * shapes are checked here, the output buffer is given), then the encoding's
+ * element count set from the values and a new copy taken (without one, out
+ * of memory, the pass stops there). */
+static gn_status fold_in_place(cf_state *s, gn_id id, gn__kernel_fn fn, gn__tensor *in, uint32_t nin, bool *over)
+{
+    *over = false;
+    gn_graph *g = s->g;
+    if (nin != 2 || s->no_copy || !s->has_fetch || !s->en[CF_P_DROP] || !s->alias_budget ||
+        gn__node_num_outputs(g, id) != 1 || !inplace_op(gn__node_op(g, id)))
+        return GN_OK;
+    int32_t dt = in[0].dtype;
+    if (in[1].dtype != dt || (dt != DT(FLOAT) && dt != DT(DOUBLE))) return GN_OK;
+    int64_t dims[GN__MAX_DIMS];
+    int32_t rank = broadcast_dims(&in[0], &in[1], dims);
+    if (rank < 0) return GN_OK;
+    int64_t numel = 1;
+    for (int32_t i = 0; i < rank; i++) {
+        if (dims[i] > 0 && numel > INT32_MAX / dims[i]) return GN_OK;
+        numel *= dims[i];
+    }
+    size_t esz = gn__dtype_size(dt);
+    /* each write costs a copy of the graph's node arrays: worth it for a
+     * result of CF_INPLACE_PER_NODE bytes a node or more */
+    if (numel <= 4 || numel >= INT32_MAX || (size_t)numel * esz < CF_INPLACE_MIN ||
+        (size_t)numel * esz / CF_INPLACE_PER_NODE < g->n_nodes)
+        return GN_OK;
+    size_t bytes = (size_t)numel * esz;
+    const gn__node *n = gn__node_at(g, id);
+    for (uint32_t i = 0; i < 2; i++) {
+        const gn__tensor *t = &in[i];
+        /* the result's size: this operand is not broadcast */
+        if (t->buf || !t->data || t->nbytes != bytes || (uintptr_t)t->data % esz) continue;
+        gn_id p = n->in[i].node;
+        const gn__node *pn = gn__node_at(g, p);
+        if (pn->n_use != 1 || (pn->n_cuse && (pn->n_in || pn->n_ctrl)) ||
+            (pn->flags & (GN__NODE_PRESERVE | GN__NODE_FN_ARG | GN__NODE_FN_RET)) || !gn__cf_really_const(s, p))
+            continue;
+        if (!bytes_unshared(s, p, t->data, bytes) || !gn__pass_may_claim_bytes(s->c, g, t->data, bytes)) continue;
+        Tensorflow__TensorProto *proto = gn__cf_encode_view(s, dt, rank, dims, t->data, numel);
+        gn__buffer *b = proto ? malloc(sizeof *b) : NULL;
+        if (!b) return nomem(s);
+        b->data = t->data;
+        b->refs = 1;
+        b->flags = 0;
+        b->size = bytes;
+        b->release = graph_buffer_release;
+        b->owner = NULL;
+        gn_status st = const_in_place(s, id, dt, proto);
+        if (st != GN_OK) {
+            free(b);
+            return st;
+        }
+        /* nothing below fails (the kernel reads no attr of these ops: the
+         * node is a Const by now) */
+        gn__pass_claim_bytes(s->c);
+        gn__tensor out;
+        memset(&out, 0, sizeof out);
+        cf_out_alloc oa = {s, id, SIZE_MAX, b};
+        gn__err e;
+        st = run_kernel(s, id, fn, in, nin, &out, 1, &oa, &e);
+        gn__tensor_release(&out);
+        if (oa.over) graph_buffer_release(oa.over);
+        if (st != GN_OK) /* not reached: the checks above are the kernel's */
+            return gn__fail(s->c->err, GN_ERR_INTERNAL, "%s: folding in place: %s", gn__node_name(g, id), e.msg);
+        gn__cf_encode_view_finish(proto);
+        if (!gn__pass_snapshot_again(s->c, g)) {
+            /* a failure from here on could not be rolled back: stop, the
+             * graph as it is (valid, its values right) */
+            s->no_copy = true;
+            s->max_steps = s->steps;
+        }
+        gn__cf_rewrote(s, CF_P_FOLD, id, "folded into a Const");
+        gn__cf_enqueue_consumers(s, id);
+        *over = true;
+        return GN_OK;
+    }
+    return GN_OK;
 }
 
 static gn_status evaluate(cf_state *s, gn_id id, bool *done)
@@ -673,7 +940,7 @@ static gn_status evaluate(cf_state *s, gn_id id, bool *done)
     bool forwards = opi >= 0 && (gn__op_at((uint32_t)opi)->traits & GN__T_IDENTITY_LIKE) && nout == 1;
     for (uint32_t i = 0; i < nin && !why; i++) {
         const Tensorflow__TensorProto *p = gn__cf_const_value(s, gn__node_at(g, id)->in[i].node);
-        cf_out_alloc fa = {s, id, SIZE_MAX};
+        cf_out_alloc fa = {s, id, SIZE_MAX, NULL};
         if (!p) {
             why = "an input constant has no value";
         } else if ((forwards && i == 0 ? gn__tensor_view_proto_alloc(p, alloc_output, &fa, &in[i], &e)
@@ -685,25 +952,20 @@ static gn_status evaluate(cf_state *s, gn_id id, bool *done)
         }
     }
     if (!why) {
-        gn__kctx kc;
-        memset(&kc, 0, sizeof kc);
-        kc.g = g;
-        kc.node = id;
-        kc.n_in = nin;
-        kc.in = in;
-        kc.n_out = (uint32_t)nout;
-        kc.out = out;
-        /* no BLAS, fixed-order gemms; transcendentals as the CPU backend computes them */
-        kc.flags = GN__K_REFERENCE;
-        kc.err = &e;
-        /* no output past what the size check below would keep: a Fill, Tile or
-         * Range asking for terabytes fails here without allocating */
-        kc.max_output_bytes = in_bytes > SIZE_MAX - CF_MAX_CONSTANT_SIZE ? SIZE_MAX : in_bytes + CF_MAX_CONSTANT_SIZE;
-        cf_out_alloc oa = {s, id, in_bytes};
-        kc.alloc = alloc_output;
-        kc.alloc_user = &oa;
-        gn__err_clear(&e);
-        gn_status ks = fn(&kc);
+        bool over = false;
+        st = fold_in_place(s, id, fn, in, nin, &over);
+        if (st != GN_OK || over) {
+            release_all(in, nin);
+            free(in);
+            free(out);
+            free(protos);
+            if (over) *done = true;
+            return st;
+        }
+    }
+    if (!why) {
+        cf_out_alloc oa = {s, id, in_bytes, NULL};
+        gn_status ks = run_kernel(s, id, fn, in, nin, out, (uint32_t)nout, &oa, &e);
         if (ks == GN_ERR_NOMEM) st = gn__fail(s->c->err, ks, "%s", e.msg);
         else if (ks == GN_ERR_LIMIT) {
             snprintf(whybuf, sizeof whybuf, "its size would be too large: %.500s", e.msg);

@@ -128,6 +128,9 @@ typedef struct cf_state {
     char *slab;                 /* graph memory that fold results are carved from */
     size_t slab_left;
     size_t out_bytes;           /* fold results put in graph memory so far */
+    uint64_t alias_budget;      /* node visits left to in-place checks (constfold_fold.c) */
+    bool no_copy;               /* no copy to roll back to after a result written over its
+                                   input (out of memory): the pass stops where it is */
 } cf_state;
 
 /* ---- constfold_util.c: bookkeeping ----------------------------------------------- */
@@ -185,6 +188,15 @@ gn_status gn__cf_encode(cf_state *s, const gn__tensor *t, Tensorflow__TensorProt
  * instead of copying them (the same encoded bytes either way). */
 gn_status gn__cf_encode_shared(cf_state *s, const gn__tensor *t, bool share, Tensorflow__TensorProto **out,
                                size_t *encoded);
+
+/* The encoding gn__cf_encode_shared gives a float or double result of n
+ * elements (4 < n < INT32_MAX) at data, naturally aligned, which share=true
+ * points at: made before the bytes hold the result (a result written over
+ * its input), with all n elements; gn__cf_encode_view_finish then keeps the
+ * count the values call for, without allocating. NULL when out of memory. */
+Tensorflow__TensorProto *gn__cf_encode_view(cf_state *s, int32_t dt, int32_t rank, const int64_t *dims, void *data,
+                                            int64_t n);
+void gn__cf_encode_view_finish(Tensorflow__TensorProto *p);
 /* A TensorProto holding one value repeated over shape (Grappler's compressed form);
  * GN_ERR_UNSUPPORTED for dtypes that have none. */
 gn_status gn__cf_fill_proto(cf_state *s, int32_t dtype, double value, const gn__shape *shape,
@@ -236,5 +248,12 @@ bool gn__cf_shape_same_known(const gn__shape *a, const gn__shape *b);
 bool gn__cf_broadcast_keeps(const gn__shape *x, const gn__shape *other);
 
 #define CF_MAX_CONSTANT_SIZE ((size_t)10 * 1024 * 1024)
+/* Node visits one run of the pass may spend checking that a result may be
+ * written over its input (constfold_fold.c). */
+#define CF_ALIAS_BUDGET ((uint64_t)1 << 24)
+/* Results written over an input: at least this many bytes, and this many per
+ * node of the graph (each costs a copy of the node arrays). */
+#define CF_INPLACE_MIN ((size_t)64 << 10)
+#define CF_INPLACE_PER_NODE ((size_t)64)
 
 #endif

@@ -719,6 +719,25 @@ gn_status gn__cf_encode_shared(cf_state *s, const gn__tensor *t, bool share, Ten
     return GN_OK;
 }
 
+Tensorflow__TensorProto *gn__cf_encode_view(cf_state *s, int32_t dt, int32_t rank, const int64_t *dims, void *data,
+                                            int64_t n)
+{
+    Tensorflow__TensorProto *p = pb_alloc(s, sizeof *p);
+    if (!p) return NULL;
+    tensorflow__tensor_proto__init(p);
+    p->dtype = (Tensorflow__DataType)dt;
+    size_t enc = 0;
+    if (!(p->tensor_shape = shape_proto(s, rank, dims)) || !set_typed(s, p, dt, data, n, true, &enc)) return NULL;
+    return p;
+}
+
+void gn__cf_encode_view_finish(Tensorflow__TensorProto *p)
+{
+    if (p->n_float_val) p->n_float_val = (size_t)last_change(p->float_val, (int64_t)p->n_float_val, sizeof(float)) + 1;
+    if (p->n_double_val)
+        p->n_double_val = (size_t)last_change(p->double_val, (int64_t)p->n_double_val, sizeof(double)) + 1;
+}
+
 gn_status gn__cf_fill_proto(cf_state *s, int32_t dt, double value, const gn__shape *shape,
                             Tensorflow__TensorProto **out)
 {
