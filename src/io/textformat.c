@@ -168,6 +168,16 @@ typedef struct tp_frame {
     char close;    /* '}' or '>'; 0 for the root */
 } tp_frame;
 
+/* Field lookups by name, cached (direct-mapped by message type and name): a
+ * text graph names the same few fields of the same few messages again and
+ * again, and one comparison replaces a binary search of several. */
+#define TP_FCACHE 64
+typedef struct tp_fcache {
+    const ProtobufCMessageDescriptor *d;   /* NULL: empty */
+    const ProtobufCFieldDescriptor *f;
+    size_t len;                            /* strlen(f->name) */
+} tp_fcache;
+
 typedef struct tp {
     const char *text, *p, *end;
     char *own;         /* text, writable, when the caller gave it to the parser
@@ -176,6 +186,7 @@ typedef struct tp {
     gn__err *err;
     gn__buf scratch;   /* decoded string literal */
     tp_frame stack[GN__TEXT_MAX_DEPTH + 1];
+    tp_fcache fcache[TP_FCACHE];
 } tp;
 
 enum { NUM_NONE, NUM_BAD, NUM_DEC, NUM_HEX, NUM_OCT, NUM_FLOAT };
@@ -379,6 +390,18 @@ static const ProtobufCFieldDescriptor *field_by_name(const ProtobufCMessageDescr
         else hi = mid;
     }
     return NULL;
+}
+
+static const ProtobufCFieldDescriptor *field_cached(tp *t, const ProtobufCMessageDescriptor *d, const char *name,
+                                                    size_t n)
+{
+    size_t h = (((uintptr_t)d >> 4) ^ (n * 0x9e37u) ^ ((unsigned char)name[0] * 0x85ebu) ^
+                ((unsigned char)name[n - 1] * 0xc2b3u)) % TP_FCACHE;
+    tp_fcache *e = &t->fcache[h];
+    if (e->d == d && e->len == n && memcmp(e->f->name, name, n) == 0) return e->f;
+    const ProtobufCFieldDescriptor *f = field_by_name(d, name, n);
+    if (f) *e = (tp_fcache){d, f, n};
+    return f;
 }
 
 /* Scans a number token (no sign) at p: the kind, its end in *endp, and for
@@ -1145,7 +1168,7 @@ static gn_status parse_loop(tp *t)
         const char *name = t->p;
         while (t->p < t->end && is_alnum_((unsigned char)*t->p)) t->p++;
         size_t nlen = (size_t)(t->p - name);
-        const ProtobufCFieldDescriptor *f = field_by_name(fr->msg->descriptor, name, nlen);
+        const ProtobufCFieldDescriptor *f = field_cached(t, fr->msg->descriptor, name, nlen);
         if (!f)
             return tp_fail(t, name, "unknown field '%.*s' in %s", (int)(nlen > 200 ? 200 : nlen),
                            name, fr->msg->descriptor->name);
@@ -1219,6 +1242,7 @@ static gn_status text_parse(const ProtobufCMessageDescriptor *d, const char *tex
     t->alloc = alloc;
     t->err = err;
     gn__buf_init(&t->scratch);
+    memset(t->fcache, 0, sizeof t->fcache);
     gn_status s;
     ProtobufCMessage *root = new_msg(t, d);
     if (!root) {
