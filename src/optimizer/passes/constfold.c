@@ -128,6 +128,7 @@ static void state_free(cf_state *s)
     free(s->q);
     free(s->scratch_ids);
     free(s->kc);
+    free(s->deferred);
     gn__arena_free(&s->arena);
 }
 
@@ -199,6 +200,11 @@ gn_status gn__pass_constfold(gn__pass_ctx *c, gn_graph *g)
         st = drain(&s);
     }
     free(order);
+    /* the folds over their inputs listed meanwhile, then what they enable */
+    while (st == GN_OK && s.n_deferred && !s.no_copy) {
+        st = gn__cf_fold_deferred(&s);
+        if (st == GN_OK) st = drain(&s);
+    }
     if (st == GN_OK && s.has_fetch && s.en[CF_P_DROP] && !s.no_copy) st = drop_unused(&s);
     if (st != GN_OK && !c->err->msg[0]) gn__fail(c->err, st, "%s", g->err.msg);
     bool stale = g->n_nodes != s.st_nodes || g->n_live != s.st_live;

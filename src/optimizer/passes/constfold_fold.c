@@ -588,17 +588,20 @@ static void graph_buffer_release(gn__buffer *b) { free(b); }
  *    and the dependency pass deletes it (dependency.const_control), as
  *    Grappler's does; left in the graph, it holds the result, a value that
  *    only drives control edges;
- *  - its bytes lie in graph memory that nothing else holds (no clone, no
- *    function body; the meta-optimizer's copy for rollback is given up and a
- *    new one taken after the write: gn__pass_may_claim_bytes) and that no
- *    other value of the graph or
- *    its function bodies points into, but those of Consts nothing reads
+ *  - its bytes lie in graph memory that nothing else holds but the
+ *    meta-optimizer's copy for rollback (no clone, no function body:
+ *    gn__pass_may_claim_bytes), and no other value of the graph or its
+ *    function bodies points into them, but those of Consts nothing reads
  *    either (a folded Identity shares its input's bytes: in a frozen Keras
- *    graph each ReadVariableOp shares its '/resource' Const's). The check
- *    visits every node; it stops, and nothing is done in place, once
- *    CF_ALIAS_BUDGET visits are spent in one run of the pass;
+ *    graph each ReadVariableOp shares its '/resource' Const's). This check
+ *    visits every node; once CF_ALIAS_BUDGET visits are spent in one run of
+ *    the pass, nothing more is done in place;
  *  - the result has CF_INPLACE_MIN bytes or more, and CF_INPLACE_PER_NODE
- *    bytes per node of the graph (the new copy costs the node arrays'). */
+ *    bytes per node of the graph.
+ * Under the meta-optimizer such folds are listed and done together at the
+ * end of the pass's walk (gn__cf_fold_deferred): every fallible step first,
+ * then the copy for rollback given up, the kernels run, and a new copy
+ * taken, once for the whole list instead of once per result. */
 static bool span_overlaps(const void *p, size_t n, uintptr_t lo, uintptr_t hi)
 {
     uintptr_t a = (uintptr_t)p;
@@ -795,38 +798,37 @@ static int32_t broadcast_dims(const gn__tensor *a, const gn__tensor *b, int64_t 
     return r;
 }
 
-/* Folds node id with its result written over one of its inputs when the
- * conditions above hold (*over: done), in an order that leaves the graph
- * valid and its values right whatever fails: first every step that can fail
- * (the result's encoding, pointing at the input's bytes; the node made a
- * Const of it, its value still the input's), then the copy for rollback
- * given up and the kernel run (neither can fail: the operands' dtypes and
- * shapes are checked here, the output buffer is given), then the encoding's
- * element count set from the values and a new copy taken (without one, out
- * of memory, the pass stops there). */
-static gn_status fold_in_place(cf_state *s, gn_id id, gn__kernel_fn fn, gn__tensor *in, uint32_t nin, bool *over)
+/* The input of node id (inputs decoded in in[0..nin)) whose bytes its result
+ * may be written over when the conditions above hold, -1 otherwise; the
+ * result's dtype, rank, dims and element count in *ip. */
+typedef struct inplace_plan {
+    int32_t dt, rank;
+    int64_t dims[GN__MAX_DIMS];
+    int64_t numel;
+    size_t bytes;
+    uint32_t input;
+} inplace_plan;
+
+static bool inplace_check(cf_state *s, gn_id id, const gn__tensor *in, uint32_t nin, inplace_plan *ip)
 {
-    *over = false;
     gn_graph *g = s->g;
     if (nin != 2 || s->no_copy || !s->has_fetch || !s->en[CF_P_DROP] || !s->alias_budget ||
-        gn__node_num_outputs(g, id) != 1 || !inplace_op(gn__node_op(g, id)))
-        return GN_OK;
+        (s->fl[id] & CF_NOINPLACE) || gn__node_num_outputs(g, id) != 1 || !inplace_op(gn__node_op(g, id)))
+        return false;
     int32_t dt = in[0].dtype;
-    if (in[1].dtype != dt || (dt != DT(FLOAT) && dt != DT(DOUBLE))) return GN_OK;
-    int64_t dims[GN__MAX_DIMS];
-    int32_t rank = broadcast_dims(&in[0], &in[1], dims);
-    if (rank < 0) return GN_OK;
+    if (in[1].dtype != dt || (dt != DT(FLOAT) && dt != DT(DOUBLE))) return false;
+    int32_t rank = broadcast_dims(&in[0], &in[1], ip->dims);
+    if (rank < 0) return false;
     int64_t numel = 1;
     for (int32_t i = 0; i < rank; i++) {
-        if (dims[i] > 0 && numel > INT32_MAX / dims[i]) return GN_OK;
-        numel *= dims[i];
+        if (ip->dims[i] > 0 && numel > INT32_MAX / ip->dims[i]) return false;
+        numel *= ip->dims[i];
     }
     size_t esz = gn__dtype_size(dt);
-    /* each write costs a copy of the graph's node arrays: worth it for a
-     * result of CF_INPLACE_PER_NODE bytes a node or more */
-    if (numel <= 4 || numel >= INT32_MAX || (size_t)numel * esz < CF_INPLACE_MIN ||
-        (size_t)numel * esz / CF_INPLACE_PER_NODE < g->n_nodes)
-        return GN_OK;
+    /* each result is checked against every node's values (bytes_unshared):
+     * worth it for CF_INPLACE_PER_NODE bytes a node or more */
+    if (numel <= 4 || (size_t)numel * esz < CF_INPLACE_MIN || (size_t)numel * esz / CF_INPLACE_PER_NODE < g->n_nodes)
+        return false;
     size_t bytes = (size_t)numel * esz;
     const gn__node *n = gn__node_at(g, id);
     for (uint32_t i = 0; i < 2; i++) {
@@ -839,45 +841,179 @@ static gn_status fold_in_place(cf_state *s, gn_id id, gn__kernel_fn fn, gn__tens
             (pn->flags & (GN__NODE_PRESERVE | GN__NODE_FN_ARG | GN__NODE_FN_RET)) || !gn__cf_really_const(s, p))
             continue;
         if (!bytes_unshared(s, p, t->data, bytes) || !gn__pass_may_claim_bytes(s->c, g, t->data, bytes)) continue;
-        Tensorflow__TensorProto *proto = gn__cf_encode_view(s, dt, rank, dims, t->data, numel);
-        gn__buffer *b = proto ? malloc(sizeof *b) : NULL;
-        if (!b) return nomem(s);
-        b->data = t->data;
-        b->refs = 1;
-        b->flags = 0;
-        b->size = bytes;
-        b->release = graph_buffer_release;
-        b->owner = NULL;
-        gn_status st = const_in_place(s, id, dt, proto);
-        if (st != GN_OK) {
-            free(b);
-            return st;
-        }
-        /* nothing below fails (the kernel reads no attr of these ops: the
-         * node is a Const by now) */
-        gn__pass_claim_bytes(s->c);
+        ip->dt = dt;
+        ip->rank = rank;
+        ip->numel = numel;
+        ip->bytes = bytes;
+        ip->input = i;
+        return true;
+    }
+    return false;
+}
+
+/* One result to be written over its input: every step that can fail done
+ * (the result's encoding, pointing at the input's bytes; the node made a
+ * Const of it, its value still the input's bytes), the kernel not run yet. */
+typedef struct inplace_job {
+    gn_id id;
+    gn__kernel_fn fn;
+    gn__tensor in[2];
+    Tensorflow__TensorProto *proto;
+    gn__buffer *b;
+} inplace_job;
+
+static gn_status inplace_prepare(cf_state *s, gn_id id, gn__kernel_fn fn, const gn__tensor *in,
+                                 const inplace_plan *ip, inplace_job *j)
+{
+    void *data = in[ip->input].data;
+    Tensorflow__TensorProto *proto = gn__cf_encode_view(s, ip->dt, ip->rank, ip->dims, data, ip->numel);
+    gn__buffer *b = proto ? malloc(sizeof *b) : NULL;
+    if (!b) return nomem(s);
+    b->data = data;
+    b->refs = 1;
+    b->flags = 0;
+    b->size = ip->bytes;
+    b->release = graph_buffer_release;
+    b->owner = NULL;
+    gn_status st = const_in_place(s, id, ip->dt, proto);
+    if (st != GN_OK) {
+        free(b);
+        return st;
+    }
+    j->id = id;
+    j->fn = fn;
+    j->in[0] = in[0];
+    j->in[1] = in[1];
+    j->proto = proto;
+    j->b = b;
+    return GN_OK;
+}
+
+/* The prepared jobs' kernels run (after the copy for rollback is given up:
+ * none can fail, the operands' dtypes and shapes having been checked, the
+ * output buffers given), their encodings' element counts set from the
+ * values, a new copy taken (without one, out of memory, the pass stops
+ * there), and each fold reported. */
+static gn_status inplace_run(cf_state *s, inplace_job *jobs, uint32_t n)
+{
+    gn__pass_claim_bytes(s->c);
+    gn_status st = GN_OK;
+    for (uint32_t k = 0; k < n; k++) {
+        inplace_job *j = &jobs[k];
         gn__tensor out;
         memset(&out, 0, sizeof out);
-        cf_out_alloc oa = {s, id, SIZE_MAX, b};
+        cf_out_alloc oa = {s, j->id, SIZE_MAX, j->b};
         gn__err e;
-        st = run_kernel(s, id, fn, in, nin, &out, 1, &oa, &e);
+        /* the kernel reads no attr of these ops: the node is a Const by now */
+        gn_status ks = run_kernel(s, j->id, j->fn, j->in, 2, &out, 1, &oa, &e);
         gn__tensor_release(&out);
         if (oa.over) graph_buffer_release(oa.over);
-        if (st != GN_OK) /* not reached: the checks above are the kernel's */
-            return gn__fail(s->c->err, GN_ERR_INTERNAL, "%s: folding in place: %s", gn__node_name(g, id), e.msg);
-        gn__cf_encode_view_finish(proto);
-        if (!gn__pass_snapshot_again(s->c, g)) {
-            /* a failure from here on could not be rolled back: stop, the
-             * graph as it is (valid, its values right) */
-            s->no_copy = true;
-            s->max_steps = s->steps;
+        j->b = NULL;
+        if (ks != GN_OK && st == GN_OK) /* not reached: the checks are the kernel's */
+            st = gn__fail(s->c->err, GN_ERR_INTERNAL, "%s: folding in place: %s", gn__node_name(s->g, j->id), e.msg);
+        gn__cf_encode_view_finish(j->proto);
+    }
+    if (st != GN_OK) return st;
+    if (!gn__pass_snapshot_again(s->c, s->g)) {
+        /* a failure from here on could not be rolled back: stop, the graph
+         * as it is (valid, its values right) */
+        s->no_copy = true;
+        s->max_steps = s->steps;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        gn__cf_rewrote(s, CF_P_FOLD, jobs[k].id, "folded into a Const");
+        gn__cf_enqueue_consumers(s, jobs[k].id);
+    }
+    return GN_OK;
+}
+
+/* Folds node id over one of its inputs when the conditions above hold
+ * (*over: done). Under the meta-optimizer (a copy for rollback to give up)
+ * the fold is deferred: the node is listed and left as it is, and
+ * gn__cf_fold_deferred folds the whole list at once, with one copy given up
+ * and one taken again instead of one per result. Alone (no copy), it is
+ * folded now. */
+static gn_status fold_in_place(cf_state *s, gn_id id, gn__kernel_fn fn, gn__tensor *in, uint32_t nin, bool *over)
+{
+    *over = false;
+    if (s->fl[id] & CF_DEFER) {
+        *over = true; /* listed already */
+        return GN_OK;
+    }
+    inplace_plan ip;
+    if (!inplace_check(s, id, in, nin, &ip)) return GN_OK;
+    if (s->c->snapshot) {
+        if (s->n_deferred == s->cap_deferred) {
+            uint32_t ncap = s->cap_deferred ? s->cap_deferred * 2 : 64;
+            gn_id *nd = realloc(s->deferred, ncap * sizeof *nd);
+            if (!nd) return nomem(s);
+            s->deferred = nd;
+            s->cap_deferred = ncap;
         }
-        gn__cf_rewrote(s, CF_P_FOLD, id, "folded into a Const");
-        gn__cf_enqueue_consumers(s, id);
+        s->deferred[s->n_deferred++] = id;
+        s->fl[id] |= CF_DEFER;
         *over = true;
         return GN_OK;
     }
-    return GN_OK;
+    inplace_job j;
+    GN_TRY(inplace_prepare(s, id, fn, in, &ip, &j));
+    *over = true;
+    return inplace_run(s, &j, 1);
+}
+
+gn_status gn__cf_fold_deferred(cf_state *s)
+{
+    gn_graph *g = s->g;
+    gn_id *ids = s->deferred;
+    uint32_t n = s->n_deferred;
+    s->deferred = NULL;
+    s->n_deferred = s->cap_deferred = 0;
+    inplace_job *jobs = calloc(n ? n : 1, sizeof *jobs);
+    if (!jobs) {
+        free(ids);
+        return nomem(s);
+    }
+    uint32_t nj = 0;
+    gn_status st = GN_OK;
+    for (uint32_t k = 0; k < n && st == GN_OK; k++) {
+        gn_id id = ids[k];
+        s->fl[id] &= (uint16_t)~CF_DEFER;
+        if (!gn__node_live(g, id)) continue;
+        /* the graph may have changed since: everything checked again; a node
+         * that no longer qualifies is folded the usual way */
+        const gn__node *nd = gn__node_at(g, id);
+        gn__kernel_fn fn = gn__kernel_for(gn__node_op(g, id));
+        gn__tensor in[2];
+        memset(in, 0, sizeof in);
+        bool ok = fn && nd->n_in == 2;
+        for (uint32_t i = 0; ok && i < 2; i++) {
+            const Tensorflow__TensorProto *p =
+                gn__cf_really_const(s, nd->in[i].node) ? gn__cf_const_value(s, nd->in[i].node) : NULL;
+            gn__err e;
+            ok = p && gn__tensor_view_proto(p, &in[i], &e) == GN_OK;
+        }
+        inplace_plan ip;
+        if (ok && inplace_check(s, id, in, 2, &ip)) {
+            st = inplace_prepare(s, id, fn, in, &ip, &jobs[nj]);
+            if (st == GN_OK) {
+                nj++;
+                continue;
+            }
+        }
+        release_all(in, 2);
+        if (st == GN_OK) {
+            s->fl[id] |= CF_NOINPLACE;
+            gn__cf_enqueue(s, id);
+        }
+    }
+    if (st == GN_OK && nj) st = inplace_run(s, jobs, nj);
+    for (uint32_t k = 0; k < nj; k++) {
+        release_all(jobs[k].in, 2);
+        if (jobs[k].b) graph_buffer_release(jobs[k].b);
+    }
+    free(jobs);
+    free(ids);
+    return st;
 }
 
 static gn_status evaluate(cf_state *s, gn_id id, bool *done)

@@ -83,6 +83,8 @@ enum {
     CF_ONE = 1u << 6,       /* a Const whose elements are all 1 */
     CF_NEW = 1u << 7,       /* created by this pass */
     CF_REPORTED = 1u << 8,  /* a refusal of fold was already recorded */
+    CF_DEFER = 1u << 9,     /* listed to be folded over its input (cf_state.deferred) */
+    CF_NOINPLACE = 1u << 10, /* not to be folded over its input: the usual way */
 };
 
 /* Op kinds the pass reasons about (cf_kind); K_OTHER for everything else. */
@@ -131,6 +133,8 @@ typedef struct cf_state {
     uint64_t alias_budget;      /* node visits left to in-place checks (constfold_fold.c) */
     bool no_copy;               /* no copy to roll back to after a result written over its
                                    input (out of memory): the pass stops where it is */
+    gn_id *deferred;            /* folds over their inputs, done together (constfold_fold.c) */
+    uint32_t n_deferred, cap_deferred;
 } cf_state;
 
 /* ---- constfold_util.c: bookkeeping ----------------------------------------------- */
@@ -237,6 +241,9 @@ gn_id *gn__cf_scratch(cf_state *s, uint32_t n);
 /* ---- constfold_fold.c ---------------------------------------------------------------- */
 gn_status gn__cf_materialize(cf_state *s, gn_id id, cf_kind k, bool *done);
 gn_status gn__cf_fold(cf_state *s, gn_id id, cf_kind k, bool *done);
+/* Folds the listed folds over their inputs (fold_in_place) at once; the
+ * caller drains the queue afterwards (their consumers are queued). */
+gn_status gn__cf_fold_deferred(cf_state *s);
 
 /* ---- constfold_simplify.c ------------------------------------------------------------ */
 gn_status gn__cf_simplify(cf_state *s, gn_id id, cf_kind k, bool *done);
@@ -252,8 +259,9 @@ bool gn__cf_broadcast_keeps(const gn__shape *x, const gn__shape *other);
  * written over its input (constfold_fold.c). */
 #define CF_ALIAS_BUDGET ((uint64_t)1 << 24)
 /* Results written over an input: at least this many bytes, and this many per
- * node of the graph (each costs a copy of the node arrays). */
+ * node of the graph (each is checked against every node's values, about as
+ * costly per node as faulting in 16 bytes of fresh memory). */
 #define CF_INPLACE_MIN ((size_t)64 << 10)
-#define CF_INPLACE_PER_NODE ((size_t)64)
+#define CF_INPLACE_PER_NODE ((size_t)16)
 
 #endif
