@@ -3,7 +3,9 @@
 ReverseSequence, ExtractImagePatches, MaxPoolWithArgmax, SpaceToBatch,
 BatchToSpace, DynamicPartition, DynamicStitch, ParallelDynamicStitch,
 FakeQuantWithMinMaxVarsPerChannel, StringToNumber, Lgamma, Digamma, Erfinv,
-Ndtri, SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits): each op in a tiny tf.compat.v1 GraphDef (written as .pb), run
+Ndtri, SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits,
+and the fused TF1 RNN cells LSTMBlockCell, BlockLSTM, BlockLSTMV2,
+GRUBlockCell): each op in a tiny tf.compat.v1 GraphDef (written as .pb), run
 by TensorFlow and by `grapnel run` on the same .npy inputs; the outputs must
 be equal (floats within 1e-6, relative above 1, the rest exactly).
 
@@ -11,7 +13,10 @@ be equal (floats within 1e-6, relative above 1, the rest exactly).
 GRAPNEL defaults to build/grapnel, WORKDIR to a fresh temporary directory.
 Exits 1 when a case differs. TopK (v1) has no runnable CPU kernel in
 TensorFlow 2.21 (its registration asks for an index_type attr the op lacks), so
-its reference is TensorFlow's TopKV2 with the same k."""
+its reference is TensorFlow's TopKV2 with the same k. The RNN cells' weights
+are Consts, as in a frozen graph; float16 BlockLSTM is compared within 4e-3,
+and one LSTMBlockCell of Consts only is first constant-folded by
+`grapnel optimize` (the graph grapnel runs then holds no LSTMBlockCell)."""
 import os
 import subprocess
 import sys
@@ -27,10 +32,12 @@ raw = tf.raw_ops
 rng = np.random.default_rng(7)
 
 
-def case(name, feeds, build, rewrite=None, reference=None):
+def case(name, feeds, build, rewrite=None, reference=None, tol=1e-6, fold=None):
     """feeds: {placeholder name: array}; build(placeholders) -> list of output
     tensors; rewrite(graph_def) edits the GraphDef grapnel runs;
-    reference(feeds) -> TensorFlow's outputs when TF cannot run the graph."""
+    reference(feeds) -> TensorFlow's outputs when TF cannot run the graph;
+    tol: the float tolerance (relative above 1); fold: an op that
+    `grapnel optimize` must fold away before the graph is run."""
     g = tf1.Graph()
     with g.as_default():
         ph = {k: tf1.placeholder(tf.as_dtype(v.dtype), v.shape, name=k) for k, v in feeds.items()}
@@ -46,6 +53,18 @@ def case(name, feeds, build, rewrite=None, reference=None):
     pb = os.path.join(WORK, name + ".pb")
     with open(pb, "wb") as f:
         f.write(gd.SerializeToString())
+    if fold:
+        opt = os.path.join(WORK, name + "_opt.pbtxt")
+        r = subprocess.run([GRAPNEL, "optimize", pb, "-o", opt] + sum([["--fetch", t.name] for t in outs], []),
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"FAIL {name}: grapnel optimize: {r.stderr.strip()}")
+            return False
+        with open(opt) as f:
+            if f"op: \"{fold}\"" in f.read():
+                print(f"FAIL {name}: {fold} was not folded")
+                return False
+        pb = opt
     cmd = [GRAPNEL, "run", pb]
     for k, v in feeds.items():
         p = os.path.join(WORK, f"{name}_{k}.npy")
@@ -69,9 +88,9 @@ def case(name, feeds, build, rewrite=None, reference=None):
             w = got if same else w
         same = got.shape == w.shape and got.dtype == w.dtype
         if same and w.dtype.kind == "f":
-            tol = 1e-6 * np.maximum(np.abs(w.astype(np.float64)), 1.0)
+            lim = tol * np.maximum(np.abs(w.astype(np.float64)), 1.0)
             with np.errstate(invalid="ignore"):   # inf - inf
-                same = bool(np.all((np.abs(got.astype(np.float64) - w) <= tol) | (np.isnan(got) & np.isnan(w))
+                same = bool(np.all((np.abs(got.astype(np.float64) - w) <= lim) | (np.isnan(got) & np.isnan(w))
                                    | (got == w)))
         elif same:
             same = bool(np.array_equal(got, w))
@@ -125,6 +144,7 @@ def main():
     ok &= case("BatchToSpace", {"x": np.repeat(sx, 2, 0), "crops": np.array([[1, 0], [0, 3]], np.int64)},
                lambda p: [raw.BatchToSpace(input=p["x"], crops=p["crops"], block_size=2)])
     ok &= batch2()
+    ok &= rnn_cells()
     print("all equal" if ok else "DIFFERENCES")
     return 0 if ok else 1
 
@@ -180,6 +200,62 @@ def batch2():
         ok &= case(f"SparseSoftmaxCrossEntropyWithLogits_{it.__name__}",
                    {"lg": lg, "lb": rng.integers(0, 10, 6).astype(it)},
                    lambda p: list(raw.SparseSoftmaxCrossEntropyWithLogits(features=p["lg"], labels=p["lb"])))
+    return ok
+
+
+def rnn_cells():
+    """LSTMBlockCell, BlockLSTM(V2), GRUBlockCell with Const weights (batch 3,
+    input 5, cell 8, 6 steps): peephole both ways, cell_clip on and off,
+    seq_len_max shorter than the sequence; the steps past seq_len_max are
+    fetched only from cs and h (TensorFlow leaves the other outputs unwritten
+    there)."""
+    ok = True
+    tb, bt, ni, nc = 6, 3, 5, 8
+    xs = rng.standard_normal((tb, bt, ni)).astype(np.float32)
+    cs0 = rng.standard_normal((bt, nc)).astype(np.float32)
+    h0 = (rng.standard_normal((bt, nc)) * 0.5).astype(np.float32)
+    w = (rng.standard_normal((ni + nc, 4 * nc)) * 0.4).astype(np.float32)
+    peep = [(rng.standard_normal(nc) * 0.3).astype(np.float32) for _ in range(3)]
+    b = (rng.standard_normal(4 * nc) * 0.2).astype(np.float32)
+
+    def lstm_args(p, dt=np.float32):
+        cst = lambda a: tf1.constant(a.astype(dt))
+        return dict(cs_prev=p["cs"], h_prev=p["h"], w=cst(w), wci=cst(peep[0]), wcf=cst(peep[1]), wco=cst(peep[2]),
+                    b=cst(b))
+
+    for peephole, clip in [(False, 0.0), (True, 1.0), (False, 3.0)]:
+        ok &= case(f"LSTMBlockCell_{peephole}_{clip}", {"x": xs[0], "cs": cs0, "h": h0},
+                   lambda p, peephole=peephole, clip=clip: list(raw.LSTMBlockCell(
+                       x=p["x"], forget_bias=0.8, cell_clip=clip, use_peephole=peephole, **lstm_args(p))))
+        for v2 in [False, True]:
+            for slm in [tb, 4]:
+                def build(p, peephole=peephole, clip=clip, v2=v2, slm=slm):
+                    kw = dict(seq_len_max=tf1.constant(np.int64(slm)), x=p["x"], cell_clip=clip,
+                              use_peephole=peephole, **lstm_args(p))
+                    o = raw.BlockLSTMV2(**kw) if v2 else raw.BlockLSTM(forget_bias=0.6, **kw)
+                    return [o.cs, o.h] + [t[:slm] for t in (o.i, o.f, o.o, o.ci, o.co)]
+                ok &= case(f"BlockLSTM{'V2' if v2 else ''}_{peephole}_{clip}_{slm}", {"x": xs, "cs": cs0, "h": h0},
+                           build)
+    def half(p):
+        o = raw.BlockLSTM(seq_len_max=tf1.constant(np.int64(5)), x=p["x"], forget_bias=1.0, cell_clip=2.0,
+                          use_peephole=True, **lstm_args(p, np.float16))
+        o2 = raw.BlockLSTMV2(seq_len_max=tf1.constant(np.int64(6)), x=p["x"], **lstm_args(p, np.float16))
+        return [o.cs, o.h, o2.cs, o2.h]
+    ok &= case("BlockLSTM_half", {"x": xs.astype(np.float16), "cs": cs0.astype(np.float16),
+                                  "h": h0.astype(np.float16)}, half, tol=4e-3)
+    ok &= case("LSTMBlockCell_folded", {"z": np.zeros((bt, nc), np.float32)},
+               lambda p: [raw.LSTMBlockCell(x=tf1.constant(xs[0]), cs_prev=tf1.constant(cs0), h_prev=tf1.constant(h0),
+                                            w=tf1.constant(w), wci=tf1.constant(peep[0]), wcf=tf1.constant(peep[1]),
+                                            wco=tf1.constant(peep[2]), b=tf1.constant(b), use_peephole=True,
+                                            cell_clip=1.0).h + p["z"]],
+               fold="LSTMBlockCell")
+    w_ru = (rng.standard_normal((ni + nc, 2 * nc)) * 0.4).astype(np.float32)
+    w_c = (rng.standard_normal((ni + nc, nc)) * 0.4).astype(np.float32)
+    b_ru = (rng.standard_normal(2 * nc) * 0.2).astype(np.float32)
+    b_c = (rng.standard_normal(nc) * 0.2).astype(np.float32)
+    ok &= case("GRUBlockCell", {"x": xs[0], "h": h0},
+               lambda p: list(raw.GRUBlockCell(x=p["x"], h_prev=p["h"], w_ru=tf1.constant(w_ru), w_c=tf1.constant(w_c),
+                                               b_ru=tf1.constant(b_ru), b_c=tf1.constant(b_c))))
     return ok
 
 
