@@ -14,7 +14,7 @@ GRAPNEL defaults to build/grapnel, WORKDIR to a fresh temporary directory.
 Exits 1 when a case differs. TopK (v1) has no runnable CPU kernel in
 TensorFlow 2.21 (its registration asks for an index_type attr the op lacks), so
 its reference is TensorFlow's TopKV2 with the same k. The RNN cells' weights
-are Consts, as in a frozen graph; float16 BlockLSTM is compared within 4e-3,
+are Consts, as in a frozen graph; float16 BlockLSTM(V2) and LSTMBlockCell are compared within 4e-3,
 and one LSTMBlockCell of Consts only is first constant-folded by
 `grapnel optimize` (the graph grapnel runs then holds no LSTMBlockCell)."""
 import os
@@ -240,7 +240,9 @@ def rnn_cells():
         o = raw.BlockLSTM(seq_len_max=tf1.constant(np.int64(5)), x=p["x"], forget_bias=1.0, cell_clip=2.0,
                           use_peephole=True, **lstm_args(p, np.float16))
         o2 = raw.BlockLSTMV2(seq_len_max=tf1.constant(np.int64(6)), x=p["x"], **lstm_args(p, np.float16))
-        return [o.cs, o.h, o2.cs, o2.h]
+        o3 = raw.LSTMBlockCell(x=p["x"][0], forget_bias=0.5, cell_clip=1.0, use_peephole=True,
+                               **lstm_args(p, np.float16))
+        return [o.cs, o.h, o2.cs, o2.h, o3.cs, o3.h]
     ok &= case("BlockLSTM_half", {"x": xs.astype(np.float16), "cs": cs0.astype(np.float16),
                                   "h": h0.astype(np.float16)}, half, tol=4e-3)
     ok &= case("LSTMBlockCell_folded", {"z": np.zeros((bt, nc), np.float32)},
