@@ -195,6 +195,56 @@ static void test_bytes_shared_by_a_folded_reshape(void **state)
     check_through_a_reshape(true);
 }
 
+/* Two Reshapes of W fold into Consts sharing W's bytes, each read by one
+ * Mul: each Mul's result may not go over those bytes, which the other reads
+ * (the folds done together are checked against each other too). */
+static void test_two_results_over_the_same_bytes(void **state)
+{
+    (void)state;
+    void *bytes;
+    size_t n;
+    gn_pt_text t = {0};
+    uint64_t rng = 0x5851f42d4c957f2dull;
+    gn_pt_text_add(&t, "%s", PH_SHAPE("x2", "dim { size: 2 } dim { size: 64 }"));
+    gn_pt_text_add(&t, "%s", PH_SHAPE("x3", "dim { size: 2 } dim { size: 256 }"));
+    int64_t dw[2] = {N, N}, d1[1] = {256}, d2[1] = {64};
+    gn_pt_text_const(&t, "W", 2, dw, &rng);
+    gn_pt_text_const(&t, "s1", 1, d1, &rng);
+    gn_pt_text_const(&t, "s2", 1, d2, &rng);
+    gn_pt_text_add(&t, "node { name: 'dims1' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
+                       "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } "
+                       "int_val: 64 int_val: 256 } } } }\n");
+    gn_pt_text_add(&t, "node { name: 'dims2' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
+                       "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } "
+                       "int_val: 256 int_val: 64 } } } }\n");
+    gn_pt_text_add(&t, "node { name: 'r1' op: 'Reshape' input: 'W' input: 'dims1' " TF AT("Tshape", "DT_INT32") "}\n");
+    gn_pt_text_add(&t, "node { name: 'r2' op: 'Reshape' input: 'W' input: 'dims2' " TF AT("Tshape", "DT_INT32") "}\n");
+    gn_pt_text_add(&t, "node { name: 'm1' op: 'Mul' input: 'r1' input: 's1' " TF "}\n");
+    gn_pt_text_add(&t, "node { name: 'm2' op: 'Mul' input: 'r2' input: 's2' " TF "}\n");
+    gn_pt_text_add(&t, "%s", MATMUL("y1", "x2", "m1"));
+    gn_pt_text_add(&t, "%s", MATMUL("y2", "x3", "m2"));
+    gn_graph *src = gn_pt_text_load(&t);
+    assert_int_equal(gn_graph_serialize(src, GN_FORMAT_BINARY, &bytes, &n), GN_OK);
+    gn_graph_free(src);
+    gn_graph *orig = load(bytes, n), *g = load(bytes, n);
+    const char *w = value_bytes(g, "W");
+    gn_options o;
+    gn_options_init(&o);
+    const char *const fetches[] = {"y1", "y2"};
+    static const char *const feeds[] = {"x2", "x3"};
+    free(gn_pt_optimize_json(g, &o, fetches, 2, feeds, 2));
+    for (int k = 0; k < 2; k++) {
+        const char *m = value_bytes(g, k ? "m2" : "m1");
+        assert_non_null(m);
+        /* not over any byte of W */
+        assert_true(m + sizeof(float) * N * N <= w || m >= w + sizeof(float) * N * N);
+    }
+    expect_same(orig, g, fetches, 2);
+    gn_graph_free(g);
+    gn_graph_free(orig);
+    gn_free(bytes);
+}
+
 /* checked mode keeps its copy of the graph for rollback, which shares W */
 static void test_checked_mode(void **state)
 {
@@ -267,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_through_a_folded_reshape),
         cmocka_unit_test(test_input_read_elsewhere),
         cmocka_unit_test(test_bytes_shared_by_a_folded_reshape),
+        cmocka_unit_test(test_two_results_over_the_same_bytes),
         cmocka_unit_test(test_checked_mode),
         cmocka_unit_test(test_clone_keeps_its_values),
         cmocka_unit_test(test_input_fetched),

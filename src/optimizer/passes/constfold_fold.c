@@ -602,61 +602,6 @@ static void graph_buffer_release(gn__buffer *b) { free(b); }
  * end of the pass's walk (gn__cf_fold_deferred): every fallible step first,
  * then the copy for rollback given up, the kernels run, and a new copy
  * taken, once for the whole list instead of once per result. */
-static bool span_overlaps(const void *p, size_t n, uintptr_t lo, uintptr_t hi)
-{
-    uintptr_t a = (uintptr_t)p;
-    return p && n && a < hi && (a >= lo || lo - a < n); /* a < hi and a + n > lo */
-}
-
-static bool tensor_overlaps(const Tensorflow__TensorProto *t, uintptr_t lo, uintptr_t hi, int depth)
-{
-    if (!t) return false;
-    if (depth > 8) return true; /* nested too deep to look: assume it does */
-    if (span_overlaps(t->tensor_content.data, t->tensor_content.len, lo, hi) ||
-        span_overlaps(t->half_val, t->n_half_val * sizeof *t->half_val, lo, hi) ||
-        span_overlaps(t->float_val, t->n_float_val * sizeof *t->float_val, lo, hi) ||
-        span_overlaps(t->double_val, t->n_double_val * sizeof *t->double_val, lo, hi) ||
-        span_overlaps(t->int_val, t->n_int_val * sizeof *t->int_val, lo, hi) ||
-        span_overlaps(t->int64_val, t->n_int64_val * sizeof *t->int64_val, lo, hi) ||
-        span_overlaps(t->uint32_val, t->n_uint32_val * sizeof *t->uint32_val, lo, hi) ||
-        span_overlaps(t->uint64_val, t->n_uint64_val * sizeof *t->uint64_val, lo, hi) ||
-        span_overlaps(t->bool_val, t->n_bool_val * sizeof *t->bool_val, lo, hi) ||
-        span_overlaps(t->scomplex_val, t->n_scomplex_val * sizeof *t->scomplex_val, lo, hi) ||
-        span_overlaps(t->dcomplex_val, t->n_dcomplex_val * sizeof *t->dcomplex_val, lo, hi) ||
-        span_overlaps(t->float8_val.data, t->float8_val.len, lo, hi))
-        return true;
-    for (size_t i = 0; i < t->n_string_val; i++)
-        if (span_overlaps(t->string_val[i].data, t->string_val[i].len, lo, hi)) return true;
-    for (size_t i = 0; i < t->n_variant_val; i++) {
-        const Tensorflow__VariantTensorDataProto *v = t->variant_val[i];
-        if (!v) continue;
-        if (span_overlaps(v->metadata.data, v->metadata.len, lo, hi)) return true;
-        for (size_t k = 0; k < v->n_tensors; k++)
-            if (tensor_overlaps(v->tensors[k], lo, hi, depth + 1)) return true;
-    }
-    return false;
-}
-
-static bool attr_overlaps(const Tensorflow__AttrValue *v, uintptr_t lo, uintptr_t hi)
-{
-    if (!v) return false;
-    switch (v->value_case) {
-    case TENSORFLOW__ATTR_VALUE__VALUE_TENSOR:
-        return tensor_overlaps(v->tensor, lo, hi, 0);
-    case TENSORFLOW__ATTR_VALUE__VALUE_S:
-        return span_overlaps(v->s.data, v->s.len, lo, hi);
-    case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
-        if (!v->list) return false;
-        for (size_t i = 0; i < v->list->n_tensor; i++)
-            if (tensor_overlaps(v->list->tensor[i], lo, hi, 0)) return true;
-        for (size_t i = 0; i < v->list->n_s; i++)
-            if (span_overlaps(v->list->s[i].data, v->list->s[i].len, lo, hi)) return true;
-        return false;
-    default:
-        return false;
-    }
-}
-
 /* A Const of the pass's graph whose value nothing reads: not preserved (the
  * fetches are known), no data consumer, and no control consumer unless it has
  * no inputs (see above). */
@@ -667,38 +612,137 @@ static bool const_unread(cf_state *s, gn_id id)
            !(n->flags & (GN__NODE_PRESERVE | GN__NODE_FN_ARG | GN__NODE_FN_RET)) && gn__cf_really_const(s, id);
 }
 
-/* Does a value of a live node of g point into [lo, hi), other than those of
- * `except` and of the Consts of the pass's graph nothing reads (a folded
- * Identity shares its input Const's bytes, and that input is then unread)?
- * Spends the budget; true (assume so) once it is spent. */
-static bool graph_points_into(cf_state *s, const gn_graph *g, gn_id except, uintptr_t lo, uintptr_t hi)
+/* The byte ranges results would be written over, checked together against
+ * every value of the graph and its function bodies in one walk. */
+typedef struct alias_cand {
+    uintptr_t lo, hi;
+    gn_id owner;        /* the Const (of the pass's graph) whose value they are */
+    bool shared;        /* another value points into them */
+} alias_cand;
+
+typedef struct alias_set {
+    alias_cand **by_lo;  /* sorted by lo */
+    uintptr_t *max_hi;   /* max_hi[j]: the largest hi of by_lo[0..j] */
+    uint32_t n;
+    bool all;            /* a value could not be looked into, or the budget ran out: all shared */
+} alias_set;
+
+static int cmp_cand_lo(const void *a, const void *b)
+{
+    const alias_cand *x = *(alias_cand *const *)a, *y = *(alias_cand *const *)b;
+    return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* Marks the candidates that [p, p + n), a value of node `node` of g, overlaps. */
+static void span_mark(cf_state *s, alias_set *a, const gn_graph *g, gn_id node, const void *p, size_t n)
+{
+    if (!p || !n) return;
+    uintptr_t lo = (uintptr_t)p, hi = lo + n;
+    uint32_t l = 0, r = a->n; /* the first candidate starting at or after hi */
+    while (l < r) {
+        uint32_t m = l + (r - l) / 2;
+        if (a->by_lo[m]->lo < hi) l = m + 1;
+        else r = m;
+    }
+    for (uint32_t j = l; j-- > 0 && a->max_hi[j] > lo;) {
+        alias_cand *c = a->by_lo[j];
+        if (c->hi > lo && !(g == s->g && (node == c->owner || const_unread(s, node)))) c->shared = true;
+    }
+}
+
+static void tensor_mark(cf_state *s, alias_set *a, const gn_graph *g, gn_id node, const Tensorflow__TensorProto *t,
+                        int depth)
+{
+    if (!t) return;
+    if (depth > 8) { /* nested too deep to look: assume it points anywhere */
+        a->all = true;
+        return;
+    }
+#define GN__SPAN(ptr, cnt) span_mark(s, a, g, node, (ptr), (cnt) * sizeof *(ptr))
+    span_mark(s, a, g, node, t->tensor_content.data, t->tensor_content.len);
+    GN__SPAN(t->half_val, t->n_half_val);
+    GN__SPAN(t->float_val, t->n_float_val);
+    GN__SPAN(t->double_val, t->n_double_val);
+    GN__SPAN(t->int_val, t->n_int_val);
+    GN__SPAN(t->int64_val, t->n_int64_val);
+    GN__SPAN(t->uint32_val, t->n_uint32_val);
+    GN__SPAN(t->uint64_val, t->n_uint64_val);
+    GN__SPAN(t->bool_val, t->n_bool_val);
+    GN__SPAN(t->scomplex_val, t->n_scomplex_val);
+    GN__SPAN(t->dcomplex_val, t->n_dcomplex_val);
+#undef GN__SPAN
+    span_mark(s, a, g, node, t->float8_val.data, t->float8_val.len);
+    for (size_t i = 0; i < t->n_string_val; i++) span_mark(s, a, g, node, t->string_val[i].data, t->string_val[i].len);
+    for (size_t i = 0; i < t->n_variant_val; i++) {
+        const Tensorflow__VariantTensorDataProto *v = t->variant_val[i];
+        if (!v) continue;
+        span_mark(s, a, g, node, v->metadata.data, v->metadata.len);
+        for (size_t k = 0; k < v->n_tensors; k++) tensor_mark(s, a, g, node, v->tensors[k], depth + 1);
+    }
+}
+
+static void attr_mark(cf_state *s, alias_set *a, const gn_graph *g, gn_id node, const Tensorflow__AttrValue *v)
+{
+    if (!v) return;
+    switch (v->value_case) {
+    case TENSORFLOW__ATTR_VALUE__VALUE_TENSOR: tensor_mark(s, a, g, node, v->tensor, 0); break;
+    case TENSORFLOW__ATTR_VALUE__VALUE_S: span_mark(s, a, g, node, v->s.data, v->s.len); break;
+    case TENSORFLOW__ATTR_VALUE__VALUE_LIST:
+        if (!v->list) break;
+        for (size_t i = 0; i < v->list->n_tensor; i++) tensor_mark(s, a, g, node, v->list->tensor[i], 0);
+        for (size_t i = 0; i < v->list->n_s; i++) span_mark(s, a, g, node, v->list->s[i].data, v->list->s[i].len);
+        break;
+    default: break;
+    }
+}
+
+static void graph_mark(cf_state *s, alias_set *a, const gn_graph *g)
 {
     if (s->alias_budget < g->n_nodes) {
         s->alias_budget = 0;
-        return true;
+        a->all = true;
+        return;
     }
     s->alias_budget -= g->n_nodes;
-    for (gn_id i = 0; i < g->n_nodes; i++) {
+    for (gn_id i = 0; i < g->n_nodes && !a->all; i++) {
         const gn__node *n = gn__node_at(g, i);
-        if ((n->flags & GN__NODE_DEAD) || (g == s->g && i == except)) continue;
-        for (uint32_t k = 0; k < n->n_attr; k++)
-            if (attr_overlaps(n->attr[k].value, lo, hi) && !(g == s->g && const_unread(s, i))) return true;
+        if (n->flags & GN__NODE_DEAD) continue;
+        for (uint32_t k = 0; k < n->n_attr; k++) attr_mark(s, a, g, i, n->attr[k].value);
     }
-    return false;
 }
 
-static bool bytes_unshared(cf_state *s, gn_id except, const void *p, size_t n)
+/* Sets cand[k].shared for every candidate some value of the graph or its
+ * function bodies points into, but those of its owner and of Consts nothing
+ * reads (a folded Identity shares its input's bytes: in a frozen Keras graph
+ * each ReadVariableOp shares its '/resource' Const's). One walk over every
+ * node for all of them; once CF_ALIAS_BUDGET visits are spent in one run of
+ * the pass, every candidate is taken as shared. */
+static gn_status mark_shared(cf_state *s, alias_cand *cand, uint32_t n)
 {
-    uintptr_t lo = (uintptr_t)p, hi = lo + n;
+    if (!n) return GN_OK;
+    alias_set a = {malloc(n * sizeof *a.by_lo), malloc(n * sizeof *a.max_hi), n, false};
+    if (!a.by_lo || !a.max_hi) {
+        free(a.by_lo);
+        free(a.max_hi);
+        return nomem(s);
+    }
+    for (uint32_t k = 0; k < n; k++) a.by_lo[k] = &cand[k];
+    qsort(a.by_lo, n, sizeof *a.by_lo, cmp_cand_lo);
+    for (uint32_t k = 0; k < n; k++) a.max_hi[k] = k && a.max_hi[k - 1] > a.by_lo[k]->hi ? a.max_hi[k - 1] : a.by_lo[k]->hi;
     const gn_graph *top = s->c->lib ? s->c->lib : s->g;
     bool seen = s->g == top;
-    if (graph_points_into(s, top, except, lo, hi)) return false;
-    for (uint32_t f = 0; f < top->n_fns; f++) {
+    graph_mark(s, &a, top);
+    for (uint32_t f = 0; f < top->n_fns && !a.all; f++) {
         const gn_graph *body = top->fns[f].body;
         seen |= body == s->g;
-        if (body && graph_points_into(s, body, except, lo, hi)) return false;
+        if (body) graph_mark(s, &a, body);
     }
-    return seen || !graph_points_into(s, s->g, except, lo, hi);
+    if (!seen && !a.all) graph_mark(s, &a, s->g);
+    if (a.all)
+        for (uint32_t k = 0; k < n; k++) cand[k].shared = true;
+    free(a.by_lo);
+    free(a.max_hi);
+    return GN_OK;
 }
 
 static bool inplace_op(const char *op)
@@ -798,14 +842,16 @@ static int32_t broadcast_dims(const gn__tensor *a, const gn__tensor *b, int64_t 
     return r;
 }
 
-/* The input of node id (inputs decoded in in[0..nin)) whose bytes its result
- * may be written over when the conditions above hold, -1 otherwise; the
- * result's dtype, rank, dims and element count in *ip. */
+/* A result that may be written over one of its inputs: its dtype, rank,
+ * dims, element count and size, the inputs whose bytes qualify so far (opt,
+ * those of the conditions above that a look at the node and its inputs
+ * decides), and the one chosen (inplace_choose). */
 typedef struct inplace_plan {
     int32_t dt, rank;
     int64_t dims[GN__MAX_DIMS];
     int64_t numel;
     size_t bytes;
+    uint32_t n_opt, opt[2];
     uint32_t input;
 } inplace_plan;
 
@@ -825,12 +871,17 @@ static bool inplace_check(cf_state *s, gn_id id, const gn__tensor *in, uint32_t 
         numel *= ip->dims[i];
     }
     size_t esz = gn__dtype_size(dt);
-    /* each result is checked against every node's values (bytes_unshared):
+    /* each result is checked against every node's values (mark_shared):
      * worth it for CF_INPLACE_PER_NODE bytes a node or more */
     if (numel <= 4 || (size_t)numel * esz < CF_INPLACE_MIN || (size_t)numel * esz / CF_INPLACE_PER_NODE < g->n_nodes)
         return false;
     size_t bytes = (size_t)numel * esz;
     const gn__node *n = gn__node_at(g, id);
+    ip->dt = dt;
+    ip->rank = rank;
+    ip->numel = numel;
+    ip->bytes = bytes;
+    ip->n_opt = 0;
     for (uint32_t i = 0; i < 2; i++) {
         const gn__tensor *t = &in[i];
         /* the result's size: this operand is not broadcast */
@@ -838,16 +889,33 @@ static bool inplace_check(cf_state *s, gn_id id, const gn__tensor *in, uint32_t 
         gn_id p = n->in[i].node;
         const gn__node *pn = gn__node_at(g, p);
         if (pn->n_use != 1 || (pn->n_cuse && (pn->n_in || pn->n_ctrl)) ||
-            (pn->flags & (GN__NODE_PRESERVE | GN__NODE_FN_ARG | GN__NODE_FN_RET)) || !gn__cf_really_const(s, p))
+            (pn->flags & (GN__NODE_PRESERVE | GN__NODE_FN_ARG | GN__NODE_FN_RET)) || !gn__cf_really_const(s, p) ||
+            !gn__pass_may_claim_bytes(s->c, g, t->data, bytes))
             continue;
-        if (!bytes_unshared(s, p, t->data, bytes) || !gn__pass_may_claim_bytes(s->c, g, t->data, bytes)) continue;
-        ip->dt = dt;
-        ip->rank = rank;
-        ip->numel = numel;
-        ip->bytes = bytes;
-        ip->input = i;
-        return true;
+        ip->opt[ip->n_opt++] = i;
     }
+    return ip->n_opt > 0;
+}
+
+/* Candidates for mark_shared: one per qualifying input of the plan. */
+static uint32_t plan_cands(cf_state *s, gn_id id, const gn__tensor *in, const inplace_plan *ip, alias_cand *c)
+{
+    for (uint32_t k = 0; k < ip->n_opt; k++) {
+        uintptr_t lo = (uintptr_t)in[ip->opt[k]].data;
+        c[k] = (alias_cand){lo, lo + ip->bytes, gn__node_at(s->g, id)->in[ip->opt[k]].node, false};
+    }
+    return ip->n_opt;
+}
+
+/* The first input of the plan whose bytes nothing else points into
+ * (c: its candidates, from plan_cands and mark_shared); false: none. */
+static bool inplace_choose(inplace_plan *ip, const alias_cand *c)
+{
+    for (uint32_t k = 0; k < ip->n_opt; k++)
+        if (!c[k].shared) {
+            ip->input = ip->opt[k];
+            return true;
+        }
     return false;
 }
 
@@ -955,6 +1023,10 @@ static gn_status fold_in_place(cf_state *s, gn_id id, gn__kernel_fn fn, gn__tens
         *over = true;
         return GN_OK;
     }
+    alias_cand c[2];
+    uint32_t nc = plan_cands(s, id, in, &ip, c);
+    GN_TRY(mark_shared(s, c, nc));
+    if (!inplace_choose(&ip, c)) return GN_OK;
     inplace_job j;
     GN_TRY(inplace_prepare(s, id, fn, in, &ip, &j));
     *over = true;
@@ -969,49 +1041,75 @@ gn_status gn__cf_fold_deferred(cf_state *s)
     s->deferred = NULL;
     s->n_deferred = s->cap_deferred = 0;
     inplace_job *jobs = calloc(n ? n : 1, sizeof *jobs);
-    if (!jobs) {
+    inplace_plan *plans = calloc(n ? n : 1, sizeof *plans);
+    alias_cand *cand = calloc(2 * (size_t)(n ? n : 1), sizeof *cand);
+    uint32_t *first = calloc(n ? n : 1, sizeof *first);
+    if (!jobs || !plans || !cand || !first) {
+        free(jobs);
+        free(plans);
+        free(cand);
+        free(first);
         free(ids);
         return nomem(s);
     }
-    uint32_t nj = 0;
-    gn_status st = GN_OK;
-    for (uint32_t k = 0; k < n && st == GN_OK; k++) {
+    /* the graph may have changed since a node was listed: everything is
+     * checked again, and a node that no longer qualifies is queued to be
+     * folded the usual way */
+    uint32_t nj = 0, nc = 0;
+    for (uint32_t k = 0; k < n; k++) {
         gn_id id = ids[k];
         s->fl[id] &= (uint16_t)~CF_DEFER;
         if (!gn__node_live(g, id)) continue;
-        /* the graph may have changed since: everything checked again; a node
-         * that no longer qualifies is folded the usual way */
         const gn__node *nd = gn__node_at(g, id);
-        gn__kernel_fn fn = gn__kernel_for(gn__node_op(g, id));
-        gn__tensor in[2];
-        memset(in, 0, sizeof in);
-        bool ok = fn && nd->n_in == 2;
+        inplace_job *j = &jobs[nj];
+        j->fn = gn__kernel_for(gn__node_op(g, id));
+        bool ok = j->fn && nd->n_in == 2;
         for (uint32_t i = 0; ok && i < 2; i++) {
             const Tensorflow__TensorProto *p =
                 gn__cf_really_const(s, nd->in[i].node) ? gn__cf_const_value(s, nd->in[i].node) : NULL;
             gn__err e;
-            ok = p && gn__tensor_view_proto(p, &in[i], &e) == GN_OK;
+            ok = p && gn__tensor_view_proto(p, &j->in[i], &e) == GN_OK;
         }
-        inplace_plan ip;
-        if (ok && inplace_check(s, id, in, 2, &ip)) {
-            st = inplace_prepare(s, id, fn, in, &ip, &jobs[nj]);
-            if (st == GN_OK) {
-                nj++;
-                continue;
-            }
+        if (ok && inplace_check(s, id, j->in, 2, &plans[nj])) {
+            j->id = id;
+            first[nj] = nc;
+            nc += plan_cands(s, id, j->in, &plans[nj], &cand[nc]);
+            nj++;
+            continue;
         }
-        release_all(in, 2);
+        release_all(j->in, 2);
+        memset(j, 0, sizeof *j);
+        s->fl[id] |= CF_NOINPLACE;
+        gn__cf_enqueue(s, id);
+    }
+    gn_status st = mark_shared(s, cand, nc);
+    /* every fallible step, for each node that still qualifies */
+    uint32_t np = 0;
+    for (uint32_t k = 0; k < nj && st == GN_OK; k++) {
+        inplace_job *j = &jobs[k];
+        if (!inplace_choose(&plans[k], &cand[first[k]])) {
+            s->fl[j->id] |= CF_NOINPLACE;
+            gn__cf_enqueue(s, j->id);
+            release_all(j->in, 2);
+            memset(j, 0, sizeof *j);
+            continue;
+        }
+        inplace_job prepared;
+        st = inplace_prepare(s, j->id, j->fn, j->in, &plans[k], &prepared);
         if (st == GN_OK) {
-            s->fl[id] |= CF_NOINPLACE;
-            gn__cf_enqueue(s, id);
+            memset(j, 0, sizeof *j);
+            jobs[np++] = prepared;   /* np <= k: the slot is done with */
         }
     }
-    if (st == GN_OK && nj) st = inplace_run(s, jobs, nj);
+    if (st == GN_OK && np) st = inplace_run(s, jobs, np);
     for (uint32_t k = 0; k < nj; k++) {
         release_all(jobs[k].in, 2);
         if (jobs[k].b) graph_buffer_release(jobs[k].b);
     }
     free(jobs);
+    free(plans);
+    free(cand);
+    free(first);
     free(ids);
     return st;
 }
