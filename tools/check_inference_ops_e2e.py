@@ -4,8 +4,9 @@ ReverseSequence, ExtractImagePatches, MaxPoolWithArgmax, SpaceToBatch,
 BatchToSpace, DynamicPartition, DynamicStitch, ParallelDynamicStitch,
 FakeQuantWithMinMaxVarsPerChannel, StringToNumber, Lgamma, Digamma, Erfinv,
 Ndtri, SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits,
-and the fused TF1 RNN cells LSTMBlockCell, BlockLSTM, BlockLSTMV2,
-GRUBlockCell): each op in a tiny tf.compat.v1 GraphDef (written as .pb), run
+the fused TF1 RNN cells LSTMBlockCell, BlockLSTM, BlockLSTMV2,
+GRUBlockCell, and the CTC decoders CTCGreedyDecoder, CTCBeamSearchDecoder):
+each op in a tiny tf.compat.v1 GraphDef (written as .pb), run
 by TensorFlow and by `grapnel run` on the same .npy inputs; the outputs must
 be equal (floats within 1e-6, relative above 1, the rest exactly).
 
@@ -145,6 +146,7 @@ def main():
                lambda p: [raw.BatchToSpace(input=p["x"], crops=p["crops"], block_size=2)])
     ok &= batch2()
     ok &= rnn_cells()
+    ok &= ctc()
     print("all equal" if ok else "DIFFERENCES")
     return 0 if ok else 1
 
@@ -259,6 +261,44 @@ def rnn_cells():
                lambda p: list(raw.GRUBlockCell(x=p["x"], h_prev=p["h"], w_ru=tf1.constant(w_ru), w_c=tf1.constant(w_c),
                                                b_ru=tf1.constant(b_ru), b_c=tf1.constant(b_c))))
     return ok
+
+
+def ctc():
+    """The CTC decoders: an OCR-sized case (37 classes, random logits), and
+    many short decodes of small integer logits (ties everywhere) for every
+    beam width / top_paths / merge_repeated combination, the widths past 16
+    too (where TensorFlow's top-n container sorts with introsort)."""
+    ok = True
+    ocr = rng.standard_normal((24, 8, 37)) * 3
+    ocr_len = np.array([24, 20, 1, 0, 24, 7, 13, 24], np.int32)
+    ties = rng.integers(0, 3, (7, 64, 5)).astype(np.float64)
+    ties_len = rng.integers(1, 8, 64).astype(np.int32)
+    for dt in [np.float32, np.float64]:
+        for merge in [False, True]:
+            for blank in [-1, 0, 17]:
+                ok &= case(f"CTCGreedyDecoder_{dt.__name__}_{merge}_{blank}", {"x": ocr.astype(dt), "n": ocr_len},
+                           lambda p, merge=merge, blank=blank: list(raw.CTCGreedyDecoder(
+                               inputs=p["x"], sequence_length=p["n"], merge_repeated=merge, blank_index=blank)))
+            ok &= case(f"CTCGreedyDecoder_ties_{dt.__name__}_{merge}", {"x": ties.astype(dt), "n": ties_len},
+                       lambda p, merge=merge: list(raw.CTCGreedyDecoder(
+                           inputs=p["x"], sequence_length=p["n"], merge_repeated=merge)))
+            for width, top in [(1, 1), (10, 3), (100, 1)]:
+                n = np.maximum(ocr_len, 1) if top > 1 else ocr_len
+                ok &= case(f"CTCBeamSearchDecoder_{dt.__name__}_{merge}_{width}_{top}", {"x": ocr.astype(dt), "n": n},
+                           lambda p, merge=merge, width=width, top=top: flat(raw.CTCBeamSearchDecoder(
+                               inputs=p["x"], sequence_length=p["n"], beam_width=width, top_paths=top,
+                               merge_repeated=merge)))
+            for width, top in [(2, 2), (3, 1), (4, 4), (5, 5), (17, 5), (40, 2)]:
+                ok &= case(f"CTCBeamSearchDecoder_ties_{dt.__name__}_{merge}_{width}_{top}",
+                           {"x": ties.astype(dt), "n": ties_len},
+                           lambda p, merge=merge, width=width, top=top: flat(raw.CTCBeamSearchDecoder(
+                               inputs=p["x"], sequence_length=p["n"], beam_width=width, top_paths=top,
+                               merge_repeated=merge)))
+    return ok
+
+
+def flat(r):
+    return list(r.decoded_indices) + list(r.decoded_values) + list(r.decoded_shape) + [r.log_probability]
 
 
 if __name__ == "__main__":

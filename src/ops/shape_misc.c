@@ -152,6 +152,35 @@ gn_status gn__sf_sparse_softmax_xent(ctx *c)
     return GN_OK;
 }
 
+/* CTCGreedyDecoder / CTCBeamSearchDecoder (ctc_ops.cc): inputs
+ * [max_time, batch, num_classes], sequence_length [batch]; each of the
+ * top_paths paths (1 for the greedy decoder) gives indices [?, 2], values [?]
+ * and shape [2] (outputs i, top + i, 2*top + i), then log_probability
+ * [batch, top]. */
+static gn_status ctc_decoder_shape(ctx *c, int64_t top)
+{
+    if (top < 1 || (int64_t)c->n_out != 3 * top + 1) return GN_OK;
+    NEED(c, 2, 3 * top + 1);
+    const gn__shape *x = IS(c, 0), *sl = IS(c, 1);
+    char s1[SB];
+    if (x->rank >= 0 && x->rank != 3) return gn__shape_fail(c, "inputs must be rank 3, got %s", sstr(x, s1));
+    if (sl->rank >= 0 && sl->rank != 1) return gn__shape_fail(c, "sequence_length must be rank 1, got %s", sstr(sl, s1));
+    int64_t b = x->rank == 3 ? x->dims[1] : -1, bs = sl->rank == 1 ? sl->dims[0] : -1;
+    if (b >= 0 && bs >= 0 && b != bs)
+        return gn__shape_fail(c, "inputs' batch %lld and sequence_length's %lld differ", (long long)b, (long long)bs);
+    if (b < 0) b = bs;
+    for (int64_t i = 0; i < top; i++) {
+        GN_TRY(set_dims(c, (uint32_t)i, 2, (int64_t[]){-1, 2}));
+        GN_TRY(set_vector(c, (uint32_t)(top + i), -1));
+        GN_TRY(set_vector(c, (uint32_t)(2 * top + i), 2));
+    }
+    return set_dims(c, (uint32_t)(3 * top), 2, (int64_t[]){b, top});
+}
+
+gn_status gn__sf_ctc_greedy_decoder(ctx *c) { return ctc_decoder_shape(c, 1); }
+
+gn_status gn__sf_ctc_beam_search_decoder(ctx *c) { return ctc_decoder_shape(c, attr_i(c, "top_paths", 0)); }
+
 gn_status gn__sf_concat_offset(ctx *c)
 {
     for (uint32_t k = 0; k < c->n_out && k + 1 < c->n_in; k++) c->out[k].shape = *IS(c, k + 1);
