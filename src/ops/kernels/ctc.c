@@ -451,46 +451,45 @@ static uint64_t hmix(int64_t k)
     return x ^ (x >> 29);
 }
 
-/* BeamEntry::GetChild: the child of parent with label, made when missing. */
-static gn_status get_child(beam *bm, int32_t parent, int32_t label, int32_t *id)
+/* The children (BeamEntry::GetChild): an open-addressing table from
+ * parent * classes + label to the entry. TensorFlow makes a child for every
+ * label it tries and resets the ones that do not enter the beam; such an
+ * entry is the same as one never made (its probabilities are read again only
+ * after they are written), so here a child is made only when it enters the
+ * beam, which keeps the tree to the entries that were ever in it. */
+static gn_status child_room(beam *bm)
 {
-    if (2 * (bm->hn + 1) > bm->hcap) {
-        int64_t cap = bm->hcap ? 2 * bm->hcap : 1024;
-        int64_t *nk = malloc((size_t)cap * sizeof *nk);
-        int32_t *nv = malloc((size_t)cap * sizeof *nv);
-        if (!nk || !nv) {
-            free(nk);
-            free(nv);
-            return gn__kctx_fail(bm->c, GN_ERR_NOMEM, "out of memory for the beam search tree");
-        }
-        for (int64_t i = 0; i < cap; i++) nk[i] = -1;
-        for (int64_t i = 0; i < bm->hcap; i++) {
-            if (bm->hkey[i] < 0) continue;
-            uint64_t h = hmix(bm->hkey[i]) & (uint64_t)(cap - 1);
-            while (nk[h] >= 0) h = (h + 1) & (uint64_t)(cap - 1);
-            nk[h] = bm->hkey[i];
-            nv[h] = bm->hval[i];
-        }
-        free(bm->hkey);
-        free(bm->hval);
-        bm->hkey = nk;
-        bm->hval = nv;
-        bm->hcap = cap;
+    if (2 * (bm->hn + 1) <= bm->hcap) return GN_OK;
+    int64_t cap = bm->hcap ? 2 * bm->hcap : 1024;
+    int64_t *nk = malloc((size_t)cap * sizeof *nk);
+    int32_t *nv = malloc((size_t)cap * sizeof *nv);
+    if (!nk || !nv) {
+        free(nk);
+        free(nv);
+        return gn__kctx_fail(bm->c, GN_ERR_NOMEM, "out of memory for the beam search tree");
     }
-    int64_t key = (int64_t)parent * bm->classes + label;
-    uint64_t h = hmix(key) & (uint64_t)(bm->hcap - 1);
-    while (bm->hkey[h] >= 0) {
-        if (bm->hkey[h] == key) {
-            *id = bm->hval[h];
-            return GN_OK;
-        }
-        h = (h + 1) & (uint64_t)(bm->hcap - 1);
+    for (int64_t i = 0; i < cap; i++) nk[i] = -1;
+    for (int64_t i = 0; i < bm->hcap; i++) {
+        if (bm->hkey[i] < 0) continue;
+        uint64_t h = hmix(bm->hkey[i]) & (uint64_t)(cap - 1);
+        while (nk[h] >= 0) h = (h + 1) & (uint64_t)(cap - 1);
+        nk[h] = bm->hkey[i];
+        nv[h] = bm->hval[i];
     }
-    GN_TRY(new_entry(bm, parent, label, id));
-    bm->hkey[h] = key;
-    bm->hval[h] = *id;
-    bm->hn++;
+    free(bm->hkey);
+    free(bm->hval);
+    bm->hkey = nk;
+    bm->hval = nv;
+    bm->hcap = cap;
     return GN_OK;
+}
+
+/* The slot holding key, or the empty slot where it goes (child_room first). */
+static int64_t child_slot(const beam *bm, int64_t key)
+{
+    uint64_t h = hmix(key) & (uint64_t)(bm->hcap - 1);
+    while (bm->hkey[h] >= 0 && bm->hkey[h] != key) h = (h + 1) & (uint64_t)(bm->hcap - 1);
+    return (int64_t)h;
 }
 
 static bool active(const beam *bm, int32_t id) { return bm->e[id].newp.total != LOG_ZERO; }
@@ -548,21 +547,28 @@ static gn_status beam_step(beam *bm, const gn__tensor *x, int64_t row)
         int32_t bid = br[i];
         if (!is_candidate(bm, &bm->e[bid].oldp)) continue;
         for (int32_t ind = 0; ind < nc - 1; ind++) {
-            int32_t cid = 0;
-            GN_TRY(get_child(bm, bid, ind, &cid));
-            if (active(bm, cid)) continue;
+            GN_TRY(child_room(bm));
+            int64_t key = (int64_t)bid * nc + ind, slot = child_slot(bm, key);
+            int32_t cid = bm->hkey[slot] == key ? bm->hval[slot] : -1;
+            if (cid >= 0 && active(bm, cid)) continue;
             const entry *b = &bm->e[bid];
-            entry *ch = &bm->e[cid];
-            ch->newp.blank = LOG_ZERO;
-            double prev = ch->label == b->label ? b->oldp.blank : b->oldp.total;
-            ch->newp.label = rd(bm, rd(bm, in_at(x, row + ind) - norm) + prev);
-            ch->newp.total = ch->newp.label;
-            if (is_candidate(bm, &ch->newp)) {
+            prob np = {LOG_ZERO, LOG_ZERO, LOG_ZERO};
+            double prev = ind == b->label ? b->oldp.blank : b->oldp.total;
+            np.label = rd(bm, rd(bm, in_at(x, row + ind) - norm) + prev);
+            np.total = np.label;
+            if (is_candidate(bm, &np)) {
+                if (cid < 0) {
+                    GN_TRY(new_entry(bm, bid, ind, &cid));
+                    bm->hkey[slot] = key;
+                    bm->hval[slot] = cid;
+                    bm->hn++;
+                }
+                bm->e[cid].newp = np;
                 if (top_size(bm) == bm->width) bm->e[top_peek_bottom(bm)].newp = prob_zero();
                 top_push(bm, cid);
-            } else {
-                ch->oldp = prob_zero();
-                ch->newp = prob_zero();
+            } else if (cid >= 0) {
+                bm->e[cid].oldp = prob_zero();
+                bm->e[cid].newp = prob_zero();
             }
         }
     }
