@@ -6,8 +6,7 @@
  * below was printed by TensorFlow 2.21 (tools/make_string_op_values.py) and is
  * compared exactly: strings byte for byte, indices and buckets as integers.
  * Bad attrs and inputs give TensorFlow's message. A graph of the ops runs
- * through a session and is constant-folded by gn_optimize to the same
- * strings. */
+ * through a session, before and after gn_optimize (which folds AsString). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -391,6 +390,87 @@ static void test_split_v2(void **state)
     gn_graph_free(g);
 }
 
+/* Strip -> Lower -> StringSplitV2 on a Const, and AsString -> StringToHashBucketStrong:
+ * a session gives TensorFlow's values (tools/make_string_op_values.py, "chain"),
+ * and so does the graph gn_optimize rewrites (AsString folded to a Const). */
+#define SCONST(n, vals)                                                                                                \
+    "node { name: '" n "' op: 'Const' attr { key: 'dtype' value { type: DT_STRING } } "                             \
+    "attr { key: 'value' value { tensor { dtype: DT_STRING " vals " } } } }\n"
+static const char CHAIN[] =
+    SCONST("x", "tensor_shape { dim { size: 3 } } string_val: '  Pigs ON the Wing ' string_val: '\\tA,b ' "
+                "string_val: ''")
+    SCONST("sep", "tensor_shape { } string_val: ' '")
+    "node { name: 'strip' op: 'StringStrip' input: 'x' }\n"
+    "node { name: 'lower' op: 'StringLower' input: 'strip' attr { key: 'encoding' value { s: '' } } }\n"
+    "node { name: 'split' op: 'StringSplitV2' input: 'lower' input: 'sep' attr { key: 'maxsplit' value { i: -1 } } }\n"
+    "node { name: 'f' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } "
+    "attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 1.5 "
+    "float_val: -2.25 } } } }\n"
+    "node { name: 'str' op: 'AsString' input: 'f' attr { key: 'T' value { type: DT_FLOAT } } "
+    "attr { key: 'precision' value { i: 1 } } attr { key: 'scientific' value { b: false } } "
+    "attr { key: 'shortest' value { b: false } } attr { key: 'width' value { i: -1 } } "
+    "attr { key: 'fill' value { s: '' } } }\n"
+    "node { name: 'h' op: 'StringToHashBucketStrong' input: 'str' attr { key: 'num_buckets' value { i: 1000 } } "
+    "attr { key: 'key' value { list { i: 1 i: 2 } } } }\n";
+
+static void chain_expect(gn_graph *g, const char *when)
+{
+    gn_session *s = NULL;
+    if (gn_session_new(g, NULL, &s) != GN_OK) fail_msg("%s: session: %s", when, gn_session_errmsg(s));
+    const char *fetch[5] = {"split:0", "split:1", "split:2", "str", "h"};
+    gn_tensor out[5];
+    memset(out, 0, sizeof out);
+    if (gn_session_run(s, NULL, NULL, 0, fetch, out, 5) != GN_OK) fail_msg("%s: run: %s", when, gn_session_errmsg(s));
+    static const int64_t ix[] = {0, 0, 0, 1, 0, 2, 0, 3, 1, 0, 2, 0};
+    static const char *const vals[] = {"pigs", "on", "the", "wing", "a,b", ""};
+    static const char *const strs2[] = {"1.5", "-2.2"};
+    assert_int_equal(out[0].rank, 2);
+    assert_int_equal(out[0].dims[0], 6);
+    assert_memory_equal(out[0].data, ix, sizeof ix);
+    for (int k = 1; k < 4; k += 2) {
+        const gn_string *sv = out[k].data;
+        int64_t n = k == 1 ? 6 : 2;
+        assert_int_equal(out[k].dims[0], n);
+        for (int64_t i = 0; i < n; i++) {
+            const char *w = k == 1 ? vals[i] : strs2[i];
+            if (sv[i].len != strlen(w) || memcmp(sv[i].data, w, sv[i].len))
+                fail_msg("%s: %s[%lld] is '%.*s', want '%s'", when, fetch[k], (long long)i, (int)sv[i].len, sv[i].data,
+                         w);
+        }
+    }
+    assert_memory_equal(out[2].data, ((const int64_t[]){3, 4}), 16);
+    assert_memory_equal(out[4].data, ((const int64_t[]){517, 847}), 16);
+    for (int k = 0; k < 5; k++) gn_tensor_free(&out[k]);
+    gn_session_free(s);
+}
+
+static void test_session_and_folding(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_kload(CHAIN, 1);
+    chain_expect(g, "session");
+    gn_options o;
+    gn_options_init(&o);
+    gn_optimize_params pp;
+    gn_optimize_params_init(&pp);
+    const char *fetch[5] = {"split:0", "split:1", "split:2", "str", "h"};
+    pp.fetches = fetch;
+    pp.n_fetches = 5;
+    assert_int_equal(gn_optimize(g, &o, &pp, NULL), GN_OK);
+    /* Grappler folds no node with a string Const input: AsString (of a float
+     * Const) becomes a Const, the ops reading strings stay */
+    bool as_string_left = false, split_left = false;
+    for (gn_id i = 0; i < g->n_nodes; i++) {
+        if (!gn__node_live(g, i)) continue;
+        as_string_left |= strcmp(gn__node_op(g, i), "AsString") == 0;
+        split_left |= strcmp(gn__node_op(g, i), "StringSplitV2") == 0;
+    }
+    assert_false(as_string_left);
+    assert_true(split_left);
+    chain_expect(g, "after constant folding");
+    gn_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_hash_buckets),
         cmocka_unit_test(test_case_and_strip),
         cmocka_unit_test(test_split_v2),
+        cmocka_unit_test(test_session_and_folding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

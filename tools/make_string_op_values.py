@@ -121,3 +121,10 @@ for sep in [b"", b",", b"<>", b" "]:
         show(f"StringSplitV2 sep={sep!r} maxsplit={maxsplit}", r.indices, r.values, r.shape)
 err("StringSplitV2 input matrix", lambda: raw.StringSplitV2(input=[[b"a"]], sep=b","))
 err("StringSplitV2 sep vector", lambda: raw.StringSplitV2(input=[b"a"], sep=[b","]))
+
+# the graph of kernels_strings_test.c's test_session_and_folding
+x = tf.constant([b"  Pigs ON the Wing ", b"\tA,b ", b""])
+r = raw.StringSplitV2(input=raw.StringLower(input=raw.StringStrip(input=x), encoding=""), sep=b" ", maxsplit=-1)
+show("chain split", r.indices, r.values, r.shape)
+a = raw.AsString(input=tf.constant([1.5, -2.25]), precision=1)
+show("chain str, h", a, raw.StringToHashBucketStrong(input=a, num_buckets=1000, key=[1, 2]))
