@@ -5,8 +5,10 @@ BatchToSpace, DynamicPartition, DynamicStitch, ParallelDynamicStitch,
 FakeQuantWithMinMaxVarsPerChannel, StringToNumber, Lgamma, Digamma, Erfinv,
 Ndtri, SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits,
 the fused TF1 RNN cells LSTMBlockCell, BlockLSTM, BlockLSTMV2,
-GRUBlockCell, and the CTC decoders CTCGreedyDecoder, CTCBeamSearchDecoder):
-each op in a tiny tf.compat.v1 GraphDef (written as .pb), run
+GRUBlockCell, the CTC decoders CTCGreedyDecoder, CTCBeamSearchDecoder,
+and the string ops AsString, StringToHashBucket, StringToHashBucketStrong,
+StringLower, StringUpper, StringStrip, StringSplitV2): each op in a tiny
+tf.compat.v1 GraphDef (written as .pb), run
 by TensorFlow and by `grapnel run` on the same .npy inputs; the outputs must
 be equal (floats within 1e-6, relative above 1, the rest exactly).
 
@@ -147,6 +149,7 @@ def main():
     ok &= batch2()
     ok &= rnn_cells()
     ok &= ctc()
+    ok &= strings()
     print("all equal" if ok else "DIFFERENCES")
     return 0 if ok else 1
 
@@ -299,6 +302,51 @@ def ctc():
 
 def flat(r):
     return list(r.decoded_indices) + list(r.decoded_values) + list(r.decoded_shape) + [r.log_probability]
+
+
+def strings():
+    ok = True
+    f = np.array([1.5, -2.25, np.inf, np.nan, -np.inf, 1e20, 1e-7, 0.0, 123.456, -0.0], np.float32)
+    for kw in [dict(), dict(shortest=True), dict(scientific=True, precision=3), dict(precision=2, width=12, fill="0"),
+               dict(width=9, fill="-", precision=1), dict(width=12, fill="+"), dict(width=8, fill="#", precision=0),
+               dict(width=7, fill=" ", shortest=True)]:
+        name = "AsString_float32_" + "_".join(f"{k}{v}" for k, v in kw.items())
+        ok &= case(name, {"x": f}, lambda p, kw=kw: [raw.AsString(input=p["x"], **kw)])
+    ok &= case("AsString_float64", {"x": f.astype(np.float64) / 3}, lambda p: [raw.AsString(input=p["x"], precision=12)])
+    ints = np.array([-42, 0, 42, 127, -128], np.int64)
+    for dt in [np.int8, np.int32, np.int64, np.uint8, np.uint16]:
+        ok &= case(f"AsString_{dt.__name__}", {"x": ints.astype(dt)},
+                   lambda p: [raw.AsString(input=p["x"]), raw.AsString(input=p["x"], width=6, fill="0")])
+    ok &= case("AsString_bool", {"x": np.array([True, False])}, lambda p: [raw.AsString(input=p["x"])])
+    words = np.array([b"", b"a", b"Hello World", b" feature_42 ", b"\xc3\xa9t\xc3\xa9", b"x" * 40, b"\tTab\n"])
+    for nb in [1, 7, 1000, 2**62]:
+        ok &= case(f"StringToHashBucket_{nb}", {"w": words},
+                   lambda p, nb=nb: [raw.StringToHashBucket(string_tensor=p["w"], num_buckets=nb)])
+        ok &= case(f"StringToHashBucketStrong_{nb}", {"w": words},
+                   lambda p, nb=nb: [raw.StringToHashBucketStrong(input=p["w"], num_buckets=nb, key=[7, -3])])
+    ok &= case("StringLower_Upper_Strip", {"w": words},
+               lambda p: [raw.StringLower(input=p["w"]), raw.StringUpper(input=p["w"]), raw.StringStrip(input=p["w"])])
+    ascii_words = np.array([b"MiXeD Case 123", b"", b"ALL_CAPS"])
+    ok &= case("StringLower_Upper_utf8", {"w": ascii_words},
+               lambda p: [raw.StringLower(input=p["w"], encoding="utf-8"),
+                          raw.StringUpper(input=p["w"], encoding="utf-8")])
+    lines = np.array([b"pigs on the wing", b"  4  5    6  ", b"", b"a,b,,c,", b",lead", b"trail,", b"1<>2<>3", b"   ",
+                      b"one\ttwo\nthree"])
+    for sep in [b"", b",", b"<>", b" "]:
+        for maxsplit in [-1, 0, 1, 2]:
+            ok &= case(f"StringSplitV2_{sep.hex() or 'ws'}_{maxsplit}", {"s": lines},
+                       lambda p, sep=sep, maxsplit=maxsplit: list(raw.StringSplitV2(input=p["s"], sep=sep,
+                                                                                    maxsplit=maxsplit)))
+
+    # a feature-column style pipeline: clean, tokenize, hash the tokens
+    def pipeline(p):
+        sp = raw.StringSplitV2(input=raw.StringLower(input=raw.StringStrip(input=p["s"])), sep="", maxsplit=-1)
+        return [sp.indices, raw.StringToHashBucketStrong(input=sp.values, num_buckets=100, key=[1, 2]),
+                raw.StringToHashBucket(string_tensor=raw.AsString(input=p["n"]), num_buckets=50), sp.shape]
+
+    ok &= case("string_pipeline", {"s": np.array([b"  The Quick\tBrown  ", b"FOX", b""]),
+                                   "n": np.array([3, -1, 1000000], np.int64)}, pipeline)
+    return ok
 
 
 if __name__ == "__main__":
