@@ -7,7 +7,7 @@ Ndtri, SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits,
 the fused TF1 RNN cells LSTMBlockCell, BlockLSTM, BlockLSTMV2,
 GRUBlockCell, the CTC decoders CTCGreedyDecoder, CTCBeamSearchDecoder,
 and the string ops AsString, StringToHashBucket, StringToHashBucketStrong,
-StringLower, StringUpper, StringStrip, StringSplitV2): each op in a tiny
+StringLower, StringUpper, StringStrip, StringSplitV2, and Dequantize): each op in a tiny
 tf.compat.v1 GraphDef (written as .pb), run
 by TensorFlow and by `grapnel run` on the same .npy inputs; the outputs must
 be equal (floats within 1e-6, relative above 1, the rest exactly).
@@ -150,6 +150,7 @@ def main():
     ok &= rnn_cells()
     ok &= ctc()
     ok &= strings()
+    ok &= dequantize()
     print("all equal" if ok else "DIFFERENCES")
     return 0 if ok else 1
 
@@ -346,6 +347,35 @@ def strings():
 
     ok &= case("string_pipeline", {"s": np.array([b"  The Quick\tBrown  ", b"FOX", b""]),
                                    "n": np.array([3, -1, 1000000], np.int64)}, pipeline)
+    return ok
+
+
+def dequantize():
+    # quantized tensors cannot be fed from .npy: they are Consts of the graph, the ranges are fed
+    ok = True
+    for tname, lo_t, hi_t in [("qint8", -128, 128), ("quint8", 0, 256), ("qint16", -32768, 32768),
+                              ("quint16", 0, 65536), ("qint32", -2**31, 2**31)]:
+        vals = rng.integers(lo_t, hi_t, (3, 4, 5), dtype=np.int64)
+        for mode in ["MIN_COMBINED", "MIN_FIRST", "SCALED"]:
+            for narrow in ([False, True] if mode == "SCALED" else [False]):
+                ok &= case(f"Dequantize_{tname}_{mode}_{narrow}",
+                           {"mn": np.array(-2.5, np.float32), "mx": np.array(1.75, np.float32)},
+                           lambda p, tname=tname, vals=vals, mode=mode, narrow=narrow: [raw.Dequantize(
+                               input=tf.constant(vals, getattr(tf, tname)), min_range=p["mn"], max_range=p["mx"],
+                               mode=mode, narrow_range=narrow)])
+        for axis in [0, 2]:
+            n = vals.shape[axis]
+            ok &= case(f"Dequantize_{tname}_axis{axis}",
+                       {"mn": -rng.uniform(0.1, 3, n).astype(np.float32), "mx": rng.uniform(0.1, 3, n).astype(np.float32)},
+                       lambda p, tname=tname, vals=vals, axis=axis: [raw.Dequantize(
+                           input=tf.constant(vals, getattr(tf, tname)), min_range=p["mn"], max_range=p["mx"],
+                           mode="SCALED", axis=axis),
+                           raw.Dequantize(input=tf.constant(vals, getattr(tf, tname)), min_range=p["mn"],
+                                          max_range=p["mx"], mode="MIN_COMBINED", axis=axis)])
+    ok &= case("Dequantize_bfloat16", {"mn": np.array(-1.0, np.float32), "mx": np.array(3.0, np.float32)},
+               lambda p: [tf.cast(raw.Dequantize(input=tf.constant(np.arange(-128, 128).reshape(16, 16), tf.qint8),
+                                                 min_range=p["mn"], max_range=p["mx"], dtype=tf.bfloat16),
+                                  tf.float32)])
     return ok
 
 

@@ -16,6 +16,7 @@
  * (src/convert/segment.c). */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "ops/op_fns.h"
@@ -218,4 +219,122 @@ gn_status gn__quant_k_qdq_v3(gn__kctx *c)
     if (b->dtype != DT_INT32 || gn__tensor_numel(b) != 1)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "num_bits must be an int32 scalar");
     return qdq(c, *(const int32_t *)b->data);
+}
+
+/* ---- Dequantize(input T, min_range, max_range) -> float / bfloat16 ----------------------------- */
+/* TensorFlow's dequantize_op.cc (and quantization_utils.h for MIN_FIRST), in
+ * float as its CPU kernel evaluates them; lo/hi are T's limits:
+ *   MIN_COMBINED: (x + half) * (max - min) / (float(hi) - lo) + min, half =
+ *     (float(hi) - lo + 1) / 2 for signed T, 0 for unsigned;
+ *   MIN_FIRST (per tensor only): s = (max - min) / (2^bits - 1), m =
+ *     round(min / s) * s (min when max == min); (m - float(lo) * s) + x * s;
+ *   SCALED: x * (lo == 0 ? max / hi : fmax(min / (lo + narrow_range), max / hi)).
+ * axis >= 0 with more than one slice: one (min, max) per index of that dim.
+ * SCALED per tensor reads x as float(int(float(x))): TensorFlow casts the
+ * qint to int through float, so a qint32 >= 2^31 - 64 becomes INT32_MIN.
+ * bfloat16 output: the float result rounded to nearest even. */
+enum { DQ_MIN_COMBINED, DQ_MIN_FIRST, DQ_SCALED };
+
+static float dq_at(const gn__tensor *x, int64_t i)
+{
+    switch (x->dtype) {
+    case TENSORFLOW__DATA_TYPE__DT_QINT8: return (float)((const int8_t *)x->data)[i];
+    case TENSORFLOW__DATA_TYPE__DT_QUINT8: return (float)((const uint8_t *)x->data)[i];
+    case TENSORFLOW__DATA_TYPE__DT_QINT16: return (float)((const int16_t *)x->data)[i];
+    case TENSORFLOW__DATA_TYPE__DT_QUINT16: return (float)((const uint16_t *)x->data)[i];
+    default: return (float)((const int32_t *)x->data)[i];   /* DT_QINT32 */
+    }
+}
+
+static uint16_t dq_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);   /* quiet NaN */
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+gn_status gn__quant_k_dequantize(gn__kctx *c)
+{
+    if (c->n_in < 3) return gn__kctx_fail(c, GN_ERR_GRAPH, "expects 3 inputs, got %u", c->n_in);
+    const gn__tensor *x = &c->in[0], *tmin = &c->in[1], *tmax = &c->in[2];
+    int bits;
+    int64_t lo, hi;
+    switch (x->dtype) {
+    case TENSORFLOW__DATA_TYPE__DT_QINT8: bits = 8, lo = INT8_MIN, hi = INT8_MAX; break;
+    case TENSORFLOW__DATA_TYPE__DT_QUINT8: bits = 8, lo = 0, hi = UINT8_MAX; break;
+    case TENSORFLOW__DATA_TYPE__DT_QINT16: bits = 16, lo = INT16_MIN, hi = INT16_MAX; break;
+    case TENSORFLOW__DATA_TYPE__DT_QUINT16: bits = 16, lo = 0, hi = UINT16_MAX; break;
+    case TENSORFLOW__DATA_TYPE__DT_QINT32: bits = 32, lo = INT32_MIN, hi = INT32_MAX; break;
+    default:
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "input must be qint8, quint8, qint16, quint16 or qint32, got %s",
+                             gn__dtype_name(x->dtype));
+    }
+    if (tmin->dtype != DT_FLOAT || tmax->dtype != DT_FLOAT)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "min_range and max_range must be float");
+    int odt = DT_FLOAT;
+    (void)gn__attr_get_type(c->g, c->node, "dtype", &odt);
+    const char *ms = "MIN_COMBINED";
+    size_t ml = strlen(ms);
+    (void)gn__attr_get_string(c->g, c->node, "mode", &ms, &ml);
+    if (odt != DT_FLOAT && odt != TENSORFLOW__DATA_TYPE__DT_BFLOAT16)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "Output type must be bfloat16 or float, is '%s'", gn__dtype_name(odt));
+    int mode = -1;
+    if (ml == 12 && !memcmp(ms, "MIN_COMBINED", 12)) mode = DQ_MIN_COMBINED;
+    else if (ml == 9 && !memcmp(ms, "MIN_FIRST", 9)) mode = DQ_MIN_FIRST;
+    else if (ml == 6 && !memcmp(ms, "SCALED", 6)) mode = DQ_SCALED;
+    if (odt == DT_FLOAT && mode < 0)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "Mode string must be 'MIN_COMBINED', 'MIN_FIRST', or 'SCALED', is '%.*s'",
+                             (int)ml, ms);
+    if (odt != DT_FLOAT && mode != DQ_MIN_COMBINED)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "When output type is bfloat16, Mode string must be 'MIN_COMBINED', is '%.*s'",
+                             (int)ml, ms);
+    bool narrow = attr_b(c, "narrow_range", false);
+    int64_t axis = attr_i(c, "axis", -1);
+    if (axis >= x->rank)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "Axis must be less than input dimension(%d), got %lld", x->rank,
+                             (long long)axis);
+    int64_t slices = axis > -1 ? x->dims[axis] : 1;
+    int64_t nmin = gn__tensor_numel(tmin), nmax = gn__tensor_numel(tmax);
+    if (nmin != slices)
+        return gn__kctx_fail(c, GN_ERR_GRAPH,
+                             "input_min_tensor must have as many elements as input on the dequantization axis (%lld), "
+                             "got %lld, expected %lld", (long long)axis, (long long)nmin, (long long)slices);
+    if (nmax != slices)
+        return gn__kctx_fail(c, GN_ERR_GRAPH,
+                             "input_max_tensor must have as many elements as input on the dequantization axis (%lld), "
+                             "got %lld, expected %lld", (long long)axis, (long long)nmax, (long long)slices);
+    if (slices != 1 && mode == DQ_MIN_FIRST)
+        return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "MIN_FIRST mode is not implemented for Dequantize with axis != -1.");
+    gn__tensor *o;
+    GN_TRY(gn__kctx_output(c, 0, odt, x->rank, x->dims, &o));
+    int64_t n = gn__tensor_numel(x), post = 1;
+    for (int32_t d = (int32_t)axis + 1; slices != 1 && d < x->rank; d++) post *= x->dims[d];
+    const float *mins = tmin->data, *maxs = tmax->data;
+    const float flo = (float)lo, fhi = (float)hi;
+    const float half = lo < 0 ? (fhi - flo + 1.0f) / 2.0f : 0.0f;
+    float *of = odt == DT_FLOAT ? o->data : NULL;
+    uint16_t *ob = odt == DT_FLOAT ? NULL : o->data;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t s = slices == 1 ? 0 : (i / post) % slices;
+        float mn = mins[s], mx = maxs[s], xv = dq_at(x, i), y;
+        if (mode == DQ_MIN_COMBINED) {
+            float scale = (mx - mn) / (fhi - flo);
+            y = (xv + half) * scale + mn;
+        } else if (mode == DQ_MIN_FIRST) {
+            float scale = (float)((double)(mx - mn) / ((double)((int64_t)1 << bits) - 1.0));
+            float mr = mx == mn ? mn : roundf(mn / scale) * scale;
+            y = (mr - flo * scale) + xv * scale;
+        } else {
+            /* per tensor, TensorFlow goes through int from a float: a qint32 that
+             * rounds to 2^31 wraps to INT32_MIN (x86's conversion overflow) */
+            if (slices == 1 && bits == 32 && xv >= 2147483648.0f) xv = -2147483648.0f;
+            float a = mn / (float)(lo + (narrow ? 1 : 0)), b = mx / fhi;
+            float scale = lo == 0 ? b : a < b ? b : a;   /* std::max */
+            y = xv * scale;
+        }
+        if (of) of[i] = y;
+        else ob[i] = dq_bf16(y);
+    }
+    return GN_OK;
 }
