@@ -283,8 +283,8 @@ static void unary_case(const char *op, const char *attrs, const char *const *in,
     gn_graph_free(g);
 }
 
-/* StringLower / StringUpper: ASCII letters only with encoding ''; 'utf-8' on
- * ASCII text the same, on other text refused (TensorFlow maps it with ICU).
+/* StringLower / StringUpper: ASCII letters only with encoding '', Unicode
+ * letters with 'utf-8'.
  * StringStrip: ASCII whitespace at both ends (not U+00A0's byte). */
 static void test_case_and_strip(void **state)
 {
@@ -294,18 +294,83 @@ static void test_case_and_strip(void **state)
                (const char *const[]){"hello world", "mixed 123 _-", "", "caf\303\251 \303\211t\303\211"}, 4);
     unary_case("StringUpper", AS("encoding", ""), in,
                (const char *const[]){"HELLO WORLD", "MIXED 123 _-", "", "CAF\303\251 \303\211T\303\211"}, 4);
-    unary_case("StringLower", AS("encoding", "utf-8"), in, (const char *const[]){"hello world", "mixed 123 _-", ""}, 3);
-    unary_case("StringUpper", AS("encoding", "utf-8"), in, (const char *const[]){"HELLO WORLD", "MIXED 123 _-", ""}, 3);
-    gn_graph *g = gn_pt_kgraph("StringUpper", 1, (const char *const[]){"DT_STRING"}, AS("encoding", "utf-8"), 0);
+    unary_case("StringLower", AS("encoding", "utf-8"), in,
+               (const char *const[]){"hello world", "mixed 123 _-", "", "caf\303\251 \303\251t\303\251"}, 4);
+    unary_case("StringUpper", AS("encoding", "utf-8"), in,
+               (const char *const[]){"HELLO WORLD", "MIXED 123 _-", "", "CAF\303\211 \303\211T\303\211"}, 4);
+    gn_graph *g = gn_pt_kgraph("StringLower", 1, (const char *const[]){"DT_STRING"}, AS("encoding", "latin1"), 0);
     gn__tstring sb[4];
     gn__tensor x = strs(sb, in, 4, false);
-    gn_pt_kexpect_error(g, &x, 1, 1, GN_ERR_UNSUPPORTED,
-                        "node 'n' (StringUpper): element 3: Unicode case mapping (encoding 'utf-8') of non-ASCII text "
-                        "is not supported");
+    gn_pt_kexpect_error(g, &x, 1, 1, GN_ERR_GRAPH,
+                        "node 'n' (StringLower): only utf-8 or '' (no encoding) is supported, received latin1");
     gn_graph_free(g);
     unary_case("StringStrip", "",
                (const char *const[]){"  a b  ", "\t\n\v\f\rx\r\n", "   ", "", "none", "\240y\240"},
                (const char *const[]){"a b", "x", "", "", "none", "\240y\240"}, 6);
+}
+
+/* encoding 'utf-8': ICU's full case mapping as TensorFlow applies it
+ * (tools/make_string_op_values.py, "unicode"): ß -> SS, the ligature fi ->
+ * FI, İ -> i + U+0307, Greek final sigma by context (after a letter, not
+ * before one, an apostrophe or a combining accent skipped), Armenian, Cyrillic,
+ * Cherokee, Deseret (4-byte), emoji kept, the text cut at its first NUL, and
+ * one U+FFFD per maximal subpart of each ill-formed sequence. */
+#define S(lit) {lit, sizeof(lit) - 1}
+static const gn__tstring UNI_IN[10] = {
+    S("Stra\303\237e \307\205 \357\254\201x"),
+    S("\316\237\316\224\316\237\316\243 \316\243\316\221\316\243. \316\243 \316\221\316\243' \316\243-\316\221 \316\221\316\243\314\201"),
+    S("\304\260stanbul I\304\236DIR"),
+    S("\320\237\321\200\320\270\320\262\320\265\321\202, \320\234\320\230\320\240 \321\221\320\201"),
+    S("\326\207 \324\265\325\222"),
+    S("\316\220 \316\260 \341\276\263 \341\276\274"),
+    S("\341\216\240 \352\255\260 \360\220\220\200 \360\220\220\250 \360\237\230\200"),
+    S("\307\260 \305\211 \341\272\236 \303\237"),
+    S("ab\000CD"),
+    S("\340\200\200A\355\240\200b\360\237\230c\364\220\200\200d\300\257e\341\200f\377"),
+};
+static const gn__tstring UNI_LOWER[10] = {
+    S("stra\303\237e \307\206 \357\254\201x"),
+    S("\316\277\316\264\316\277\317\202 \317\203\316\261\317\202. \317\203 \316\261\317\202' \317\203-\316\261 \316\261\317\202\314\201"),
+    S("i\314\207stanbul i\304\237dir"),
+    S("\320\277\321\200\320\270\320\262\320\265\321\202, \320\274\320\270\321\200 \321\221\321\221"),
+    S("\326\207 \325\245\326\202"),
+    S("\316\220 \316\260 \341\276\263 \341\276\263"),
+    S("\352\255\260 \352\255\260 \360\220\220\250 \360\220\220\250 \360\237\230\200"),
+    S("\307\260 \305\211 \303\237 \303\237"),
+    S("ab"),
+    S("\357\277\275\357\277\275\357\277\275a\357\277\275\357\277\275\357\277\275b\357\277\275c\357\277\275\357\277\275\357\277\275\357\277\275d\357\277\275\357\277\275e\357\277\275f\357\277\275"),
+};
+static const gn__tstring UNI_UPPER[10] = {
+    S("STRASSE \307\204 FIX"),
+    S("\316\237\316\224\316\237\316\243 \316\243\316\221\316\243. \316\243 \316\221\316\243' \316\243-\316\221 \316\221\316\243\314\201"),
+    S("\304\260STANBUL I\304\236DIR"),
+    S("\320\237\320\240\320\230\320\222\320\225\320\242, \320\234\320\230\320\240 \320\201\320\201"),
+    S("\324\265\325\222 \324\265\325\222"),
+    S("\316\231\314\210\314\201 \316\245\314\210\314\201 \316\221\316\231 \316\221\316\231"),
+    S("\341\216\240 \341\216\240 \360\220\220\200 \360\220\220\200 \360\237\230\200"),
+    S("J\314\214 \312\274N \341\272\236 SS"),
+    S("AB"),
+    S("\357\277\275\357\277\275\357\277\275A\357\277\275\357\277\275\357\277\275B\357\277\275C\357\277\275\357\277\275\357\277\275\357\277\275D\357\277\275\357\277\275E\357\277\275F\357\277\275"),
+};
+#undef S
+static void test_unicode_case(void **state)
+{
+    (void)state;
+    int64_t n = (int64_t)(sizeof UNI_IN / sizeof UNI_IN[0]);
+    for (int up = 0; up < 2; up++) {
+        gn_graph *g = gn_pt_kgraph(up ? "StringUpper" : "StringLower", 1, (const char *const[]){"DT_STRING"},
+                                   AS("encoding", "utf-8"), 0);
+        gn__tensor x = gn_pt_ktensor(DT_STRING, 1, &n, UNI_IN), out[1];
+        gn_pt_krun_ok(g, &x, 1, out, 1, 0);
+        const gn__tstring *want = up ? UNI_UPPER : UNI_LOWER, *got = out[0].data;
+        assert_int_equal(out[0].dims[0], n);
+        for (int64_t i = 0; i < n; i++)
+            if (got[i].len != want[i].len || memcmp(got[i].ptr, want[i].ptr, want[i].len))
+                fail_msg("%s element %lld: got %zu bytes '%.*s'", up ? "upper" : "lower", (long long)i, got[i].len,
+                         (int)got[i].len, got[i].ptr);
+        gn_pt_krelease(out, 1);
+        gn_graph_free(g);
+    }
 }
 
 static const char *const SPLIT_IN[9] = {"pigs on the wing", "  4  5    6  ", "", "a,b,,c,", ",lead",
@@ -479,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_as_string_ints_bools_strings),
         cmocka_unit_test(test_hash_buckets),
         cmocka_unit_test(test_case_and_strip),
+        cmocka_unit_test(test_unicode_case),
         cmocka_unit_test(test_split_v2),
         cmocka_unit_test(test_session_and_folding),
     };

@@ -331,6 +331,23 @@ def strings():
     ok &= case("StringLower_Upper_utf8", {"w": ascii_words},
                lambda p: [raw.StringLower(input=p["w"], encoding="utf-8"),
                           raw.StringUpper(input=p["w"], encoding="utf-8")])
+    # Unicode case mapping: random text over many scripts (final sigma contexts included) and ill-formed bytes
+    pools = [range(0x20, 0x7f), range(0xa0, 0x250), range(0x370, 0x400), range(0x400, 0x530), range(0x531, 0x590),
+             range(0x1e00, 0x2000), range(0x2c00, 0x2d30), range(0xa640, 0xa7ff), range(0xff21, 0xff5b),
+             range(0x10400, 0x10450), range(0x1e900, 0x1e944), [0x3a3, 0x3a3, 0x3a3, 0x27, 0x301, 0x345, 0xad, 0x20]]
+    texts = []
+    for k in range(400):
+        cps = [int(rng.choice(pools[rng.integers(len(pools))])) for _ in range(rng.integers(0, 12))]
+        b = "".join(chr(c) for c in cps).encode("utf-8")
+        if k % 5 == 0:   # ill-formed bytes spliced in
+            cut = int(rng.integers(0, len(b) + 1))
+            b = b[:cut] + bytes(rng.integers(0x80, 0x100, int(rng.integers(1, 4))).tolist()) + b[cut:]
+        if k % 37 == 0:
+            b = b + b"\x00tail"
+        texts.append(b)
+    ok &= case("StringLower_Upper_unicode", {"w": np.array(texts)},
+               lambda p: [raw.StringLower(input=p["w"], encoding="utf-8"),
+                          raw.StringUpper(input=p["w"], encoding="utf-8")])
     lines = np.array([b"pigs on the wing", b"  4  5    6  ", b"", b"a,b,,c,", b",lead", b"trail,", b"1<>2<>3", b"   ",
                       b"one\ttwo\nthree"])
     for sep in [b"", b",", b"<>", b" "]:

@@ -128,3 +128,12 @@ r = raw.StringSplitV2(input=raw.StringLower(input=raw.StringStrip(input=x), enco
 show("chain split", r.indices, r.values, r.shape)
 a = raw.AsString(input=tf.constant([1.5, -2.25]), precision=1)
 show("chain str, h", a, raw.StringToHashBucketStrong(input=a, num_buckets=1000, key=[1, 2]))
+
+# Unicode case mapping (encoding 'utf-8'): kernels_strings_test.c's test_unicode_case
+uni = ["Straße ǅ ﬁx", "ΟΔΟΣ ΣΑΣ. Σ ΑΣ' Σ-Α ΑΣ\u0301", "İstanbul IĞDIR", "Привет, МИР ёЁ", "և ԵՒ", "ΐ ΰ ᾳ ᾼ",
+       "Ꭰ ꭰ 𐐀 𐐨 😀", "ǰ ŉ ẞ ß"]
+ub = [u.encode("utf-8") for u in uni] + [b"ab\x00CD", b"\xe0\x80\x80A\xed\xa0\x80b\xf0\x9f\x98c\xf4\x90\x80\x80d\xc0\xafe\xe1\x80f\xff"]
+show("unicode inputs", tf.constant(ub))
+show("StringLower utf-8 unicode", raw.StringLower(input=ub, encoding="utf-8"))
+show("StringUpper utf-8 unicode", raw.StringUpper(input=ub, encoding="utf-8"))
+err("StringLower encoding='latin1'", lambda: raw.StringLower(input=[b"a"], encoding="latin1"))

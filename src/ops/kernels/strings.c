@@ -3,7 +3,8 @@
  * StringStrip, StringSplitV2. After TensorFlow's
  * tensorflow/core/kernels/{as_string_op, string_to_hash_bucket_op,
  * string_lower_op, string_upper_op, string_strip_op, string_split_op}.cc,
- * tsl/platform/hash.cc (Hash64) and highwayhash's SipHash-2-4 (StrongKeyedHash). */
+ * tsl/platform/hash.cc (Hash64), highwayhash's SipHash-2-4 (StrongKeyedHash)
+ * and ICU's case mapping (strings_case.inc, generated from TensorFlow). */
 #include "ops/kernels/math_internal.h"
 
 #include <stdio.h>
@@ -318,10 +319,154 @@ gn_status gn__str_k_string_to_hash_bucket_strong(gn__kctx *c) { return hash_buck
 /* absl::ascii_isspace: space, \t, \n, \v, \f, \r. */
 static bool ascii_space(unsigned char ch) { return ch == ' ' || (ch >= '\t' && ch <= '\r'); }
 
+/* ---- Unicode case mapping (encoding 'utf-8') ---------------------------------------------------- */
+/* TensorFlow hands the bytes to ICU as a C string in UTF-8: the text ends at
+ * the first NUL, an ill-formed sequence becomes one U+FFFD per maximal
+ * subpart (Unicode's recommended practice), and ICU's full case mapping of
+ * the root locale applies: tables generated from TensorFlow itself by
+ * tools/gen_unicode_case.py, with Final_Sigma (U+03A3 lowers to U+03C2 after
+ * a cased letter and not before one, case-ignorable code points skipped). */
+typedef struct gn__case_run {
+    uint32_t start, len, step;
+    int32_t delta;
+} gn__case_run;
+typedef struct gn__case_special {
+    uint32_t cp;
+    const char *lower, *upper;
+} gn__case_special;
+typedef struct gn__case_kind {
+    uint32_t start;
+    uint8_t kind;   /* 1 cased, 2 case-ignorable */
+} gn__case_kind;
+#include "ops/kernels/strings_case.inc"
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The code point at s[*i] (n bytes), *i advanced past it; U+FFFD for an
+ * ill-formed sequence, *i past its maximal subpart (at least one byte). */
+static uint32_t utf8_next(const unsigned char *s, size_t n, size_t *i)
+{
+    unsigned char b = s[*i];
+    if (b < 0x80) {
+        (*i)++;
+        return b;
+    }
+    size_t len;
+    uint32_t cp;
+    unsigned char lo = 0x80, hi = 0xbf;   /* the second byte's range */
+    if (b >= 0xc2 && b <= 0xdf) len = 2, cp = b & 0x1fu;
+    else if (b >= 0xe0 && b <= 0xef) len = 3, cp = b & 0x0fu, lo = b == 0xe0 ? 0xa0 : 0x80, hi = b == 0xed ? 0x9f : 0xbf;
+    else if (b >= 0xf0 && b <= 0xf4) len = 4, cp = b & 0x07u, lo = b == 0xf0 ? 0x90 : 0x80, hi = b == 0xf4 ? 0x8f : 0xbf;
+    else {
+        (*i)++;
+        return 0xfffd;
+    }
+    for (size_t k = 1; k < len; k++) {
+        unsigned char t = *i + k < n ? s[*i + k] : 0;
+        if (*i + k >= n || t < (k == 1 ? lo : 0x80) || t > (k == 1 ? hi : 0xbf)) {
+            *i += k;
+            return 0xfffd;
+        }
+        cp = (cp << 6) | (t & 0x3fu);
+    }
+    *i += len;
+    return cp;
+}
+
+static size_t utf8_put(uint32_t cp, char *o)
+{
+    if (cp < 0x80) return o[0] = (char)cp, 1;
+    if (cp < 0x800) return o[0] = (char)(0xc0 | (cp >> 6)), o[1] = (char)(0x80 | (cp & 0x3f)), 2;
+    if (cp < 0x10000)
+        return o[0] = (char)(0xe0 | (cp >> 12)), o[1] = (char)(0x80 | ((cp >> 6) & 0x3f)),
+               o[2] = (char)(0x80 | (cp & 0x3f)), 3;
+    o[0] = (char)(0xf0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    o[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+static int case_kind(uint32_t cp)
+{
+    size_t lo = 0, hi = N_OF(GN__CASE_KIND);   /* the last run starting at or before cp */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (GN__CASE_KIND[mid].start <= cp) lo = mid;
+        else hi = mid;
+    }
+    return GN__CASE_KIND[lo].kind;
+}
+
+static uint32_t case_run(const gn__case_run *r, size_t n, uint32_t cp)
+{
+    size_t lo = 0, hi = n;   /* the last run starting at or before cp */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r[mid].start <= cp) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) return cp;
+    const gn__case_run *x = &r[lo - 1];
+    uint32_t off = cp - x->start;
+    return off % x->step == 0 && off / x->step < x->len ? (uint32_t)((int64_t)cp + x->delta) : cp;
+}
+
+/* The case of cps[k] (of n) as UTF-8 into o (room for 16 bytes); its length. */
+static size_t case_map(const uint32_t *cps, size_t n, size_t k, bool upper, char *o)
+{
+    uint32_t cp = cps[k];
+    if (!upper && cp == 0x3a3) {
+        bool before = false, after = false;
+        for (size_t j = k; j-- > 0;) {
+            int t = case_kind(cps[j]);
+            if (t == 2) continue;
+            before = t == 1;
+            break;
+        }
+        for (size_t j = k + 1; j < n; j++) {
+            int t = case_kind(cps[j]);
+            if (t == 2) continue;
+            after = t == 1;
+            break;
+        }
+        return utf8_put(before && !after ? 0x3c2 : 0x3c3, o);
+    }
+    size_t lo = 0, hi = N_OF(GN__CASE_SPECIAL);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (GN__CASE_SPECIAL[mid].cp < cp) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < N_OF(GN__CASE_SPECIAL) && GN__CASE_SPECIAL[lo].cp == cp) {
+        const char *s = upper ? GN__CASE_SPECIAL[lo].upper : GN__CASE_SPECIAL[lo].lower;
+        size_t len = strlen(s);
+        memcpy(o, s, len);
+        return len;
+    }
+    return utf8_put(upper ? case_run(GN__CASE_UPPER, N_OF(GN__CASE_UPPER), cp)
+                          : case_run(GN__CASE_LOWER, N_OF(GN__CASE_LOWER), cp), o);
+}
+
+/* s mapped (up to its first NUL) into dst (NULL: measured only); the length.
+ * cps: room for len code points. */
+static size_t case_utf8(const gn__tstring *s, bool upper, uint32_t *cps, char *dst)
+{
+    const unsigned char *p = (const unsigned char *)s->ptr;
+    const char *nul = s->len ? memchr(s->ptr, 0, s->len) : NULL;
+    size_t len = nul ? (size_t)(nul - s->ptr) : s->len, n = 0, out = 0;
+    for (size_t i = 0; i < len;) cps[n++] = utf8_next(p, len, &i);
+    char buf[16];
+    for (size_t k = 0; k < n; k++) {
+        size_t m = case_map(cps, n, k, upper, buf);
+        if (dst) memcpy(dst + out, buf, m);
+        out += m;
+    }
+    return out;
+}
+
 /* Case mapping: encoding "" maps ASCII letters only (absl::AsciiStrToLower /
- * Upper), bytes >= 0x80 kept. Encoding "utf-8" is ICU's full Unicode mapping
- * in TensorFlow; here it is exact for ASCII text, and a string with a byte
- * >= 0x80 fails with GN_ERR_UNSUPPORTED rather than give another answer. */
+ * Upper), other bytes kept; "utf-8" is the Unicode mapping above. */
 static gn_status change_case(gn__kctx *c, bool upper)
 {
     GN_TRY(need(c, 1));
@@ -332,33 +477,46 @@ static gn_status change_case(gn__kctx *c, bool upper)
     (void)gn__attr_get_string(c->g, c->node, "encoding", &enc, &enc_len);
     bool utf8 = enc_len == 5 && !memcmp(enc, "utf-8", 5);
     if (enc_len && !utf8)
-        return gn__kctx_fail(c, GN_ERR_GRAPH, "encoding must be empty or 'utf-8', got '%.*s'", (int)enc_len, enc);
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "only utf-8 or '' (no encoding) is supported, received %.*s", (int)enc_len,
+                             enc);
     int64_t n = gn__tensor_numel(x);
     const gn__tstring *s = x->data;
-    size_t bytes = 0;
+    size_t bytes = 0, longest = 0;
     for (int64_t i = 0; i < n; i++) {
-        if (utf8)
-            for (size_t k = 0; k < s[i].len; k++)
-                if ((unsigned char)s[i].ptr[k] >= 0x80)
-                    return gn__kctx_fail(c, GN_ERR_UNSUPPORTED,
-                                         "element %lld: Unicode case mapping (encoding 'utf-8') of non-ASCII text is "
-                                         "not supported", (long long)i);
         bytes += s[i].len;
+        if (s[i].len > longest) longest = s[i].len;
+    }
+    uint32_t *cps = NULL;
+    if (utf8) {
+        cps = malloc((longest ? longest : 1) * sizeof *cps);
+        if (!cps) return gn__kctx_fail(c, GN_ERR_NOMEM, "out of memory for %zu code points", longest);
+        bytes = 0;
+        for (int64_t i = 0; i < n; i++) bytes += case_utf8(&s[i], upper, cps, NULL);
     }
     gn__tensor *t;
     char *storage;
-    GN_TRY(gn__kctx_output_strings(c, 0, x->rank, x->dims, bytes, &t, &storage));
+    gn_status st = gn__kctx_output_strings(c, 0, x->rank, x->dims, bytes, &t, &storage);
+    if (st != GN_OK) {
+        free(cps);
+        return st;
+    }
     gn__tstring *o = t->data;
     for (int64_t i = 0; i < n; i++) {
-        for (size_t k = 0; k < s[i].len; k++) {
-            unsigned char ch = (unsigned char)s[i].ptr[k];
-            if (upper && ch >= 'a' && ch <= 'z') ch = (unsigned char)(ch - 'a' + 'A');
-            else if (!upper && ch >= 'A' && ch <= 'Z') ch = (unsigned char)(ch - 'A' + 'a');
-            storage[k] = (char)ch;
+        size_t len = s[i].len;
+        if (utf8) {
+            len = case_utf8(&s[i], upper, cps, storage);
+        } else {
+            for (size_t k = 0; k < len; k++) {
+                unsigned char ch = (unsigned char)s[i].ptr[k];
+                if (upper && ch >= 'a' && ch <= 'z') ch = (unsigned char)(ch - 'a' + 'A');
+                else if (!upper && ch >= 'A' && ch <= 'Z') ch = (unsigned char)(ch - 'A' + 'a');
+                storage[k] = (char)ch;
+            }
         }
-        o[i] = (gn__tstring){storage, s[i].len};
-        storage += s[i].len;
+        o[i] = (gn__tstring){storage, len};
+        storage += len;
     }
+    free(cps);
     return GN_OK;
 }
 
