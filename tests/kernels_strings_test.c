@@ -15,6 +15,7 @@
 #include "graph/ir.h"
 #include "grapnel/grapnel.h"
 #include "ops/op_fns.h"
+#include "ops/shape.h"
 #include "testutil.h"
 #include "passtest.h"
 
@@ -513,6 +514,16 @@ static void test_session_and_folding(void **state)
 {
     (void)state;
     gn_graph *g = gn_pt_kload(CHAIN, 1);
+    /* StringSplitV2's shape function: [?,2], [?], [2] as TensorFlow's */
+    assert_int_equal(gn__graph_infer_shapes(g), GN_OK);
+    gn_id sp = gn__graph_find(g, "split");
+    const gn__tinfo *t0 = gn__shape_of(g, sp, 0), *t1 = gn__shape_of(g, sp, 1), *t2 = gn__shape_of(g, sp, 2);
+    assert_non_null(t0);
+    assert_non_null(t1);
+    assert_non_null(t2);
+    assert_true(t0->shape.rank == 2 && t0->shape.dims[0] == -1 && t0->shape.dims[1] == 2);
+    assert_true(t1->shape.rank == 1 && t1->shape.dims[0] == -1);
+    assert_true(t2->shape.rank == 1 && t2->shape.dims[0] == 2);
     chain_expect(g, "session");
     gn_options o;
     gn_options_init(&o);

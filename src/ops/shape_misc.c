@@ -537,3 +537,12 @@ gn_status gn__sf_string_scalar(ctx *c)
 {
     return set_scalar(c, 0);
 }
+
+/* StringSplitV2(input [N], sep []) -> indices [?, 2], values [?], shape [2] (TensorFlow's string_ops.cc) */
+gn_status gn__sf_string_split_v2(ctx *c)
+{
+    const int64_t ix[2] = {-1, 2};
+    GN_TRY(set_dims(c, 0, 2, ix));
+    GN_TRY(set_vector(c, 1, -1));
+    return set_vector(c, 2, 2);
+}
