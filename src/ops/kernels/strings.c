@@ -14,6 +14,7 @@
 #include "common/common.h"
 #include "graph/tensor.h"
 #include "opdef/registry.h"
+#include "ops/kernels/array_impl.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
 #define DT_DOUBLE TENSORFLOW__DATA_TYPE__DT_DOUBLE
@@ -43,16 +44,6 @@ static gn_status need_string(gn__kctx *c, uint32_t i)
     if (c->in[i].dtype != DT_STRING)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "input %u must be string, got %s", i, gn__dtype_name(c->in[i].dtype));
     return GN_OK;
-}
-
-/* "[2,3]" as TensorShape::DebugString writes a shape. */
-static const char *shape_str(char *buf, size_t n, const gn__tensor *t)
-{
-    size_t o = (size_t)snprintf(buf, n, "[");
-    for (int32_t d = 0; d < t->rank && o + 24 < n; d++)
-        o += (size_t)snprintf(buf + o, n - o, "%s%lld", d ? "," : "", (long long)t->dims[d]);
-    snprintf(buf + o, n - o, "]");
-    return buf;
 }
 
 /* ---- AsString ------------------------------------------------------------------------------- */
@@ -617,11 +608,11 @@ gn_status gn__str_k_string_split_v2(gn__kctx *c)
     GN_TRY(need_string(c, 0));
     GN_TRY(need_string(c, 1));
     const gn__tensor *x = &c->in[0], *sep = &c->in[1];
-    char sb[GN__MAX_DIMS * 24 + 4];
+    char sb[GN__AK_SHAPE_STR];
     if (x->rank != 1)
-        return gn__kctx_fail(c, GN_ERR_GRAPH, "input must be a vector, got shape: %s", shape_str(sb, sizeof sb, x));
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "input must be a vector, got shape: %s", gn__ak_tshape(sb, x));
     if (sep->rank != 0)
-        return gn__kctx_fail(c, GN_ERR_GRAPH, "sep must be a scalar, got shape: %s", shape_str(sb, sizeof sb, sep));
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "sep must be a scalar, got shape: %s", gn__ak_tshape(sb, sep));
     int64_t maxsplit = -1;
     (void)gn__attr_get_int(c->g, c->node, "maxsplit", &maxsplit);
     /* TensorFlow keeps the attr in an int */
