@@ -464,6 +464,38 @@ void gn__populate(void *p, size_t n)
     if (p && n >= 64 * 4096) (void)run_parts(-1, p, n, 0, part);
 }
 
+typedef struct move_part {
+    const gn__move *m;
+    size_t n;
+} move_part;
+
+static void *move_part_run(void *arg)
+{
+    const move_part *p = arg;
+    for (size_t i = 0; i < p->n; i++) memmove(p->m[i].dst, p->m[i].src, p->m[i].n);
+    return NULL;
+}
+
+void gn__move_all(const gn__move *m, size_t n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += m[i].n;
+    size_t split = n;   /* m[0..split) on this thread, the rest on another */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus > 1 && n > 1 && total >= 2 * GN__READ_PART_MIN) {
+        size_t acc = 0;
+        split = 0;
+        while (split < n - 1 && acc + m[split].n <= total / 2) acc += m[split++].n;
+        if (split == 0) split = 1;
+    }
+    move_part a = {m, split}, b = {m + split, n - split};
+    pthread_t t;
+    bool started = b.n && pthread_create(&t, NULL, move_part_run, &b) == 0;
+    move_part_run(&a);
+    if (started) pthread_join(t, NULL);
+    else move_part_run(&b);
+}
+
 gn_status gn__read_file(const char *path, uint8_t **data, size_t *size, gn__err *err)
 {
     *data = NULL;

@@ -125,6 +125,17 @@ size_t gn__pread_full(int fd, void *buf, size_t len, int64_t off, int *err);
  * when large (as gn__pread_full's parts): for memory about to be filled.
  * Advice only; small ranges are left to fault as they are written. */
 void gn__populate(void *p, size_t n);
+/* One memmove of a batch for gn__move_all. */
+typedef struct gn__move {
+    void *dst;
+    const void *src;
+    size_t n;
+} gn__move;
+/* Does every move of m[0..n) (no two touching the same bytes), in two
+ * parts of about equal bytes on two threads (the caller's and one more)
+ * when they are many megabytes and there are two cores; in order on the
+ * caller's thread otherwise, or when no thread can be started. */
+void gn__move_all(const gn__move *m, size_t n);
 /* Writes atomically: the data in a file of no name in path's directory
  * (O_TMPFILE; a named temporary where the file system has none), then
  * linked as path.tmp-XXXXXX and renamed over path. On any failure nothing is

@@ -119,6 +119,8 @@ typedef struct wdec {
     Tensorflow__TensorProto **lent;   /* the tensors whose content points into d */
     size_t n_lent, cap_lent;
     size_t lent_bytes;      /* encoded bytes of the values that point into d */
+    gn__move *moves;        /* lent contents moved to their aligned address, done after decoding */
+    size_t n_moves, cap_moves;
     ProtobufCAllocator alloc;
     const gn__source *src;
     vtab vals;
@@ -496,7 +498,16 @@ static gn_status fast_tensor_value(wdec *w, const uint8_t *p, size_t n, const Te
             size_t esz = gn__dtype_size((int32_t)dtype), align = esz > 8 ? 8 : esz;
             size_t r = align > 1 && n > WG_SHARE_MAX ? (size_t)((uintptr_t)c % align) : 0;
             if (r && f[4].off >= r) {
-                memmove(c - r, c, f[4].len);
+                /* moved after decoding, many at once on two threads
+                 * (gn__move_all); nothing reads the bytes before */
+                if (w->n_moves == w->cap_moves) {
+                    size_t ncap = w->cap_moves ? w->cap_moves * 2 : 256;
+                    gn__move *nm = realloc(w->moves, ncap * sizeof *nm);
+                    if (!nm) return GN_ERR_NOMEM;
+                    w->moves = nm;
+                    w->cap_moves = ncap;
+                }
+                w->moves[w->n_moves++] = (gn__move){c - r, c, f[4].len};
                 c -= r;
                 canon = false;
             }
@@ -1003,7 +1014,9 @@ gn_status gn__graph_from_wire(gn_graph *g, const uint8_t *data, size_t len, gn__
     w.src = src;
     gn__arena_pb_allocator(&blob->arena, &w.alloc);
     gn_status s = decode(&w, empty);
+    if (s == GN_OK) gn__move_all(w.moves, w.n_moves);
     if (image && s == GN_OK) s = keep_or_drop_image(&w, image);
+    free(w.moves);
     free(w.lent);
     free(w.vals.s);
     free(w.vals.e);
