@@ -143,6 +143,16 @@ static inline uint16_t gn__km_f2h(float f)
     return (uint16_t)(o | (sign >> 16));
 }
 
+/* bfloat16: the top 16 bits of a float32; to it rounded to nearest even, a NaN
+ * kept a quiet NaN with its sign and top payload bits (Eigen's conversion). */
+static inline float gn__km_bf2f(uint16_t h) { return gn__km_bitsf((uint32_t)h << 16); }
+static inline uint16_t gn__km_f2bf(float f)
+{
+    uint32_t u = gn__km_fbits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
 /* ---- fast float32 transcendentals ------------------------------------------------ */
 /* Branch-free, vectorizable float versions used by the non-reference path for
  * float32 / float16 (the reference path evaluates libm in double). Max errors

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ops/kernels/math_internal.h"
 #include "ops/op_fns.h"
 
 #define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
@@ -246,13 +247,6 @@ static float dq_at(const gn__tensor *x, int64_t i)
     }
 }
 
-static uint16_t dq_bf16(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);   /* quiet NaN */
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 
 gn_status gn__quant_k_dequantize(gn__kctx *c)
 {
@@ -334,7 +328,7 @@ gn_status gn__quant_k_dequantize(gn__kctx *c)
             y = xv * scale;
         }
         if (of) of[i] = y;
-        else ob[i] = dq_bf16(y);
+        else ob[i] = gn__km_f2bf(y);
     }
     return GN_OK;
 }

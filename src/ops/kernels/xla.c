@@ -82,13 +82,6 @@ static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo :
 /* the integers and bool: what XLA's integer arithmetic takes (floats: gn__dtype_is_float) */
 static bool is_int(int32_t dt) { return gn__dtype_is_integer(dt) || dt == GN_DT_BOOL; }
 
-static float bf2f(uint16_t h) { return gn__km_bitsf((uint32_t)h << 16); }
-static uint16_t f2bf(float f)
-{
-    uint32_t u = gn__km_fbits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 
 static double ldf(const void *p, int32_t dt, int64_t i)
 {
@@ -96,7 +89,7 @@ static double ldf(const void *p, int32_t dt, int64_t i)
     case GN_DT_F32: return ((const float *)p)[i];
     case GN_DT_F64: return ((const double *)p)[i];
     case GN_DT_F16: return gn__km_h2f(((const uint16_t *)p)[i]);
-    default: return bf2f(((const uint16_t *)p)[i]);
+    default: return gn__km_bf2f(((const uint16_t *)p)[i]);
     }
 }
 
@@ -106,7 +99,7 @@ static void stf(void *p, int32_t dt, int64_t i, double v)
     case GN_DT_F32: ((float *)p)[i] = (float)v; break;
     case GN_DT_F64: ((double *)p)[i] = v; break;
     case GN_DT_F16: ((uint16_t *)p)[i] = gn__km_f2h((float)v); break;
-    default: ((uint16_t *)p)[i] = f2bf((float)v); break;
+    default: ((uint16_t *)p)[i] = gn__km_f2bf((float)v); break;
     }
 }
 
