@@ -478,6 +478,7 @@ static void *move_part_run(void *arg)
 
 void gn__move_all(const gn__move *m, size_t n)
 {
+    if (n == 0) return;   /* m may be NULL then */
     size_t total = 0;
     for (size_t i = 0; i < n; i++) total += m[i].n;
     size_t split = n;   /* m[0..split) on this thread, the rest on another */
