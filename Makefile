@@ -33,14 +33,15 @@ install-test: build
 test: unit asan install-test
 
 # ThreadSanitizer: the thread suite (tests/threads_test.c, what the headers let threads share)
-# and the gzip/read suite (tests/gunzip_test.c: a large file read on several threads)
+# the gzip/read suite (tests/gunzip_test.c: a large file read on several threads) and
+# constant folding's in-place suite (tests/constfold_inplace_test.c: a batch of folds on two threads)
 # in its own build directory, the library and that suite only
 TSAN_BUILD ?= build-tsan
 .PHONY: tsan
 tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGN_TSAN=ON -DGRAPNEL_CUDA=OFF $(CMAKE_ARGS) >/dev/null
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target threads_test gunzip_test
-	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -R '^(threads_test|gunzip_test)$$'
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target threads_test gunzip_test constfold_inplace_test
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -R '^(threads_test|gunzip_test|constfold_inplace_test)$$'
 
 bench: build
 	bash bench/run.sh $(BUILD)
