@@ -946,6 +946,52 @@ static void test_policy_option(void **state)
     gn_pt_text_free(&b.t);
 }
 
+/* gn_optimize_params.no_report_events: the same graph and the same per-pass
+ * records, no event, and still the note that the output is grapnel-only. */
+static void test_policy_note_without_events(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b);
+    conv_bias_act_text(&b, "Relu6", "DT_FLOAT", "Conv2D", d_w33);
+    const char *fetch[1] = {"act"};
+    gn_report *r[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        gn_graph *g = gn_pt_load_text(b.t.s);
+        gn_options o;
+        gn_options_init(&o);
+        char err[256];
+        if (gn_options_parse(&o,
+                             "{'layout_optimizer': False, 'constant_folding': False, 'arithmetic_optimization': False, "
+                             "'dependency_optimization': False, 'common_subgraph_elimination': False, "
+                             "'remap.policy': 'grapnel'}",
+                             err, sizeof err) != GN_OK)
+            fail_msg("options: %s", err);
+        gn_optimize_params p;
+        gn_optimize_params_init(&p);
+        p.fetches = fetch;
+        p.n_fetches = 1;
+        p.no_report_events = k == 1;
+        assert_int_equal(gn_target_parse("gpu:sm_90", &p.target, err, sizeof err), GN_OK);
+        assert_int_equal(gn_optimize(g, &o, &p, &r[k]), GN_OK);
+        gn_pt_expect_dump(g, "x=Placeholder(); w=Const(); b=Const(); act=_FusedConv2D(x, w, b)");
+        gn_pt_expect_report(r[k], "note: the output is grapnel-only: 1 fusion(s) TensorFlow cannot run");
+        gn_graph_free(g);
+    }
+    gn_pt_expect_report(r[0], "remap.contraction_bias_act: act: fused Conv2D 'conv' + BiasAdd 'bias' + Relu6 "
+                              "'act' into _FusedConv2D [grapnel-only: ");
+    gn_pt_expect_no_report(r[1], "into _FusedConv2D");
+    assert_true(gn_report_pass_count(r[0]) > 0);
+    assert_int_equal(gn_report_pass_count(r[1]), gn_report_pass_count(r[0]));
+    for (size_t i = 0; i < gn_report_pass_count(r[0]); i++) {
+        assert_string_equal(gn_report_pass_name(r[1], i), gn_report_pass_name(r[0], i));
+        assert_int_equal(gn_report_pass_changed(r[1], i), gn_report_pass_changed(r[0], i));
+    }
+    gn_report_free(r[0]);
+    gn_report_free(r[1]);
+    gn_pt_text_free(&b.t);
+}
+
 /* A node placed on /device:CPU:0 follows the CPU rules on a GPU target. */
 static void test_policy_placement(void **state)
 {
@@ -1465,6 +1511,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_refusals),
     cmocka_unit_test(test_policy_gpu),
     cmocka_unit_test(test_policy_option),
+        cmocka_unit_test(test_policy_note_without_events),
     cmocka_unit_test(test_policy_placement),
     cmocka_unit_test(test_fold_batchnorm),
     cmocka_unit_test(test_fold_scale),

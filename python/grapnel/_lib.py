@@ -144,7 +144,8 @@ class gn_target(Structure):
 class gn_optimize_params(Structure):
     _fields_ = [("struct_size", c_uint32), ("fetches", POINTER(c_char_p)), ("n_fetches", c_size_t),
                 ("feeds", POINTER(c_char_p)), ("n_feeds", c_size_t), ("custom_passes", c_void_p),
-                ("n_custom_passes", c_size_t), ("dump_dir", c_char_p), ("target", gn_target)]
+                ("n_custom_passes", c_size_t), ("dump_dir", c_char_p), ("target", gn_target),
+                ("no_report_events", c_bool)]
 
 
 class gn_html_params(Structure):

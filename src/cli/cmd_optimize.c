@@ -416,6 +416,8 @@ int gn_cli_optimize(int argc, char **argv)
     p.feeds = a.feeds;
     p.n_feeds = (size_t)a.n_feeds;
     p.dump_dir = a.dump_dir;
+    /* no report printed: the passes' records only (the float16 check below) */
+    p.no_report_events = !html && !a.report && !a.report_file;
     gn_report *r = NULL;
     gn_graph *before = NULL;
     if (html && gn_graph_clone(g, &before) != GN_OK) {

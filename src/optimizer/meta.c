@@ -429,7 +429,8 @@ static gn_status exec_pass(run_state *st, gn_graph *item, snapshot *backup, gn_r
         memset(&c, 0, sizeof c);
         c.opts = st->o;
         c.target = &st->target;
-        c.report = report;
+        c.report = report && !report->no_events ? report : NULL;
+        c.n_grapnel_only = report ? &report->n_grapnel_only : NULL;
         c.pass_id = pass_name;
         c.toggle = toggle;
         c.iteration = it;
@@ -512,7 +513,10 @@ static void roll_back(run_state *st, gn_graph *item, snapshot *backup, const cha
     if (!backup->n_redo) return;
     gn_graph *spare = NULL;
     gn_report *scratch = calloc(1, sizeof *scratch);
-    if (scratch) gn__arena_init(&scratch->strings, 1 << 12);
+    if (scratch) {
+        gn__arena_init(&scratch->strings, 1 << 12);
+        scratch->no_events = st->r->no_events;
+    }
     gn_status s = scratch ? clone_item(item, &spare) : GN_ERR_NOMEM;
     const char *failed = NULL;
     if (s == GN_OK) {
@@ -849,6 +853,11 @@ gn_status gn_optimize(gn_graph *g, const gn_options *o, const gn_optimize_params
     run_state st = {g, o, params, r, 0, false, 0, &g->err, {GN_TARGET_CPU, 0, 0}, false};
     if (params && params->struct_size >= offsetof(gn_optimize_params, target) + sizeof params->target)
         st.target = params->target;
+    /* events only for a caller that will read them */
+    r->no_events = !report || (params &&
+                               params->struct_size >= offsetof(gn_optimize_params, no_report_events) +
+                                                          sizeof params->no_report_events &&
+                               params->no_report_events);
     if (st.target.kind == GN_TARGET_GPU && st.target.num_gpus < 1) st.target.num_gpus = 1;
     if (st.target.kind == GN_TARGET_GPU && st.target.compute_capability <= 0) st.target.compute_capability = 90;
     if (o->meta_optimizer_timeout_ms > 0) st.deadline = t0 + o->meta_optimizer_timeout_ms * 1000;
@@ -875,9 +884,7 @@ gn_status gn_optimize(gn_graph *g, const gn_options *o, const gn_optimize_params
 done:;
     coloc_drop(&st);
     /* the fusions remap.policy 'grapnel' wrote beyond the output's contract */
-    size_t only = 0;
-    for (size_t i = 0; i < r->n_events; i++)
-        if (!r->events[i].refused && strstr(r->events[i].detail, "[grapnel-only: ")) only++;
+    size_t only = r->n_grapnel_only;
     if (only)
         report_note(r, "the output is grapnel-only: %zu fusion(s) TensorFlow cannot run (remap.policy 'grapnel'; "
                     "the rewrites marked [grapnel-only: ...] say why)", only);

@@ -74,6 +74,9 @@ bool gn__pattern_enabled(const gn__pass_ctx *c, const char *pattern)
 static void add_event(gn__pass_ctx *c, bool refused, const char *pattern, const gn_graph *g, gn_id node,
                       const char *fmt, va_list ap)
 {
+    /* remap.policy 'grapnel' fusions, counted for the report's note even
+     * when no event is recorded */
+    if (c && c->n_grapnel_only && !refused && strstr(fmt, "[grapnel-only: ")) (*c->n_grapnel_only)++;
     gn_report *r = c ? c->report : NULL;
     if (!r) return;
     char detail[1024];

@@ -35,7 +35,8 @@ typedef struct gn__pattern {
 typedef struct gn__pass_ctx {
     const gn_options *opts;
     const gn_target *target;  /* never NULL (cpu by default) */
-    gn_report *report;
+    gn_report *report;        /* NULL: no events wanted (passes skip finding them) */
+    size_t *n_grapnel_only;   /* counts the rewrites marked "[grapnel-only: ...]"; NULL: none */
     const char *pass_id;      /* "constfold" */
     int32_t toggle;           /* the pass's gn_toggle (AGGRESSIVE changes some passes) */
     uint32_t iteration;       /* 0-based */

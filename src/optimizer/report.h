@@ -40,6 +40,8 @@ struct gn_report {
     int64_t total_micros;
     int64_t total_cpu_micros;   /* CPU time of the calling thread in gn_optimize */
     gn__arena strings;          /* the events' strings (a graph of 10^6 nodes can give 10^5 events) */
+    bool no_events;             /* record no events (gn_optimize_params.no_report_events) */
+    size_t n_grapnel_only;      /* rewrites marked "[grapnel-only: ...]", events or not */
     bool oom;
 };
 
