@@ -24,6 +24,12 @@ Per model, in one run, each measure best of --runs:
           RewriterConfig, MetaGraphDef built beforehand, one Cluster reused)
   cp      wall time of `cp M OUT` (the output file removed before each run), each
           run right after one of grapnel's e2e runs
+  floor   wall time of `bench_floor M OUT` (bench/bench_floor.c), binary
+          GraphDefs only: the file read into fresh memory with the library's
+          read and written back with its atomic write, no graph work at all;
+          `fold`: the same with every float of the file multiplied in place
+          between the two (`bench_floor --fold`), as folding a scale into
+          every weight does. Each run right after cp's.
   cpu     user + system CPU time of the e2e runs (best of --runs)
   rss     grapnel's peak resident set (/usr/bin/time %M over the e2e runs, largest)
 Output: one markdown table on stdout, progress on stderr; --tsv FILE also
@@ -91,6 +97,7 @@ def corpus_models(corpus):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--grapnel", required=True)
+    ap.add_argument("--floor", default="", help="bench_floor binary (the floor columns)")
     ap.add_argument("--zoo", default=os.path.expanduser("~/.cache/grapnel/zoo-full"))
     ap.add_argument("--corpus", default=os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
     ap.add_argument("--min-nodes", type=int, default=100)
@@ -130,6 +137,8 @@ def main():
         # (on this virtual machine, fresh memory costs up to 3x more system time
         # for a while) falls on both
         e2e, cpu, rss, err, cps = [], [], 0, "", []
+        floors, folds = [], []
+        binary = path.endswith(".pb") and bool(a.floor)
         for _ in range(a.runs):
             if os.path.exists(out_pb):
                 os.unlink(out_pb)
@@ -146,6 +155,15 @@ def main():
             os.sync()
             dt, _, _, rc, _ = timed_child(["cp", path, cpy], rssf)
             cps.append(dt)
+            for flags, into in (([], floors), (["--fold"], folds)):
+                if not binary:
+                    break
+                if os.path.exists(cpy):
+                    os.unlink(cpy)
+                os.sync()
+                dt, _, _, rc, _ = timed_child([a.floor] + flags + [path, cpy], rssf)
+                if rc == 0:
+                    into.append(dt)
         inproc, inproc_cpu = [], []
         if e2e is not None:
             for _ in range(a.runs):
@@ -186,7 +204,7 @@ def main():
         del gd
         rows.append((rel, size, nodes, min(e2e) if e2e else None, min(cpu) if e2e else None,
                      min(inproc) if inproc else None, min(inproc_cpu) if inproc_cpu else None,
-                     tf_s, min(cps), rss))
+                     tf_s, min(cps), rss, min(floors) if floors else None, min(folds) if folds else None))
 
     def ms(s):
         return "-" if s is None else ("%.1f" % (s * 1e3) if s < 0.1 else "%.0f" % (s * 1e3))
@@ -196,16 +214,20 @@ def main():
 
     print("| model | MB | nodes | grapnel e2e ms | e2e CPU ms | grapnel in-process ms | in-process CPU ms | Grappler ms | "
           "e2e vs Grappler | in-process vs Grappler | cp ms | e2e / (cp + 1 us/node) | "
-          "peak RSS MB | RSS - file MB |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for rel, size, nodes, e2e, cpu, inp, inp_cpu, tf_s, cps, rss in rows:
+          "peak RSS MB | RSS - file MB | floor ms | fold floor ms | floor / (cp + 1 us/node) | "
+          "fold floor / (cp + 1 us/node) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for rel, size, nodes, e2e, cpu, inp, inp_cpu, tf_s, cps, rss, fl, fo in rows:
         mb = size / 1e6
-        print("| %s | %.1f | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %.0f |" % (
+        bound = cps + nodes * 1e-6
+        print("| %s | %.1f | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %.0f | %s | %s | %s | %s |" % (
             rel, mb, nodes, ms(e2e), ms(cpu), ms(inp), ms(inp_cpu), ms(tf_s), ratio(tf_s, e2e), ratio(tf_s, inp),
-            ms(cps), ratio(e2e, cps + nodes * 1e-6), rss / 1024.0, rss / 1024.0 - size / 1048576.0))
+            ms(cps), ratio(e2e, bound), rss / 1024.0, rss / 1024.0 - size / 1048576.0,
+            ms(fl), ms(fo), ratio(fl, bound), ratio(fo, bound)))
     if a.tsv:
         with open(a.tsv, "w") as f:
-            f.write("model\tbytes\tnodes\te2e_s\te2e_cpu_s\tinproc_s\tinproc_cpu_s\tgrappler_s\tcp_s\trss_kib\n")
+            f.write("model\tbytes\tnodes\te2e_s\te2e_cpu_s\tinproc_s\tinproc_cpu_s\tgrappler_s\tcp_s\trss_kib"
+                    "\tfloor_s\tfold_floor_s\n")
             for r in rows:
                 f.write("\t".join("" if v is None else str(v) for v in r) + "\n")
     for p in (out_pb, rep, rssf):

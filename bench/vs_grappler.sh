@@ -4,7 +4,7 @@
 #
 #   bash bench/vs_grappler.sh [BUILD_DIR] [vs_grappler.py options]   (default build)
 #
-# Builds BUILD_DIR's grapnel (configured as Release if not yet), then runs
+# Builds BUILD_DIR's grapnel and bench_floor (configured as Release if not yet), then runs
 # bench/vs_grappler.py with TensorFlow's python (GN_TF_PYTHON, default what
 # tools/tfvenv.sh prints). Markdown table on stdout, progress on stderr.
 # Options passed on: --runs N (default 3), --only SUBSTR[,SUBSTR], --min-nodes N,
@@ -19,5 +19,5 @@ py=${GN_TF_PYTHON:-$("$root/tools/tfvenv.sh")}
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
 fi
-cmake --build "$build" -j2 --target grapnel_cli >&2
-TF_CPP_MIN_LOG_LEVEL=2 exec "$py" "$here/vs_grappler.py" --grapnel "$build/grapnel" "$@"
+cmake --build "$build" -j2 --target grapnel_cli bench_floor >&2
+TF_CPP_MIN_LOG_LEVEL=2 exec "$py" "$here/vs_grappler.py" --grapnel "$build/grapnel" --floor "$build/bench_floor" "$@"
