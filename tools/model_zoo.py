@@ -646,6 +646,135 @@ NEW_MODELS = {
 }
 MODELS.update(NEW_MODELS)
 
+
+# ---- a third set: more keras.applications trunks, recurrent convolutions, the attention and
+# transposed-convolution layers, preprocessing layers, sorting and scattering ops ---------------------
+def inception_resnet_v2(shape):
+    """Inception-ResNet-V2 up to mixed_6a: stem, ten block35 (scaled residual adds), reduction A."""
+    return _trunk(A.InceptionResNetV2(input_shape=shape, weights=None, classes=10), "mixed_6a")
+
+
+def mobilenet_v1(shape):
+    return _randomize_norms(A.MobileNet(input_shape=shape, alpha=0.5, weights=None, classes=10))
+
+
+def mobilenet_v3_small_min(shape):
+    """MobileNetV3Small minimalistic: no squeeze-excite, no hard-swish, 3x3 kernels only."""
+    return _randomize_norms(A.MobileNetV3Small(input_shape=shape, minimalistic=True, alpha=0.75, weights=None,
+                                               classes=10))
+
+
+def resnext_se(shape):
+    """Two ResNeXt bottlenecks (grouped 3x3, cardinality 8) with squeeze-excite and projection shortcuts."""
+    x = keras.Input(shape)
+    h = L.Activation("relu")(_BN()(_C(32, 3, strides=2, padding="same", use_bias=False)(x)))
+    for f in (32, 64):
+        sc = h if h.shape[-1] == f else _BN()(_C(f, 1, use_bias=False)(h))
+        y = L.Activation("relu")(_BN()(_C(f, 1, use_bias=False)(h)))
+        y = L.Activation("relu")(_BN()(_C(f, 3, padding="same", groups=8, use_bias=False)(y)))
+        se = L.GlobalAveragePooling2D(keepdims=True)(y)
+        se = _C(f, 1, activation="sigmoid")(_C(8, 1, activation="relu")(se))
+        y = _BN()(_C(f, 1, use_bias=False)(L.Multiply()([y, se])))
+        h = L.MaxPooling2D(padding="same")(L.Activation("relu")(L.Add()([y, sc])))
+    return _randomize_norms(keras.Model(x, _D(10)(L.GlobalAveragePooling2D()(h))))
+
+
+def conv_lstm(shape):
+    """ConvLSTM2D (a While of convolutions), batch norm over time, a second ConvLSTM2D, 1x1 head."""
+    x = keras.Input(shape)
+    h = L.ConvLSTM2D(6, 3, padding="same", return_sequences=True)(x)
+    h = L.BatchNormalization()(h)
+    h = L.ConvLSTM2D(4, 3, padding="same", return_sequences=False)(h)
+    return _randomize_norms(keras.Model(x, L.Conv2D(3, 1, activation="sigmoid")(h)))
+
+
+def seq_attention(shape):
+    """Embedding into a bidirectional LSTM, a GRU (reset_after=False) and a SimpleRNN; additive and
+    scaled dot-product attention layers; TimeDistributed Dense; global max pooling."""
+    x = keras.Input(shape, dtype="int32")
+    e = L.Embedding(60, 16)(x)
+    h = L.Bidirectional(L.LSTM(12, return_sequences=True))(e)
+    g = L.GRU(10, return_sequences=True, reset_after=False)(e)
+    s = L.SimpleRNN(8, return_sequences=True)(e)
+    a1 = L.AdditiveAttention()([h, h])
+    a2 = L.Attention(use_scale=True)([h, h])
+    t = L.TimeDistributed(L.Dense(7, activation="tanh"))(L.Concatenate()([a1, a2, g, s]))
+    return keras.Model(x, L.Dense(3)(L.GlobalMaxPooling1D()(t)))
+
+
+def deconv_mix(shape):
+    """Asymmetric zero padding, dilated separable conv, Conv2DTranspose, asymmetric cropping,
+    bilinear upsampling, grouped strided conv; causal dilated Conv1D, Conv1DTranspose,
+    SeparableConv1D."""
+    x = keras.Input(shape)
+    h = L.ZeroPadding2D(((1, 2), (2, 1)))(x)
+    h = L.SeparableConv2D(8, 3, dilation_rate=2, padding="same", activation="elu")(h)
+    h = L.Conv2DTranspose(6, 3, strides=2, padding="same", activation="selu")(h)
+    h = L.Cropping2D(((2, 1), (1, 3)))(h)
+    h = L.UpSampling2D(2, interpolation="bilinear")(h)
+    h = L.AveragePooling2D(3, strides=2, padding="same")(h)
+    h = L.LeakyReLU(0.2)(_BN()(h))
+    h = L.Conv2D(4, 3, strides=2, groups=2)(h)
+    r = L.Reshape((-1, 4))(h)
+    r = L.Conv1D(5, 3, padding="causal", dilation_rate=2)(r)
+    r = L.Conv1DTranspose(3, 3, strides=2)(r)
+    r = L.SeparableConv1D(4, 3, padding="same")(r)
+    return _randomize_norms(keras.Model(x, L.Dense(2, activation="softmax")(L.GlobalAveragePooling1D()(r))))
+
+
+def sort_scatter_ops(shape):
+    """sort, top_k, argsort, exclusive reverse cumsum, cumprod, gather_nd, scatter_nd, band_part of
+    an einsum, roll, reverse, logsumexp, log_softmax, l2_normalize, clip, where, unsorted_segment_sum."""
+    x = keras.Input(shape)
+
+    def f(t):
+        s = tf.sort(t, axis=-1, direction="DESCENDING")
+        k = tf.math.top_k(t, k=3).values
+        a = tf.cast(tf.argsort(t, axis=-1), tf.float32)
+        c = tf.math.cumsum(t, axis=1, exclusive=True, reverse=True) + tf.math.cumprod(tf.tanh(t), axis=-1)
+        g = tf.gather_nd(tf.transpose(t, [1, 2, 0]), tf.constant([[0, 1], [1, 2], [2, 0]]))
+        sc = tf.scatter_nd(tf.constant([[1], [3]]), tf.ones([2, 4]), [5, 4])
+        b = tf.linalg.band_part(tf.einsum("bij,bkj->bik", t, t), 1, 0)
+        r = tf.roll(tf.reverse(t, [2]), shift=2, axis=1)
+        lse = tf.reduce_logsumexp(t, axis=-1, keepdims=True)
+        ls = tf.nn.log_softmax(t) + tf.math.l2_normalize(t, axis=-1)
+        cl = tf.clip_by_value(t, -0.5, 0.7) * tf.cast(t > 0, tf.float32)
+        w = tf.where(t > 0.3, t, tf.square(t))
+        seg = tf.math.unsorted_segment_sum(tf.transpose(t, [1, 0, 2]), tf.constant([0, 1, 0, 2, 1, 0]), 3)
+        m = tf.reduce_mean(seg) + tf.reduce_sum(g) * 0.01 + tf.reduce_sum(sc)
+        return tf.concat([s[..., :3], k, a[..., :3] * 0.1, c[..., :3], r[..., :3], lse, ls[..., :3], cl[..., :3],
+                          w[..., :3], b[..., :3]], axis=-1) + m
+
+    return keras.Model(x, L.Lambda(f)(x))
+
+
+def preprocessing(shape):
+    """Normalization, Rescaling, Resizing, CenterCrop layers; GroupNormalization, LayerNormalization
+    over three axes, UnitNormalization; swish, gelu, softplus, softsign; dropouts (inference)."""
+    x = keras.Input(shape)
+    h = L.Normalization(mean=[0.1, -0.2, 0.3], variance=[1.5, 0.5, 2.0])(x)
+    h = L.Rescaling(1 / 4.0, offset=0.25)(h)
+    h = L.CenterCrop(16, 16)(L.Resizing(20, 24, interpolation="bilinear")(h))
+    h = L.GroupNormalization(groups=4)(_C(8, 3, activation="swish")(h))
+    h = _DW(3, depth_multiplier=2, padding="same", activation="gelu")(L.SpatialDropout2D(0.3)(h))
+    h = L.MaxPooling2D()(L.LayerNormalization(axis=[1, 2, 3])(h))
+    h = L.Dense(16, activation="softplus")(L.Dropout(0.5)(L.Flatten()(h)))
+    return _randomize_norms(keras.Model(x, _D(4, activation="softsign")(L.UnitNormalization()(h))))
+
+
+MORE_MODELS = {
+    "inception_resnet_v2": (inception_resnet_v2, (75, 75, 3), 1),
+    "mobilenet_v1": (mobilenet_v1, (64, 64, 3), 2),
+    "mobilenet_v3_small_min": (mobilenet_v3_small_min, (64, 64, 3), 2),
+    "resnext_se": (resnext_se, (32, 32, 3), 2),
+    "conv_lstm": (conv_lstm, (4, 8, 8, 2), 2),
+    "seq_attention": (seq_attention, (9,), 3),
+    "deconv_mix": (deconv_mix, (12, 12, 3), 2),
+    "sort_scatter_ops": (sort_scatter_ops, (6, 5), 3),
+    "preprocessing": (preprocessing, (18, 18, 3), 2),
+}
+MODELS.update(MORE_MODELS)
+
 # ---- decoder models: a step with a key/value cache and a greedy generate loop over it ------------
 # Several inputs and outputs each; written by write_decoder() (zoo.txt lists their tensors comma-
 # separated, in0.npy.., out0.npy.. in that order). Small: the frozen graphs are committed under
