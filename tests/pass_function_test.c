@@ -354,6 +354,62 @@ static void test_inline_placeholders_and_device(void **state)
     gn_graph_free(g);
 }
 
+/* Colocation groups of body nodes, as TensorFlow's inliner maps them: one
+ * naming a body node gets the call's prefix, one naming an argument becomes
+ * the argument's input Identity, and one naming neither (a FuncGraph's name
+ * for a captured input: tf.nn.embedding_lookup writes "loc:@embedding_lookup/15"
+ * where the argument is "embedding_lookup_15") is dropped, and with it the
+ * attr when no group is left: TensorFlow's importer refuses a group naming no
+ * node ("expects to be colocated with unknown node"). */
+#define COLOC(g) "attr { key: '_class' value { list { " g " } } } "
+#define FN_COLOC                                                                                                     \
+    "function { signature { name: 'coloc' input_arg { name: 'a_15' type: DT_FLOAT } output_arg { name: 'y' type: "  \
+    "DT_FLOAT } }\n"                                                                                                \
+    "node_def { name: 'sq' op: 'Square' input: 'a_15' " TF "}\n"                                                   \
+    "node_def { name: 'ab' op: 'Abs' input: 'sq:y:0' " TF COLOC("s: 'loc:@sq' s: 'loc:@a/15'") "}\n"            \
+    "node_def { name: 'ng' op: 'Neg' input: 'ab:y:0' " TF COLOC("s: 'loc:@a_15'") "}\n"                          \
+    "node_def { name: 'ex' op: 'Exp' input: 'ng:y:0' " TF COLOC("s: 'loc:@a/15'") "}\n"                          \
+    "ret { key: 'y' value: 'ex:y:0' } }\n"
+
+static void check_class(const gn_graph *g, const char *node, const char *want)
+{
+    gn_id id = gn__graph_find(g, node);
+    assert_int_not_equal(id, GN_NONE);
+    const Tensorflow__AttrValue *v = gn__node_attr(g, id, "_class");
+    if (!want) {
+        if (v) fail_msg("'%s' keeps a _class attr", node);
+        return;
+    }
+    assert_non_null(v);
+    assert_int_equal(v->list->n_s, 1);
+    assert_int_equal(v->list->s[0].len, strlen(want));
+    assert_memory_equal(v->list->s[0].data, want, strlen(want));
+}
+
+static void test_inline_colocation_groups(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_load_text(PH("x") "node { name: 'call' op: 'PartitionedCall' input: 'x' "
+                                  "attr { key: 'Tin' value { list { type: DT_FLOAT } } } "
+                                  "attr { key: 'Tout' value { list { type: DT_FLOAT } } } "
+                                  "attr { key: 'f' value { func { name: 'coloc' } } } }\n"
+                                  "node { name: 'y' op: 'Neg' input: 'call' " TF "}\n"
+                                  "library { " FN_COLOC "}\n");
+    gn_pt_preserve_list(g, "x,y");
+    gn_graph *before = gn_pt_clone(g);
+    gn_pt_fx f;
+    gn_pt_fx_init(&f, NULL);
+    gn_pt_fx_pass(&f, "function");
+    assert_true(gn_pt_fx_run(&f, gn__pass_function, g));
+    check_class(g, "call/ab", "loc:@call/sq");
+    check_class(g, "call/ng", "loc:@call/input/_0");
+    check_class(g, "call/ex", NULL);
+    check_x(before, g, "y");
+    gn_pt_fx_free(&f);
+    gn_graph_free(before);
+    gn_graph_free(g);
+}
+
 /* gn__inline_calls, as freezing uses it: every call open (even _noinline),
  * callers kept as IdentityN, functions dropped. */
 static void test_inline_calls_api(void **state)
@@ -1004,6 +1060,7 @@ int main(void)
         cmocka_unit_test(test_noinline_aggressive),
         cmocka_unit_test(test_recursion_refused),
         cmocka_unit_test(test_inline_placeholders_and_device),
+        cmocka_unit_test(test_inline_colocation_groups),
         cmocka_unit_test(test_inline_calls_api),
         cmocka_unit_test(test_prune_library),
         cmocka_unit_test(test_lower_if),

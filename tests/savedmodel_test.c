@@ -348,6 +348,37 @@ static void test_freeze_keras3_loop_variables(void **state)
             if (gn__node_live(fn->body, i) && !strcmp(gn__node_op(fn->body, i), "ReadVariableOp"))
                 fail_msg("function '%s' still reads a variable (node '%s')", name, gn__node_name(fn->body, i));
     }
+    /* each copy's _input_shapes (which TensorFlow's Python loader gives the
+     * body's placeholders): a former resource argument's shape unknown, not
+     * the handle's scalar one; the others as in the original */
+    size_t retyped = 0;
+    for (uint32_t f = 0; f < fz->n_fns; f++) {
+        const Tensorflow__FunctionDef *d = fz->fns[f].def;
+        char orig[512];
+        snprintf(orig, sizeof orig, "%s", d->signature->name);
+        char *suffix = strstr(orig, "_frozen");
+        assert_non_null(suffix);
+        *suffix = 0;
+        const gn__function *of = gn__graph_find_function(g, orig);
+        assert_non_null(of);
+        const Tensorflow__AttrValue *was = NULL, *now = NULL;
+        for (size_t i = 0; i < of->def->n_attr; i++)
+            if (!strcmp(of->def->attr[i]->key, "_input_shapes")) was = of->def->attr[i]->value;
+        for (size_t i = 0; i < d->n_attr; i++)
+            if (!strcmp(d->attr[i]->key, "_input_shapes")) now = d->attr[i]->value;
+        assert_non_null(was);
+        assert_non_null(now);
+        assert_int_equal(now->list->n_shape, d->signature->n_input_arg);
+        for (size_t k = 0; k < now->list->n_shape; k++) {
+            if (of->def->signature->input_arg[k]->type == 20) {
+                assert_true(now->list->shape[k]->unknown_rank);
+                retyped++;
+            } else {
+                assert_ptr_equal(now->list->shape[k], was->list->shape[k]);
+            }
+        }
+    }
+    assert_int_equal(retyped, 3 + 3 + 2 + 2);   /* the cell's three variables into cond and body; two per branch */
     assert_int_equal(loops, 1);
     assert_int_equal(ifs, 1);
     assert_int_equal(frozen_fns, 4);   /* the loop's cond and body, the If's two branches */

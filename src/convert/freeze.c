@@ -669,6 +669,62 @@ static Tensorflow__OpDef__ArgDef **args_with(gn_graph *g, Tensorflow__OpDef__Arg
     return v;
 }
 
+/* The attrs of a function copied with argument k retyped (types[k] set): a
+ * `_input_shapes` list, which TensorFlow's Python loader gives the body's
+ * placeholders (function_def_to_graph), has those arguments' shapes made
+ * unknown: the resource's scalar shape is not the value's, and a reader of it
+ * whose `_output_shapes` is the value's would be refused ("Shapes must be
+ * equal rank"). The other attrs are shared. od->attr itself on no change;
+ * NULL on no memory. */
+static Tensorflow__FunctionDef__AttrEntry **fn_attrs_retyped(gn_graph *g, const Tensorflow__FunctionDef *od,
+                                                            const int32_t *types, size_t n)
+{
+    size_t at = od->n_attr;
+    for (size_t i = 0; i < od->n_attr; i++)
+        if (od->attr[i]->key && !strcmp(od->attr[i]->key, "_input_shapes")) at = i;
+    const Tensorflow__AttrValue *old = at < od->n_attr ? od->attr[at]->value : NULL;
+    if (!old || old->value_case != TENSORFLOW__ATTR_VALUE__VALUE_LIST || !old->list || old->list->n_shape != n)
+        return od->attr;
+    Tensorflow__AttrValue *v = gn__attr_new_list(g);
+    Tensorflow__TensorShapeProto **sh = gn__graph_value_alloc(g, (n + 1) * sizeof *sh);
+    Tensorflow__FunctionDef__AttrEntry **a = gn__graph_value_alloc(g, (od->n_attr + 1) * sizeof *a);
+    Tensorflow__FunctionDef__AttrEntry *e = gn__graph_value_alloc(g, sizeof *e);
+    if (!v || !sh || !a || !e) return NULL;
+    for (size_t k = 0; k < n; k++)
+        if (!(sh[k] = types[k] ? gn__shape_proto_new(g, -1, NULL) : old->list->shape[k])) return NULL;
+    v->list->n_shape = n;
+    v->list->shape = sh;
+    *e = *od->attr[at];
+    e->value = v;
+    for (size_t i = 0; i < od->n_attr; i++) a[i] = i == at ? e : od->attr[i];
+    return a;
+}
+
+/* resource_arg_unique_id without the entries of retyped arguments (no longer
+ * resources); *n_out their count. od's own array on no change; NULL on no
+ * memory. */
+static Tensorflow__FunctionDef__ResourceArgUniqueIdEntry **fn_unique_ids_retyped(gn_graph *g,
+                                                                                 const Tensorflow__FunctionDef *od,
+                                                                                 const int32_t *types, size_t n,
+                                                                                 size_t *n_out)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < od->n_resource_arg_unique_id; i++) {
+        uint32_t k = od->resource_arg_unique_id[i]->key;
+        keep += !(k < n && types[k]);
+    }
+    *n_out = keep;
+    if (keep == od->n_resource_arg_unique_id) return od->resource_arg_unique_id;
+    Tensorflow__FunctionDef__ResourceArgUniqueIdEntry **r = gn__graph_value_alloc(g, (keep + 1) * sizeof *r);
+    if (!r) return NULL;
+    size_t j = 0;
+    for (size_t i = 0; i < od->n_resource_arg_unique_id; i++) {
+        uint32_t k = od->resource_arg_unique_id[i]->key;
+        if (!(k < n && types[k])) r[j++] = od->resource_arg_unique_id[i];
+    }
+    return r;
+}
+
 static gn_status fn_uses_run(freezer *z, gn_graph *g, size_t from);
 
 /* Function fname of z->f's library copied with argument k typed in_types[k]
@@ -760,7 +816,11 @@ static gn_status specialize_fn(freezer *z, const char *fname, const int32_t *in_
         sd->name = sname;
         sd->input_arg = args_with(f, os->input_arg, os->n_input_arg, in_types);
         sd->output_arg = args_with(f, os->output_arg, os->n_output_arg, ot);
-        if (!sd->input_arg || !sd->output_arg) st = oom(z);
+        fd->attr = fn_attrs_retyped(f, od, in_types, n_in);
+        fd->resource_arg_unique_id = fn_unique_ids_retyped(f, od, in_types, n_in, &fd->n_resource_arg_unique_id);
+        if (!sd->input_arg || !sd->output_arg || (od->n_attr && !fd->attr) ||
+            (od->n_resource_arg_unique_id && !fd->resource_arg_unique_id))
+            st = oom(z);
         fd->signature = sd;
     }
     gn__function *nf = NULL;

@@ -303,11 +303,19 @@ static ProtobufCBinaryData prefixed(gn_graph *g, const char *prefix, const uint8
     return r;
 }
 
-/* The value to attach for attr `key` of a body node copied under call. */
+/* The value to attach for attr `key` of a body node copied under call; *drop
+ * set when the node gets no such attr (a `_class` none of whose groups is left).
+ * A `_class` group naming an argument becomes the argument's input Identity, one
+ * naming a body node gets the prefix, and one naming neither (the FuncGraph's
+ * name of a captured input, "embedding_lookup/15" where the argument is
+ * "embedding_lookup_15") is dropped, as TensorFlow's inliner drops it: kept, it
+ * would name no node of the graph, which TensorFlow's importer refuses
+ * ("expects to be colocated with unknown node"). */
 static const Tensorflow__AttrValue *map_attr(gn_graph *g, gn_id call, const gn_graph *b, const char *key,
                                              const Tensorflow__AttrValue *v, const char *prefix, const char *const *argmap,
-                                             const Tensorflow__OpDef *sig)
+                                             const Tensorflow__OpDef *sig, bool *drop)
 {
+    *drop = false;
     if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_PLACEHOLDER)
         return bound_attr(g, call, v->placeholder ? v->placeholder : "");
     if (strcmp(key, "frame_name") == 0 && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_S) {
@@ -321,15 +329,18 @@ static const Tensorflow__AttrValue *map_attr(gn_graph *g, gn_id call, const gn_g
         Tensorflow__AttrValue *nv = gn__attr_new_list(g);
         ProtobufCBinaryData *ss = gn__graph_value_alloc(g, v->list->n_s * sizeof *ss);
         if (!nv || !ss) return NULL;
-        nv->list->n_s = v->list->n_s;
         nv->list->s = ss;
+        size_t kept = 0;
         for (size_t i = 0; i < v->list->n_s; i++) {
             ProtobufCBinaryData in = v->list->s[i];
-            ss[i] = in;
-            if (in.len <= 5 || memcmp(in.data, "loc:@", 5) != 0) continue;
+            ProtobufCBinaryData *o = &ss[kept];
+            *o = in;
+            if (in.len <= 5 || memcmp(in.data, "loc:@", 5) != 0) {
+                kept++;
+                continue;
+            }
             const char *grp = (const char *)in.data + 5;
             size_t gl = in.len - 5;
-            /* an argument: the input Identity; a body node: prefixed */
             const char *to = NULL;
             for (size_t k = 0; sig && k < sig->n_input_arg && !to; k++)
                 if (sig->input_arg[k]->name && strlen(sig->input_arg[k]->name) == gl &&
@@ -338,13 +349,18 @@ static const Tensorflow__AttrValue *map_attr(gn_graph *g, gn_id call, const gn_g
             char tmp[NAME_MAX_LEN];
             if (to) {
                 cat3(tmp, sizeof tmp, "loc:@", to, NULL);
-                ss[i] = prefixed(g, tmp, NULL, 0);
+                *o = prefixed(g, tmp, NULL, 0);
             } else if (gn__graph_find_n(b, grp, gl) != GN_NONE) {
                 cat3(tmp, sizeof tmp, "loc:@", prefix, NULL);
-                ss[i] = prefixed(g, tmp, (const uint8_t *)grp, gl);
+                *o = prefixed(g, tmp, (const uint8_t *)grp, gl);
+            } else {
+                continue;   /* names no node: dropped */
             }
-            if (!ss[i].data) return NULL;
+            if (!o->data) return NULL;
+            kept++;
         }
+        nv->list->n_s = kept;
+        *drop = kept == 0;
         return nv;
     }
     return v;
@@ -482,12 +498,14 @@ gn_status gn__inline_call_ex(gn_graph *g, gn_id call, bool keep_caller, gn__err 
         g->nodes[id].extra = bn->extra;
         for (uint32_t a = 0; a < bn->n_attr; a++) {
             const char *key = gn__str(b, bn->attr[a].key);
-            const Tensorflow__AttrValue *v = map_attr(g, call, b, key, bn->attr[a].value, prefix, argname, sig);
+            bool drop;
+            const Tensorflow__AttrValue *v = map_attr(g, call, b, key, bn->attr[a].value, prefix, argname, sig, &drop);
             if (!v) {
                 st = gn__fail(err, GN_ERR_NOMEM, "inlining '%s': attr '%s' of '%s' cannot be bound", cname, key,
                               gn__str(b, bn->name));
                 goto out;
             }
+            if (drop) continue;
             TRY_G(gn__node_set_attr(g, id, key, v));
         }
         if (bn->outargs && g->kind == GN__GRAPH_FUNCTION) {
