@@ -25,6 +25,15 @@ default ShardByTaskPolicy: one data file) and as max_shard_200/ with
 SaveOptions(experimental_sharding_callback=MaxShardSizePolicy(200)), where
 tensors are sliced across shards. tests/savedmodel_write_test.c loads plain/,
 saves it with the same policy and compares its variables/ with TensorFlow's.
+
+`make_savedmodel_goldens.py captured` instead writes tests/data/savedmodel_captured/:
+two tf.Module SavedModels whose functions take captured inputs. vocab_lookup: a
+StaticHashTable from an asset file and tf.nn.embedding_lookup of a variable,
+whose ResourceGather TensorFlow colocates with the FuncGraph's name of the
+captured variable ("loc:@embedding_lookup/15", no node of the function).
+loop_cond: a tf.while_loop writing a TensorArray, with a tf.cond inside whose
+branches read a variable (the While and the If take it as a resource
+argument). Each with serving_default/in_*.npy and out_*.npy.
 """
 import os
 import sys
@@ -181,8 +190,65 @@ def write_keras3():
     print("keras3", {k: v.shape for k, v in out.items()})
 
 
+CAPTURED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "savedmodel_captured")
+
+
+def write_captured():
+    import shutil
+    shutil.rmtree(CAPTURED, ignore_errors=True)
+    os.makedirs(CAPTURED)
+    rng = np.random.RandomState(31)
+    vocab = os.path.join(CAPTURED, "vocab.txt")
+    with open(vocab, "w") as f:
+        f.write("the\ncat\nsat\non\nmat\ndog\nran\n")
+
+    class Lookup(tf.Module):
+        def __init__(self):
+            init = tf.lookup.TextFileInitializer(vocab, tf.string, tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
+                                                 tf.lookup.TextFileIndex.LINE_NUMBER)
+            self.table = tf.lookup.StaticHashTable(init, default_value=7)
+            self.emb = tf.Variable(rng.standard_normal((8, 5)).astype(np.float32))
+            self.w = tf.Variable(rng.standard_normal((5, 3)).astype(np.float32))
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def serve(self, words):
+            ids = self.table.lookup(words)
+            e = tf.nn.embedding_lookup(self.emb, ids)
+            return {"logits": tf.matmul(tf.reduce_mean(e, 0, keepdims=True), self.w), "ids": ids}
+
+    class Loop(tf.Module):
+        def __init__(self):
+            self.k = tf.Variable(rng.standard_normal((4, 4)).astype(np.float32) * 0.5)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32), tf.TensorSpec([], tf.int32)])
+        def serve(self, x, steps):
+            ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+
+            def body(i, h, ta):
+                h = tf.cond(tf.reduce_sum(h) > 0, lambda: tf.tanh(h @ self.k), lambda: tf.nn.relu(h @ self.k) + 0.1)
+                return i + 1, h, ta.write(i, tf.reduce_mean(h, 1))
+            _, h, ta = tf.while_loop(lambda i, h, ta: i < steps, body, [0, x, ta])
+            return {"final": h, "trace": tf.transpose(ta.stack())}
+
+    feeds = {"vocab_lookup": {"words": np.array([b"cat", b"zebra", b"mat", b"the", b"ran"])},
+             "loop_cond": {"x": rng.uniform(-1, 1, size=(3, 4)).astype(np.float32), "steps": np.int32(5)}}
+    for name, mod in (("vocab_lookup", Lookup()), ("loop_cond", Loop())):
+        path = os.path.join(CAPTURED, name)
+        tf.saved_model.save(mod, path, signatures={"serving_default": mod.serve})
+        ins = feeds[name]
+        out = tf.saved_model.load(path).signatures["serving_default"](**{k: tf.constant(v) for k, v in ins.items()})
+        d = os.path.join(path, "serving_default")
+        save(d, "in", ins)
+        save(d, "out", {k: v.numpy() for k, v in out.items()})
+        print(name, {k: v.shape for k, v in out.items()})
+    os.unlink(vocab)   # the SavedModel keeps its copy under assets/
+
+
 def main():
     global MODEL
+    if sys.argv[1:] == ["captured"]:
+        write_captured()
+        return
     if sys.argv[1:] == ["sharded"]:
         write_sharding()
         return
