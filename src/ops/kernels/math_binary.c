@@ -310,10 +310,33 @@ DEF_CMP(gt, x > y)
 static const bin_impl gt_impl[] = {IMPL_CMP(gt)};
 DEF_CMP(ge, x >= y)
 static const bin_impl ge_impl[] = {IMPL_CMP(ge)};
+/* Equal / NotEqual on strings (TensorFlow's tstring ==): the same length
+ * and bytes. */
+static void str_eq_loop(const void *pa, const void *pb, void *po, int64_t n, int mode, bool want)
+{
+    const gn__tstring *a = pa, *b = pb;
+    uint8_t *o = po;
+    for (int64_t i = 0; i < n; i++) {
+        const gn__tstring *x = (mode & 1) ? &a[0] : &a[i], *y = (mode & 2) ? &b[0] : &b[i];
+        bool eq = x->len == y->len && (x->len == 0 || memcmp(x->ptr, y->ptr, x->len) == 0);
+        o[i] = eq == want;
+    }
+}
+static void eq_str(const void *a, const void *b, void *o, int64_t n, int mode, int *err)
+{
+    (void)err;
+    str_eq_loop(a, b, o, n, mode, true);
+}
+static void ne_str(const void *a, const void *b, void *o, int64_t n, int mode, int *err)
+{
+    (void)err;
+    str_eq_loop(a, b, o, n, mode, false);
+}
+
 DEF_CMP(eq, x == y) DEF_B(eq, (x != 0) == (y != 0))
-static const bin_impl eq_impl[] = {IMPL_CMP(eq) IMPL_B(eq)};
+static const bin_impl eq_impl[] = {IMPL_CMP(eq) IMPL_B(eq){GN_DT_STRING, eq_str, NULL}};
 DEF_CMP(ne, x != y) DEF_B(ne, (x != 0) != (y != 0))
-static const bin_impl ne_impl[] = {IMPL_CMP(ne) IMPL_B(ne)};
+static const bin_impl ne_impl[] = {IMPL_CMP(ne) IMPL_B(ne){GN_DT_STRING, ne_str, NULL}};
 DEF_B(land, (x != 0) & (y != 0))
 static const bin_impl land_impl[] = {IMPL_B(land)};
 DEF_B(lor, (x != 0) | (y != 0))
@@ -402,7 +425,7 @@ static gn_status run_binary(gn__kctx *c, const bin_impl *impl, size_t n_impl, bo
     r.a = a->data;
     r.b = b->data;
     r.o = o->data;
-    r.esz = gn__dtype_size(a->dtype);
+    r.esz = a->dtype == GN_DT_STRING ? sizeof(gn__tstring) : gn__dtype_size(a->dtype);
     r.osz = to_bool ? 1 : r.esz;
     r.done = 0;
     r.err = 0;
