@@ -406,12 +406,15 @@ static void test_freeze_keras3_loop_variables(void **state)
  * the FuncGraph's name of the captured variable, a group naming no node of
  * the function: inlined, it is dropped (run_golden checks that every group
  * names a node). loop_cond: a While writing a TensorArray, an If in its body
- * whose branches read a variable. Both frozen give TensorFlow's results:
- * the ids exactly, the floats within 1e-5. */
+ * whose branches read a variable. text_vectorization: Keras' adapted
+ * TextVectorization, whose vocabulary (a MutableHashTable) only the
+ * checkpoint holds; the restore graph's RestoreV2 names the keys and values,
+ * read from the bundle into the frozen table. Each frozen gives TensorFlow's
+ * results: the ids exactly, the floats within 1e-5. */
 static void test_freeze_captured_inputs(void **state)
 {
     (void)state;
-    const char *names[] = {"vocab_lookup", "loop_cond"};
+    const char *names[] = {"vocab_lookup", "loop_cond", "text_vectorization"};
     for (size_t i = 0; i < ARRAY_LEN(names); i++) {
         char rel[256], dir[2048], gdir[2048], label[256];
         snprintf(rel, sizeof rel, "savedmodel_captured/%s", names[i]);

@@ -33,7 +33,10 @@ whose ResourceGather TensorFlow colocates with the FuncGraph's name of the
 captured variable ("loc:@embedding_lookup/15", no node of the function).
 loop_cond: a tf.while_loop writing a TensorArray, with a tf.cond inside whose
 branches read a variable (the While and the If take it as a resource
-argument). Each with serving_default/in_*.npy and out_*.npy.
+argument). text_vectorization: a Keras 3 TextVectorization layer, adapted
+(its vocabulary a MutableHashTable whose contents only the checkpoint holds),
+an Embedding and a Dense, written by Model.export. Each with
+serving_default/in_*.npy and out_*.npy.
 """
 import os
 import sys
@@ -242,6 +245,22 @@ def write_captured():
         save(d, "out", {k: v.numpy() for k, v in out.items()})
         print(name, {k: v.shape for k, v in out.items()})
     os.unlink(vocab)   # the SavedModel keeps its copy under assets/
+
+    import keras
+    keras.utils.set_random_seed(5)
+    tv = keras.layers.TextVectorization(max_tokens=20, output_mode="int", output_sequence_length=6)
+    tv.adapt(["the cat sat on the mat", "a dog ran far away", "the quick brown fox jumps"])
+    text = keras.Input((), dtype="string", name="text")
+    ids = tv(text)
+    h = keras.layers.GlobalAveragePooling1D()(keras.layers.Embedding(20, 8)(ids))
+    path = os.path.join(CAPTURED, "text_vectorization")
+    keras.Model(text, {"logits": keras.layers.Dense(3)(h), "ids": ids}).export(path)
+    ins = {"text": np.array([b"The cat SAT on a mat!", b"zebra", b"quick brown dogs ran away far"])}
+    out = tf.saved_model.load(path).signatures["serving_default"](text=tf.constant(ins["text"]))
+    d = os.path.join(path, "serving_default")
+    save(d, "in", ins)
+    save(d, "out", {k: v.numpy() for k, v in out.items()})
+    print("text_vectorization", {k: v.numpy().tolist() for k, v in out.items() if k == "ids"})
 
 
 def main():

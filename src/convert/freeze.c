@@ -1135,6 +1135,54 @@ static gn_status init_file_path(freezer *z, const gn_graph *h, gn_id init, char 
                     z->sig, gn__node_name(h, init), gn__node_name(h, e.node), gn__node_op(h, e.node));
 }
 
+/* Input `slot` (the keys or the values) of a table initializer: a constant,
+ * or a tensor the SavedModel's restore graph reads from the checkpoint
+ * (output k of a RestoreV2, read whole: tensor_names[k] with no slice). A
+ * MutableHashTable (Keras' StringLookup and TextVectorization once adapted)
+ * has no initializer: TensorFlow 2 saves its contents in the checkpoint and
+ * its restore function imports them (LookupTableImportV2), which is what the
+ * inlined restore graph shows here. */
+static gn_status init_input(freezer *z, const gn_graph *h, gn_id init, uint32_t slot, const char *what,
+                            gn__tensor *out)
+{
+    gn__edge e = through_identity(h, gn__node_at(h, init)->in[slot]);
+    if (const_tensor(h, e.node, out)) return GN_OK;
+    const char *name = gn__node_name(h, init), *op = gn__node_op(h, init);
+    const gn__node *r = gn__node_at(h, e.node);
+    if (strcmp(gn__node_op(h, e.node), "RestoreV2") != 0 || r->n_in < 3)
+        return gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                        "freezing signature '%s': table initializer '%s' (%s): its %s are neither a constant nor "
+                        "read from the checkpoint (they come from '%s', %s)",
+                        z->sig, name, op, what, gn__node_name(h, e.node), gn__node_op(h, e.node));
+    gn__tensor names = {0}, slices = {0};
+    gn__err scratch = {0};
+    bool ok = const_strings(h, through_identity(h, r->in[1]).node, &names, &scratch) &&
+              const_strings(h, through_identity(h, r->in[2]).node, &slices, &scratch) &&
+              gn__tensor_numel(&names) == gn__tensor_numel(&slices) && (int64_t)e.index < gn__tensor_numel(&names) &&
+              ((const gn__tstring *)slices.data)[e.index].len == 0;
+    char *key = NULL;
+    if (ok) {
+        const gn__tstring *k = &((const gn__tstring *)names.data)[e.index];
+        ok = (key = strndup(k->ptr, k->len)) != NULL;
+    }
+    gn__tensor_release(&names);
+    gn__tensor_release(&slices);
+    gn__err_clear(&scratch);
+    if (!ok)
+        return key ? oom(z)
+                   : gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
+                              "freezing signature '%s': table initializer '%s' (%s): its %s come from '%s' "
+                              "(RestoreV2) output %u, whose checkpoint key is not a constant name of a whole tensor",
+                              z->sig, name, op, what, gn__node_name(h, e.node), (unsigned)e.index);
+    gn_status st = need_bundle(z, name);
+    if (st == GN_OK) st = gn__bundle_read(z->bundle, key, out, &z->g->err);
+    if (st != GN_OK)
+        gn__err_prefix(&z->g->err, "freezing signature '%s': table initializer '%s' (%s): %s '%s'", z->sig, name, op,
+                       what, key);
+    free(key);
+    return st;
+}
+
 static gn_status init_contents(freezer *z, const gn_graph *h, gn_id init, gn_id tab, gn__tensor *keys,
                                gn__tensor *values)
 {
@@ -1161,17 +1209,13 @@ static gn_status init_contents(freezer *z, const gn_graph *h, gn_id init, gn_id 
         return st;
     }
     const gn__node *n = gn__node_at(h, init);
-    if (n->n_in < 3 || !const_tensor(h, through_identity(h, n->in[1]).node, keys))
-        return gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
-                        "freezing signature '%s': table initializer '%s' (%s): its keys are not a constant", z->sig,
-                        name, op);
-    if (!const_tensor(h, through_identity(h, n->in[2]).node, values)) {
-        gn__tensor_release(keys);
-        return gn__fail(&z->g->err, GN_ERR_UNSUPPORTED,
-                        "freezing signature '%s': table initializer '%s' (%s): its values are not a constant",
-                        z->sig, name, op);
-    }
-    return GN_OK;
+    if (n->n_in < 3)
+        return gn__fail(&z->g->err, GN_ERR_GRAPH, "freezing signature '%s': table initializer '%s' (%s) has %u inputs",
+                        z->sig, name, op, n->n_in);
+    GN_TRY(init_input(z, h, init, 1, "keys", keys));
+    gn_status st = init_input(z, h, init, 2, "values", values);
+    if (st != GN_OK) gn__tensor_release(keys);
+    return st;
 }
 
 /* Every table initializer of the SavedModel's graph (calls inlined on a clone). */
