@@ -15,7 +15,7 @@ DATA=$ROOT/tests/data
 SPLIT='#GNSPLIT#'
 
 rm -rf "$OUT/corpus"
-for t in graphdef_binary graphdef_text savedmodel bundle_index dict_text npy engine_asset optimize run; do
+for t in graphdef_binary graphdef_text savedmodel bundle_index dict_text npy engine_asset optimize run regex; do
   mkdir -p "$OUT/corpus/$t"
 done
 C=$OUT/corpus
@@ -85,6 +85,22 @@ done < <(find "${SRC[@]}" -type f -name '*.npy' | sort)
 cp "$HERE"/seeds/dict_text/* "$C/dict_text/"
 python3 "$HERE/engine_seeds.py" "$C/engine_asset"
 
+# ---- regex: each pattern, rewrite and text of TensorFlow's cases (tests/data/misc/regex_cases.tsv)
+python3 - "$DATA/misc/regex_cases.tsv" "$C/regex" "$SPLIT" <<'PY'
+import sys
+src, out, split = sys.argv[1], sys.argv[2], sys.argv[3].encode()
+seen = set()
+for i, line in enumerate(open(src)):
+    f = line.rstrip("\n").split("\t")
+    h = lambda x: b"" if x == "-" else bytes.fromhex(x)
+    key = (f[1], f[2], f[4])
+    if key in seen:
+        continue
+    seen.add(key)
+    with open("%s/case%04d" % (out, i), "wb") as o:
+        o.write(h(f[1]) + split + h(f[2]) + split + h(f[4]))
+PY
+
 # ---- dictionaries: protobuf field keys, text-format field names, op names
 ops=$(sed -n 's/^    {"\([A-Za-z0-9_>]*\)", gn__in_.*/\1/p' "$ROOT/src/opdef/op_table.inc" | sort -u)
 { cat "$HERE/dict/protobuf.dict"; printf '%s\n' "$ops" | sed 's/.*/"&"/'; } > "$OUT/graphdef_binary.dict"
@@ -98,5 +114,7 @@ cp "$HERE/dict/protobuf.dict" "$OUT/bundle_index.dict"
 cp "$HERE/dict/dict_text.dict" "$OUT/dict_text.dict"
 cp "$HERE/dict/npy.dict" "$OUT/npy.dict"
 cp "$HERE/dict/engine_asset.dict" "$OUT/engine_asset.dict"
+cp "$HERE/dict/regex.dict" "$OUT/regex.dict"
+printf '"%s"\n' "$SPLIT" >> "$OUT/regex.dict"
 
 for t in "$C"/*; do echo "seeds: $(basename "$t"): $(find "$t" -type f | wc -l) files"; done

@@ -496,6 +496,69 @@ out:
     return 0;
 }
 
+/* The regex kernels (src/ops/kernels/regex.c): the input is a pattern, then
+ * (after GN_FUZZ_SPLIT) a rewrite, then a text; the pattern is fed to
+ * RegexReplace (global and not) and RegexFullMatch as a tensor. A pattern
+ * refused must come back with a message; any other is run on the text. */
+static const char REGEX_GRAPH[] =
+    "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_STRING } } }\n"
+    "node { name: 'p' op: 'Placeholder' attr { key: 'dtype' value { type: DT_STRING } } }\n"
+    "node { name: 'r' op: 'Placeholder' attr { key: 'dtype' value { type: DT_STRING } } }\n"
+    "node { name: 'g' op: 'RegexReplace' input: 'x' input: 'p' input: 'r' }\n"
+    "node { name: 'f' op: 'RegexReplace' input: 'x' input: 'p' input: 'r' "
+    "attr { key: 'replace_global' value { b: false } } }\n"
+    "node { name: 'm' op: 'RegexFullMatch' input: 'x' input: 'p' }\n";
+
+static const char *find_split(const char *p, const char *end)
+{
+    size_t sl = strlen(GN_FUZZ_SPLIT);
+    for (; (size_t)(end - p) >= sl; p++)
+        if (!memcmp(p, GN_FUZZ_SPLIT, sl)) return p;
+    return NULL;
+}
+
+static int fuzz_regex(const uint8_t *d, size_t n)
+{
+    const char *parts[3] = {"", "", ""};
+    size_t lens[3] = {0, 0, 0}, k = 0, sl = strlen(GN_FUZZ_SPLIT);
+    const char *p = (const char *)d, *end = p + n;
+    while (k < 3) {
+        const char *q = k < 2 ? find_split(p, end) : NULL;
+        parts[k] = p;
+        lens[k] = q ? (size_t)(q - p) : (size_t)(end - p);
+        k++;
+        if (!q) break;
+        p = q + sl;
+    }
+    gn_graph *g = NULL;
+    gn_status s = gn_graph_load_buffer(REGEX_GRAPH, sizeof REGEX_GRAPH - 1, "regex.pbtxt", NULL, &g);
+    if (s != GN_OK) broken("loading the regex graph", g ? gn_graph_errmsg(g) : NULL);
+    gn_session *ss = NULL;
+    s = gn_session_new(g, NULL, &ss);
+    if (s != GN_OK) broken("gn_session_new", ss ? gn_session_errmsg(ss) : NULL);
+    gn_string str[3];
+    gn_tensor feeds[3];
+    memset(feeds, 0, sizeof feeds);
+    for (int i = 0; i < 3; i++) {
+        int j = i == 0 ? 2 : i == 1 ? 0 : 1;   /* x: the text, p: the pattern, r: the rewrite */
+        str[i] = (gn_string){parts[j], lens[j]};
+        feeds[i].dtype = 7;
+        feeds[i].rank = i == 0 ? 1 : 0;
+        feeds[i].dims[0] = 1;
+        feeds[i].data = &str[i];
+        feeds[i].nbytes = sizeof str[i];
+    }
+    const char *fn[3] = {"x", "p", "r"}, *on[3] = {"g", "f", "m"};
+    gn_tensor out[3];
+    memset(out, 0, sizeof out);
+    s = gn_session_run(ss, fn, feeds, 3, on, out, 3);
+    need_msg(s, gn_session_errmsg(ss), "gn_session_run");
+    for (int i = 0; i < 3; i++) gn_tensor_free(&out[i]);
+    gn_session_free(ss);
+    gn_graph_free(g);
+    return 0;
+}
+
 const gn_fuzz_target gn_fuzz_targets[] = {
     {"graphdef_binary", fuzz_graphdef_binary, 1u << 20},
     {"graphdef_text", fuzz_graphdef_text, 1u << 20},
@@ -506,6 +569,7 @@ const gn_fuzz_target gn_fuzz_targets[] = {
     {"engine_asset", fuzz_engine_asset, 1u << 14},
     {"optimize", fuzz_optimize, 1u << 18},
     {"run", fuzz_run, 1u << 16},
+    {"regex", fuzz_regex, 1u << 12},
     {NULL, NULL, 0},
 };
 
