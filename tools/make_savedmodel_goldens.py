@@ -35,7 +35,10 @@ loop_cond: a tf.while_loop writing a TensorArray, with a tf.cond inside whose
 branches read a variable (the While and the If take it as a resource
 argument). text_vectorization: a Keras 3 TextVectorization layer, adapted
 (its vocabulary a MutableHashTable whose contents only the checkpoint holds),
-an Embedding and a Dense, written by Model.export. Each with
+an Embedding and a Dense, written by Model.export. parse_example: a TensorFlow
+Serving style signature taking serialized tf.train.Example protos (a fixed-length
+float feature with a default, a variable-length int64 feature through
+embedding_lookup_sparse, a string feature hashed into buckets). Each with
 serving_default/in_*.npy and out_*.npy.
 """
 import os
@@ -261,6 +264,46 @@ def write_captured():
     save(d, "in", ins)
     save(d, "out", {k: v.numpy() for k, v in out.items()})
     print("text_vectorization", {k: v.numpy().tolist() for k, v in out.items() if k == "ids"})
+
+    class ParseExample(tf.Module):
+        def __init__(self):
+            self.w = tf.Variable(rng.standard_normal((3 + 4 + 5, 2)).astype(np.float32))
+            self.e = tf.Variable(rng.standard_normal((10, 4)).astype(np.float32))
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def serve(self, examples):
+            f = tf.io.parse_example(examples, {
+                "x": tf.io.FixedLenFeature([3], tf.float32, default_value=[0.5, 0.25, 0.125]),
+                "ids": tf.io.VarLenFeature(tf.int64),
+                "tag": tf.io.FixedLenFeature([], tf.string, default_value="")})
+            em = tf.nn.embedding_lookup_sparse(self.e, f["ids"], None, combiner="mean")
+            em = tf.pad(em, [[0, tf.shape(f["x"])[0] - tf.shape(em)[0]], [0, 0]])
+            tag = tf.one_hot(tf.strings.to_hash_bucket_fast(f["tag"], 5), 5)
+            return {"y": tf.matmul(tf.concat([f["x"], em, tag], 1), self.w)}
+
+    def example(x, ids, tag):
+        feat = {}
+        if x is not None:
+            feat["x"] = tf.train.Feature(float_list=tf.train.FloatList(value=x))
+        if ids is not None:
+            feat["ids"] = tf.train.Feature(int64_list=tf.train.Int64List(value=ids))
+        if tag is not None:
+            feat["tag"] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[tag]))
+        return tf.train.Example(features=tf.train.Features(feature=feat)).SerializeToString()
+
+    exs = [example([1, 2, 3], [1, 4], b"a"), example([0.5, -1, 2], [], b"zz"), example(None, [9, 9, 2, 7], None),
+           example([3, 3, 3], [5], b"zz")]
+    # the .npy string reader drops trailing NULs (numpy's |S does too): no example may end with one
+    assert all(e[-1:] != b"\0" for e in exs)
+    mod = ParseExample()
+    path = os.path.join(CAPTURED, "parse_example")
+    tf.saved_model.save(mod, path, signatures={"serving_default": mod.serve})
+    ins = {"examples": np.array(exs, dtype=object).astype("S")}
+    out = tf.saved_model.load(path).signatures["serving_default"](examples=tf.constant(exs))
+    d = os.path.join(path, "serving_default")
+    save(d, "in", ins)
+    save(d, "out", {k: v.numpy() for k, v in out.items()})
+    print("parse_example", {k: v.shape for k, v in out.items()})
 
 
 def main():
