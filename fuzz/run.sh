@@ -12,12 +12,12 @@ B=$(cd "$1" && pwd)
 shift
 SECS=${FUZZ_SECONDS:-20}
 HERE=$(cd "$(dirname "$0")" && pwd)
-ALL=(graphdef_binary graphdef_text savedmodel bundle_index dict_text npy engine_asset optimize run regex)
+ALL=(graphdef_binary graphdef_text savedmodel bundle_index dict_text npy engine_asset optimize run regex example)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL[@]}")
 declare -A MAXLEN=([graphdef_binary]=1048576 [graphdef_text]=1048576 [savedmodel]=1048576 [bundle_index]=262144
                    [dict_text]=4096 [npy]=65536 [engine_asset]=16384 [optimize]=262144 [run]=65536
-                   [regex]=4096)
+                   [regex]=4096 [example]=16384)
 
 bash "$HERE/seeds.sh" "$B/grapnel" "$B/fuzz-seeds" >/dev/null
 export TMPDIR=$B/fuzz-tmp

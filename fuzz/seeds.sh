@@ -15,7 +15,7 @@ DATA=$ROOT/tests/data
 SPLIT='#GNSPLIT#'
 
 rm -rf "$OUT/corpus"
-for t in graphdef_binary graphdef_text savedmodel bundle_index dict_text npy engine_asset optimize run regex; do
+for t in graphdef_binary graphdef_text savedmodel bundle_index dict_text npy engine_asset optimize run regex example; do
   mkdir -p "$OUT/corpus/$t"
 done
 C=$OUT/corpus
@@ -101,6 +101,40 @@ for i, line in enumerate(open(src)):
         o.write(h(f[1]) + split + h(f[2]) + split + h(f[4]))
 PY
 
+# ---- example: tf.train.Example bytes written here (features x: float, q and r: int64, w: bytes)
+python3 - "$C/example" "$SPLIT" <<'PY'
+import struct, sys
+out, split = sys.argv[1], sys.argv[2].encode()
+def varint(v):
+    b = b""
+    while True:
+        c = v & 0x7f
+        v >>= 7
+        b += bytes([c | (0x80 if v else 0)])
+        if not v:
+            return b
+def ld(field, payload):
+    return varint(field << 3 | 2) + varint(len(payload)) + payload
+def feat(key, kind, values):
+    if kind == 1:
+        lst = b"".join(ld(1, v) for v in values)
+    elif kind == 2:
+        lst = ld(1, b"".join(struct.pack("<f", v) for v in values))
+    else:
+        lst = ld(1, b"".join(varint(v & (2**64 - 1)) for v in values))
+    return ld(1, ld(1, key) + ld(2, ld(kind, lst)))
+def example(*feats):
+    return ld(1, b"".join(feats))
+seeds = [
+    [example(feat(b"x", 2, [1.5, -2]), feat(b"q", 3, [1, 2, 3, 4]), feat(b"w", 1, [b"a", b"bc"]), feat(b"r", 3, [7]))],
+    [example(feat(b"q", 3, [5, 6])), example(feat(b"w", 1, [b""]), feat(b"r", 3, [-1, 2**40]))],
+    [example(), example(feat(b"x", 2, [0, 1])), b""],
+]
+for i, s in enumerate(seeds):
+    with open("%s/seed%d" % (out, i), "wb") as f:
+        f.write(split.join(s))
+PY
+
 # ---- dictionaries: protobuf field keys, text-format field names, op names
 ops=$(sed -n 's/^    {"\([A-Za-z0-9_>]*\)", gn__in_.*/\1/p' "$ROOT/src/opdef/op_table.inc" | sort -u)
 { cat "$HERE/dict/protobuf.dict"; printf '%s\n' "$ops" | sed 's/.*/"&"/'; } > "$OUT/graphdef_binary.dict"
@@ -115,6 +149,7 @@ cp "$HERE/dict/dict_text.dict" "$OUT/dict_text.dict"
 cp "$HERE/dict/npy.dict" "$OUT/npy.dict"
 cp "$HERE/dict/engine_asset.dict" "$OUT/engine_asset.dict"
 cp "$HERE/dict/regex.dict" "$OUT/regex.dict"
+{ cat "$HERE/dict/protobuf.dict"; printf '"%s"\n' "$SPLIT"; } > "$OUT/example.dict"
 printf '"%s"\n' "$SPLIT" >> "$OUT/regex.dict"
 
 for t in "$C"/*; do echo "seeds: $(basename "$t"): $(find "$t" -type f | wc -l) files"; done

@@ -559,6 +559,67 @@ static int fuzz_regex(const uint8_t *d, size_t n)
     return 0;
 }
 
+/* ParseExampleV2 (src/ops/kernels/example.c) on serialized examples: the input
+ * split at GN_FUZZ_SPLIT into up to 4 examples, parsed for a dense float [2]
+ * with a default, a dense int64 [-1] sequence, a sparse string key and a
+ * ragged int64 key. Bytes that are no Example, or features of the wrong kind or
+ * count, must be refused with a message. */
+static const char EXAMPLE_GRAPH[] =
+    "node { name: 's' op: 'Placeholder' attr { key: 'dtype' value { type: DT_STRING } } }\n"
+    "node { name: 'names' op: 'Const' attr { key: 'dtype' value { type: DT_STRING } } attr { key: 'value' value { "
+    "tensor { dtype: DT_STRING tensor_shape { dim { size: 0 } } } } } }\n"
+    "node { name: 'sk' op: 'Const' attr { key: 'dtype' value { type: DT_STRING } } attr { key: 'value' value { "
+    "tensor { dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: 'w' } } } }\n"
+    "node { name: 'dk' op: 'Const' attr { key: 'dtype' value { type: DT_STRING } } attr { key: 'value' value { "
+    "tensor { dtype: DT_STRING tensor_shape { dim { size: 2 } } string_val: 'x' string_val: 'q' } } } }\n"
+    "node { name: 'rk' op: 'Const' attr { key: 'dtype' value { type: DT_STRING } } attr { key: 'value' value { "
+    "tensor { dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: 'r' } } } }\n"
+    "node { name: 'dx' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } } attr { key: 'value' value { "
+    "tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } } float_val: 9 } } } }\n"
+    "node { name: 'dq' op: 'Const' attr { key: 'dtype' value { type: DT_INT64 } } attr { key: 'value' value { "
+    "tensor { dtype: DT_INT64 tensor_shape { } int64_val: 0 } } } }\n"
+    "node { name: 'p' op: 'ParseExampleV2' input: 's' input: 'names' input: 'sk' input: 'dk' input: 'rk' "
+    "input: 'dx' input: 'dq' attr { key: 'Tdense' value { list { type: DT_FLOAT type: DT_INT64 } } } "
+    "attr { key: 'num_sparse' value { i: 1 } } attr { key: 'sparse_types' value { list { type: DT_STRING } } } "
+    "attr { key: 'ragged_value_types' value { list { type: DT_INT64 } } } "
+    "attr { key: 'ragged_split_types' value { list { type: DT_INT64 } } } "
+    "attr { key: 'dense_shapes' value { list { shape { dim { size: 2 } } shape { dim { size: -1 } } } } } }\n";
+
+static int fuzz_example(const uint8_t *d, size_t n)
+{
+    gn_string ex[4];
+    size_t k = 0;
+    const char *p = (const char *)d, *end = p + n;
+    while (k < 4) {
+        const char *q = k < 3 ? find_split(p, end) : NULL;
+        ex[k++] = (gn_string){p, q ? (size_t)(q - p) : (size_t)(end - p)};
+        if (!q) break;
+        p = q + strlen(GN_FUZZ_SPLIT);
+    }
+    gn_graph *g = NULL;
+    gn_status s = gn_graph_load_buffer(EXAMPLE_GRAPH, sizeof EXAMPLE_GRAPH - 1, "example.pbtxt", NULL, &g);
+    if (s != GN_OK) broken("loading the example graph", g ? gn_graph_errmsg(g) : NULL);
+    gn_session *ss = NULL;
+    s = gn_session_new(g, NULL, &ss);
+    if (s != GN_OK) broken("gn_session_new", ss ? gn_session_errmsg(ss) : NULL);
+    gn_tensor feed;
+    memset(&feed, 0, sizeof feed);
+    feed.dtype = 7;
+    feed.rank = 1;
+    feed.dims[0] = (int64_t)k;
+    feed.data = ex;
+    feed.nbytes = k * sizeof ex[0];
+    const char *fn[1] = {"s"}, *on[7] = {"p:0", "p:1", "p:2", "p:3", "p:4", "p:5", "p:6"};
+    gn_tensor out[7];
+    memset(out, 0, sizeof out);
+    s = gn_session_run(ss, fn, &feed, 1, on, out, 7);
+    need_msg(s, gn_session_errmsg(ss), "gn_session_run");
+    for (int i = 0; i < 7; i++) gn_tensor_free(&out[i]);
+    gn_session_free(ss);
+    gn_graph_free(g);
+    return 0;
+}
+
 const gn_fuzz_target gn_fuzz_targets[] = {
     {"graphdef_binary", fuzz_graphdef_binary, 1u << 20},
     {"graphdef_text", fuzz_graphdef_text, 1u << 20},
@@ -570,6 +631,7 @@ const gn_fuzz_target gn_fuzz_targets[] = {
     {"optimize", fuzz_optimize, 1u << 18},
     {"run", fuzz_run, 1u << 16},
     {"regex", fuzz_regex, 1u << 12},
+    {"example", fuzz_example, 1u << 14},
     {NULL, NULL, 0},
 };
 
