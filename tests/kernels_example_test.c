@@ -1,5 +1,6 @@
 /* CPU kernels of src/ops/kernels/example.c (ParseExampleV2) and
- * src/ops/kernels/sparse_segment.c (SparseSegmentSum / Mean / SqrtN).
+ * src/ops/kernels/sparse_segment.c (SparseSegmentSum / Mean / SqrtN,
+ * SparseReshape, SparseFillEmptyRows).
  *
  * The examples are written byte by byte here (tf.train.Example's wire
  * format: Example.features = 1, Features.feature = 1 as map entries of key = 1
@@ -272,12 +273,72 @@ static void test_sparse_segment(void **state)
     gn_graph_free(g);
 }
 
+/*   tf.raw_ops.SparseReshape([[0,1],[1,2],[2,3]], [3,4], [2,-1]) = indices [[0,1],[1,0],[1,5]], shape [2,6]
+ *   tf.raw_ops.SparseFillEmptyRows([[0,1],[2,0],[0,0],[2,2]], [1,2,3,4], [4,3], -1)
+ *     = indices [[0,1],[0,0],[1,0],[2,0],[2,2],[3,0]], values [1,3,-1,2,4,-1],
+ *       empty [F,T,F,T], reverse_index_map [0,3,1,4]
+ *   strings: ([[1,0]], ["ab"], [3,2], "z") = [[0,0],[1,0],[2,0]], ["z","ab","z"], [T,F,T], [1] */
+static void test_sparse_reshape_and_fill(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_kgraph("SparseReshape", 3, (const char *const[]){"DT_INT64", "DT_INT64", "DT_INT64"}, "", 0);
+    int64_t ix[6] = {0, 1, 1, 2, 2, 3}, ish[2] = {3, 4}, nsh[2] = {2, -1}, d32[2] = {3, 2}, two = 2;
+    gn__tensor in[3] = {gn_pt_ktensor(DT_INT64, 2, d32, ix), gn_pt_ktensor(DT_INT64, 1, &two, ish),
+                        gn_pt_ktensor(DT_INT64, 1, &two, nsh)};
+    gn__tensor out[4];
+    gn_pt_krun_ok(g, in, 3, out, 2, 0);
+    const int64_t wi[6] = {0, 1, 1, 0, 1, 5}, ws[2] = {2, 6};
+    assert_memory_equal(out[0].data, wi, sizeof wi);
+    assert_memory_equal(out[1].data, ws, sizeof ws);
+    gn_pt_krelease(out, 2);
+    int64_t five[2] = {5, -1};
+    in[2] = gn_pt_ktensor(DT_INT64, 1, &two, five);
+    gn_pt_kexpect_error(g, in, 3, 2, GN_ERR_GRAPH,
+                        "node 'n' (SparseReshape): Input to reshape is a SparseTensor with 12 dense values, but the "
+                        "requested shape requires a multiple of 5");
+    gn_graph_free(g);
+
+    g = gn_pt_kgraph("SparseFillEmptyRows", 4, (const char *const[]){"DT_INT64", "DT_FLOAT", "DT_INT64", "DT_FLOAT"},
+                     "attr { key: 'T' value { type: DT_FLOAT } }", 0);
+    int64_t fi[8] = {0, 1, 2, 0, 0, 0, 2, 2}, fd[2] = {4, 2}, dsh[2] = {4, 3}, four = 4;
+    float fv[4] = {1, 2, 3, 4}, dflt = -1;
+    gn__tensor fin[4] = {gn_pt_ktensor(DT_INT64, 2, fd, fi), gn_pt_ktensor(DT_FLOAT, 1, &four, fv),
+                         gn_pt_ktensor(DT_INT64, 1, &two, dsh), gn_pt_ktensor(DT_FLOAT, 0, NULL, &dflt)};
+    gn_pt_krun_ok(g, fin, 4, out, 4, 0);
+    const int64_t wfi[12] = {0, 1, 0, 0, 1, 0, 2, 0, 2, 2, 3, 0}, wrev[4] = {0, 3, 1, 4};
+    const float wfv[6] = {1, 3, -1, 2, 4, -1};
+    const uint8_t wempty[4] = {0, 1, 0, 1};
+    assert_int_equal(out[0].dims[0], 6);
+    assert_memory_equal(out[0].data, wfi, sizeof wfi);
+    assert_memory_equal(out[1].data, wfv, sizeof wfv);
+    assert_memory_equal(out[2].data, wempty, sizeof wempty);
+    assert_memory_equal(out[3].data, wrev, sizeof wrev);
+    gn_pt_krelease(out, 4);
+    gn_graph_free(g);
+
+    g = gn_pt_kgraph("SparseFillEmptyRows", 4, (const char *const[]){"DT_INT64", "DT_STRING", "DT_INT64", "DT_STRING"},
+                     "attr { key: 'T' value { type: DT_STRING } }", 0);
+    int64_t si[2] = {1, 0}, sd[2] = {1, 2}, ssh[2] = {3, 2}, one = 1;
+    gn__tstring sv = {"ab", 2}, sdef = {"z", 1};
+    gn__tensor sin[4] = {gn_pt_ktensor(DT_INT64, 2, sd, si), gn_pt_ktensor(DT_STRING, 1, &one, &sv),
+                         gn_pt_ktensor(DT_INT64, 1, &two, ssh), gn_pt_ktensor(DT_STRING, 0, NULL, &sdef)};
+    gn_pt_krun_ok(g, sin, 4, out, 4, 0);
+    const gn__tstring *o = out[1].data;
+    assert_int_equal(out[1].dims[0], 3);
+    assert_true(o[0].len == 1 && o[0].ptr[0] == 'z' && o[1].len == 2 && !memcmp(o[1].ptr, "ab", 2) && o[2].len == 1 &&
+                o[2].ptr[0] == 'z');
+    assert_int_equal(((const int64_t *)out[3].data)[0], 1);
+    gn_pt_krelease(out, 4);
+    gn_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_dense),
         cmocka_unit_test(test_parse_sparse),
         cmocka_unit_test(test_sparse_segment),
+        cmocka_unit_test(test_sparse_reshape_and_fill),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

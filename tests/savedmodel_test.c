@@ -213,6 +213,7 @@ typedef struct golden_sm {
 #define COUNTER "tensorflow__serving/tensorflow_serving__servables__tensorflow__testdata__saved_model_counter__00000123"
 #define STATIC_TABLE "tensorflow__tensorflow/tensorflow__cc__saved_model__testdata__StaticHashTableModule"
 #define TFT_TAXI "tensorflow__tfx/tfx__benchmarks__datasets__chicago_taxi__model__tft_tf2_saved_model"
+#define CHICAGO_TAXI "tensorflow__tfx/tfx__components__testdata__trainer__current__Format-Serving__export__chicago-taxi__1646034756"
 
 static const golden_sm GOLDEN[] = {
     {"half_plus_two_pbtxt", HP2_PBTXT, "serving_default"},
@@ -233,6 +234,12 @@ static const golden_sm GOLDEN[] = {
     /* lookup tables from asset files (tools/make_table_goldens.py): strings and int64 exactly */
     {"static_hashtable", STATIC_TABLE, "serving_default", 1e-6},
     {"tft_chicago_taxi", TFT_TAXI, "serving_default", 1e-6},
+    /* a TFX Estimator export: serialized tf.Examples (ParseExampleV2) through its transform and feature columns
+     * (SparseReshape, SparseFillEmptyRows, SparseSegmentSqrtN...), every Serving signature */
+    {"chicago_taxi", CHICAGO_TAXI, "serving_default", 1e-5},
+    {"chicago_taxi", CHICAGO_TAXI, "classification", 1e-5},
+    {"chicago_taxi", CHICAGO_TAXI, "predict", 1e-5},
+    {"chicago_taxi", CHICAGO_TAXI, "regression", 1e-5},
 };
 
 /* Freezes g's signature sig, runs it on the .npy inputs of gdir (in_<key>.npy)
@@ -620,10 +627,6 @@ typedef struct cannot {
 static const cannot CANNOT[] = {
     {"tensorflow__text/tensorflow_text__python__ops__test_data__segmenter_hub_module", "default", 1, GN_ERR_UNSUPPORTED,
      "node 'UnicodeSplit/UnicodeDecode' (UnicodeDecode): the CPU backend has no kernel for UnicodeDecode"},
-    {"tensorflow__tfx/tfx__components__testdata__trainer__current__Format-Serving__export__chicago-taxi__1646034756",
-     "serving_default", 1, GN_ERR_UNSUPPORTED,
-     "node 'linear/linear_model/linear/linear_model/linear/linear_model/trip_start_day_xf/SparseReshape' "
-     "(SparseReshape): the CPU backend has no kernel for SparseReshape"},
     {"tensorflow__tensorflow/tensorflow__core__graph__regularization__testdata__bert1", "serving_default", 0,
      GN_ERR_IO,
      "%s/variables/variables.index: no such file (freezing signature 'serving_default': variable "

@@ -70,7 +70,44 @@ MODELS = [
     ("regression_savedmodel", "tensorflow__rust/examples__regression_savedmodel", False, ["w", "b"]),
     ("SimpleWhileLoop", "tensorflow__tensorflow/tensorflow__c__experimental__saved_model__internal__testdata__SimpleWhileLoop",
      False, ["serving_default"]),
+    ("chicago_taxi", "tensorflow__tfx/tfx__components__testdata__trainer__current__Format-Serving__export__chicago-taxi__1646034756",
+     True, ["serving_default", "classification", "predict", "regression"]),
 ]
+
+# signature inputs that are serialized tf.train.Examples: made from the graph's
+# ParseExample node (every dense key its shape's count of values, each sparse key
+# one value in 4 of 5 examples: the Chicago taxi transform reads at most one)
+EXAMPLE_INPUTS = {("chicago_taxi", "examples"), ("chicago_taxi", "inputs")}
+
+
+def examples_for(graph, seed, n=3):
+    rng = np.random.RandomState(seed)
+    op = [o for o in graph.get_operations() if o.type in ("ParseExampleV2", "ParseExample")][0]
+    names = lambda t: [x.decode() for x in np.atleast_1d(tf.get_static_value(t))]  # noqa: E731
+    sparse_keys, dense_keys = names(op.inputs[2]), names(op.inputs[3])
+    sparse_types, dense_types = op.get_attr("sparse_types"), op.get_attr("Tdense")
+    dense_shapes = op.get_attr("dense_shapes")
+
+    def feature(dt, count):
+        if dt == tf.string:
+            words = [b"Cash", b"Credit Card", b"Unknown", b"x1"]
+            return tf.train.Feature(bytes_list=tf.train.BytesList(value=[words[rng.randint(4)] for _ in range(count)]))
+        if dt == tf.float32:
+            return tf.train.Feature(float_list=tf.train.FloatList(value=rng.uniform(0, 10, count).tolist()))
+        return tf.train.Feature(int64_list=tf.train.Int64List(value=rng.randint(0, 24, count).tolist()))
+
+    out = []
+    while len(out) < n:
+        f = {}
+        for k, t in zip(sparse_keys, sparse_types):
+            if rng.uniform() < 0.8:
+                f[k] = feature(t, 1)
+        for k, t, sh in zip(dense_keys, dense_types, dense_shapes):
+            f[k] = feature(t, int(np.prod(sh.as_list())) if sh.as_list() else 1)
+        e = tf.train.Example(features=tf.train.Features(feature=f)).SerializeToString()
+        if e[-1:] != b"\0":   # the .npy string reader drops trailing NULs: drawn again
+            out.append(e)
+    return np.array(out, dtype=object).astype("S")
 
 
 # inputs chosen by hand where random ones would not exercise the model (a
@@ -90,7 +127,10 @@ def make_input(rng, spec_dtype, shape):
 def save(dirpath, prefix, arrays):
     os.makedirs(dirpath, exist_ok=True)
     for k, v in sorted(arrays.items()):
-        np.save(os.path.join(dirpath, "%s_%s.npy" % (prefix, k)), np.asarray(v))
+        a = np.asarray(v)
+        if a.dtype == object:   # strings as |S (an object array would be pickled)
+            a = a.astype("S")
+        np.save(os.path.join(dirpath, "%s_%s.npy" % (prefix, k)), a)
 
 
 def run_tf1(path, sigs, seed):
@@ -105,7 +145,10 @@ def run_tf1(path, sigs, seed):
                 for k in sorted(sd.inputs):
                     ti = sd.inputs[k]
                     shape = [d.size for d in ti.tensor_shape.dim]
-                    v = make_input(rng, tf.as_dtype(ti.dtype), shape)
+                    if (MODEL, k) in EXAMPLE_INPUTS:
+                        v = examples_for(sess.graph, seed + i)
+                    else:
+                        v = make_input(rng, tf.as_dtype(ti.dtype), shape)
                     if (MODEL, k) in FIXED:
                         v = FIXED[(MODEL, k)]
                     ins[k] = v

@@ -1,4 +1,5 @@
-/* SparseSegmentSum, SparseSegmentMean, SparseSegmentSqrtN and their
+/* SparseReshape and SparseFillEmptyRows (below), and SparseSegmentSum,
+ * SparseSegmentMean, SparseSegmentSqrtN and their
  * WithNumSegments forms (tensorflow/core/kernels/segment_reduction_ops_impl.h,
  * SparseSegmentReductionOpBase): what tf.nn.embedding_lookup_sparse and the
  * feature columns' embedding_column compute from a sparse feature.
@@ -12,6 +13,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/common.h"
@@ -109,3 +111,149 @@ gn_status gn__ss_k_sqrtn(gn__kctx *c) { return sparse_segment(c, SS_SQRTN, false
 gn_status gn__ss_k_sum_n(gn__kctx *c) { return sparse_segment(c, SS_SUM, true); }
 gn_status gn__ss_k_mean_n(gn__kctx *c) { return sparse_segment(c, SS_MEAN, true); }
 gn_status gn__ss_k_sqrtn_n(gn__kctx *c) { return sparse_segment(c, SS_SQRTN, true); }
+
+/* ---- SparseReshape, SparseFillEmptyRows (sparse_reshape_op.cc, sparse_fill_empty_rows_op.cc) ---- */
+/* SparseReshape: each index linearized row-major in input_shape and laid out
+ * again in new_shape (one -1 inferred from the element count). */
+gn_status gn__ss_k_sparse_reshape(gn__kctx *c)
+{
+    if (c->n_in < 3) return gn__kctx_fail(c, GN_ERR_GRAPH, "expects 3 inputs, got %u", c->n_in);
+    const gn__tensor *ix = &c->in[0], *ish = &c->in[1], *nsh = &c->in[2];
+    for (int i = 0; i < 3; i++)
+        if (c->in[i].dtype != DT_INT64) return gn__kctx_fail(c, GN_ERR_GRAPH, "input %d must be int64", i);
+    if (ix->rank != 2) return gn__kctx_fail(c, GN_ERR_GRAPH, "Input indices should be a matrix but received shape of rank %d", ix->rank);
+    if (ish->rank != 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "Input shape should be a vector");
+    if (nsh->rank != 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "Target shape should be a vector");
+    int64_t n = ix->dims[0], rin = ix->dims[1], rout = nsh->dims[0];
+    if (ish->dims[0] != rin)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "Input tensor rank must match input shape length: %lld vs %lld",
+                             (long long)rin, (long long)ish->dims[0]);
+    if (rin > GN__MAX_DIMS || rout > GN__MAX_DIMS) return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "rank over %d", GN__MAX_DIMS);
+    const int64_t *in_shape = ish->data, *want = nsh->data;
+    int64_t dense = 1, known = 1, unknown = -1, out_shape[GN__MAX_DIMS];
+    for (int64_t d = 0; d < rin; d++) dense *= in_shape[d];
+    for (int64_t d = 0; d < rout; d++) {
+        if (want[d] == -1) {
+            if (unknown >= 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "only one output dimension may be -1, not both %lld and %lld", (long long)unknown, (long long)d);
+            unknown = d;
+        } else if (want[d] < 0) {
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "size %lld must be non-negative, not %lld", (long long)d, (long long)want[d]);
+        } else {
+            known *= want[d];
+        }
+        out_shape[d] = want[d];
+    }
+    if (unknown >= 0) {
+        if (known == 0 || dense % known)
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "Input to reshape is a SparseTensor with %lld dense values, but the requested shape requires a multiple of %lld",
+                                 (long long)dense, (long long)known);
+        out_shape[unknown] = dense / known;
+    } else if (known != dense) {
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "Input to reshape is a tensor with %lld dense values, but the requested shape has %lld",
+                             (long long)dense, (long long)known);
+    }
+    int64_t odims[2] = {n, rout}, sdims[1] = {rout};
+    gn__tensor *oi, *os;
+    GN_TRY(gn__kctx_output(c, 0, DT_INT64, 2, odims, &oi));
+    GN_TRY(gn__kctx_output(c, 1, DT_INT64, 1, sdims, &os));
+    memcpy(os->data, out_shape, (size_t)rout * sizeof(int64_t));
+    const int64_t *x = ix->data;
+    int64_t *y = oi->data;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t lin = 0;
+        for (int64_t d = 0; d < rin; d++) lin = lin * in_shape[d] + x[i * rin + d];
+        for (int64_t d = rout - 1; d >= 0; d--) {
+            int64_t s = out_shape[d];
+            y[i * rout + d] = s ? lin % s : 0;
+            lin = s ? lin / s : 0;
+        }
+    }
+    return GN_OK;
+}
+
+/* SparseFillEmptyRows: every row of dense_shape[0] with no entry gets one at
+ * column 0 holding default_value; entries keep their order within a row.
+ * Outputs the new indices and values, which rows were empty, and where each
+ * input entry went. */
+gn_status gn__ss_k_sparse_fill_empty_rows(gn__kctx *c)
+{
+    if (c->n_in < 4) return gn__kctx_fail(c, GN_ERR_GRAPH, "expects 4 inputs, got %u", c->n_in);
+    const gn__tensor *ix = &c->in[0], *v = &c->in[1], *sh = &c->in[2], *dv = &c->in[3];
+    if (ix->dtype != DT_INT64 || sh->dtype != DT_INT64) return gn__kctx_fail(c, GN_ERR_GRAPH, "indices and dense_shape must be int64");
+    if (sh->rank != 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "dense_shape must be a vector");
+    if (ix->rank != 2) return gn__kctx_fail(c, GN_ERR_GRAPH, "indices must be a matrix");
+    if (v->rank != 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "values must be a vector");
+    if (gn__tensor_numel(dv) != 1 || dv->dtype != v->dtype) return gn__kctx_fail(c, GN_ERR_GRAPH, "default_value must be a scalar of the values' type");
+    int64_t n = ix->dims[0], rank = ix->dims[1];
+    if (v->dims[0] != n) return gn__kctx_fail(c, GN_ERR_GRAPH, "indices and values must have the same number of entries");
+    if (sh->dims[0] != rank || rank < 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "dense_shape must have one entry per index column");
+    const int64_t *x = ix->data, rows = ((const int64_t *)sh->data)[0];
+    if (rows < 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "Dense shape cannot be negative");
+    int64_t *count = calloc((size_t)(rows > 0 ? rows : 1), sizeof *count);
+    if (!count) return gn__kctx_fail(c, GN_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = x[i * rank];
+        if (r < 0 || r >= rows) {
+            free(count);
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "indices(%lld, 0) is invalid: %lld >= %lld", (long long)i, (long long)r, (long long)rows);
+        }
+        count[r]++;
+    }
+    int64_t empty = 0;
+    for (int64_t r = 0; r < rows; r++) empty += count[r] == 0;
+    int64_t total = n + empty, idims[2] = {total, rank}, vdims[1] = {total}, edims[1] = {rows}, rdims[1] = {n};
+    bool strings = v->dtype == TENSORFLOW__DATA_TYPE__DT_STRING;
+    size_t esz = strings ? sizeof(gn__tstring) : gn__dtype_size(v->dtype);
+    gn__tensor *oi, *ov, *oe, *orv;
+    char *storage = NULL;
+    gn_status st = gn__kctx_output(c, 0, DT_INT64, 2, idims, &oi);
+    if (st == GN_OK && strings) {
+        size_t bytes = ((const gn__tstring *)dv->data)->len * (size_t)empty;
+        for (int64_t i = 0; i < n; i++) bytes += ((const gn__tstring *)v->data)[i].len;
+        st = gn__kctx_output_strings(c, 1, 1, vdims, bytes, &ov, &storage);
+    } else if (st == GN_OK) {
+        st = gn__kctx_output(c, 1, v->dtype, 1, vdims, &ov);
+    }
+    if (st == GN_OK) st = gn__kctx_output(c, 2, TENSORFLOW__DATA_TYPE__DT_BOOL, 1, edims, &oe);
+    if (st == GN_OK) st = gn__kctx_output(c, 3, DT_INT64, 1, rdims, &orv);
+    int64_t *at = st == GN_OK ? malloc((size_t)(rows > 0 ? rows : 1) * sizeof *at) : NULL;
+    if (st == GN_OK && !at) st = gn__kctx_fail(c, GN_ERR_NOMEM, "out of memory");
+    if (st != GN_OK) {
+        free(count);
+        return st;
+    }
+    /* each row's first output position: its entries, or for an empty row its default */
+    int64_t pos = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        at[r] = pos;
+        pos += count[r] ? count[r] : 1;
+        ((uint8_t *)oe->data)[r] = count[r] == 0;
+    }
+    int64_t *oidx = oi->data, *rev = orv->data;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = x[i * rank], p = at[r]++;
+        memcpy(oidx + p * rank, x + i * rank, (size_t)rank * sizeof *x);
+        if (!strings) memcpy((char *)ov->data + (size_t)p * esz, (const char *)v->data + (size_t)i * esz, esz);
+        else ((gn__tstring *)ov->data)[p] = ((const gn__tstring *)v->data)[i];   /* copied below */
+        rev[i] = p;
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        if (count[r]) continue;
+        int64_t p = at[r];
+        oidx[p * rank] = r;
+        for (int64_t d = 1; d < rank; d++) oidx[p * rank + d] = 0;
+        if (!strings) memcpy((char *)ov->data + (size_t)p * esz, dv->data, esz);
+        else ((gn__tstring *)ov->data)[p] = *(const gn__tstring *)dv->data;
+    }
+    if (strings) {   /* the output owns its bytes: each string copied into its storage, in order */
+        gn__tstring *o = ov->data;
+        for (int64_t p = 0; p < total; p++) {
+            if (o[p].len) memcpy(storage, o[p].ptr, o[p].len);
+            o[p].ptr = storage;
+            storage += o[p].len;
+        }
+    }
+    free(at);
+    free(count);
+    return GN_OK;
+}
