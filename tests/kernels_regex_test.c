@@ -1,6 +1,7 @@
 /* CPU kernels of src/ops/kernels/regex.c (RegexReplace, StaticRegexReplace,
  * RegexFullMatch, StaticRegexFullMatch) and src/ops/kernels/ragged.c
- * (RaggedTensorToTensor), and Equal / NotEqual on strings.
+ * (RaggedTensorToTensor, RaggedRange), UnsortedSegmentJoin and Equal /
+ * NotEqual on strings.
  *
  * The regex cases are TensorFlow's (tools/make_regex_cases.py writes
  * tests/data/misc/regex_cases.tsv: RE2 through tf.raw_ops): every pattern
@@ -267,6 +268,70 @@ static void test_ragged_to_tensor(void **state)
     gn_graph_free(g);
 }
 
+/*   tf.raw_ops.RaggedRange(starts=[0,5,2], limits=[3,0,2], deltas=[1,-2,1]) (int64)
+ *   = splits [0,3,6,6], values [0,1,2,5,3,1]
+ *   RaggedRange(0.5, [2.0, 1.0], 0.5, Tsplits=int32) = [0,3,4], [0.5,1.0,1.5,0.5]; delta 0: "Requires delta != 0"
+ *   tf.raw_ops.UnsortedSegmentJoin([["a","b"],["c","d"],["e","f"]], [1,0,1], 3, separator="-")
+ *   = [["c","d"],["a-e","b-f"],["",""]]; an id of 5: TensorFlow's message */
+static void test_ragged_range_and_segment_join(void **state)
+{
+    (void)state;
+    gn_graph *g = gn_pt_kgraph("RaggedRange", 3, (const char *const[]){"DT_INT64", "DT_INT64", "DT_INT64"},
+                               "attr { key: 'T' value { type: DT_INT64 } } attr { key: 'Tsplits' value { type: DT_INT64 } }", 0);
+    int64_t st[3] = {0, 5, 2}, li[3] = {3, 0, 2}, de[3] = {1, -2, 1}, three = 3;
+    gn__tensor in[3] = {gn_pt_ktensor(DT_INT64, 1, &three, st), gn_pt_ktensor(DT_INT64, 1, &three, li),
+                        gn_pt_ktensor(DT_INT64, 1, &three, de)};
+    gn__tensor out[2];
+    gn_pt_krun_ok(g, in, 3, out, 2, 0);
+    const int64_t ws[4] = {0, 3, 6, 6}, wv[6] = {0, 1, 2, 5, 3, 1};
+    assert_memory_equal(out[0].data, ws, sizeof ws);
+    assert_int_equal(out[1].dims[0], 6);
+    assert_memory_equal(out[1].data, wv, sizeof wv);
+    gn_pt_krelease(out, 2);
+    int64_t zero[3] = {0, 0, 0};
+    in[2] = gn_pt_ktensor(DT_INT64, 1, &three, zero);
+    gn_pt_kexpect_error(g, in, 3, 2, GN_ERR_GRAPH, "node 'n' (RaggedRange): Requires delta != 0");
+    gn_graph_free(g);
+    g = gn_pt_kgraph("RaggedRange", 3, (const char *const[]){"DT_FLOAT", "DT_FLOAT", "DT_FLOAT"},
+                     "attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'Tsplits' value { type: DT_INT32 } }", 0);
+    float fs = 0.5f, fl[2] = {2.0f, 1.0f}, fd = 0.5f;
+    int64_t two = 2;
+    gn__tensor fin[3] = {gn_pt_ktensor(DT_FLOAT, 0, NULL, &fs), gn_pt_ktensor(DT_FLOAT, 1, &two, fl),
+                         gn_pt_ktensor(DT_FLOAT, 0, NULL, &fd)};
+    gn_pt_krun_ok(g, fin, 3, out, 2, 0);
+    const int32_t fws[3] = {0, 3, 4};
+    const float fwv[4] = {0.5f, 1.0f, 1.5f, 0.5f};
+    assert_memory_equal(out[0].data, fws, sizeof fws);
+    assert_memory_equal(out[1].data, fwv, sizeof fwv);
+    gn_pt_krelease(out, 2);
+    gn_graph_free(g);
+
+    g = gn_pt_kgraph("UnsortedSegmentJoin", 3, (const char *const[]){"DT_STRING", "DT_INT32", "DT_INT32"},
+                     "attr { key: 'separator' value { s: '-' } } attr { key: 'Tindices' value { type: DT_INT32 } } "
+                     "attr { key: 'Tnumsegments' value { type: DT_INT32 } }", 0);
+    gn__tstring words[6] = {{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}, {"e", 1}, {"f", 1}};
+    int32_t ids[3] = {1, 0, 1}, nseg = 3, bad[3] = {5, 0, 1};
+    int64_t wd[2] = {3, 2};
+    gn__tensor jin[3] = {gn_pt_ktensor(DT_STRING, 2, wd, words), gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_INT32, 1, &three, ids),
+                         gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_INT32, 0, NULL, &nseg)};
+    gn__tensor jo;
+    gn_pt_krun_ok(g, jin, 3, &jo, 1, 0);
+    const char *want[6] = {"c", "d", "a-e", "b-f", "", ""};
+    const gn__tstring *o = jo.data;
+    assert_int_equal(jo.dims[0], 3);
+    assert_int_equal(jo.dims[1], 2);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(o[i].len, strlen(want[i]));
+        assert_memory_equal(o[i].ptr, want[i], o[i].len);
+    }
+    gn_pt_krelease(&jo, 1);
+    jin[1] = gn_pt_ktensor(TENSORFLOW__DATA_TYPE__DT_INT32, 1, &three, bad);
+    gn_pt_kexpect_error(g, jin, 3, 1, GN_ERR_GRAPH,
+                        "node 'n' (UnsortedSegmentJoin): segment_ids are not allowed to exceed num_segments or to "
+                        "have negative values.");
+    gn_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_big_and_pathological_patterns),
         cmocka_unit_test(test_string_equal),
         cmocka_unit_test(test_ragged_to_tensor),
+        cmocka_unit_test(test_ragged_range_and_segment_join),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

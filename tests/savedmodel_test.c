@@ -420,12 +420,13 @@ static void test_freeze_keras3_loop_variables(void **state)
  * tf.train.Example protos (ParseExampleV2: a fixed-length float feature, one
  * example without it taking the default, a variable-length int64 feature into
  * embedding_lookup_sparse's SparseSegmentMean, a string feature hashed).
- * Each frozen gives TensorFlow's results: the ids exactly, the floats within
+ * ragged_text: tf.strings.split, row lengths, a ragged slice (RaggedRange),
+ * reduce_join (UnsortedSegmentJoin). Each frozen gives TensorFlow's results: the ids exactly, the floats within
  * 1e-5. */
 static void test_freeze_captured_inputs(void **state)
 {
     (void)state;
-    const char *names[] = {"vocab_lookup", "loop_cond", "text_vectorization", "parse_example"};
+    const char *names[] = {"vocab_lookup", "loop_cond", "text_vectorization", "parse_example", "ragged_text"};
     for (size_t i = 0; i < ARRAY_LEN(names); i++) {
         char rel[256], dir[2048], gdir[2048], label[256];
         snprintf(rel, sizeof rel, "savedmodel_captured/%s", names[i]);

@@ -38,8 +38,10 @@ argument). text_vectorization: a Keras 3 TextVectorization layer, adapted
 an Embedding and a Dense, written by Model.export. parse_example: a TensorFlow
 Serving style signature taking serialized tf.train.Example protos (a fixed-length
 float feature with a default, a variable-length int64 feature through
-embedding_lookup_sparse, a string feature hashed into buckets). Each with
-serving_default/in_*.npy and out_*.npy.
+embedding_lookup_sparse, a string feature hashed into buckets). ragged_text:
+tf.strings.split into a RaggedTensor, its row lengths, hashed tokens summed per
+row, each row's first token padded, the tokens joined again (RaggedRange,
+UnsortedSegmentJoin). Each with serving_default/in_*.npy and out_*.npy.
 """
 import os
 import sys
@@ -347,6 +349,25 @@ def write_captured():
     save(d, "in", ins)
     save(d, "out", {k: v.numpy() for k, v in out.items()})
     print("parse_example", {k: v.shape for k, v in out.items()})
+
+    class RaggedText(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def serve(self, text):
+            toks = tf.strings.split(text)
+            hashed = tf.cast(tf.strings.to_hash_bucket_fast(toks, 20), tf.float32)
+            return {"lens": toks.row_lengths(), "sums": tf.reduce_sum(hashed, axis=1),
+                    "first": toks[:, :1].to_tensor(default_value="<none>"),
+                    "joined": tf.strings.reduce_join(toks, axis=1, separator="|")}
+
+    mod = RaggedText()
+    path = os.path.join(CAPTURED, "ragged_text")
+    tf.saved_model.save(mod, path, signatures={"serving_default": mod.serve})
+    ins = {"text": np.array([b"the cat  sat", b"", b"a b c d e", b"   one"])}
+    out = tf.saved_model.load(path).signatures["serving_default"](text=tf.constant(ins["text"]))
+    d = os.path.join(path, "serving_default")
+    save(d, "in", ins)
+    save(d, "out", {k: v.numpy() for k, v in out.items()})
+    print("ragged_text", {k: v.numpy().tolist() for k, v in out.items()})
 
 
 def main():

@@ -11,6 +11,7 @@
  * "FIRST_DIM_SIZE" (the number of rows) followed by one "VALUE_ROWIDS" per
  * ragged dimension. A row longer than the output's dimension is cut, as in
  * TensorFlow; a shorter one padded. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -222,4 +223,106 @@ gn_status gn__rag_k_ragged_tensor_to_tensor(gn__kctx *c)
     }
     free(place);
     return st;
+}
+
+/* ---- RaggedRange (ragged_range_op.cc) ---------------------------------------------------------- */
+/* One range per row: starts, limits and deltas each a scalar (broadcast) or a
+ * vector of the rows; row i holds start, start + delta, ... short of limit.
+ * Outputs the row splits (Tsplits) and the values (T: int32, int64, float,
+ * double). */
+#define DT_FLOAT TENSORFLOW__DATA_TYPE__DT_FLOAT
+#define DT_DOUBLE TENSORFLOW__DATA_TYPE__DT_DOUBLE
+
+static double num_at(const gn__tensor *t, int64_t i)
+{
+    i = gn__tensor_numel(t) == 1 ? 0 : i;
+    switch (t->dtype) {
+    case DT_INT32: return ((const int32_t *)t->data)[i];
+    case DT_INT64: return (double)((const int64_t *)t->data)[i];
+    case DT_FLOAT: return ((const float *)t->data)[i];
+    default: return ((const double *)t->data)[i];
+    }
+}
+
+static int64_t int_num_at(const gn__tensor *t, int64_t i)
+{
+    i = gn__tensor_numel(t) == 1 ? 0 : i;
+    return t->dtype == DT_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
+}
+
+gn_status gn__rag_k_ragged_range(gn__kctx *c)
+{
+    if (c->n_in < 3) return gn__kctx_fail(c, GN_ERR_GRAPH, "expects 3 inputs, got %u", c->n_in);
+    const gn__tensor *st = &c->in[0], *li = &c->in[1], *de = &c->in[2];
+    int32_t dt = st->dtype;
+    if (dt != DT_INT32 && dt != DT_INT64 && dt != DT_FLOAT && dt != DT_DOUBLE)
+        return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "T %s", gn__dtype_name(dt));
+    if (li->dtype != dt || de->dtype != dt) return gn__kctx_fail(c, GN_ERR_GRAPH, "starts, limits and deltas differ in type");
+    int64_t rows = 1;
+    bool any_vector = false;
+    for (int i = 0; i < 3; i++) {
+        const gn__tensor *t = &c->in[i];
+        if (t->rank > 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "%s must be a scalar or vector", i == 0 ? "starts" : i == 1 ? "limits" : "deltas");
+        if (t->rank == 1) {
+            if (any_vector && t->dims[0] != rows)
+                return gn__kctx_fail(c, GN_ERR_GRAPH, "starts, limits, and deltas must have the same shape");
+            rows = t->dims[0];
+            any_vector = true;
+        }
+    }
+    int32_t split_dt = DT_INT64;
+    int sdt = 0;
+    if (gn__attr_get_type(c->g, c->node, "Tsplits", &sdt)) split_dt = sdt;
+    bool ints = dt == DT_INT32 || dt == DT_INT64;
+    int64_t total = 0;
+    int64_t *sizes = malloc((size_t)(rows > 0 ? rows : 1) * sizeof *sizes);
+    if (!sizes) return gn__kctx_fail(c, GN_ERR_NOMEM, "out of memory");
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t n;
+        if (ints) {
+            int64_t a = int_num_at(st, r), b = int_num_at(li, r), d = int_num_at(de, r);
+            if (d == 0) {
+                free(sizes);
+                return gn__kctx_fail(c, GN_ERR_GRAPH, "Requires delta != 0");
+            }
+            n = (d > 0 && b < a) || (d < 0 && b > a) ? 0 : ((b > a ? b - a : a - b) + (d > 0 ? d : -d) - 1) / (d > 0 ? d : -d);
+        } else {
+            double a = num_at(st, r), b = num_at(li, r), d = num_at(de, r);
+            if (d == 0) {
+                free(sizes);
+                return gn__kctx_fail(c, GN_ERR_GRAPH, "Requires delta != 0");
+            }
+            n = (d > 0 && b < a) || (d < 0 && b > a) ? 0 : (int64_t)ceil(fabs((b - a) / d));
+        }
+        if (n > (int64_t)1 << 31) {
+            free(sizes);
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "Requires ((limit - start) / delta) <= 2147483647");
+        }
+        sizes[r] = n;
+        total += n;
+    }
+    int64_t sd[1] = {rows + 1}, vd[1] = {total};
+    gn__tensor *splits, *vals;
+    gn_status s = gn__kctx_output(c, 0, split_dt, 1, sd, &splits);
+    if (s == GN_OK) s = gn__kctx_output(c, 1, dt, 1, vd, &vals);
+    if (s != GN_OK) {
+        free(sizes);
+        return s;
+    }
+    int64_t at = 0;
+    for (int64_t r = 0; r <= rows; r++) {
+        if (split_dt == DT_INT32) ((int32_t *)splits->data)[r] = (int32_t)at;
+        else ((int64_t *)splits->data)[r] = at;
+        if (r == rows) break;
+        for (int64_t k = 0; k < sizes[r]; k++, at++) {
+            switch (dt) {
+            case DT_INT32: ((int32_t *)vals->data)[at] = (int32_t)(int_num_at(st, r) + k * int_num_at(de, r)); break;
+            case DT_INT64: ((int64_t *)vals->data)[at] = int_num_at(st, r) + k * int_num_at(de, r); break;
+            case DT_FLOAT: ((float *)vals->data)[at] = (float)num_at(st, r) + (float)k * (float)num_at(de, r); break;
+            default: ((double *)vals->data)[at] = num_at(st, r) + (double)k * num_at(de, r); break;
+            }
+        }
+    }
+    free(sizes);
+    return GN_OK;
 }

@@ -652,3 +652,91 @@ gn_status gn__str_k_string_split_v2(gn__kctx *c)
     free(o.v);
     return st;
 }
+
+/* ---- UnsortedSegmentJoin (unsorted_segment_join_op.cc) -------------------------------------------- */
+/* output[s, ...] = the strings of inputs whose segment_ids entry is s, in
+ * input order, joined with `separator` (empty for a segment no id names);
+ * segment_ids covers a prefix of inputs' dimensions. Ids outside
+ * [0, num_segments) are an error, as in TensorFlow. */
+static int64_t seg_id_at(const gn__tensor *t, int64_t i)
+{
+    return t->dtype == DT_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
+}
+
+gn_status gn__str_k_unsorted_segment_join(gn__kctx *c)
+{
+    GN_TRY(need(c, 3));
+    GN_TRY(need_string(c, 0));
+    const gn__tensor *x = &c->in[0], *ids = &c->in[1], *ns = &c->in[2];
+    if ((ids->dtype != DT_INT32 && ids->dtype != DT_INT64) || (ns->dtype != DT_INT32 && ns->dtype != DT_INT64) ||
+        gn__tensor_numel(ns) != 1)
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "segment_ids must be int32 or int64, num_segments a scalar of either");
+    if (ids->rank > x->rank) return gn__kctx_fail(c, GN_ERR_GRAPH, "segment_ids must not have more dimensions than inputs");
+    for (int32_t d = 0; d < ids->rank; d++)
+        if (ids->dims[d] != x->dims[d])
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "segment_ids.shape must be a prefix of inputs.shape");
+    int64_t segs = seg_id_at(ns, 0);
+    if (segs < 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "Number of segments cannot be negative.");
+    const char *sep = "";
+    size_t sep_len = 0;
+    (void)gn__attr_get_string(c->g, c->node, "separator", &sep, &sep_len);
+    int64_t n = gn__tensor_numel(ids), inner = 1;
+    for (int32_t d = ids->rank; d < x->rank; d++) inner *= x->dims[d];
+    int64_t slots = segs * inner;
+    const gn__tstring *s = x->data;
+    /* per output string: its pieces and its bytes */
+    int64_t *pieces = calloc((size_t)(slots > 0 ? slots : 1), sizeof *pieces);
+    size_t *bytes = calloc((size_t)(slots > 0 ? slots : 1), sizeof *bytes);
+    if (!pieces || !bytes) {
+        free(pieces);
+        free(bytes);
+        return gn__kctx_fail(c, GN_ERR_NOMEM, "out of memory");
+    }
+    size_t total = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t g = seg_id_at(ids, i);
+        if (g < 0 || g >= segs) {
+            free(pieces);
+            free(bytes);
+            return gn__kctx_fail(c, GN_ERR_GRAPH,
+                                 "segment_ids are not allowed to exceed num_segments or to have negative values.");
+        }
+        for (int64_t e = 0; e < inner; e++) {
+            int64_t k = g * inner + e;
+            size_t add = s[i * inner + e].len + (pieces[k] ? sep_len : 0);
+            bytes[k] += add;
+            total += add;
+            pieces[k]++;
+        }
+    }
+    int64_t dims[GN__MAX_DIMS];
+    int32_t rank = 1 + x->rank - ids->rank;
+    dims[0] = segs;
+    for (int32_t d = ids->rank; d < x->rank; d++) dims[1 + d - ids->rank] = x->dims[d];
+    gn__tensor *t;
+    char *storage;
+    gn_status st = gn__kctx_output_strings(c, 0, rank, dims, total, &t, &storage);
+    if (st == GN_OK) {
+        gn__tstring *o = t->data;
+        for (int64_t k = 0; k < slots; k++) {   /* each output's bytes in turn; filled from empty below */
+            o[k] = (gn__tstring){storage, 0};
+            storage += bytes[k];
+        }
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t e = 0; e < inner; e++) {
+                int64_t k = seg_id_at(ids, i) * inner + e;
+                char *w = (char *)o[k].ptr + o[k].len;
+                if (pieces[k] < 0) {   /* not the first piece: the separator before it */
+                    memcpy(w, sep, sep_len);
+                    w += sep_len;
+                    o[k].len += sep_len;
+                }
+                pieces[k] = -1;
+                if (s[i * inner + e].len) memcpy(w, s[i * inner + e].ptr, s[i * inner + e].len);
+                o[k].len += s[i * inner + e].len;
+            }
+    }
+    free(pieces);
+    free(bytes);
+    return st;
+}
