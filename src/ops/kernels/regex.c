@@ -64,13 +64,13 @@ typedef struct rx_range {
     uint32_t lo, hi;
 } rx_range;
 
-typedef struct gn__regex {
+typedef struct rx_regex {
     rx_inst *prog;
     uint32_t n, cap;
     rx_range *ranges;
     uint32_t n_ranges, cap_ranges;
     uint32_t groups;   /* capturing groups, not counting the whole match */
-} gn__regex;
+} rx_regex;
 
 /* ---- parser: pattern -> tree ----------------------------------------------------------------- */
 enum { N_EMPTY, N_LIT, N_ANY, N_CLASS, N_CAT, N_ALT, N_REP, N_GROUP, N_ASSERT };
@@ -90,7 +90,7 @@ typedef struct rx_parser {
     const char *p, *end, *pat;
     size_t pat_len;
     bool fold, dotnl, multiline;
-    gn__regex *re;
+    rx_regex *re;
     int depth;
     char *err;
     size_t err_len;
@@ -145,7 +145,7 @@ static bool node_add(rx_parser *ps, rx_node *n, rx_node *k)
 
 static bool range_add(rx_parser *ps, uint32_t lo, uint32_t hi)
 {
-    gn__regex *re = ps->re;
+    rx_regex *re = ps->re;
     if (re->n_ranges == re->cap_ranges) {
         uint32_t c = re->cap_ranges ? 2 * re->cap_ranges : 16;
         rx_range *v = realloc(re->ranges, c * sizeof *v);
@@ -639,7 +639,7 @@ static rx_node *parse_repeat(rx_parser *ps)
         } else {
             break;
         }
-        if (a->kind == N_REP || (a->kind == N_ASSERT && 0)) {
+        if (a->kind == N_REP) {
             /* RE2 refuses a**, as Perl does */
             fail(ps, "bad repetition operator");
             node_free(a);
@@ -693,7 +693,7 @@ static rx_node *parse_alt(rx_parser *ps)
 /* ---- code generation ---------------------------------------------------------------------------- */
 static bool emit(rx_parser *ps, rx_inst in, uint32_t *at)
 {
-    gn__regex *re = ps->re;
+    rx_regex *re = ps->re;
     if (re->n >= RX_MAX_PROG) return fail(ps, "pattern too large");
     if (re->n == re->cap) {
         uint32_t c = re->cap ? 2 * re->cap : 64;
@@ -709,7 +709,7 @@ static bool emit(rx_parser *ps, rx_inst in, uint32_t *at)
 
 static bool gen(rx_parser *ps, const rx_node *n)
 {
-    gn__regex *re = ps->re;
+    rx_regex *re = ps->re;
     switch (n->kind) {
     case N_EMPTY: return true;
     case N_LIT: return emit(ps, (rx_inst){.op = I_CHAR, .fold = n->fold, .a = n->cp}, NULL);
@@ -785,7 +785,7 @@ static bool gen(rx_parser *ps, const rx_node *n)
     }
 }
 
-static void regex_free(gn__regex *re)
+static void regex_free(rx_regex *re)
 {
     if (!re) return;
     free(re->prog);
@@ -795,9 +795,9 @@ static void regex_free(gn__regex *re)
 
 /* Compiles pattern (len bytes); full: anchored at both ends (FullMatch). NULL
  * with err filled on a bad pattern or no memory. */
-static gn__regex *regex_compile(const char *pattern, size_t len, bool full, char *err, size_t err_len)
+static rx_regex *regex_compile(const char *pattern, size_t len, bool full, char *err, size_t err_len)
 {
-    gn__regex *re = calloc(1, sizeof *re);
+    rx_regex *re = calloc(1, sizeof *re);
     if (!re) {
         snprintf(err, err_len, "out of memory");
         return NULL;
@@ -840,7 +840,7 @@ static gn__regex *regex_compile(const char *pattern, size_t len, bool full, char
 
 /* ---- Pike VM ---------------------------------------------------------------------------------- */
 typedef struct rx_vm {
-    const gn__regex *re;
+    const rx_regex *re;
     uint32_t ncap;
     uint32_t *pcs[2];      /* thread lists: pcs */
     size_t *caps[2];       /* their capture slots, ncap per thread */
@@ -859,7 +859,7 @@ static bool is_word(uint32_t cp)
 
 static uint32_t fold_ascii(uint32_t cp) { return cp >= 'A' && cp <= 'Z' ? cp + 32 : cp; }
 
-static bool class_has(const gn__regex *re, const rx_inst *in, uint32_t cp)
+static bool class_has(const rx_regex *re, const rx_inst *in, uint32_t cp)
 {
     bool hit = false;
     for (uint32_t r = 0; r < in->b && !hit; r++) {
@@ -963,7 +963,7 @@ static void vm_free(rx_vm *vm)
     free(vm->tmp);
 }
 
-static bool vm_init(rx_vm *vm, const gn__regex *re, uint32_t ncap)
+static bool vm_init(rx_vm *vm, const rx_regex *re, uint32_t ncap)
 {
     memset(vm, 0, sizeof *vm);
     vm->re = re;
@@ -1189,7 +1189,7 @@ static gn_status string_arg(gn__kctx *c, int input, const char *attr, const char
     return GN_OK;
 }
 
-static gn_status compile_for(gn__kctx *c, const char *pat, size_t len, bool full, gn__regex **re)
+static gn_status compile_for(gn__kctx *c, const char *pat, size_t len, bool full, rx_regex **re)
 {
     char err[512];
     *re = regex_compile(pat, len, full, err, sizeof err);
@@ -1206,7 +1206,7 @@ static gn_status run_replace(gn__kctx *c, bool is_static)
     GN_TRY(string_arg(c, is_static ? -1 : 2, "rewrite", &rw, &rwl));
     bool global = true;
     (void)gn__attr_get_bool(c->g, c->node, "replace_global", &global);
-    gn__regex *re;
+    rx_regex *re;
     GN_TRY(compile_for(c, pat, pl, false, &re));
     const gn__tensor *x = &c->in[0];
     int64_t n = gn__tensor_numel(x);
@@ -1254,7 +1254,7 @@ static gn_status run_full_match(gn__kctx *c, bool is_static)
     const char *pat;
     size_t pl;
     GN_TRY(string_arg(c, is_static ? -1 : 1, "pattern", &pat, &pl));
-    gn__regex *re;
+    rx_regex *re;
     GN_TRY(compile_for(c, pat, pl, true, &re));
     const gn__tensor *x = &c->in[0];
     int64_t n = gn__tensor_numel(x);
