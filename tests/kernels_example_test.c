@@ -1,6 +1,6 @@
 /* CPU kernels of src/ops/kernels/example.c (ParseExampleV2) and
  * src/ops/kernels/sparse_segment.c (SparseSegmentSum / Mean / SqrtN,
- * SparseReshape, SparseFillEmptyRows).
+ * SparseReshape, SparseFillEmptyRows, SparseReduceSum).
  *
  * The examples are written byte by byte here (tf.train.Example's wire
  * format: Example.features = 1, Features.feature = 1 as map entries of key = 1
@@ -332,6 +332,46 @@ static void test_sparse_reshape_and_fill(void **state)
     gn_graph_free(g);
 }
 
+/*   tf.raw_ops.SparseReduceSum([[0,1],[1,0],[1,2],[0,1]], [1,2,3,4], [2,3], axes [1]) = [5, 5]
+ *   axes -2 with keep_dims = [[2, 5, 3]]; axes [0, 1] = 10; axis 2:
+ *   "Invalid reduction dimension 2, for input with 2 dimensions." */
+static void test_sparse_reduce_sum(void **state)
+{
+    (void)state;
+    const char *tys[4] = {"DT_INT64", "DT_FLOAT", "DT_INT64", "DT_INT32"};
+    int64_t ix[8] = {0, 1, 1, 0, 1, 2, 0, 1}, d42[2] = {4, 2}, sh[2] = {2, 3}, two = 2, four = 4, one = 1;
+    float v[4] = {1, 2, 3, 4};
+    int32_t ax1 = 1, axm2 = -2, ax01[2] = {0, 1}, ax2 = 2;
+    gn__tensor in[4] = {gn_pt_ktensor(DT_INT64, 2, d42, ix), gn_pt_ktensor(DT_FLOAT, 1, &four, v),
+                        gn_pt_ktensor(DT_INT64, 1, &two, sh), gn_pt_ktensor(DT_INT32, 1, &one, &ax1)};
+    gn__tensor out;
+    gn_graph *g = gn_pt_kgraph("SparseReduceSum", 4, tys, "attr { key: 'keep_dims' value { b: false } }", 0);
+    gn_pt_krun_ok(g, in, 4, &out, 1, 0);
+    const float w1[2] = {5, 5};
+    assert_int_equal(out.rank, 1);
+    assert_memory_equal(out.data, w1, sizeof w1);
+    gn_pt_krelease(&out, 1);
+    in[3] = gn_pt_ktensor(DT_INT32, 1, &two, ax01);
+    gn_pt_krun_ok(g, in, 4, &out, 1, 0);
+    assert_int_equal(out.rank, 0);
+    assert_true(((const float *)out.data)[0] == 10.0f);
+    gn_pt_krelease(&out, 1);
+    in[3] = gn_pt_ktensor(DT_INT32, 0, NULL, &ax2);
+    gn_pt_kexpect_error(g, in, 4, 1, GN_ERR_GRAPH,
+                        "node 'n' (SparseReduceSum): Invalid reduction dimension 2, for input with 2 dimensions.");
+    gn_graph_free(g);
+    g = gn_pt_kgraph("SparseReduceSum", 4, tys, "attr { key: 'keep_dims' value { b: true } }", 0);
+    in[3] = gn_pt_ktensor(DT_INT32, 0, NULL, &axm2);
+    gn_pt_krun_ok(g, in, 4, &out, 1, 0);
+    assert_int_equal(out.rank, 2);
+    assert_int_equal(out.dims[0], 1);
+    assert_int_equal(out.dims[1], 3);
+    const float w2[3] = {2, 5, 3};
+    assert_memory_equal(out.data, w2, sizeof w2);
+    gn_pt_krelease(&out, 1);
+    gn_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_parse_sparse),
         cmocka_unit_test(test_sparse_segment),
         cmocka_unit_test(test_sparse_reshape_and_fill),
+        cmocka_unit_test(test_sparse_reduce_sum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

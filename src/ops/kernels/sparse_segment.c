@@ -257,3 +257,69 @@ gn_status gn__ss_k_sparse_fill_empty_rows(gn__kctx *c)
     free(count);
     return GN_OK;
 }
+
+/* ---- SparseReduceSum (sparse_reduce_op.cc) ------------------------------------------------------ */
+/* The dense sum of a SparseTensor over reduction_axes (a scalar or a vector,
+ * negative counting from the end; an empty one: every axis), the reduced axes
+ * dropped or, with keep_dims, kept as 1; entries that share an index add up.
+ * float, double, int32, int64. */
+gn_status gn__ss_k_sparse_reduce_sum(gn__kctx *c)
+{
+    if (c->n_in < 4) return gn__kctx_fail(c, GN_ERR_GRAPH, "expects 4 inputs, got %u", c->n_in);
+    const gn__tensor *ix = &c->in[0], *v = &c->in[1], *sh = &c->in[2], *ax = &c->in[3];
+    if (ix->dtype != DT_INT64 || sh->dtype != DT_INT64 || ix->rank != 2 || sh->rank != 1 || v->rank != 1 ||
+        v->dims[0] != ix->dims[0] || sh->dims[0] != ix->dims[1])
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "input_indices [N, R], input_values [N] and input_shape [R] expected");
+    if (v->dtype != DT_FLOAT && v->dtype != DT_DOUBLE && v->dtype != DT_INT32 && v->dtype != DT_INT64)
+        return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "values of dtype %s", gn__dtype_name(v->dtype));
+    if (ax->dtype != DT_INT32 || ax->rank > 1) return gn__kctx_fail(c, GN_ERR_GRAPH, "reduction_axes must be an int32 scalar or vector");
+    int64_t n = ix->dims[0], r = ix->dims[1];
+    if (r > GN__MAX_DIMS) return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "rank %lld", (long long)r);
+    const int64_t *shape = sh->data, *x = ix->data;
+    bool reduce[GN__MAX_DIMS] = {false};
+    int64_t na = gn__tensor_numel(ax);
+    for (int64_t i = 0; i < na; i++) {
+        int64_t a = ((const int32_t *)ax->data)[i];
+        if (a < -r || a >= r)
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "Invalid reduction dimension %lld, for input with %lld dimensions.",
+                                 (long long)a, (long long)r);
+        reduce[a < 0 ? a + r : a] = true;
+    }
+    if (na == 0)   /* no axis given: every one */
+        for (int64_t d = 0; d < r; d++) reduce[d] = true;
+    bool keep = false;
+    (void)gn__attr_get_bool(c->g, c->node, "keep_dims", &keep);
+    int64_t dims[GN__MAX_DIMS];
+    int32_t rank = 0;
+    for (int64_t d = 0; d < r; d++) {
+        if (shape[d] < 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "input_shape has a negative dimension");
+        if (!reduce[d]) dims[rank++] = shape[d];
+        else if (keep) dims[rank++] = 1;
+    }
+    gn__tensor *o;
+    GN_TRY(gn__kctx_output(c, 0, v->dtype, rank, dims, &o));
+    memset(o->data, 0, o->nbytes);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t at = 0;
+        for (int64_t d = 0; d < r; d++) {
+            int64_t k = x[i * r + d];
+            if (k < 0 || k >= shape[d])
+                return gn__kctx_fail(c, GN_ERR_GRAPH, "index %lld of entry %lld is out of bounds", (long long)k,
+                                     (long long)i);
+            if (!reduce[d]) at = at * shape[d] + k;
+        }
+        switch (v->dtype) {
+        case DT_FLOAT: ((float *)o->data)[at] += ((const float *)v->data)[i]; break;
+        case DT_DOUBLE: ((double *)o->data)[at] += ((const double *)v->data)[i]; break;
+        case DT_INT32: {   /* wrapping, as TensorFlow's int32 sums do */
+            int32_t *y = (int32_t *)o->data + at;
+            *y = (int32_t)((uint32_t)*y + (uint32_t)((const int32_t *)v->data)[i]);
+        } break;
+        default: {
+            int64_t *y = (int64_t *)o->data + at;
+            *y = (int64_t)((uint64_t)*y + (uint64_t)((const int64_t *)v->data)[i]);
+        } break;
+        }
+    }
+    return GN_OK;
+}
