@@ -10,6 +10,7 @@
  * each. A whole Serving signature over them is checked against TensorFlow in
  * tests/savedmodel_test.c (parse_example). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +297,15 @@ static void test_sparse_reshape_and_fill(void **state)
     gn_pt_kexpect_error(g, in, 3, 2, GN_ERR_GRAPH,
                         "node 'n' (SparseReshape): Input to reshape is a SparseTensor with 12 dense values, but the "
                         "requested shape requires a multiple of 5");
+    int64_t huge[2] = {INT64_MAX / 2, 3}, outside[6] = {0, 1, 1, 7, 2, 3};
+    in[1] = gn_pt_ktensor(DT_INT64, 1, &two, huge);
+    gn_pt_kexpect_error(g, in, 3, 2, GN_ERR_GRAPH,
+                        "node 'n' (SparseReshape): input_shape dimension 1 is negative or the shape overflows");
+    in[0] = gn_pt_ktensor(DT_INT64, 2, d32, outside);
+    in[1] = gn_pt_ktensor(DT_INT64, 1, &two, ish);
+    in[2] = gn_pt_ktensor(DT_INT64, 1, &two, nsh);
+    gn_pt_kexpect_error(g, in, 3, 2, GN_ERR_GRAPH,
+                        "node 'n' (SparseReshape): index 7 of entry 1 is outside input_shape");
     gn_graph_free(g);
 
     g = gn_pt_kgraph("SparseFillEmptyRows", 4, (const char *const[]){"DT_INT64", "DT_FLOAT", "DT_INT64", "DT_FLOAT"},

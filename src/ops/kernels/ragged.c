@@ -144,6 +144,12 @@ gn_status gn__rag_k_ragged_tensor_to_tensor(gn__kctx *c)
         return gn__kctx_fail(c, GN_ERR_GRAPH, "default_value has %lld elements, the inner shape %lld", (long long)dn,
                              (long long)inner);
 
+    {   /* the output's element count must fit before places are computed in it */
+        int64_t prod = 1;
+        for (int32_t d = 0; d < rank; d++)
+            if (__builtin_mul_overflow(prod, dims[d], &prod))
+                return gn__kctx_fail(c, GN_ERR_GRAPH, "the output shape overflows");
+    }
     /* each element's place in the output, level by level (-1: cut) */
     int64_t count = nrows, *place = malloc((size_t)(count > 0 ? count : 1) * sizeof *place);
     if (!place) return gn__kctx_fail(c, GN_ERR_NOMEM, "out of memory");
@@ -178,8 +184,13 @@ gn_status gn__rag_k_ragged_tensor_to_tensor(gn__kctx *c)
 
     gn__tensor *o;
     gn_status st;
-    int64_t slots = 1;   /* output rows of `inner` elements */
-    for (int32_t d = 0; d <= ragged; d++) slots *= dims[d];
+    int64_t slots = 1, total;   /* output rows of `inner` elements */
+    for (int32_t d = 0; d <= ragged; d++)
+        if (__builtin_mul_overflow(slots, dims[d], &slots)) slots = -1;
+    if (slots < 0 || __builtin_mul_overflow(slots, inner, &total)) {
+        free(place);
+        return gn__kctx_fail(c, GN_ERR_GRAPH, "the output shape overflows");
+    }
     if (values->dtype == DT_STRING) {
         /* each output row's source: a value row, or -1 for the default */
         int64_t *src = malloc((size_t)(slots > 0 ? slots : 1) * sizeof *src);

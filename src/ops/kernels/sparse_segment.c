@@ -131,15 +131,18 @@ gn_status gn__ss_k_sparse_reshape(gn__kctx *c)
     if (rin > GN__MAX_DIMS || rout > GN__MAX_DIMS) return gn__kctx_fail(c, GN_ERR_UNSUPPORTED, "rank over %d", GN__MAX_DIMS);
     const int64_t *in_shape = ish->data, *want = nsh->data;
     int64_t dense = 1, known = 1, unknown = -1, out_shape[GN__MAX_DIMS];
-    for (int64_t d = 0; d < rin; d++) dense *= in_shape[d];
+    for (int64_t d = 0; d < rin; d++)
+        if (in_shape[d] < 0 || __builtin_mul_overflow(dense, in_shape[d], &dense))
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "input_shape dimension %lld is negative or the shape overflows",
+                                 (long long)d);
     for (int64_t d = 0; d < rout; d++) {
         if (want[d] == -1) {
             if (unknown >= 0) return gn__kctx_fail(c, GN_ERR_GRAPH, "only one output dimension may be -1, not both %lld and %lld", (long long)unknown, (long long)d);
             unknown = d;
         } else if (want[d] < 0) {
             return gn__kctx_fail(c, GN_ERR_GRAPH, "size %lld must be non-negative, not %lld", (long long)d, (long long)want[d]);
-        } else {
-            known *= want[d];
+        } else if (__builtin_mul_overflow(known, want[d], &known)) {
+            return gn__kctx_fail(c, GN_ERR_GRAPH, "the requested shape overflows");
         }
         out_shape[d] = want[d];
     }
@@ -161,7 +164,13 @@ gn_status gn__ss_k_sparse_reshape(gn__kctx *c)
     int64_t *y = oi->data;
     for (int64_t i = 0; i < n; i++) {
         int64_t lin = 0;
-        for (int64_t d = 0; d < rin; d++) lin = lin * in_shape[d] + x[i * rin + d];
+        for (int64_t d = 0; d < rin; d++) {
+            int64_t k = x[i * rin + d];
+            if (k < 0 || k >= in_shape[d])
+                return gn__kctx_fail(c, GN_ERR_GRAPH, "index %lld of entry %lld is outside input_shape", (long long)k,
+                                     (long long)i);
+            lin = lin * in_shape[d] + k;   /* below dense: no overflow */
+        }
         for (int64_t d = rout - 1; d >= 0; d--) {
             int64_t s = out_shape[d];
             y[i * rout + d] = s ? lin % s : 0;

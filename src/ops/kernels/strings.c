@@ -682,7 +682,8 @@ gn_status gn__str_k_unsorted_segment_join(gn__kctx *c)
     (void)gn__attr_get_string(c->g, c->node, "separator", &sep, &sep_len);
     int64_t n = gn__tensor_numel(ids), inner = 1;
     for (int32_t d = ids->rank; d < x->rank; d++) inner *= x->dims[d];
-    int64_t slots = segs * inner;
+    int64_t slots;
+    if (__builtin_mul_overflow(segs, inner, &slots)) return gn__kctx_fail(c, GN_ERR_GRAPH, "the output shape overflows");
     const gn__tstring *s = x->data;
     /* per output string: its pieces and its bytes */
     int64_t *pieces = calloc((size_t)(slots > 0 ? slots : 1), sizeof *pieces);
